@@ -1,0 +1,85 @@
+"""Typed inputs of :class:`~components.batch_gpu.BatchGpuEnvironment`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+import pulumi
+
+from . import facts
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuJobArgs:
+    """What one GPU job asks for; the smoke-test job definition is registered with it."""
+
+    gpus: int = 1
+    """GPUs per job (Batch resource requirement ``GPU``)."""
+    vcpus: int = 2
+    """vCPUs per job (``VCPU``)."""
+    memory_mib: int = 8192
+    """Memory per job in MiB (``MEMORY``); must stay below the instance's memory less the ECS agent's share."""
+    image: str = facts.SMOKE_IMAGE
+    """Container image: CUDA with Python, so that ``gpuready smoke`` can run its probe in it."""
+    command: Sequence[str] = facts.SMOKE_COMMAND
+    timeout_seconds: int = 3600
+    """Batch terminates an attempt that runs longer (minimum 60)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultiNodeArgs:
+    """A multi-node parallel job definition; its nodes are placed in one cluster placement group."""
+
+    nodes: int = 2
+    """Instances per job, main node included (at least 2)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpuQueueArgs:
+    """A separate CPU queue with its own compute environment, so CPU work never waits in front of GPU jobs."""
+
+    instance_types: Sequence[str] = ("m6i.large", "m6i.xlarge", "m6i.2xlarge")
+    max_vcpus: int = 64
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchGpuEnvironmentArgs:
+    """Inputs of an AWS Batch GPU environment. Plain values are checked when the component is constructed."""
+
+    instance_types: Sequence[str]
+    """GPU instance types from the catalog (``g5.xlarge``, ``g6.12xlarge``...). Jobs land on the best fit."""
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """Subnets for GPU instances; private subnets with a NAT gateway, so instances need no public IP."""
+    vpc_id: Optional[pulumi.Input[str]] = None
+    """VPC of the subnets; needed when ``security_group_ids`` is not given, to create an egress-only group."""
+    security_group_ids: Optional[pulumi.Input[Sequence[pulumi.Input[str]]]] = None
+    """Security groups for the instances; by default one is created (egress only, self-ingress for multi-node)."""
+    capacity: Sequence[str] = ("on-demand",)
+    """One compute environment per entry, in queue order: ``on-demand``, ``spot``, or both (Spot first, on-demand
+    as fallback)."""
+    max_vcpus: int = 64
+    """Upper bound of each compute environment: caps how many instances, and so GPUs and dollars, run at once."""
+    min_vcpus: int = 0
+    """Instances kept running when the queue is empty. 0 bills no idle GPUs."""
+    image_type: str = facts.DEFAULT_IMAGE_TYPE
+    """Batch AMI type; an ``*_NVIDIA`` type ships the driver and the NVIDIA container toolkit."""
+    image_id: Optional[str] = None
+    """Custom AMI overriding ``image_type`` (it must ship the NVIDIA driver and container toolkit)."""
+    root_volume_gib: int = 200
+    """Encrypted gp3 root volume. Deep-learning images are over 10 GB; a small root leaves jobs in STARTING."""
+    root_volume_kms_key_id: Optional[pulumi.Input[str]] = None
+    """KMS key for the root volume; the account's default EBS key when omitted."""
+    job: GpuJobArgs = field(default_factory=GpuJobArgs)
+    """The GPU job definition registered with the queue (used by ``gpuready smoke``)."""
+    multi_node: Optional[MultiNodeArgs] = None
+    """Register a multi-node parallel job definition too (on-demand capacity only)."""
+    cpu_queue: Optional[CpuQueueArgs] = None
+    """Create a separate CPU queue and compute environment."""
+    runnable_timeout_minutes: int = 60
+    """Cancel a job blocked at the head of the GPU queue for this long (10 to 1440). A job no instance can hold is
+    cancelled after 10 minutes whatever this says."""
+    log_retention_days: int = 30
+    """Retention of the job log group that the job definitions write to."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags for every resource that takes tags, and for the instances Batch launches."""

@@ -1,0 +1,246 @@
+"""``BatchGpuEnvironment``: AWS Batch GPU capacity that scales from zero, with a GPU-only queue."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import pulumi
+
+from ..sdk import require
+from . import facts
+from .args import BatchGpuEnvironmentArgs, GpuJobArgs
+from .validation import BatchCapacity, check
+
+aws = require("pulumi_aws")
+
+
+def _assume_role_policy(service: str) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]})
+
+
+def _container_properties(job: GpuJobArgs, log_group: pulumi.Output[str]) -> dict[str, Any]:
+    """Batch ``ContainerProperties`` (the API's own camelCase shape) for a GPU job."""
+    return {
+        "image": job.image,
+        "command": list(job.command),
+        "resourceRequirements": [
+            {"type": "GPU", "value": str(job.gpus)},
+            {"type": "VCPU", "value": str(job.vcpus)},
+            {"type": "MEMORY", "value": str(job.memory_mib)},
+        ],
+        "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
+        "logConfiguration": {
+            "logDriver": "awslogs",
+            "options": {"awslogs-group": log_group, "awslogs-stream-prefix": "gpuready"},
+        },
+    }
+
+
+class BatchGpuEnvironment(pulumi.ComponentResource):
+    """AWS Batch GPU compute environments, a GPU-only job queue and GPU job definitions.
+
+    Inputs are checked before any resource is declared (see :mod:`.validation`); the outputs carry what the smoke
+    test and the capacity summary need.
+    """
+
+    job_queue_name: pulumi.Output[str]
+    job_queue_arn: pulumi.Output[str]
+    compute_environment_arns: pulumi.Output[list[str]]
+    job_definition_arn: pulumi.Output[str]
+    multi_node_job_definition_arn: Optional[pulumi.Output[str]]
+    cpu_job_queue_arn: Optional[pulumi.Output[str]]
+    log_group_name: pulumi.Output[str]
+    capacity: BatchCapacity
+    """Catalog facts of the instance types: largest instance, maximum GPUs and dollars per hour."""
+
+    def __init__(self, name: str, args: BatchGpuEnvironmentArgs,
+                 opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(facts.TYPE_TOKEN, name, None, opts)
+        self.capacity = cap = check(args)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = {"gpuready:component": name, **args.tags}
+        spot = "spot" in args.capacity
+
+        service_role, service_policy = self._role(f"{name}-batch-service", "batch_service", tags)
+        instance_role, _ = self._role(f"{name}-ecs-instance", "ecs_instance", tags)
+        instance_profile = aws.iam.InstanceProfile(f"{name}-ecs-instance", role=instance_role.name, tags=tags,
+                                                   opts=child)
+        spot_fleet_role = self._role(f"{name}-spot-fleet", "spot_fleet", tags)[0] if spot else None
+        # Batch needs its role's policy while it creates and deletes the environments.
+        with_service_policy = pulumi.ResourceOptions(parent=self, depends_on=[service_policy],
+                                                     ignore_changes=["computeResources.desiredVcpus"])
+
+        security_group_ids = args.security_group_ids
+        if security_group_ids is None:
+            if args.vpc_id is None:
+                from ..errors import ConfigError
+
+                raise ConfigError("vpc_id", None, "needed to create the instances' security group",
+                                  "give vpc_id, or security_group_ids of your own")
+            group = aws.ec2.SecurityGroup(
+                f"{name}-instances",
+                description="gpuready Batch GPU instances: egress only"
+                            + ("; all traffic between nodes of multi-node jobs" if args.multi_node else ""),
+                vpc_id=args.vpc_id,
+                egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0,
+                                                        cidr_blocks=["0.0.0.0/0"], ipv6_cidr_blocks=["::/0"])],
+                ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True)]
+                if args.multi_node else [],
+                tags=tags, opts=child)
+            security_group_ids = [group.id]
+
+        launch_template = aws.ec2.LaunchTemplate(
+            f"{name}-gpu",
+            description="gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 root volume",
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2),
+            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=facts.ROOT_DEVICE_NAME,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
+                    kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
+            tags=tags, opts=child)
+        template_ref = aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
+            launch_template_id=launch_template.id, version=launch_template.latest_version.apply(str))
+
+        placement_group = aws.ec2.PlacementGroup(f"{name}-multi-node", strategy="cluster", tags=tags, opts=child) \
+            if args.multi_node else None
+
+        environments = []
+        for order, kind in enumerate(args.capacity, start=1):
+            resource_type, strategy = facts.CAPACITY[kind]
+            environments.append(aws.batch.ComputeEnvironment(
+                f"{name}-gpu-{kind}",
+                type="MANAGED",
+                state="ENABLED",
+                service_role=service_role.arn,
+                compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
+                    type=resource_type,
+                    allocation_strategy=strategy,
+                    min_vcpus=args.min_vcpus if order == 1 else 0,
+                    max_vcpus=args.max_vcpus,
+                    instance_types=list(args.instance_types),
+                    subnets=args.subnet_ids,
+                    security_group_ids=security_group_ids,
+                    instance_role=instance_profile.arn,
+                    launch_template=template_ref,
+                    ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
+                        image_type=args.image_type, image_id_override=args.image_id)],
+                    placement_group=placement_group.name if placement_group and kind == "on-demand" else None,
+                    spot_iam_fleet_role=spot_fleet_role.arn if spot_fleet_role and kind == "spot" else None,
+                    tags=tags,
+                ),
+                # desiredvCpus is Batch's to move as it scales (ignore_changes in with_service_policy).
+                update_policy=aws.batch.ComputeEnvironmentUpdatePolicyArgs(
+                    terminate_jobs_on_update=False, job_execution_timeout_minutes=30),
+                tags=tags,
+                opts=with_service_policy,
+            ))
+
+        runnable_seconds = args.runnable_timeout_minutes * 60
+        queue = aws.batch.JobQueue(
+            f"{name}-gpu",
+            state="ENABLED",
+            priority=1,
+            compute_environment_orders=[
+                aws.batch.JobQueueComputeEnvironmentOrderArgs(order=i, compute_environment=env.arn)
+                for i, env in enumerate(environments, start=1)],
+            job_state_time_limit_actions=[
+                aws.batch.JobQueueJobStateTimeLimitActionArgs(
+                    action="CANCEL", state="RUNNABLE", reason=reason,
+                    max_time_seconds=facts.RUNNABLE_SECONDS_RANGE[0]
+                    if reason == "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT" else runnable_seconds)
+                for reason in facts.RUNNABLE_BLOCKED_REASONS],
+            tags=tags, opts=child)
+
+        log_group = aws.cloudwatch.LogGroup(f"{name}-jobs", retention_in_days=args.log_retention_days, tags=tags,
+                                            opts=child)
+        container = _container_properties(args.job, log_group.name)
+        job_definition = aws.batch.JobDefinition(
+            f"{name}-gpu-smoke",
+            type="container",
+            platform_capabilities=["EC2"],
+            container_properties=pulumi.Output.json_dumps(container),
+            timeout=aws.batch.JobDefinitionTimeoutArgs(attempt_duration_seconds=args.job.timeout_seconds),
+            retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(attempts=1),
+            propagate_tags=True,
+            tags=tags, opts=child)
+
+        multi_node_definition = None
+        if args.multi_node:
+            multi_node_definition = aws.batch.JobDefinition(
+                f"{name}-gpu-multi-node",
+                type="multinode",
+                platform_capabilities=["EC2"],
+                node_properties=pulumi.Output.json_dumps({
+                    "numNodes": args.multi_node.nodes,
+                    "mainNode": 0,
+                    "nodeRangeProperties": [{"targetNodes": "0:", "container": container}],
+                }),
+                timeout=aws.batch.JobDefinitionTimeoutArgs(attempt_duration_seconds=args.job.timeout_seconds),
+                retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(attempts=1),
+                propagate_tags=True,
+                tags=tags, opts=child)
+
+        cpu_queue = None
+        if args.cpu_queue:
+            cpu_environment = aws.batch.ComputeEnvironment(
+                f"{name}-cpu",
+                type="MANAGED",
+                state="ENABLED",
+                service_role=service_role.arn,
+                compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
+                    type="EC2",
+                    allocation_strategy=facts.CAPACITY["on-demand"][1],
+                    min_vcpus=0,
+                    max_vcpus=args.cpu_queue.max_vcpus,
+                    instance_types=list(args.cpu_queue.instance_types),
+                    subnets=args.subnet_ids,
+                    security_group_ids=security_group_ids,
+                    instance_role=instance_profile.arn,
+                    launch_template=template_ref,
+                    ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
+                        image_type=facts.CPU_IMAGE_TYPE)],
+                    tags=tags,
+                ),
+                tags=tags,
+                opts=with_service_policy)
+            cpu_queue = aws.batch.JobQueue(
+                f"{name}-cpu",
+                state="ENABLED",
+                priority=1,
+                compute_environment_orders=[aws.batch.JobQueueComputeEnvironmentOrderArgs(
+                    order=1, compute_environment=cpu_environment.arn)],
+                tags=tags, opts=child)
+
+        self.job_queue_name = queue.name
+        self.job_queue_arn = queue.arn
+        self.compute_environment_arns = pulumi.Output.all(*[e.arn for e in environments])
+        self.job_definition_arn = job_definition.arn
+        self.multi_node_job_definition_arn = multi_node_definition.arn if multi_node_definition else None
+        self.cpu_job_queue_arn = cpu_queue.arn if cpu_queue else None
+        self.log_group_name = log_group.name
+        self.register_outputs({
+            "jobQueueName": self.job_queue_name,
+            "jobQueueArn": self.job_queue_arn,
+            "computeEnvironmentArns": self.compute_environment_arns,
+            "jobDefinitionArn": self.job_definition_arn,
+            "multiNodeJobDefinitionArn": self.multi_node_job_definition_arn,
+            "cpuJobQueueArn": self.cpu_job_queue_arn,
+            "logGroupName": self.log_group_name,
+            "gpuModels": list(cap.gpu_models),
+            "maxGpusPerInstance": cap.max_gpus_per_instance,
+            "maxVcpusPerInstance": cap.max_vcpus_per_instance,
+            "maxMemoryMibPerInstance": cap.max_memory_mib_per_instance,
+            "maxTotalGpus": cap.max_total_gpus,
+        })
+
+    def _role(self, name: str, purpose: str, tags: dict[str, str]):
+        """An IAM role for one AWS service principal with exactly one AWS managed policy, and that attachment."""
+        role = aws.iam.Role(name, assume_role_policy=_assume_role_policy(facts.SERVICE_PRINCIPALS[purpose]),
+                            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+        attachment = aws.iam.RolePolicyAttachment(name, role=role.name, policy_arn=facts.MANAGED_POLICIES[purpose],
+                                                  opts=pulumi.ResourceOptions(parent=self))
+        return role, attachment

@@ -1,0 +1,65 @@
+"""AWS Batch platform facts, in one table. Tests check each value AWS constrains against botocore's models."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+TYPE_TOKEN = "gpuready:aws:BatchGpuEnvironment"
+"""Never change: renaming a type token replaces every cloud resource under it."""
+
+GPU_IMAGE_TYPES = ("ECS_AL2023_NVIDIA", "ECS_AL2_NVIDIA")
+"""Batch ``ec2Configuration.imageType`` values whose AMI ships the NVIDIA driver and container toolkit."""
+DEFAULT_IMAGE_TYPE = "ECS_AL2023_NVIDIA"
+CPU_IMAGE_TYPE = "ECS_AL2023"
+
+IMAGE_TYPE_UNSUPPORTED_FAMILIES = MappingProxyType({"ECS_AL2023_NVIDIA": ("p3", "p3dn", "g3")})
+"""Instance families an image type cannot run (Batch API reference, Ec2Configuration.imageType)."""
+AL2_BLOCKED_FROM = "2026-06-30"
+"""From this date Batch refuses new ECS compute environments on Batch-provided Amazon Linux 2 AMIs."""
+
+CAPACITY = MappingProxyType(
+    {
+        # capacity -> (compute resource type, allocation strategy)
+        "on-demand": ("EC2", "BEST_FIT_PROGRESSIVE"),
+        "spot": ("SPOT", "SPOT_CAPACITY_OPTIMIZED"),
+    }
+)
+
+RUNNABLE_BLOCKED_REASONS = (
+    # Status reasons with which Batch can act on a job stuck at the head of a queue in RUNNABLE.
+    "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT",
+    "MISCONFIGURATION:COMPUTE_ENVIRONMENT_MAX_RESOURCE",
+    "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY",
+)
+RUNNABLE_SECONDS_RANGE = (600, 86_400)
+"""Batch's bounds on ``jobStateTimeLimitActions.maxTimeSeconds``."""
+
+ECS_MEMORY_RESERVE_FRACTION = 0.05
+"""Share of an instance's installed memory to leave to the OS and the ECS agent. The agent registers less than the
+installed memory (an 8 GiB m4.large offers 7985 MiB), so a job asking for its instance's nominal memory never leaves
+RUNNABLE; AWS Batch's guide recommends a 5% buffer (batch/latest/userguide/ecs-reserved-memory.html)."""
+
+ROOT_DEVICE_NAME = "/dev/xvda"
+"""Root device of the ECS-optimized Amazon Linux AMIs."""
+ROOT_VOLUME_GIB_RANGE = (30, 16_384)
+"""30 GiB is the ECS GPU AMI's snapshot size; 16 TiB is gp3's maximum."""
+
+MANAGED_POLICIES = MappingProxyType(
+    {
+        "batch_service": "arn:aws:iam::aws:policy/service-role/AWSBatchServiceRole",
+        "ecs_instance": "arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
+        "spot_fleet": "arn:aws:iam::aws:policy/service-role/AmazonEC2SpotFleetTaggingRole",
+    }
+)
+SERVICE_PRINCIPALS = MappingProxyType(
+    {
+        "batch_service": "batch.amazonaws.com",
+        "ecs_instance": "ec2.amazonaws.com",
+        "spot_fleet": "spotfleet.amazonaws.com",
+    }
+)
+
+SMOKE_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+"""Public CUDA image with Python and PyTorch for the smoke-test job (about 3 GB compressed). CUDA 12.4 needs driver
+550 or newer, which every ECS_AL2023_NVIDIA AMI ships."""
+SMOKE_COMMAND = ("nvidia-smi",)

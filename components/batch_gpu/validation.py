@@ -1,0 +1,199 @@
+"""Construction-time checks of :class:`BatchGpuEnvironmentArgs`: an impossible setup fails at preview.
+
+:func:`check` raises :class:`~components.errors.ConfigError` naming the field, the value and the fix, and returns
+the catalog facts the component reports as outputs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .. import capacity, catalog
+from ..errors import ConfigError
+from . import facts
+from .args import BatchGpuEnvironmentArgs, GpuJobArgs
+
+_LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+                       3288, 3653)
+
+
+@dataclass(frozen=True)
+class BatchCapacity:
+    """What the environment can offer, from the catalog."""
+
+    instances: tuple[catalog.GpuInstanceType, ...]
+    max_gpus_per_instance: int
+    max_vcpus_per_instance: int
+    max_memory_mib_per_instance: int
+    max_total_gpus: int
+    """GPUs running at once when every compute environment is at ``max_vcpus``."""
+    max_usd_per_hour: float
+    """On-demand price of that much capacity (Spot costs less); types without a price count as 0."""
+    unpriced: tuple[str, ...]
+    """Instance types the catalog has no on-demand price for."""
+
+    @property
+    def gpu_models(self) -> tuple[str, ...]:
+        return tuple(sorted({i.gpu_model for i in self.instances}))
+
+
+def usable_memory_mib(instance: catalog.GpuInstanceType) -> int:
+    """Memory a Batch job can ask for on ``instance``: installed memory less the ECS agent's share."""
+    return int(instance.memory_mib * (1 - facts.ECS_MEMORY_RESERVE_FRACTION))
+
+
+@functools.lru_cache(maxsize=1)
+def _ec2_instance_types() -> frozenset[str]:
+    from ..sdk import require
+
+    botocore_session = require("botocore.session")
+    return frozenset(botocore_session.get_session().get_service_model("ec2").shape_for("InstanceType").enum)
+
+
+def _gpu_instances(field: str, names: Sequence[str]) -> tuple[catalog.GpuInstanceType, ...]:
+    if not names:
+        raise ConfigError(field, list(names), "no instance type given", "list GPU instance types, e.g. ['g6.xlarge']")
+    rows = []
+    for name in names:
+        row = catalog.find("aws", name)
+        if row is None:
+            if name in _ec2_instance_types():
+                raise ConfigError(field, name, "this EC2 instance type has no NVIDIA GPU",
+                                  "use GPU types (g4dn, g5, g6, g6e, p4d, p5...) in a GPU environment and put CPU "
+                                  "work in cpu_queue")
+            close = catalog.suggest("aws", name)
+            raise ConfigError(field, name, "unknown instance type",
+                              f"use one of {', '.join(close)}" if close else "use a GPU type from the catalog")
+        rows.append(row)
+    return tuple(rows)
+
+
+def _check_image(args: BatchGpuEnvironmentArgs, rows: Sequence[catalog.GpuInstanceType],
+                 today: datetime.date) -> None:
+    if args.image_id is not None:
+        return
+    if args.image_type not in facts.GPU_IMAGE_TYPES:
+        raise ConfigError("image_type", args.image_type, "not an NVIDIA image type, so the instances get no driver",
+                          f"use {facts.DEFAULT_IMAGE_TYPE}, or give image_id for an AMI that ships the driver")
+    if args.image_type == "ECS_AL2_NVIDIA" and today >= datetime.date.fromisoformat(facts.AL2_BLOCKED_FROM):
+        raise ConfigError("image_type", args.image_type,
+                          f"Batch refuses new compute environments on Amazon Linux 2 AMIs since "
+                          f"{facts.AL2_BLOCKED_FROM}", f"use {facts.DEFAULT_IMAGE_TYPE}")
+    unsupported = facts.IMAGE_TYPE_UNSUPPORTED_FAMILIES.get(args.image_type, ())
+    bad = [r.name for r in rows if r.name.split(".")[0] in unsupported]
+    if bad:
+        raise ConfigError("instance_types", bad, f"{args.image_type} does not support these instance families",
+                          "use newer GPU families (g5, g6, p4d, p5), or give image_id for an AMI that supports them")
+
+
+def _fits(job: GpuJobArgs, row: catalog.GpuInstanceType) -> bool:
+    return job.gpus <= row.gpus and job.vcpus <= row.vcpus and job.memory_mib <= usable_memory_mib(row)
+
+
+def _describe(row: catalog.GpuInstanceType) -> str:
+    return f"{row.name} ({row.gpus} GPU, {row.vcpus} vCPU, {usable_memory_mib(row)} MiB usable)"
+
+
+def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceType], max_vcpus: int) -> None:
+    for name, value, low in (("gpus", job.gpus, 1), ("vcpus", job.vcpus, 1), ("memory_mib", job.memory_mib, 4),
+                             ("timeout_seconds", job.timeout_seconds, 60)):
+        if value < low:
+            raise ConfigError(f"{field}.{name}", value, f"must be at least {low}", f"set {field}.{name} >= {low}")
+    if not job.image:
+        raise ConfigError(f"{field}.image", job.image, "no container image", "give a CUDA image with Python")
+    if any(_fits(job, r) for r in rows):
+        if job.vcpus > max_vcpus:
+            raise ConfigError(f"{field}.vcpus", job.vcpus, f"more than max_vcpus ({max_vcpus}), so it never starts",
+                              f"raise max_vcpus to at least {job.vcpus}")
+        return
+    wanted = f"{job.gpus} GPU, {job.vcpus} vCPU, {job.memory_mib} MiB"
+    offered = "; ".join(_describe(r) for r in sorted(rows, key=lambda r: (r.gpus, r.vcpus), reverse=True)[:3])
+    candidates = sorted((r for r in catalog.rows() if r.cloud == "aws" and _fits(job, r)),
+                        key=lambda r: (r.price_usd_hour is None, r.price_usd_hour or 0))
+    fix = f"ask for less, or add an instance type that holds it, such as {', '.join(r.name for r in candidates[:2])}" \
+        if candidates else "ask for less: no AWS GPU instance holds this job"
+    raise ConfigError(field, wanted, f"no instance type in the queue can hold this job, so it would sit in RUNNABLE "
+                      f"forever (largest: {offered})", fix)
+
+
+def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) -> BatchCapacity:
+    """Raise :class:`ConfigError` for the first input that cannot work; return the capacity the inputs give."""
+    today = today or datetime.date.today()
+    if isinstance(args.instance_types, str):
+        raise ConfigError("instance_types", args.instance_types, "must be a list", f"use [{args.instance_types!r}]")
+    rows = _gpu_instances("instance_types", args.instance_types)
+    _check_image(args, rows, today)
+
+    if not args.capacity or len(set(args.capacity)) != len(args.capacity) or \
+            any(c not in facts.CAPACITY for c in args.capacity):
+        raise ConfigError("capacity", list(args.capacity), "must list on-demand and/or spot, each once",
+                          "use ['on-demand'], ['spot'] or ['spot', 'on-demand']")
+    if args.min_vcpus < 0 or args.max_vcpus < 1 or args.min_vcpus > args.max_vcpus:
+        raise ConfigError("min_vcpus/max_vcpus", (args.min_vcpus, args.max_vcpus), "need 0 <= min_vcpus <= max_vcpus",
+                          "set min_vcpus to 0 (no idle GPUs billed) and max_vcpus to the most vCPUs to run at once")
+    too_big = [r.name for r in rows if r.vcpus > args.max_vcpus]
+    if too_big:
+        need = max(r.vcpus for r in rows)
+        raise ConfigError("max_vcpus", args.max_vcpus, f"smaller than one instance of {', '.join(too_big)}, which "
+                          "can then never launch", f"raise max_vcpus to at least {need} or remove those types")
+    low, high = facts.ROOT_VOLUME_GIB_RANGE
+    if not low <= args.root_volume_gib <= high:
+        raise ConfigError("root_volume_gib", args.root_volume_gib, f"must be between {low} and {high} GiB",
+                          "use 100 GiB or more for deep-learning images")
+    _check_job("job", args.job, rows, args.max_vcpus)
+
+    if args.multi_node is not None:
+        if "spot" in args.capacity:
+            raise ConfigError("multi_node", args.multi_node, "multi-node parallel jobs cannot run on Spot capacity",
+                              "set capacity to ['on-demand'] or turn multi_node off")
+        if args.multi_node.nodes < 2:
+            raise ConfigError("multi_node.nodes", args.multi_node.nodes, "a multi-node job needs at least 2 nodes",
+                              "set multi_node.nodes >= 2")
+        smallest = min((r for r in rows if _fits(args.job, r)), key=lambda r: r.vcpus)
+        if args.multi_node.nodes * smallest.vcpus > args.max_vcpus:
+            raise ConfigError("multi_node.nodes", args.multi_node.nodes,
+                              f"{args.multi_node.nodes} x {smallest.name} need "
+                              f"{args.multi_node.nodes * smallest.vcpus} vCPUs, more than max_vcpus "
+                              f"({args.max_vcpus}), so the job never starts",
+                              f"raise max_vcpus to {args.multi_node.nodes * smallest.vcpus} or use fewer nodes")
+
+    minutes = args.runnable_timeout_minutes
+    lo, hi = (s // 60 for s in facts.RUNNABLE_SECONDS_RANGE)
+    if not lo <= minutes <= hi:
+        raise ConfigError("runnable_timeout_minutes", minutes, f"Batch accepts {lo} to {hi} minutes",
+                          f"use a value between {lo} and {hi}")
+    if args.log_retention_days not in _LOG_RETENTION_DAYS:
+        raise ConfigError("log_retention_days", args.log_retention_days, "not a CloudWatch Logs retention period",
+                          f"use one of {', '.join(map(str, _LOG_RETENTION_DAYS[:9]))}...")
+
+    if args.cpu_queue is not None:
+        gpu_in_cpu = [n for n in args.cpu_queue.instance_types if catalog.find("aws", n) is not None]
+        if gpu_in_cpu:
+            raise ConfigError("cpu_queue.instance_types", gpu_in_cpu, "GPU instances in the CPU queue",
+                              "list CPU instance types (m6i, c6i...) for the CPU queue")
+        unknown = [n for n in args.cpu_queue.instance_types if n not in _ec2_instance_types()]
+        if unknown or not args.cpu_queue.instance_types:
+            raise ConfigError("cpu_queue.instance_types", unknown, "not EC2 instance types",
+                              "use EC2 instance types such as m6i.large")
+        if args.cpu_queue.max_vcpus < 1:
+            raise ConfigError("cpu_queue.max_vcpus", args.cpu_queue.max_vcpus, "must be at least 1",
+                              "set cpu_queue.max_vcpus")
+
+    return _capacity(rows, args.max_vcpus, len(args.capacity))
+
+
+def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environments: int) -> BatchCapacity:
+    gpus = capacity.best_fill(max_vcpus, [(r.vcpus, r.gpus) for r in rows])
+    dollars = capacity.best_fill(max_vcpus, [(r.vcpus, r.price_usd_hour or 0.0) for r in rows])
+    return BatchCapacity(
+        instances=tuple(rows),
+        max_gpus_per_instance=max(r.gpus for r in rows),
+        max_vcpus_per_instance=max(r.vcpus for r in rows),
+        max_memory_mib_per_instance=max(usable_memory_mib(r) for r in rows),
+        max_total_gpus=int(gpus) * environments,
+        max_usd_per_hour=round(dollars * environments, 2),
+        unpriced=tuple(r.name for r in rows if r.price_usd_hour is None),
+    )

@@ -1,0 +1,32 @@
+"""Cloud SDKs, imported on first use; a missing one names the extra that installs it."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+_EXTRAS = {
+    "pulumi_aws": "aws",
+    "boto3": "aws",
+    "botocore": "aws",
+    "pulumi_gcp": "gcp",
+    "pulumi_azure_native": "azure",
+    "pulumi_kubernetes": "k8s",
+}
+
+
+class MissingExtra(ImportError):
+    """A cloud SDK that is not installed; the message has the ``pip install`` that fixes it."""
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingExtra` naming the gpuready extra that provides it."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module.split(".")[0]:
+            raise
+        extra = _EXTRAS.get(module.split(".")[0], "all")
+        raise MissingExtra(
+            f"{module} is not installed; it comes with gpuready's '{extra}' extra: pip install 'gpuready[{extra}]'"
+        ) from e

@@ -1,0 +1,143 @@
+"""Run a Pulumi Python program under Pulumi's mock runtime and record every resource it declares.
+
+No Pulumi CLI, engine, provider plugin or credential is involved: the program's own code runs, and each resource
+registration is answered by :class:`PlanMocks`, which echoes the inputs back with placeholder ids and ARNs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+ACCOUNT_ID = "123456789012"
+"""AWS's documented example account, used in placeholder ARNs."""
+
+
+@dataclass(frozen=True)
+class RenderedResource:
+    """One resource the program declared, with the inputs the engine would receive (camelCase, as on the wire)."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    """URN of the parent resource ('' for the stack itself)."""
+    custom: bool
+    """False for component resources."""
+    remote: bool
+    """A multi-language component: its children are created by a plugin and do not render offline."""
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+
+
+@dataclass
+class Rendering:
+    """Everything a program declared, in declaration order, and its stack outputs."""
+
+    project: str
+    stack: str
+    config: dict[str, str]
+    resources: list[RenderedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def by_urn(self) -> dict[str, RenderedResource]:
+        return {r.urn: r for r in self.resources}
+
+    def of_type(self, type_: str) -> list[RenderedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+
+def _arn(type_: str, name: str, region: str) -> str:
+    """``aws:batch/computeEnvironment:ComputeEnvironment`` -> ``arn:aws:batch:REGION:ACCOUNT:computeEnvironment/NAME``."""
+    module, _, _ = type_.partition(":")[2].partition(":")
+    service, _, kind = module.partition("/")
+    return f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{kind}/{name}"
+
+
+class PlanMocks(pulumi.runtime.Mocks):
+    """Answers registrations with the inputs plus the few outputs programs read back (ids, names, ARNs)."""
+
+    def __init__(self, config: dict[str, str]) -> None:
+        self.region = config.get("aws:region", "us-east-1")
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+        state = dict(args.inputs)
+        state.setdefault("name", args.name)
+        if args.typ.startswith("aws:"):
+            state.setdefault("arn", _arn(args.typ, state["name"], self.region))
+            if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
+                state.setdefault("latestVersion", 1)
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        # A bare dict: the mock monitor rejects a (result, None) pair.
+        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            zones = [f"{self.region}{z}" for z in "abc"]
+            return {"names": zones, "zoneIds": [f"use1-az{i}" for i in range(1, 4)], "id": self.region}
+        if args.token == "aws:index/getRegion:getRegion":
+            return {"name": self.region, "region": self.region, "id": self.region}
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
+        return {}
+
+
+class _RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The mock monitor, also keeping each registration's parent and inputs."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.records: list[RenderedResource] = []
+        self._lock = threading.Lock()
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            record = RenderedResource(
+                urn=response.urn, type=request.type, name=request.name, parent=request.parent,
+                custom=bool(request.custom), remote=bool(request.remote),
+                inputs=rpc.deserialize_properties(request.object),
+                outputs=dict(self.resources[response.urn].state))
+            with self._lock:
+                self.records.append(record)
+        return response
+
+
+@contextlib.contextmanager
+def _program_context(program_dir: Path):
+    cwd, path = os.getcwd(), list(sys.path)
+    os.chdir(program_dir)
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path
+
+
+def render(program_dir: Path, project: str, stack: str, config: dict[str, str]) -> Rendering:
+    """Run the program in ``program_dir`` (a directory with ``__main__.py``) with ``config``; return what it declared.
+
+    Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
+    """
+    mocks = PlanMocks(config)
+    monitor = _RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(dict(config), [])
+    with _program_context(program_dir):
+        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program_dir), run_name="__main__")))
+        root = pulumi.runtime.get_root_resource()
+        outputs = {key: _sync_await(pulumi.Output.from_input(value).future())
+                   for key, value in (getattr(root, "outputs", None) or {}).items()}
+    return Rendering(project=project, stack=stack, config=dict(config), resources=list(monitor.records),
+                     outputs=outputs)

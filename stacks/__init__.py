@@ -1,0 +1,30 @@
+"""The reference stacks: ``stacks/__main__.py`` builds the platform named by the config key ``gpuready:platform``.
+
+Each platform is a module here with ``KEYS`` (the config keys it reads, documented) and ``build(config)``; a platform's
+module imports only its own cloud SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from components.errors import ConfigError
+
+from .config import StackConfig
+
+PLATFORMS = {
+    "aws-batch": "stacks.aws_batch",
+}
+"""Platform name (the value of ``gpuready:platform``) -> module that builds it."""
+
+
+def main() -> None:
+    """Build the platform the stack's config names."""
+    config = StackConfig()
+    platform = config.require_str("platform")
+    if platform not in PLATFORMS:
+        raise ConfigError("gpuready:platform", platform, "unknown platform",
+                          f"use one of {', '.join(sorted(PLATFORMS))}")
+    module = importlib.import_module(PLATFORMS[platform])
+    config.reject_unknown({"platform", *module.KEYS})
+    module.build(config)

@@ -13,7 +13,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
@@ -44,7 +44,7 @@ class RenderedResource:
 
 @dataclass
 class Rendering:
-    """Everything a program declared, in declaration order, and its stack outputs."""
+    """Everything a program declared (sorted by URN: registration order is not deterministic) and its outputs."""
 
     project: str
     stack: str
@@ -125,8 +125,8 @@ def _program_context(program_dir: Path):
         sys.path[:] = path
 
 
-def render(program_dir: Path, project: str, stack: str, config: dict[str, str]) -> Rendering:
-    """Run the program in ``program_dir`` (a directory with ``__main__.py``) with ``config``; return what it declared.
+def run(program: Callable[[], object], *, project: str, stack: str, config: dict[str, str]) -> Rendering:
+    """Run ``program`` under Pulumi's mock runtime with ``config``; return every resource it declared.
 
     Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
     """
@@ -134,10 +134,16 @@ def render(program_dir: Path, project: str, stack: str, config: dict[str, str]) 
     monitor = _RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config), [])
+    _sync_await(run_pulumi_func(program))
+    root = pulumi.runtime.get_root_resource()
+    outputs = {key: _sync_await(pulumi.Output.from_input(value).future())
+               for key, value in (getattr(root, "outputs", None) or {}).items()}
+    resources = sorted(monitor.records, key=lambda r: r.urn)
+    return Rendering(project=project, stack=stack, config=dict(config), resources=resources, outputs=outputs)
+
+
+def render(program_dir: Path, project: str, stack: str, config: dict[str, str]) -> Rendering:
+    """Run the Pulumi program in ``program_dir`` (a directory with ``__main__.py``), as ``pulumi up`` would."""
     with _program_context(program_dir):
-        _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program_dir), run_name="__main__")))
-        root = pulumi.runtime.get_root_resource()
-        outputs = {key: _sync_await(pulumi.Output.from_input(value).future())
-                   for key, value in (getattr(root, "outputs", None) or {}).items()}
-    return Rendering(project=project, stack=stack, config=dict(config), resources=list(monitor.records),
-                     outputs=outputs)
+        return run(lambda: runpy.run_path(str(program_dir), run_name="__main__"), project=project, stack=stack,
+                   config=config)

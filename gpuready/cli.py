@@ -1,0 +1,78 @@
+"""The ``gpuready`` command line. Exit codes: 0 done, 2 a mistake to fix (message says how), 3 an internal error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from . import __version__
+from .errors import UserError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpuready", description=__doc__.split(".")[0] + ".")
+    parser.add_argument("--version", action="version", version=f"gpuready {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    plan = commands.add_parser(
+        "plan", help="show what `pulumi up` would create, offline (no credentials, no Pulumi CLI)",
+        description="Render a stack offline under Pulumi's mock runtime and show each resource it would create, "
+                    "its GPU facts, and the capacity and cost at full scale.")
+    plan.add_argument("--stack", "-s", help="stack name: reads Pulumi.NAME.yaml from the project's stackConfigDir")
+    plan.add_argument("--stack-file", type=Path, help="a stack config file that lives elsewhere")
+    plan.add_argument("--program", type=Path,
+                      help="directory of the Pulumi Python project to render (default: the one here or above)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    return parser
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from .plan import plan
+    from .plan.report import render_text
+
+    result = plan(args.stack, stack_file=args.stack_file, program=args.program)
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(result))
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _plan(args)
+    except UserError as e:
+        print(f"gpuready: {e}", file=sys.stderr)
+        return e.exit_code
+    except Exception as e:  # noqa: BLE001 (the CLI's last line of defence: one paragraph, not a traceback)
+        from components.errors import ConfigError
+        from components.sdk import MissingExtra
+
+        if isinstance(e, (ConfigError, MissingExtra)):
+            print(f"gpuready: {args.command}: {e}", file=sys.stderr)
+            return 2
+        if os.environ.get("GPUREADY_DEBUG"):
+            raise
+        where = _where(e)
+        print(f"gpuready: {args.command} failed: {type(e).__name__}: {e}{where}. "
+              "Set GPUREADY_DEBUG=1 for the traceback.", file=sys.stderr)
+        return 3
+
+
+def _where(error: BaseException) -> str:
+    tb = error.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    return f" (at {last.tb_frame.f_code.co_filename}:{last.tb_lineno})" if last else ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""``gpuready plan``: render a stack offline and say what ``pulumi up`` would create, and what it can cost."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from components import catalog
+
+from ..errors import UserError
+from ..project import Project, find_project, load_project, load_stack_config
+from .describe import Pool, describe, pools
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    type: str
+    name: str
+    urn: str
+    parent: str
+    component: bool
+    facts: dict[str, Any]
+    inputs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The most GPU capacity the stack can run at once, from the catalog."""
+
+    pools: list[Pool]
+    max_gpus: int
+    max_usd_per_hour: float
+    gpu_models: list[str]
+    price_note: str
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    project: str
+    stack: str
+    stack_file: str
+    resources: list[PlannedResource]
+    capacity: Capacity
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _capacity(found: list[Pool]) -> Capacity:
+    types = sorted({(p.cloud, t) for p in found for t in p.instance_types})
+    rows = [r for r in (catalog.find(c, t) for c, t in types) if r]
+    dates = sorted({f"{r.price_region} {r.price_date}" for r in rows if r.price_usd_hour is not None})
+    unpriced = sorted({r.name for r in rows if r.price_usd_hour is None} | {t for p in found for t in p.unknown_types})
+    note = f"on-demand list prices ({'; '.join(dates)})" if dates else "no catalog prices"
+    if unpriced:
+        note += f"; not priced: {', '.join(unpriced)}"
+    return Capacity(pools=found, max_gpus=sum(p.max_gpus for p in found),
+                    max_usd_per_hour=round(sum(p.max_usd_per_hour for p in found), 2),
+                    gpu_models=sorted({r.gpu_model for r in rows}), price_note=note)
+
+
+def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None,
+         program: Optional[Path] = None) -> PlanResult:
+    """Render ``stack`` of the project (the current one, or ``program``) offline and describe what it creates.
+
+    Raises :class:`UserError` for a missing project or stack file; a component's ``ConfigError`` propagates.
+    """
+    from .render import render  # imports the Pulumi runtime: only when a plan is really made
+
+    project: Project = load_project(program) if program else find_project()
+    if stack_file is None:
+        if not stack:
+            raise UserError("name a stack (--stack NAME) or a stack file (--stack-file PATH)")
+        stack_file = project.stack_file(stack)
+        if not stack_file.is_file():
+            known = ", ".join(project.stacks()) or "none"
+            raise UserError(f"no stack {stack!r}: {stack_file} does not exist (stacks here: {known})")
+    elif not stack_file.is_file():
+        raise UserError(f"stack file {stack_file} does not exist")
+    stack = stack or stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    config = load_stack_config(stack_file, project.name)
+    rendering = render(project.main, project.name, stack, config)
+    resources = [PlannedResource(type=r.type, name=r.name, urn=r.urn, parent=r.parent, component=not r.custom,
+                                 facts=describe(r, rendering), inputs=r.inputs) for r in rendering.resources]
+    return PlanResult(project=project.name, stack=stack, stack_file=str(stack_file), resources=resources,
+                      capacity=_capacity(pools(rendering)), outputs=rendering.outputs)

@@ -1,0 +1,123 @@
+"""What a rendered resource means for GPUs: one describer per resource type, and the capacity pools it adds.
+
+A describer turns a resource's rendered inputs into short facts a person reads in ``gpuready plan``; a pool reader
+turns a GPU capacity resource (a Batch compute environment, later node groups and pools) into a :class:`Pool`.
+Platforms add entries to :data:`DESCRIBERS` and :data:`POOLS`; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from components import capacity, catalog
+
+from .render import RenderedResource, Rendering
+
+
+@dataclass(frozen=True)
+class Pool:
+    """GPU capacity one resource can scale to."""
+
+    resource: str
+    cloud: str
+    instance_types: tuple[str, ...]
+    max_gpus: int
+    max_usd_per_hour: float
+    unknown_types: tuple[str, ...]
+    """Types the catalog does not hold (no GPU facts, no price)."""
+
+
+def _gpu_summary(cloud: str, name: str) -> str:
+    row = catalog.find(cloud, name)
+    return f"{name} ({row.gpus}x {row.gpu_model} {row.gpu_memory_gib:g} GiB)" if row else f"{name} (no GPU)"
+
+
+def _batch_compute_environment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    res = r.inputs.get("computeResources") or {}
+    image = [c.get("imageType") or c.get("imageIdOverride") for c in res.get("ec2Configurations") or []]
+    return {
+        "capacity": {"EC2": "on-demand", "SPOT": "spot"}.get(res.get("type"), res.get("type")),
+        "allocation": res.get("allocationStrategy"),
+        "vcpus": f"{int(res.get('minVcpus', 0))}-{int(res.get('maxVcpus', 0))}",
+        "image": ", ".join(filter(None, image)) or res.get("imageId") or "Batch default",
+        "instances": [_gpu_summary("aws", t) for t in res.get("instanceTypes") or []],
+        **({"placement group": res["placementGroup"]} if res.get("placementGroup") else {}),
+    }
+
+
+def _batch_job_queue(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    by_arn = {x.outputs.get("arn"): x for x in rendering.resources if x.custom}
+    members = []
+    for order in sorted(r.inputs.get("computeEnvironmentOrders") or [], key=lambda o: o.get("order", 0)):
+        env = by_arn.get(order.get("computeEnvironment"))
+        members.append(env.name if env else str(order.get("computeEnvironment")))
+    limits = [f"{a.get('reason')} after {int(a.get('maxTimeSeconds', 0)) // 60} min"
+              for a in r.inputs.get("jobStateTimeLimitActions") or []]
+    return {"compute environments": members, "cancel RUNNABLE": limits or "never"}
+
+
+def _batch_job_definition(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    if r.inputs.get("type") == "multinode":
+        nodes = json.loads(r.inputs.get("nodeProperties") or "{}")
+        ranges = nodes.get("nodeRangeProperties") or [{}]
+        container, extra = ranges[0].get("container") or {}, {"nodes": nodes.get("numNodes")}
+    else:
+        container, extra = json.loads(r.inputs.get("containerProperties") or "{}"), {}
+    needs = {q.get("type"): q.get("value") for q in container.get("resourceRequirements") or []}
+    return {**extra, "gpus": needs.get("GPU", "0"), "vcpus": needs.get("VCPU"), "memory MiB": needs.get("MEMORY"),
+            "image": container.get("image")}
+
+
+def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    facts: dict[str, Any] = {"IMDS tokens": (r.inputs.get("metadataOptions") or {}).get("httpTokens", "optional")}
+    for mapping in r.inputs.get("blockDeviceMappings") or []:
+        ebs = mapping.get("ebs") or {}
+        facts[f"volume {mapping.get('deviceName')}"] = (
+            f"{int(ebs.get('volumeSize', 0))} GiB {ebs.get('volumeType', '')}"
+            f"{' encrypted' if str(ebs.get('encrypted')).lower() == 'true' else ' NOT encrypted'}")
+    return facts
+
+
+DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] = {
+    "aws:batch/computeEnvironment:ComputeEnvironment": _batch_compute_environment,
+    "aws:batch/jobQueue:JobQueue": _batch_job_queue,
+    "aws:batch/jobDefinition:JobDefinition": _batch_job_definition,
+    "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+}
+"""Resource type -> function giving the facts ``gpuready plan`` prints for it."""
+
+
+def _batch_pool(r: RenderedResource) -> Optional[Pool]:
+    res = r.inputs.get("computeResources") or {}
+    types = tuple(res.get("instanceTypes") or ())
+    rows = [row for row in (catalog.find("aws", t) for t in types) if row]
+    if not rows:
+        return None
+    budget = int(res.get("maxVcpus", 0))
+    return Pool(resource=r.name, cloud="aws", instance_types=types,
+                max_gpus=int(capacity.best_fill(budget, [(x.vcpus, x.gpus) for x in rows])),
+                max_usd_per_hour=capacity.best_fill(budget, [(x.vcpus, x.price_usd_hour or 0.0) for x in rows]),
+                unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
+
+
+POOLS: dict[str, Callable[[RenderedResource], Optional[Pool]]] = {
+    "aws:batch/computeEnvironment:ComputeEnvironment": _batch_pool,
+}
+"""Resource type -> function giving the GPU capacity the resource can scale to (``None``: no GPUs)."""
+
+
+def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    describer = DESCRIBERS.get(r.type)
+    return describer(r, rendering) if describer else {}
+
+
+def pools(rendering: Rendering) -> list[Pool]:
+    found = []
+    for r in rendering.resources:
+        reader = POOLS.get(r.type)
+        pool = reader(r) if reader else None
+        if pool:
+            found.append(pool)
+    return found

@@ -1,0 +1,47 @@
+"""``gpuready plan`` for people: the resource tree with GPU facts, then the capacity summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import PlannedResource, PlanResult
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def render_text(result: PlanResult) -> str:
+    """The plan as text: one line per resource (type, name), its GPU facts indented below it."""
+    children: dict[str, list[PlannedResource]] = {}
+    urns = {r.urn for r in result.resources}
+    for r in result.resources:
+        children.setdefault(r.parent if r.parent in urns else "", []).append(r)
+    for siblings in children.values():
+        siblings.sort(key=lambda r: (r.type, r.name))
+    width = max((len(r.type) for r in result.resources), default=0) + 4
+
+    lines = [f"Plan for stack {result.stack} (project {result.project}, {result.stack_file})",
+             f"`pulumi up` would create {len(result.resources)} resources:", ""]
+
+    def walk(parent: str, depth: int) -> None:
+        for r in children.get(parent, []):
+            indent = "  " * depth
+            lines.append(f"{indent}{r.type:<{width - len(indent)}}{r.name}")
+            for key, value in r.facts.items():
+                lines.append(f"{indent}    {key}: {_value(value)}")
+            walk(r.urn, depth + 1)
+
+    walk("", 0)
+    cap = result.capacity
+    lines += ["", "Capacity at full scale:"]
+    for pool in cap.pools:
+        lines.append(f"  {pool.resource}: up to {pool.max_gpus} GPUs, ${pool.max_usd_per_hour:,.2f}/h")
+    if cap.pools:
+        lines.append(f"  total: {cap.max_gpus} GPUs ({', '.join(cap.gpu_models)}), "
+                     f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")
+    else:
+        lines.append("  no GPU capacity found in this stack")
+    return "\n".join(lines) + "\n"

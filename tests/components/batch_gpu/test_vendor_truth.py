@@ -1,0 +1,127 @@
+"""Every value the component sends that AWS constrains, checked against botocore's service models."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import botocore.session
+import pytest
+from botocore.validate import ParamValidator
+
+from components import catalog
+from components.batch_gpu import CpuQueueArgs, MultiNodeArgs, facts
+
+from .helpers import CE, JOB, LT, QUEUE, build, container
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return botocore.session.get_session().get_service_model("batch")
+
+
+@pytest.fixture(scope="module")
+def ec2():
+    return botocore.session.get_session().get_service_model("ec2")
+
+
+def _valid(model, operation: str, params: dict) -> None:
+    report = ParamValidator().validate(params, model.operation_model(operation).input_shape)
+    assert not report.has_errors(), report.generate_report()
+
+
+def test_capacity_types_and_strategies_are_batch_enums(batch):
+    for resource_type, strategy in facts.CAPACITY.values():
+        assert resource_type in batch.shape_for("CRType").enum
+        assert strategy in batch.shape_for("CRAllocationStrategy").enum
+
+
+def test_image_types_are_documented_batch_image_types(batch):
+    documented = set(re.findall(r"<dt>(ECS_[A-Z0-9_]+)</dt>",
+                                batch.shape_for("Ec2Configuration").members["imageType"].documentation))
+    assert {*facts.GPU_IMAGE_TYPES, facts.CPU_IMAGE_TYPE} <= documented
+    assert all("NVIDIA" in t for t in facts.GPU_IMAGE_TYPES)
+
+
+def test_unsupported_families_match_the_documentation(batch):
+    doc = batch.shape_for("Ec2Configuration").members["imageType"].documentation
+    assert "ECS_AL2023_NVIDIA doesn't support <code>p3</code> and <code>g3</code>" in doc
+    assert facts.AL2_BLOCKED_FROM == "2026-06-30" and "June 30, 2026" in doc
+
+
+def test_runnable_limits_match_the_model(batch):
+    doc = batch.shape_for("JobStateTimeLimitAction").members["maxTimeSeconds"].documentation
+    assert "minimum value is 600" in doc and "maximum value is 86,400" in doc
+    assert facts.RUNNABLE_SECONDS_RANGE == (600, 86_400)
+    assert "CANCEL" in batch.shape_for("JobStateTimeLimitActionsAction").enum
+    assert "RUNNABLE" in batch.shape_for("JobStateTimeLimitActionsState").enum
+
+
+def test_every_catalog_aws_type_is_an_ec2_instance_type(ec2):
+    assert {r.name for r in catalog.rows() if r.cloud == "aws"} <= set(ec2.shape_for("InstanceType").enum)
+    assert set(CpuQueueArgs().instance_types) <= set(ec2.shape_for("InstanceType").enum)
+
+
+def _compute_environment_request(env) -> dict:
+    """The CreateComputeEnvironment request the provider would send for a rendered environment."""
+    res = env.inputs["computeResources"]
+    resources = {
+        "type": res["type"], "allocationStrategy": res["allocationStrategy"],
+        "minvCpus": int(res["minVcpus"]), "maxvCpus": int(res["maxVcpus"]),
+        "instanceTypes": res["instanceTypes"], "subnets": res["subnets"],
+        "securityGroupIds": res["securityGroupIds"], "instanceRole": res["instanceRole"],
+        "launchTemplate": res["launchTemplate"], "ec2Configuration": res["ec2Configurations"], "tags": res["tags"],
+    }
+    for key in ("placementGroup", "spotIamFleetRole"):
+        if key in res:
+            resources[key] = res[key]
+    return {"computeEnvironmentName": env.name, "type": env.inputs["type"], "state": env.inputs["state"],
+            "serviceRole": env.inputs["serviceRole"], "computeResources": resources, "tags": env.inputs["tags"]}
+
+
+@pytest.mark.parametrize("overrides", [{}, {"capacity": ["spot", "on-demand"], "cpu_queue": CpuQueueArgs()},
+                                       {"multi_node": MultiNodeArgs(nodes=2)}])
+def test_rendered_resources_are_valid_batch_api_requests(render, batch, overrides):
+    rendering, _ = build(render, **overrides)
+    for env in rendering.of_type(CE):
+        request = _compute_environment_request(env)
+        _valid(batch, "CreateComputeEnvironment", request)
+        if "updatePolicy" in env.inputs:  # the provider sends it with UpdateComputeEnvironment
+            policy = {k: int(v) if isinstance(v, float) else v for k, v in env.inputs["updatePolicy"].items()}
+            _valid(batch, "UpdateComputeEnvironment", {"computeEnvironment": env.name, "updatePolicy": policy})
+        assert request["computeResources"]["type"] in batch.shape_for("CRType").enum
+        assert request["computeResources"]["allocationStrategy"] in batch.shape_for("CRAllocationStrategy").enum
+    for queue in rendering.of_type(QUEUE):
+        _valid(batch, "CreateJobQueue", {
+            "jobQueueName": queue.name, "state": queue.inputs["state"], "priority": int(queue.inputs["priority"]),
+            "computeEnvironmentOrder": [{"order": int(o["order"]), "computeEnvironment": o["computeEnvironment"]}
+                                        for o in queue.inputs["computeEnvironmentOrders"]],
+            "jobStateTimeLimitActions": [{**a, "maxTimeSeconds": int(a["maxTimeSeconds"])}
+                                         for a in queue.inputs.get("jobStateTimeLimitActions", [])]})
+    for job in rendering.of_type(JOB):
+        request = {"jobDefinitionName": job.name, "type": job.inputs["type"],
+                   "platformCapabilities": job.inputs["platformCapabilities"],
+                   "timeout": {"attemptDurationSeconds": int(job.inputs["timeout"]["attemptDurationSeconds"])}}
+        if job.inputs["type"] == "container":
+            request["containerProperties"] = container(job)
+            requirements = request["containerProperties"]["resourceRequirements"]
+        else:
+            request["nodeProperties"] = json.loads(job.inputs["nodeProperties"])
+            requirements = request["nodeProperties"]["nodeRangeProperties"][0]["container"]["resourceRequirements"]
+        _valid(batch, "RegisterJobDefinition", request)
+        assert {r["type"] for r in requirements} <= set(batch.shape_for("ResourceType").enum)
+        log_driver = (request.get("containerProperties") or
+                      request["nodeProperties"]["nodeRangeProperties"][0]["container"])["logConfiguration"]
+        assert log_driver["logDriver"] in batch.shape_for("LogDriver").enum
+
+
+def test_launch_template_values_are_ec2_enums(render, ec2):
+    rendering, _ = build(render)
+    (template,) = rendering.of_type(LT)
+    assert template.inputs["metadataOptions"]["httpTokens"] in ec2.shape_for("HttpTokensState").enum
+    assert template.inputs["blockDeviceMappings"][0]["ebs"]["volumeType"] in ec2.shape_for("VolumeType").enum
+    group = rendering.of_type("aws:ec2/placementGroup:PlacementGroup")
+    assert not group
+    multi, _ = build(render, multi_node=MultiNodeArgs())
+    strategy = multi.of_type("aws:ec2/placementGroup:PlacementGroup")[0].inputs["strategy"]
+    assert strategy in ec2.shape_for("PlacementStrategy").enum

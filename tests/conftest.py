@@ -1,0 +1,44 @@
+"""Shared fixtures: Pulumi's mock runtime, set per test, and paths to the shared reference data."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from gpuready.plan.render import Rendering, run
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
+FREE_FORM_KEYS = {"tags", "tagsAll", "options"}
+"""Maps whose keys are the user's or a driver's, not the provider schema's (tags, awslogs options)."""
+
+
+@pytest.fixture
+def render() -> Callable[..., Rendering]:
+    """Run a function that declares resources under Pulumi's mock runtime; return what it declared.
+
+    Mocks are set anew on every call (the last ``set_mocks`` wins across test modules).
+    """
+
+    def _render(program: Callable[[], Any], config: dict[str, str] | None = None) -> Rendering:
+        return run(program, project="gpuready", stack="test", config={"aws:region": "us-east-1", **(config or {})})
+
+    return _render
+
+
+def non_camel_keys(value: Any, path: str = "") -> Iterator[str]:
+    """Every dict key under ``value`` that is not camelCase, outside free-form maps, as a dotted path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not CAMEL.match(str(key)):
+                yield f"{path}.{key}"
+            if key not in FREE_FORM_KEYS:
+                yield from non_camel_keys(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from non_camel_keys(item, f"{path}[{i}]")

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import rpc
+from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -132,6 +132,7 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
     """
     mocks = PlanMocks(config)
     monitor = _RecordingMonitor(mocks)
+    settings.set_root_resource(None)  # set_mocks reuses an existing root stack, and with it earlier exports
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config), [])
     _sync_await(run_pulumi_func(program))

@@ -1,0 +1,41 @@
+"""The aws-batch reference stack: renders offline, exports what the smoke test reads, documents its keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuready.plan.render import render
+from gpuready.project import find_project, load_stack_config
+from stacks import PLATFORMS, aws_batch
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def rendering():
+    project = find_project(ROOT)
+    return render(project.main, project.name, "aws-batch", load_stack_config(project.stack_file("aws-batch"),
+                                                                              project.name))
+
+
+def test_reference_stack_builds_network_and_batch(rendering):
+    types = [r.type for r in rendering.resources]
+    assert types.count("gpuready:aws:BatchGpuEnvironment") == 1 and types.count("gpuready:aws:Network") == 1
+    assert types.count("aws:ec2/natGateway:NatGateway") == 1
+    (env,) = rendering.of_type("aws:batch/computeEnvironment:ComputeEnvironment")
+    private = {s.name + "-id" for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
+    assert set(env.inputs["computeResources"]["subnets"]) == private
+    assert all(not s.inputs["mapPublicIpOnLaunch"] for s in rendering.of_type("aws:ec2/subnet:Subnet"))
+
+
+def test_reference_stack_exports_what_gpuready_smoke_reads(rendering):
+    out = rendering.outputs
+    assert out["platform"] == "aws-batch"
+    assert {"jobQueueName", "jobQueueArn", "jobDefinitionArn", "computeEnvironmentArns", "logGroupName"} <= set(out)
+    assert out["gpuModels"] == ["A10G", "L4"] and out["maxGpusPerInstance"] == 4 and out["maxTotalGpus"] == 16
+
+
+def test_every_platform_key_is_documented_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    assert set(PLATFORMS) == {"aws-batch"}
+    for key in aws_batch.KEYS:
+        assert f"`gpuready:{key}`" in readme, key

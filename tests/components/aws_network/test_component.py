@@ -1,0 +1,33 @@
+"""AwsNetwork: private subnets for GPU instances behind one NAT gateway; bad ranges fail at construction."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.aws_network import AwsNetwork, AwsNetworkArgs
+from components.errors import ConfigError
+
+
+def test_private_subnets_route_through_one_nat_gateway(render):
+    rendering = render(lambda: AwsNetwork("net", AwsNetworkArgs(availability_zones=3)))
+    subnets = {s.name: s for s in rendering.of_type("aws:ec2/subnet:Subnet")}
+    assert sorted(subnets) == [f"net-{kind}-{i}" for kind in ("private", "public") for i in range(3)]
+    assert {s.inputs["availabilityZone"] for n, s in subnets.items() if "private" in n} == \
+        {"us-east-1a", "us-east-1b", "us-east-1c"}
+    assert not any(s.inputs["mapPublicIpOnLaunch"] for s in subnets.values())
+    (nat,) = rendering.of_type("aws:ec2/natGateway:NatGateway")
+    assert nat.inputs["subnetId"] == "net-public-0-id"
+    routes = {t.name: t.inputs["routes"] for t in rendering.of_type("aws:ec2/routeTable:RouteTable")}
+    assert routes["net-private"] == [{"cidrBlock": "0.0.0.0/0", "natGatewayId": "net-nat-id"}]
+    assert routes["net-public"] == [{"cidrBlock": "0.0.0.0/0", "gatewayId": "net-id"}]
+    cidrs = [s.inputs["cidrBlock"] for s in subnets.values()]
+    assert len(set(cidrs)) == 6 and all(c.startswith("10.42.") and c.endswith("/20") for c in cidrs)
+
+
+@pytest.mark.parametrize("overrides,field", [({"cidr_block": "10.0.0.0/33"}, "cidr_block"),
+                                             ({"cidr_block": "10.0.0.0/22"}, "cidr_block"),
+                                             ({"availability_zones": 0}, "availability_zones")])
+def test_bad_network_inputs_fail_with_the_field(render, overrides, field):
+    with pytest.raises(ConfigError) as e:
+        render(lambda: AwsNetwork("net", AwsNetworkArgs(**overrides)))
+    assert e.value.field == field

@@ -7,7 +7,7 @@ import pytest
 from gpuready.plan.render import render
 from gpuready.project import find_project, load_stack_config
 from stacks import PLATFORMS, aws_batch
-from tests.conftest import ROOT
+from tests.conftest import ROOT, non_camel_keys
 
 
 @pytest.fixture(scope="module")
@@ -39,3 +39,8 @@ def test_every_platform_key_is_documented_in_the_readme():
     assert set(PLATFORMS) == {"aws-batch"}
     for key in aws_batch.KEYS:
         assert f"`gpuready:{key}`" in readme, key
+
+
+def test_every_input_key_in_the_stack_tree_is_camel_case(rendering):
+    for resource in rendering.resources:
+        assert list(non_camel_keys(resource.inputs)) == [], resource.urn

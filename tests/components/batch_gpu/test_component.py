@@ -166,3 +166,10 @@ def test_every_rendered_input_key_is_camel_case(render):
 
 def test_camel_case_check_catches_a_snake_case_key():
     assert list(non_camel_keys({"computeResources": {"min_vcpus": 0}})) == [".computeResources.min_vcpus"]
+
+
+def test_compute_environments_are_auto_named_so_replacement_creates_first(render):
+    """With no fixed name, Pulumi creates a replacement environment and repoints the queue before deleting the old."""
+    rendering, _ = build(render, capacity=["spot", "on-demand"], cpu_queue=CpuQueueArgs())
+    for env in rendering.of_type(CE):
+        assert "name" not in env.inputs and "namePrefix" not in env.inputs

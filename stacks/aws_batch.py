@@ -35,7 +35,7 @@ _NETWORK_KEYS = {"vpcId": str, "subnetIds": list, "securityGroupIds": list, "cid
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
-    tags = config.get_object("tags", _AnyStr(), {})
+    tags = config.get_object("tags", None, {})
     network = config.get_object("network", _NETWORK_KEYS, {})
     if network.get("subnetIds"):
         subnet_ids, vpc_id = network["subnetIds"], network.get("vpcId")
@@ -100,12 +100,3 @@ def build(config: StackConfig) -> None:
     pulumi.export("maxTotalGpus", cap.max_total_gpus)
     pulumi.export("maxUsdPerHour", cap.max_usd_per_hour)
 
-
-class _AnyStr(dict):
-    """``get_object`` schema for a free-form map of strings (tags)."""
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str)
-
-    def __getitem__(self, key: str) -> type:
-        return str

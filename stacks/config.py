@@ -70,13 +70,16 @@ class StackConfig:
                               f"write it as a YAML list under {NAMESPACE}:{key}")
         return value
 
-    def get_object(self, key: str, allowed: Mapping[str, type], default: Optional[dict] = None) -> Optional[dict]:
-        """An object whose keys must be among ``allowed`` (key -> expected type)."""
+    def get_object(self, key: str, allowed: Optional[Mapping[str, type]],
+                   default: Optional[dict] = None) -> Optional[dict]:
+        """An object whose keys must be among ``allowed`` (key -> expected type); ``None``: any keys, string values."""
         value = self._parse(key, "object")
         if value is None:
             return default
         if not isinstance(value, dict):
             raise ConfigError(f"{NAMESPACE}:{key}", value, "not an object", f"write {NAMESPACE}:{key} as a YAML map")
+        if allowed is None:
+            allowed = {sub: str for sub in value}
         for sub, sub_value in value.items():
             if sub not in allowed:
                 close = difflib.get_close_matches(sub, list(allowed), n=1)

@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..errors import ConfigError
 from ..sdk import require
 from . import facts
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
@@ -75,8 +76,6 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         security_group_ids = args.security_group_ids
         if security_group_ids is None:
             if args.vpc_id is None:
-                from ..errors import ConfigError
-
                 raise ConfigError("vpc_id", None, "needed to create the instances' security group",
                                   "give vpc_id, or security_group_ids of your own")
             group = aws.ec2.SecurityGroup(

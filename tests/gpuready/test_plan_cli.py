@@ -72,6 +72,7 @@ def test_stack_file_elsewhere_with_spot_and_existing_network(tmp_path, capsys):
     ({"gpuready:maxVcpus": "lots"}, "gpuready:maxVcpus"),
     ({"gpuready:platform": "aws-batchh"}, "unknown platform"),
     ({"gpuready:instanceTypes": None}, "no instance type given"),
+    ({"gpuready:tags": {"team": 5}}, "gpuready:tags.team = 5: must be a str"),
 ])
 def test_bad_config_is_one_paragraph_and_exit_2(tmp_path, capsys, changes, expected):
     assert main(["plan", "--stack-file", str(_stack_file(tmp_path, **changes))]) == 2

@@ -114,6 +114,21 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
 
+def _quiet_leftover_loops(unraisable) -> None:
+    """Drop the error an abandoned event loop raises when it is collected at exit, pass on everything else.
+
+    Pulumi's mock monitor gives each worker thread an event loop it never closes; collected at interpreter exit after
+    its socket, such a loop prints a harmless ``ValueError`` traceback from ``BaseEventLoop.__del__``.
+    """
+    obj = getattr(unraisable.object, "__qualname__", "")
+    if unraisable.exc_type is ValueError and obj == "BaseEventLoop.__del__":
+        return
+    _default_unraisablehook(unraisable)
+
+
+_default_unraisablehook = sys.unraisablehook
+
+
 @contextlib.contextmanager
 def _program_context(program_dir: Path):
     cwd, path = os.getcwd(), list(sys.path)
@@ -130,6 +145,7 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
 
     Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
     """
+    sys.unraisablehook = _quiet_leftover_loops
     mocks = PlanMocks(config)
     monitor = _RecordingMonitor(mocks)
     settings.set_root_resource(None)  # set_mocks reuses an existing root stack, and with it earlier exports

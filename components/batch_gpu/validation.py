@@ -7,11 +7,11 @@ the catalog facts the component reports as outputs.
 from __future__ import annotations
 
 import datetime
-import functools
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .. import capacity, catalog
+from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from . import facts
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
@@ -43,32 +43,6 @@ class BatchCapacity:
 def usable_memory_mib(instance: catalog.GpuInstanceType) -> int:
     """Memory a Batch job can ask for on ``instance``: installed memory less the ECS agent's share."""
     return int(instance.memory_mib * (1 - facts.ECS_MEMORY_RESERVE_FRACTION))
-
-
-@functools.lru_cache(maxsize=1)
-def _ec2_instance_types() -> frozenset[str]:
-    from ..sdk import require
-
-    botocore_session = require("botocore.session")
-    return frozenset(botocore_session.get_session().get_service_model("ec2").shape_for("InstanceType").enum)
-
-
-def _gpu_instances(field: str, names: Sequence[str]) -> tuple[catalog.GpuInstanceType, ...]:
-    if not names:
-        raise ConfigError(field, list(names), "no instance type given", "list GPU instance types, e.g. ['g6.xlarge']")
-    rows = []
-    for name in names:
-        row = catalog.find("aws", name)
-        if row is None:
-            if name in _ec2_instance_types():
-                raise ConfigError(field, name, "this EC2 instance type has no NVIDIA GPU",
-                                  "use GPU types (g4dn, g5, g6, g6e, p4d, p5...) in a GPU environment and put CPU "
-                                  "work in cpu_queue")
-            close = catalog.suggest("aws", name)
-            raise ConfigError(field, name, "unknown instance type",
-                              f"use one of {', '.join(close)}" if close else "use a GPU type from the catalog")
-        rows.append(row)
-    return tuple(rows)
 
 
 def _check_image(args: BatchGpuEnvironmentArgs, rows: Sequence[catalog.GpuInstanceType],
@@ -122,9 +96,9 @@ def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceTy
 def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) -> BatchCapacity:
     """Raise :class:`ConfigError` for the first input that cannot work; return the capacity the inputs give."""
     today = today or datetime.date.today()
-    if isinstance(args.instance_types, str):
-        raise ConfigError("instance_types", args.instance_types, "must be a list", f"use [{args.instance_types!r}]")
-    rows = _gpu_instances("instance_types", args.instance_types)
+    rows = gpu_instances("instance_types", args.instance_types,
+                         "use GPU types (g4dn, g5, g6, g6e, p4d, p5...) in a GPU environment and put CPU work in "
+                         "cpu_queue")
     _check_image(args, rows, today)
 
     if not args.capacity or len(set(args.capacity)) != len(args.capacity) or \
@@ -174,7 +148,7 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
         if gpu_in_cpu:
             raise ConfigError("cpu_queue.instance_types", gpu_in_cpu, "GPU instances in the CPU queue",
                               "list CPU instance types (m6i, c6i...) for the CPU queue")
-        unknown = [n for n in args.cpu_queue.instance_types if n not in _ec2_instance_types()]
+        unknown = [n for n in args.cpu_queue.instance_types if n not in ec2_instance_types()]
         if unknown or not args.cpu_queue.instance_types:
             raise ConfigError("cpu_queue.instance_types", unknown, "not EC2 instance types",
                               "use EC2 instance types such as m6i.large")

@@ -14,6 +14,7 @@ from .config import StackConfig
 
 PLATFORMS = {
     "aws-batch": "stacks.aws_batch",
+    "eks": "stacks.eks",
 }
 """Platform name (the value of ``gpuready:platform``) -> module that builds it."""
 

@@ -45,13 +45,17 @@ class StackConfig:
         value = self._raw(key)
         return default if value is None else value
 
-    def get_int(self, key: str, default: int) -> int:
+    def get_int(self, key: str, default: Optional[int]) -> Optional[int]:
         value = self._parse(key, "integer")
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
             raise ConfigError(f"{NAMESPACE}:{key}", value, "not a whole number", "use a number such as 64")
         return int(value)
+
+    def get_secret(self, key: str) -> Optional[pulumi.Output[str]]:
+        """A value set with ``pulumi config set --secret``; it stays a secret in every output it reaches."""
+        return self._config.get_secret(key)
 
     def get_bool(self, key: str, default: bool) -> bool:
         value = self._parse(key, "boolean")

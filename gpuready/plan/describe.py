@@ -80,11 +80,75 @@ def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any
     return facts
 
 
+def _eks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    vpc = r.inputs.get("vpcConfig") or {}
+    public = vpc.get("endpointPublicAccess", True)
+    encrypted = [res for c in [r.inputs.get("encryptionConfig") or {}] for res in c.get("resources") or []]
+    return {
+        "version": r.inputs.get("version") or "EKS default",
+        "API endpoint": ("public from " + ", ".join(vpc.get("publicAccessCidrs") or ["0.0.0.0/0"]) + " and private")
+        if public else "private only",
+        "encrypted with KMS": ", ".join(encrypted) or "nothing",
+        "auth": (r.inputs.get("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP"),
+    }
+
+
+def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    scaling = r.inputs.get("scalingConfig") or {}
+    return {
+        "AMI": r.inputs.get("amiType", "AL2_x86_64"),
+        "capacity": r.inputs.get("capacityType", "ON_DEMAND"),
+        "nodes": f"{int(scaling.get('minSize', 0))}-{int(scaling.get('maxSize', 0))}",
+        "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in r.inputs.get("taints") or []]
+        or "none",
+        "labels": [f"{k}={v}" for k, v in sorted((r.inputs.get("labels") or {}).items())],
+        "instances": [_gpu_summary("aws", t) for t in r.inputs.get("instanceTypes") or []],
+    }
+
+
+def _flatten(values: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(values, dict) and values:
+        out: dict[str, Any] = {}
+        for key, item in values.items():
+            out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: values}
+
+
+_HELM_KEY_VALUES = ("enabled", "strategy", "migStrategy", "default")
+"""Values shown by ``gpuready plan``: switches and strategies; tolerations and affinity are summarised."""
+
+
+def _helm_release(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    repo = (r.inputs.get("repositoryOpts") or {}).get("repo", "")
+    facts: dict[str, Any] = {"chart": f"{r.inputs.get('chart')} {r.inputs.get('version') or 'UNPINNED'}",
+                             "repo": repo, "namespace": r.inputs.get("namespace")}
+    if r.inputs.get("description"):
+        facts["description"] = r.inputs["description"]
+    for key, value in _flatten(r.inputs.get("values") or {}).items():
+        last = key.rsplit(".", 1)[-1]
+        if last in _HELM_KEY_VALUES and not isinstance(value, (dict, list)):
+            facts[key] = value
+        elif last == "tolerations":
+            facts[key] = [f"{t.get('key', '*')} {t.get('operator', 'Equal')} {t.get('effect', 'any')}"
+                          for t in value or []]
+    return facts
+
+
+def _namespace(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    labels = (r.inputs.get("metadata") or {}).get("labels") or {}
+    return {"pod security": labels.get("pod-security.kubernetes.io/enforce", "cluster default")}
+
+
 DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] = {
     "aws:batch/computeEnvironment:ComputeEnvironment": _batch_compute_environment,
     "aws:batch/jobQueue:JobQueue": _batch_job_queue,
     "aws:batch/jobDefinition:JobDefinition": _batch_job_definition,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:eks/cluster:Cluster": _eks_cluster,
+    "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
+    "kubernetes:helm.sh/v3:Release": _helm_release,
+    "kubernetes:core/v1:Namespace": _namespace,
 }
 """Resource type -> function giving the facts ``gpuready plan`` prints for it."""
 
@@ -102,8 +166,21 @@ def _batch_pool(r: RenderedResource) -> Optional[Pool]:
                 unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
 
 
+def _eks_pool(r: RenderedResource) -> Optional[Pool]:
+    types = tuple(r.inputs.get("instanceTypes") or ())
+    rows = [row for row in (catalog.find("aws", t) for t in types) if row]
+    if not rows:
+        return None
+    nodes = int((r.inputs.get("scalingConfig") or {}).get("maxSize", 0))
+    return Pool(resource=r.name, cloud="aws", instance_types=types,
+                max_gpus=nodes * max(x.gpus for x in rows),
+                max_usd_per_hour=nodes * max(x.price_usd_hour or 0.0 for x in rows),
+                unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
+
+
 POOLS: dict[str, Callable[[RenderedResource], Optional[Pool]]] = {
     "aws:batch/computeEnvironment:ComputeEnvironment": _batch_pool,
+    "aws:eks/nodeGroup:NodeGroup": _eks_pool,
 }
 """Resource type -> function giving the GPU capacity the resource can scale to (``None``: no GPUs)."""
 

@@ -67,7 +67,8 @@ def _arn(type_: str, name: str, region: str) -> str:
 
 
 class PlanMocks(pulumi.runtime.Mocks):
-    """Answers registrations with the inputs plus the few outputs programs read back (ids, names, ARNs)."""
+    """Answers registrations with the inputs plus the few outputs programs read back: ids, names, ARNs, and an EKS
+    cluster's endpoint, certificate and OIDC issuer."""
 
     def __init__(self, config: dict[str, str]) -> None:
         self.region = config.get("aws:region", "us-east-1")
@@ -79,6 +80,14 @@ class PlanMocks(pulumi.runtime.Mocks):
             state.setdefault("arn", _arn(args.typ, state["name"], self.region))
             if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
                 state.setdefault("latestVersion", 1)
+            elif args.typ == "aws:eks/cluster:Cluster":
+                host = f"https://{args.name.upper()}.gr7.{self.region}.eks.amazonaws.com"
+                state.setdefault("endpoint", host)
+                state.setdefault("certificateAuthority", {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})
+                issuer = f"https://oidc.eks.{self.region}.amazonaws.com/id/{args.name.upper()}"
+                state.setdefault("identities", [{"oidcs": [{"issuer": issuer}]}])
+            elif args.typ == "aws:eks/nodeGroup:NodeGroup":
+                state.setdefault("nodeGroupName", args.name)
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:

@@ -1,0 +1,81 @@
+"""Typed inputs of :class:`~components.eks_gpu.EksGpuCluster`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+import pulumi
+
+from ..k8s_gpu.args import GpuSoftwareOptions
+from . import facts
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterArgs:
+    """A new EKS cluster: API access entries, secrets encrypted with KMS, control-plane logs, an OIDC provider."""
+
+    version: Optional[str] = None
+    """Kubernetes version (``1.33``...); EKS's default version when omitted."""
+    endpoint_public_access: bool = True
+    """Reach the API server from the internet (from ``public_access_cidrs`` only). ``False``: a private endpoint
+    only, so ``pulumi up`` must run inside the VPC (the Helm releases talk to the API server)."""
+    public_access_cidrs: Sequence[str] = ()
+    """Allow-list for the public endpoint, e.g. your VPN's egress range. Empty means anywhere (0.0.0.0/0)."""
+    secrets_kms_key_arn: Optional[pulumi.Input[str]] = None
+    """KMS key for envelope encryption of Kubernetes secrets; one (with rotation) is created when omitted."""
+    log_types: Sequence[str] = facts.CLUSTER_LOG_TYPES
+    """Control-plane logs sent to CloudWatch."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExistingClusterArgs:
+    """An EKS cluster made elsewhere: the node group joins it and the GPU software is installed in it."""
+
+    name: str
+    kubeconfig: pulumi.Input[str]
+    """A kubeconfig for the cluster (a secret), used to install the GPU software."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuNodeGroupArgs:
+    """A managed node group of GPU instances, tainted so that only GPU pods land on them."""
+
+    instance_types: Sequence[str]
+    """GPU instance types from the catalog, one architecture; EKS picks among them (Spot: the most available)."""
+    ami_type: str = facts.DEFAULT_AMI_TYPE
+    """An NVIDIA AMI type: ``AL2023_x86_64_NVIDIA`` (driver and toolkit) or ``BOTTLEROCKET_x86_64_NVIDIA`` (driver,
+    toolkit and device plugin)."""
+    capacity_type: str = "ON_DEMAND"
+    """``ON_DEMAND`` or ``SPOT``."""
+    min_size: int = 0
+    """Nodes kept when no GPU pod is pending; 0 bills no idle GPUs (a cluster autoscaler or Karpenter scales up)."""
+    max_size: int = 2
+    """Most nodes at once: caps GPUs and dollars."""
+    desired_size: Optional[int] = None
+    """Nodes at creation (``min_size`` when omitted); the autoscaler moves it afterwards, and Pulumi leaves it."""
+    root_volume_gib: int = 200
+    """Encrypted gp3 volume for container images (the root volume on AL2023, the data volume on Bottlerocket).
+    Deep-learning images are over 10 GB; a small volume leaves pods in ContainerCreating or evicted."""
+    root_volume_kms_key_id: Optional[pulumi.Input[str]] = None
+    """KMS key for that volume; the account's default EBS key when omitted."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra node labels (``nvidia.com/gpu.present=true`` is always set)."""
+    subnet_ids: Optional[pulumi.Input[Sequence[pulumi.Input[str]]]] = None
+    """Subnets for the nodes; the component's ``subnet_ids`` when omitted."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EksGpuClusterArgs:
+    """Inputs of an EKS GPU cluster. Plain values are checked when the component is constructed."""
+
+    node_group: GpuNodeGroupArgs
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """Private subnets (with a NAT gateway) in at least two availability zones, for the cluster and the nodes."""
+    cluster: Optional[ClusterArgs] = None
+    """Create the cluster with these settings; give either this or ``existing_cluster``."""
+    existing_cluster: Optional[ExistingClusterArgs] = None
+    software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
+    """The NVIDIA software installed on the cluster (device plugin or GPU Operator, DCGM exporter, sharing)."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags for every AWS resource that takes tags, and for the instances."""

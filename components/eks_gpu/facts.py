@@ -1,0 +1,72 @@
+"""Amazon EKS platform facts, in one table. Tests check each value EKS constrains against botocore's EKS model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+TYPE_TOKEN = "gpuready:aws:EksGpuCluster"
+"""Never change: renaming a type token replaces every cloud resource under it."""
+
+
+@dataclass(frozen=True)
+class AmiType:
+    """An EKS managed node group AMI type with the NVIDIA driver."""
+
+    arch: str
+    """``x86_64`` or ``arm64``: the instance types it runs on."""
+    data_device: str
+    """The block device holding container images: the root volume on AL2023, the data volume on Bottlerocket."""
+
+
+GPU_AMI_TYPES = MappingProxyType({
+    "AL2023_x86_64_NVIDIA": AmiType("x86_64", "/dev/xvda"),
+    "AL2023_ARM_64_NVIDIA": AmiType("arm64", "/dev/xvda"),
+    "BOTTLEROCKET_x86_64_NVIDIA": AmiType("x86_64", "/dev/xvdb"),
+    "BOTTLEROCKET_ARM_64_NVIDIA": AmiType("arm64", "/dev/xvdb"),
+    "BOTTLEROCKET_x86_64_NVIDIA_FIPS": AmiType("x86_64", "/dev/xvdb"),
+    "BOTTLEROCKET_ARM_64_NVIDIA_FIPS": AmiType("arm64", "/dev/xvdb"),
+})
+"""AMI types whose image ships the NVIDIA driver (what each ships beyond it: ``components.k8s_gpu.facts.NODE_IMAGES``)."""
+DEFAULT_AMI_TYPE = "AL2023_x86_64_NVIDIA"
+RETIRED_AMI_TYPES = MappingProxyType({
+    "AL2_x86_64_GPU": "EKS stopped publishing Amazon Linux 2 AMIs on 2025-11-26 (AL2 reached end of support)",
+})
+ARM64_GPU_FAMILIES = ("g5g", "p6e-gb200")
+"""GPU instance families with Graviton (arm64) CPUs; every other GPU family is x86_64."""
+
+CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
+"""EKS ``capacityType`` values we accept (``CAPACITY_BLOCK`` needs a reservation this component does not make)."""
+
+GPU_TAINT_EFFECT = "NO_SCHEDULE"
+"""The EKS API's spelling of ``NoSchedule`` for the GPU taint (``components.k8s_gpu.facts.PLATFORMS['eks']``)."""
+TAINT_EFFECTS_K8S = MappingProxyType({"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE",
+                                      "PreferNoSchedule": "PREFER_NO_SCHEDULE"})
+
+ROOT_VOLUME_GIB_RANGE = (40, 16_384)
+"""Below 40 GiB a node fills up with one deep-learning image plus the system; 16 TiB is gp3's maximum."""
+IMDS_HOP_LIMIT = 1
+"""IMDSv2 responses do not reach pods on the pod network, so a pod cannot take the node role's credentials
+(EKS best practices guide, security: restrict access to the instance profile). Pods use IAM roles via the OIDC
+provider instead."""
+
+CLUSTER_LOG_TYPES = ("api", "audit", "authenticator")
+"""Control-plane logs sent to CloudWatch by default."""
+LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+"""Every EKS control-plane log type."""
+MIN_KUBERNETES_VERSION = (1, 30)
+"""Oldest Kubernetes version accepted: the oldest whose API schemas our objects are validated against."""
+
+MANAGED_POLICIES = MappingProxyType({
+    "cluster": ("arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",),
+    "node": ("arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+             "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+             "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"),
+})
+"""The AWS managed policies each role needs, and no others (nodes pull images but never push)."""
+SERVICE_PRINCIPALS = MappingProxyType({"cluster": "eks.amazonaws.com", "node": "ec2.amazonaws.com"})
+OIDC_AUDIENCE = "sts.amazonaws.com"
+
+GPU_NODE_LABELS = MappingProxyType({"nvidia.com/gpu.present": "true"})
+"""Labels every GPU node registers with; the shared GPU software selects GPU nodes by them. The GPU Operator sets
+the same label once node-feature-discovery has seen the GPU, so nothing disagrees."""

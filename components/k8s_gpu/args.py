@@ -1,0 +1,57 @@
+"""Typed inputs of :class:`~components.k8s_gpu.K8sGpuSoftware`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import facts
+
+
+@dataclass(frozen=True, kw_only=True)
+class MigArgs:
+    """Multi-Instance GPU: partition each GPU into isolated instances (A100, A30, H100, H200 only)."""
+
+    strategy: str = "single"
+    """How partitions are advertised: ``single`` (every GPU cut the same way; pods ask for ``nvidia.com/gpu``) or
+    ``mixed`` (pods ask for ``nvidia.com/mig-1g.10gb`` and the like)."""
+    config: str = "all-balanced"
+    """The mig-parted configuration the GPU Operator's MIG manager applies: ``all-1g.10gb``, ``all-balanced``...
+    (ignored where the platform partitions GPUs itself: GKE's ``gpuPartitionSize``, AKS's ``gpuInstanceProfile``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuSoftwareOptions:
+    """What an admin chooses about the NVIDIA software on GPU nodes; the platform supplies the rest."""
+
+    install: str = "device-plugin"
+    """``device-plugin`` (NVIDIA's device plugin and DCGM exporter charts on an image that ships the driver) or
+    ``gpu-operator`` (the GPU Operator installs whatever the node image lacks)."""
+    time_slicing_replicas: Optional[int] = None
+    """Advertise each GPU as this many ``nvidia.com/gpu`` (2-64): pods share it in turns, with no memory isolation."""
+    mig: Optional[MigArgs] = None
+    """Partition GPUs with MIG; not together with time-slicing."""
+    gpu_feature_discovery: bool = True
+    """Label nodes with their GPU product, memory, count and CUDA version (``nvidia.com/gpu.product``...), so
+    workloads can select a GPU model. Brings node-feature-discovery with it."""
+    dcgm_exporter: bool = True
+    """Run NVIDIA's DCGM exporter on GPU nodes: utilisation, memory, temperature, power and XID errors on :9400."""
+    prometheus_operator: bool = False
+    """Create a ServiceMonitor for the DCGM exporter. Only when the Prometheus Operator's CRDs are in the cluster:
+    without them the release fails."""
+    namespace: str = facts.NAMESPACE
+    """Namespace created for the releases, labelled privileged for Pod Security Admission."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class K8sGpuSoftwareArgs:
+    """Inputs of :class:`K8sGpuSoftware`: the cluster's platform and GPU node image, and the admin's options."""
+
+    platform: str
+    """``eks``, ``gke`` or ``aks``: decides the GPU taint tolerated and the node labels selected."""
+    node_image: str
+    """``PLATFORM/IMAGE`` key of :data:`~components.k8s_gpu.facts.NODE_IMAGES`, e.g. ``eks/AL2023_x86_64_NVIDIA``:
+    decides which of driver, toolkit and device plugin the charts install."""
+    options: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
+    gpu_models: tuple[tuple[str, float], ...] = ()
+    """(GPU model, GPU memory GiB) of the node pools, to check MIG against; empty skips that check."""

@@ -1,0 +1,60 @@
+"""``K8sGpuSoftware``: the NVIDIA GPU software of any Kubernetes cluster, as pinned Helm releases."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+
+from ..sdk import require
+from . import facts
+from .args import K8sGpuSoftwareArgs
+from .install import InstallPlan, plan
+
+k8s = require("pulumi_kubernetes")
+
+
+class K8sGpuSoftware(pulumi.ComponentResource):
+    """A privileged namespace and the Helm releases :func:`~components.k8s_gpu.install.plan` decides.
+
+    Give the cluster's Kubernetes provider in ``opts.providers`` (or ``opts.provider``); the children inherit it.
+    """
+
+    namespace: pulumi.Output[str]
+    release_names: pulumi.Output[list[str]]
+    install_plan: InstallPlan
+    """What each release installs, and what the node image already ships."""
+
+    def __init__(self, name: str, args: K8sGpuSoftwareArgs,
+                 opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(facts.TYPE_TOKEN, name, None, opts)
+        self.install_plan = install = plan(args)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=args.options.namespace,
+                labels={**facts.PRIVILEGED_NAMESPACE_LABELS, "app.kubernetes.io/managed-by": "gpuready"}),
+            opts=pulumi.ResourceOptions(parent=self))
+        releases = []
+        for release in install.releases:
+            releases.append(k8s.helm.v3.Release(
+                f"{name}-{release.key}",
+                name=release.chart.name,
+                chart=release.chart.name,
+                version=release.chart.version,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=release.chart.repo),
+                namespace=namespace.metadata.name,
+                values=release.values,
+                description=f"gpuready: installs {', '.join(release.installs)}; the node image ships "
+                            f"{', '.join(sorted(install.node_image.ships)) or 'no NVIDIA software'}",
+                atomic=True,
+                cleanup_on_fail=True,
+                timeout=900,
+                opts=pulumi.ResourceOptions(parent=self)))
+        self.namespace = namespace.metadata.name
+        self.release_names = pulumi.Output.all(*[r.name for r in releases])
+        self.register_outputs({
+            "namespace": self.namespace,
+            "releases": self.release_names,
+            "nodeSoftware": {s: install.provider(s) for s in facts.NODE_SOFTWARE},
+        })

@@ -1,0 +1,169 @@
+"""Kubernetes GPU software facts, in tables: charts, platforms' GPU taints and boot labels, node images, MIG.
+
+Tests check every chart values key against the real chart files in ``../shared/reference/helm-charts``, and every
+platform x node image x install mode against "nothing installed twice, nothing missing".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+TYPE_TOKEN = "gpuready:k8s:GpuSoftware"
+"""Never change: renaming a type token replaces every cloud resource under it."""
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A Helm chart pinned to one version from NVIDIA's official repository."""
+
+    name: str
+    repo: str
+    version: str
+    source: str
+
+
+CHARTS = MappingProxyType({
+    "nvidia-device-plugin": Chart(
+        "nvidia-device-plugin", "https://nvidia.github.io/k8s-device-plugin", "0.20.0",
+        "NVIDIA/k8s-device-plugin v0.20.0 deployments/helm/nvidia-device-plugin"),
+    "gpu-operator": Chart(
+        "gpu-operator", "https://helm.ngc.nvidia.com/nvidia", "v26.7.0",
+        "NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator"),
+    "dcgm-exporter": Chart(
+        "dcgm-exporter", "https://nvidia.github.io/dcgm-exporter/helm-charts", "4.8.2",
+        "NVIDIA/dcgm-exporter 4.5.3-4.8.2 deployment/"),
+})
+"""Chart name -> pinned chart. The device plugin chart and the operator both embed node-feature-discovery 0.19.0."""
+
+NFD_CHART_VERSION = "0.19.0"
+
+# What a GPU node needs before a pod sees a GPU. Each must come from exactly one place: the node image or a chart.
+DRIVER, TOOLKIT, DEVICE_PLUGIN = "driver", "toolkit", "device-plugin"
+NODE_SOFTWARE = (DRIVER, TOOLKIT, DEVICE_PLUGIN)
+MIG_PARTITIONING = "mig-partitioning"
+"""Not needed on every node: who turns MIG mode on and creates the GPU instances."""
+
+INSTALL_MODES = ("device-plugin", "gpu-operator")
+"""``device-plugin``: NVIDIA's device plugin chart (with GPU feature discovery) and the DCGM exporter chart, on an
+image that ships the driver. ``gpu-operator``: the GPU Operator installs whatever the image lacks."""
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A Kubernetes node taint, with the effect spelled as Kubernetes spells it (``NoSchedule``)."""
+
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Platform:
+    """How a platform's GPU nodes look when they register: their taint, and the labels they carry from boot."""
+
+    name: str
+    taint: Taint
+    selector: tuple[tuple[str, str, tuple[str, ...]], ...]
+    """Node affinity terms (key, operator, values), all required, that select exactly the GPU nodes."""
+    boot_labels: MappingProxyType
+    """Labels a GPU node of this platform carries when it registers (used by tests and by diagnosis)."""
+    source: str
+
+
+PLATFORMS = MappingProxyType({
+    "eks": Platform(
+        "eks", Taint("nvidia.com/gpu", "true", "NoSchedule"),
+        (("nvidia.com/gpu.present", "In", ("true",)),),
+        MappingProxyType({"nvidia.com/gpu.present": "true", "eks.amazonaws.com/nodegroup": "gpu",
+                          "node.kubernetes.io/instance-type": "g6.xlarge"}),
+        "EKS applies no GPU label or taint of its own: components.eks_gpu sets both on the managed node group, so "
+        "kubelet registers the node with them (EKS user guide, managed node group labels and taints)"),
+    "gke": Platform(
+        "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
+        (("cloud.google.com/gke-accelerator", "Exists", ()),),
+        MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-nodepool": "gpu"}),
+        "GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule and labels their nodes "
+        "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE)"),
+    "aks": Platform(
+        "aks", Taint("sku", "gpu", "NoSchedule"),
+        (("kubernetes.azure.com/accelerator", "In", ("nvidia",)),),
+        MappingProxyType({"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/agentpool": "gpu"}),
+        "AKS labels GPU nodes kubernetes.azure.com/accelerator=nvidia (AKS docs, Use labels) and its GPU guide "
+        "taints GPU pools sku=gpu:NoSchedule (AKS docs, Use GPUs on AKS)"),
+})
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    """What a platform's GPU node image installs by itself, before any chart."""
+
+    platform: str
+    ships: frozenset
+    """Subset of NODE_SOFTWARE (and MIG_PARTITIONING) the image or the platform provides."""
+    note: str
+
+
+_DRIVER_TOOLKIT = frozenset({DRIVER, TOOLKIT})
+_ALL = frozenset({DRIVER, TOOLKIT, DEVICE_PLUGIN})
+
+NODE_IMAGES = MappingProxyType({
+    "eks/AL2023_x86_64_NVIDIA": NodeImage(
+        "eks", _DRIVER_TOOLKIT, "EKS-optimized AL2023 NVIDIA AMI: NVIDIA driver and container toolkit, no device plugin"),
+    "eks/AL2023_ARM_64_NVIDIA": NodeImage(
+        "eks", _DRIVER_TOOLKIT, "EKS-optimized AL2023 NVIDIA AMI (arm64): driver and container toolkit"),
+    "eks/BOTTLEROCKET_x86_64_NVIDIA": NodeImage(
+        "eks", _ALL, "Bottlerocket NVIDIA variant: driver, toolkit and NVIDIA's device plugin as a host service"),
+    "eks/BOTTLEROCKET_ARM_64_NVIDIA": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant (arm64)"),
+    "eks/BOTTLEROCKET_x86_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant, FIPS"),
+    "eks/BOTTLEROCKET_ARM_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant (arm64), FIPS"),
+    "gke/driver-installed": NodeImage(
+        "gke", frozenset(_ALL | {MIG_PARTITIONING}),
+        "GKE with gpuDriverInstallationConfig DEFAULT or LATEST: GKE installs the driver and runs its own device "
+        "plugin, which mounts the driver into containers, and partitions MIG from gpuPartitionSize"),
+    "gke/driver-disabled": NodeImage(
+        "gke", frozenset(),
+        "GKE Ubuntu nodes with INSTALLATION_DISABLED and the label gke-no-default-nvidia-gpu-device-plugin=true: "
+        "nothing NVIDIA on the node (for the GPU Operator)"),
+    "aks/driver-installed": NodeImage(
+        "aks", frozenset(_DRIVER_TOOLKIT | {MIG_PARTITIONING}),
+        "AKS GPU node image with gpuProfile.driver Install: driver and NVIDIA container runtime; AKS creates MIG "
+        "instances from gpuInstanceProfile; no device plugin"),
+    "aks/driver-none": NodeImage(
+        "aks", frozenset({MIG_PARTITIONING}),
+        "AKS with gpuProfile.driver None: no driver or toolkit (for the GPU Operator)"),
+})
+"""``PLATFORM/IMAGE`` -> what it ships. EKS images are keyed by their EKS AMI type."""
+
+MIG_STRATEGIES = ("none", "single", "mixed")
+
+MIG_PROFILES = MappingProxyType({
+    # (GPU model, GPU memory GiB rounded) -> GPU instance profiles (NVIDIA MIG user guide, supported profiles).
+    ("A100", 40): ("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+    ("A100", 80): ("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    ("A30", 24): ("1g.6gb", "2g.12gb", "4g.24gb"),
+    ("H100", 80): ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    ("H100", 94): ("1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"),
+    ("H200", 141): ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+})
+"""MIG-capable GPUs; any other GPU model cannot be partitioned."""
+
+MIG_CONFIGS_ANY_GPU = ("all-disabled", "all-enabled", "all-balanced")
+"""mig-parted configs in the GPU Operator's default MIG config that apply to every MIG-capable GPU; the others are
+``all-PROFILE`` (every GPU cut into that one profile)."""
+
+TIME_SLICING_REPLICAS = (2, 64)
+"""Bounds we accept for replicas per GPU: 1 shares nothing, and beyond 64 each share's memory is too small to use."""
+
+NAMESPACE = "nvidia-gpu"
+"""Namespace of every release. Labelled privileged for Pod Security Admission: the NVIDIA daemonsets need host
+access, and a namespace enforcing ``baseline`` or ``restricted`` rejects them."""
+PRIVILEGED_NAMESPACE_LABELS = MappingProxyType({
+    "pod-security.kubernetes.io/enforce": "privileged",
+    "pod-security.kubernetes.io/audit": "privileged",
+    "pod-security.kubernetes.io/warn": "privileged",
+})
+
+CRITICAL_ADDONS_TOLERATION = MappingProxyType({"key": "CriticalAddonsOnly", "operator": "Exists"})
+CONTROL_PLANE_TOLERATION = MappingProxyType(
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"})

@@ -1,0 +1,142 @@
+"""Which chart installs what on a node image, and each chart's values: pure data, no Pulumi.
+
+:func:`plan` decides, from what the node image ships and the install mode, the Helm releases and their values, so
+that driver, container toolkit and device plugin each come from exactly one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import yaml
+
+from . import facts
+from .args import GpuSoftwareOptions, K8sGpuSoftwareArgs
+from .validation import check
+
+
+@dataclass(frozen=True)
+class Release:
+    """One Helm release: the pinned chart, its values, and the node software it installs."""
+
+    key: str
+    """Stable child-name suffix of the release resource."""
+    chart: facts.Chart
+    values: dict[str, Any]
+    installs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    node_image: facts.NodeImage
+    platform: facts.Platform
+    releases: tuple[Release, ...]
+
+    def provider(self, software: str) -> Optional[str]:
+        """Who provides ``software`` on the GPU nodes: ``node image``, a chart name, or ``None``."""
+        if software in self.node_image.ships:
+            return "node image"
+        return next((r.chart.name for r in self.releases if software in r.installs), None)
+
+
+def gpu_toleration(taint: facts.Taint) -> dict[str, str]:
+    """Tolerates the taint whatever its value: platforms and admins disagree on it (``true``, ``present``...)."""
+    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+
+
+def gpu_node_affinity(platform: facts.Platform) -> dict[str, Any]:
+    """Required node affinity on the labels the platform's GPU nodes carry from boot (not labels NFD adds later)."""
+    expressions = [{"key": k, "operator": op, **({"values": list(v)} if v else {})} for k, op, v in platform.selector]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}
+
+
+def device_plugin_config(options: GpuSoftwareOptions) -> str:
+    """The device plugin's own config file (``version: v1``) for time-slicing and the MIG strategy."""
+    config: dict[str, Any] = {"version": "v1",
+                              "flags": {"migStrategy": options.mig.strategy if options.mig else "none"}}
+    if options.time_slicing_replicas:
+        config["sharing"] = {"timeSlicing": {"resources": [
+            {"name": "nvidia.com/gpu", "replicas": options.time_slicing_replicas}]}}
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def _device_plugin_release(options: GpuSoftwareOptions, image: facts.NodeImage,
+                           platform: facts.Platform) -> Optional[Release]:
+    plugin = facts.DEVICE_PLUGIN not in image.ships
+    gfd = options.gpu_feature_discovery
+    if not plugin and not gfd:
+        return None
+    toleration = gpu_toleration(platform.taint)
+    values: dict[str, Any] = {
+        "devicePlugin": {"enabled": plugin},
+        "gfd": {"enabled": gfd},
+        "tolerations": [dict(facts.CRITICAL_ADDONS_TOLERATION), toleration],
+        "affinity": gpu_node_affinity(platform),
+    }
+    if options.mig:
+        values["migStrategy"] = options.mig.strategy
+    if options.time_slicing_replicas:
+        values["config"] = {"map": {"default": device_plugin_config(options)}, "default": "default"}
+    if gfd:
+        # The chart's own NFD worker tolerates only nvidia.com/gpu=present: on any other taint value it never runs
+        # on GPU nodes, and GPU feature discovery waits for its labels forever.
+        values["nfd"] = {"worker": {"tolerations": [dict(facts.CONTROL_PLANE_TOLERATION), toleration]}}
+    installs = ((facts.DEVICE_PLUGIN,) if plugin else ()) + (("gpu-feature-discovery", "node-feature-discovery")
+                                                             if gfd else ())
+    return Release("device-plugin", facts.CHARTS["nvidia-device-plugin"], values, installs)
+
+
+def _dcgm_exporter_release(options: GpuSoftwareOptions, platform: facts.Platform) -> Release:
+    values = {
+        "tolerations": [gpu_toleration(platform.taint)],
+        "affinity": gpu_node_affinity(platform),
+        "serviceMonitor": {"enabled": options.prometheus_operator},
+    }
+    return Release("dcgm-exporter", facts.CHARTS["dcgm-exporter"], values, ("dcgm-exporter",))
+
+
+def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform) -> Release:
+    toleration = gpu_toleration(platform.taint)
+    wanted = {s: s not in image.ships for s in facts.NODE_SOFTWARE}
+    mig_manager = options.mig is not None and facts.MIG_PARTITIONING not in image.ships
+    device_plugin: dict[str, Any] = {"enabled": wanted[facts.DEVICE_PLUGIN]}
+    if options.time_slicing_replicas:
+        device_plugin["config"] = {"create": True, "name": "gpuready-device-plugin-config", "default": "default",
+                                   "data": {"default": device_plugin_config(options)}}
+    values: dict[str, Any] = {
+        "driver": {"enabled": wanted[facts.DRIVER]},
+        "toolkit": {"enabled": wanted[facts.TOOLKIT]},
+        "devicePlugin": device_plugin,
+        "gfd": {"enabled": options.gpu_feature_discovery},
+        "dcgmExporter": {"enabled": options.dcgm_exporter,
+                         "serviceMonitor": {"enabled": options.prometheus_operator}},
+        "migManager": {"enabled": mig_manager},
+        # The operator places its operands on nodes NFD labels as NVIDIA; they and NFD's worker must tolerate the
+        # platform's GPU taint, or no operand ever runs there.
+        "daemonsets": {"tolerations": [toleration]},
+        "node-feature-discovery": {"worker": {"tolerations": [dict(facts.CONTROL_PLANE_TOLERATION), toleration]}},
+    }
+    if options.mig:
+        values["mig"] = {"strategy": options.mig.strategy}
+        if mig_manager:
+            values["migManager"]["config"] = {"default": options.mig.config}
+    installs = tuple(s for s in facts.NODE_SOFTWARE if wanted[s]) + \
+        (("gpu-feature-discovery",) if options.gpu_feature_discovery else ()) + \
+        (("dcgm-exporter",) if options.dcgm_exporter else ()) + \
+        ((facts.MIG_PARTITIONING,) if mig_manager else ()) + ("node-feature-discovery",)
+    return Release("gpu-operator", facts.CHARTS["gpu-operator"], values, installs)
+
+
+def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
+    """Check ``args`` and decide the releases; raises :class:`~components.errors.ConfigError`."""
+    image = check(args)
+    platform = facts.PLATFORMS[args.platform]
+    options = args.options
+    if options.install == "gpu-operator":
+        releases: list[Optional[Release]] = [_operator_release(options, image, platform)]
+    else:
+        releases = [_device_plugin_release(options, image, platform),
+                    _dcgm_exporter_release(options, platform) if options.dcgm_exporter else None]
+    return InstallPlan(image, platform, tuple(r for r in releases if r is not None))

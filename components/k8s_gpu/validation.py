@@ -1,0 +1,104 @@
+"""Construction-time checks of :class:`K8sGpuSoftwareArgs`: a node that would never get a usable GPU fails at preview.
+
+:func:`check` raises :class:`~components.errors.ConfigError` naming the field, the value and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+from ..errors import ConfigError
+from . import facts
+from .args import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+_SHARING_ELSEWHERE = {
+    "gke": "set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin applies)",
+    "eks": "use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure",
+    "aks": "use the device plugin the charts install",
+}
+
+
+def mig_profiles(model: str, memory_gib: float) -> Optional[tuple[str, ...]]:
+    """MIG profiles of a GPU, or ``None`` when it cannot be partitioned."""
+    return facts.MIG_PROFILES.get((model, round(memory_gib)))
+
+
+def check_mig(field: str, mig: MigArgs, gpu_models: Sequence[tuple[str, float]], partitioned_by_platform: bool) -> None:
+    """Check a MIG request against the GPUs of the node pools (``(model, memory GiB)`` pairs)."""
+    if mig.strategy not in ("single", "mixed"):
+        raise ConfigError(f"{field}.strategy", mig.strategy, "not a MIG strategy",
+                          "use single or mixed, or leave mig unset for whole GPUs")
+    without = sorted({f"{m} {g:g} GiB" for m, g in gpu_models if mig_profiles(m, g) is None})
+    if without:
+        raise ConfigError(field, f"strategy {mig.strategy}", f"these GPUs have no MIG: {', '.join(without)}",
+                          "use A100, H100 or H200 instance types, or leave mig unset")
+    if partitioned_by_platform or mig.config in facts.MIG_CONFIGS_ANY_GPU:
+        return
+    profile = mig.config.removeprefix("all-")
+    if not mig.config.startswith("all-"):
+        raise ConfigError(f"{field}.config", mig.config, "not a mig-parted configuration of the GPU Operator",
+                          f"use {', '.join(facts.MIG_CONFIGS_ANY_GPU)} or all-PROFILE such as all-1g.10gb")
+    for model, gib in gpu_models:
+        profiles = mig_profiles(model, gib) or ()
+        if profile not in profiles:
+            raise ConfigError(f"{field}.config", mig.config, f"{model} {gib:g} GiB has no {profile} profile",
+                              f"use all-balanced, or one of {', '.join('all-' + p for p in profiles)}")
+
+
+def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImage, image_key: str,
+                  gpu_models: Sequence[tuple[str, float]] = ()) -> None:
+    """Raise :class:`ConfigError` for options that cannot work on ``image``; ``field`` prefixes the field names."""
+    if options.install not in facts.INSTALL_MODES:
+        raise ConfigError(f"{field}.install", options.install, "not an install mode",
+                          f"use {' or '.join(facts.INSTALL_MODES)}")
+    missing = [s for s in (facts.DRIVER, facts.TOOLKIT) if s not in image.ships]
+    if options.install == "device-plugin" and missing:
+        raise ConfigError(f"{field}.install", options.install,
+                          f"{image_key} ships no {' or '.join(missing)}, and the device plugin chart installs neither",
+                          "use install 'gpu-operator', which installs them")
+    replicas = options.time_slicing_replicas
+    if replicas is not None:
+        low, high = facts.TIME_SLICING_REPLICAS
+        if not low <= replicas <= high:
+            raise ConfigError(f"{field}.time_slicing_replicas", replicas, f"must be between {low} and {high}",
+                              "use 2-8 for notebooks and small inference, or leave it unset for whole GPUs")
+        if options.mig is not None:
+            raise ConfigError(f"{field}.time_slicing_replicas", replicas, "time-slicing together with MIG",
+                              "choose one: MIG for isolated slices, time-slicing for shared whole GPUs")
+        if facts.DEVICE_PLUGIN in image.ships:
+            raise ConfigError(f"{field}.time_slicing_replicas", replicas,
+                              f"{image_key} runs its own device plugin, which these charts do not configure",
+                              _SHARING_ELSEWHERE[image.platform])
+    if options.mig is not None:
+        partitioned = facts.MIG_PARTITIONING in image.ships
+        if not partitioned and options.install == "device-plugin":
+            raise ConfigError(f"{field}.mig", f"strategy {options.mig.strategy}",
+                              f"nothing partitions the GPUs on {image_key} with the device plugin alone",
+                              "use install 'gpu-operator', whose MIG manager partitions them")
+        if not partitioned and facts.DEVICE_PLUGIN in image.ships:
+            raise ConfigError(f"{field}.mig", f"strategy {options.mig.strategy}",
+                              f"{image_key} runs its own device plugin, which the GPU Operator cannot configure "
+                              "for MIG", "use ami_type AL2023_x86_64_NVIDIA for MIG")
+        check_mig(f"{field}.mig", options.mig, gpu_models, partitioned)
+    if options.prometheus_operator and not options.dcgm_exporter:
+        raise ConfigError(f"{field}.prometheus_operator", True, "a ServiceMonitor needs the DCGM exporter",
+                          "set dcgm_exporter true, or prometheus_operator false")
+    if not _DNS_LABEL.match(options.namespace):
+        raise ConfigError(f"{field}.namespace", options.namespace, "not a valid namespace name",
+                          "use lowercase letters, digits and '-', e.g. nvidia-gpu")
+
+
+def check(args: K8sGpuSoftwareArgs) -> facts.NodeImage:
+    """Raise :class:`ConfigError` for the first input that cannot work; return the node image's facts."""
+    if args.platform not in facts.PLATFORMS:
+        raise ConfigError("platform", args.platform, "unknown platform", f"use one of {', '.join(facts.PLATFORMS)}")
+    image = facts.NODE_IMAGES.get(args.node_image)
+    if image is None or image.platform != args.platform:
+        known = [k for k, v in facts.NODE_IMAGES.items() if v.platform == args.platform]
+        raise ConfigError("node_image", args.node_image, f"not a {args.platform} GPU node image",
+                          f"use one of {', '.join(known)}")
+    check_options("options", args.options, image, args.node_image, args.gpu_models)
+    return image

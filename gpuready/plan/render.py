@@ -40,6 +40,8 @@ class RenderedResource:
     """A multi-language component: its children are created by a plugin and do not render offline."""
     inputs: dict[str, Any]
     outputs: dict[str, Any]
+    provider: str = ""
+    """The explicit provider reference (``URN::ID``) the resource was registered with; '' for the default one."""
 
 
 @dataclass
@@ -117,7 +119,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 urn=response.urn, type=request.type, name=request.name, parent=request.parent,
                 custom=bool(request.custom), remote=bool(request.remote),
                 inputs=rpc.deserialize_properties(request.object),
-                outputs=dict(self.resources[response.urn].state))
+                outputs=dict(self.resources[response.urn].state), provider=request.provider)
             with self._lock:
                 self.records.append(record)
         return response

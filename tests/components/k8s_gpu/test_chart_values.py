@@ -1,0 +1,112 @@
+"""Every values key we set exists in the pinned chart version, and every NVIDIA daemonset lands on each platform's
+GPU nodes: it tolerates the platform's GPU taint and selects the labels those nodes carry from boot."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
+from components.k8s_gpu.scheduling import schedulable
+
+from . import charts
+from .test_install import MATRIX
+
+OPTION_SETS = [
+    {},
+    {"time_slicing_replicas": 4},
+    {"prometheus_operator": True},
+    {"gpu_feature_discovery": False, "dcgm_exporter": False},
+]
+
+
+def _releases():
+    for (image, mode), options in itertools.product(MATRIX, OPTION_SETS):
+        try:
+            result = plan(K8sGpuSoftwareArgs(platform=image.split("/")[0], node_image=image,
+                                             options=GpuSoftwareOptions(install=mode, **options)))
+        except ValueError:
+            continue  # e.g. time-slicing on an image whose own device plugin the charts do not configure
+        for release in result.releases:
+            yield pytest.param(image, release, id=f"{image}-{mode}-{release.key}-{'+'.join(options) or 'default'}")
+    mig = plan(K8sGpuSoftwareArgs(platform="eks", node_image="eks/AL2023_x86_64_NVIDIA", options=GpuSoftwareOptions(
+        install="gpu-operator", mig=MigArgs(strategy="mixed", config="all-1g.10gb"))))
+    yield pytest.param("eks/AL2023_x86_64_NVIDIA", mig.releases[0], id="eks-operator-mig")
+    aks_mig = plan(K8sGpuSoftwareArgs(platform="aks", node_image="aks/driver-installed",
+                                      options=GpuSoftwareOptions(mig=MigArgs(strategy="single"))))
+    yield pytest.param("aks/driver-installed", aks_mig.releases[0], id="aks-device-plugin-mig")
+
+
+RELEASES = list(_releases())
+
+
+def test_reference_files_are_the_pinned_versions():
+    for name, chart in facts.CHARTS.items():
+        assert charts.defaults(name), name
+        chart_yaml = charts.CHARTS_DIR / f"{name}-{chart.version}-Chart.yaml"
+        if name != "gpu-operator":  # its Chart.yaml in git says v1.0.0-devel; CI stamps the version at publish
+            assert f'version: "{chart.version}"' in chart_yaml.read_text()
+    lock = (charts.CHARTS_DIR / "gpu-operator-v26.7.0-Chart.lock").read_text()
+    assert f"version: {facts.NFD_CHART_VERSION}" in lock
+
+
+@pytest.mark.parametrize("image,release", RELEASES)
+def test_every_values_key_exists_in_the_pinned_chart(image, release):
+    assert list(charts.unknown_keys(release.chart.name, release.values)) == []
+
+
+def test_a_misspelled_key_is_caught():
+    bad = {"devicePlugin": {"enabeld": False}, "nfd": {"worker": {"tolerationz": []}}, "gfd": {"enabled": "true"}}
+    assert list(charts.unknown_keys("nvidia-device-plugin", bad)) == [
+        "devicePlugin.enabeld", "nfd.worker.tolerationz", "gfd.enabled (the chart expects true/false, got 'true')"]
+
+
+def _daemonset_pod_specs(chart: str, values: dict) -> dict[str, dict]:
+    """The scheduling fields of each daemonset the release creates on GPU nodes, as its templates fill them in."""
+    v = charts.merged(chart, values)
+    if chart == "nvidia-device-plugin":
+        pod = {"tolerations": v["tolerations"], "affinity": v["affinity"], "nodeSelector": v["nodeSelector"]}
+        specs = {"device-plugin": pod} if v["devicePlugin"]["enabled"] else {}
+        if v["gfd"]["enabled"]:
+            specs["gpu-feature-discovery"] = pod
+            specs["nfd-worker"] = {"tolerations": v["nfd"]["worker"]["tolerations"]}
+        return specs
+    if chart == "dcgm-exporter":
+        return {"dcgm-exporter": {"tolerations": v["tolerations"], "affinity": v["affinity"],
+                                  "nodeSelector": v["nodeSelector"]}}
+    # The operator puts its operands on nodes labelled nvidia.com/gpu.present=true (from NFD's PCI labels), all
+    # with daemonsets.tolerations; NFD's worker runs everywhere with its own tolerations.
+    nfd = v["node-feature-discovery"]["worker"]
+    return {"operands": {"tolerations": v["daemonsets"]["tolerations"],
+                         "nodeSelector": {"nvidia.com/gpu.present": "true"}},
+            "nfd-worker": {"tolerations": nfd["tolerations"], "nodeSelector": nfd.get("nodeSelector") or {}}}
+
+
+@pytest.mark.parametrize("image,release", RELEASES)
+def test_every_daemonset_tolerates_the_gpu_taint_and_selects_gpu_nodes(image, release):
+    platform = facts.PLATFORMS[image.split("/")[0]]
+    gpu_node = dict(platform.boot_labels)
+    if release.chart.name == "gpu-operator":
+        gpu_node["nvidia.com/gpu.present"] = "true"  # what NFD's labels make the operator set
+    cpu_node = {"kubernetes.io/os": "linux"}
+    for name, spec in _daemonset_pod_specs(release.chart.name, release.values).items():
+        assert schedulable(spec, gpu_node, [platform.taint]), f"{name} never runs on {platform.name} GPU nodes"
+        if name != "nfd-worker":
+            assert not schedulable(spec, cpu_node, []), f"{name} would run on CPU nodes"
+
+
+@pytest.mark.parametrize("platform", facts.PLATFORMS.values(), ids=lambda p: p.name)
+def test_the_charts_own_defaults_would_miss_some_platform(platform):
+    """Why the values above are needed: left alone, the charts fail on at least one platform."""
+    device_plugin = charts.defaults("nvidia-device-plugin")
+    nfd_worker = {"tolerations": device_plugin["nfd"]["worker"]["tolerations"]}
+    dcgm = charts.defaults("dcgm-exporter")
+    misses = [
+        not schedulable(nfd_worker, dict(platform.boot_labels), [platform.taint]),
+        not schedulable({"tolerations": dcgm["tolerations"]}, dict(platform.boot_labels), [platform.taint]),
+        not schedulable({"tolerations": device_plugin["tolerations"], "affinity": device_plugin["affinity"]},
+                        {k: v for k, v in platform.boot_labels.items() if k != "nvidia.com/gpu.present"},
+                        [platform.taint]),
+    ]
+    assert any(misses)

@@ -1,0 +1,115 @@
+"""Which chart installs what, on every node image and in both install modes, read from the real charts' values."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import yaml
+
+from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
+
+from . import charts
+
+MATRIX = [(image, mode) for image, mode in itertools.product(facts.NODE_IMAGES, facts.INSTALL_MODES)
+          if mode == "gpu-operator" or {facts.DRIVER, facts.TOOLKIT} <= facts.NODE_IMAGES[image].ships]
+
+
+def _plan(image: str, **options):
+    return plan(K8sGpuSoftwareArgs(platform=image.split("/")[0], node_image=image,
+                                   options=GpuSoftwareOptions(**options)))
+
+
+def test_matrix_covers_every_image_with_at_least_the_operator():
+    assert {image for image, _ in MATRIX} == set(facts.NODE_IMAGES)
+    assert len(MATRIX) == 18  # 10 images x 2 modes, less device-plugin mode on the 2 images without a driver
+
+
+@pytest.mark.parametrize("image,mode", MATRIX)
+def test_driver_toolkit_and_device_plugin_each_come_from_exactly_one_place(image, mode):
+    result = _plan(image, install=mode)
+    ships = facts.NODE_IMAGES[image].ships
+    for software in facts.NODE_SOFTWARE:
+        sources = (["node image"] if software in ships else []) + \
+            [r.chart.name for r in result.releases if software in charts.installs(r.chart.name, r.values)]
+        assert len(sources) == 1, f"{software} on {image} ({mode}) comes from {sources or 'nowhere'}"
+        assert result.provider(software) == sources[0]
+
+
+@pytest.mark.parametrize("image,mode", MATRIX)
+def test_each_release_says_what_its_values_install(image, mode):
+    for release in _plan(image, install=mode).releases:
+        assert set(release.installs) == charts.installs(release.chart.name, release.values), release.chart.name
+
+
+def test_al2023_device_plugin_mode_installs_plugin_and_dcgm_exporter_charts():
+    result = _plan("eks/AL2023_x86_64_NVIDIA")
+    assert [(r.chart.name, r.chart.version) for r in result.releases] == [
+        ("nvidia-device-plugin", "0.20.0"), ("dcgm-exporter", "4.8.2")]
+
+
+def test_bottlerocket_gets_no_second_device_plugin_in_either_mode():
+    plugin_mode = _plan("eks/BOTTLEROCKET_x86_64_NVIDIA")
+    (device_plugin_chart,) = [r for r in plugin_mode.releases if r.chart.name == "nvidia-device-plugin"]
+    assert device_plugin_chart.values["devicePlugin"] == {"enabled": False}  # only GPU feature discovery
+    assert _plan("eks/BOTTLEROCKET_x86_64_NVIDIA", gpu_feature_discovery=False).releases[0].chart.name == \
+        "dcgm-exporter"
+    operator = _plan("eks/BOTTLEROCKET_x86_64_NVIDIA", install="gpu-operator").releases[0].values
+    assert (operator["driver"], operator["toolkit"], operator["devicePlugin"]) == (
+        {"enabled": False}, {"enabled": False}, {"enabled": False})
+
+
+def test_operator_installs_the_driver_only_where_the_image_has_none():
+    assert _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator").releases[0].values["driver"] == {"enabled": False}
+    assert _plan("aks/driver-none", install="gpu-operator").releases[0].values["driver"] == {"enabled": True}
+    assert _plan("gke/driver-disabled", install="gpu-operator").releases[0].values["toolkit"] == {"enabled": True}
+
+
+def test_service_monitor_only_when_the_prometheus_operator_is_there():
+    for mode, key in (("device-plugin", lambda rs: rs[-1].values["serviceMonitor"]),
+                      ("gpu-operator", lambda rs: rs[0].values["dcgmExporter"]["serviceMonitor"])):
+        assert key(_plan("eks/AL2023_x86_64_NVIDIA", install=mode).releases) == {"enabled": False}
+        assert key(_plan("eks/AL2023_x86_64_NVIDIA", install=mode, prometheus_operator=True).releases) == \
+            {"enabled": True}
+    # Both charts default to creating one, which fails where the CRD is missing: we always say which.
+    assert charts.defaults("dcgm-exporter")["serviceMonitor"]["enabled"] is True
+    assert charts.defaults("gpu-operator")["dcgmExporter"]["serviceMonitor"]["enabled"] is True
+
+
+def test_dcgm_exporter_can_be_left_out():
+    assert [r.chart.name for r in _plan("eks/AL2023_x86_64_NVIDIA", dcgm_exporter=False).releases] == [
+        "nvidia-device-plugin"]
+    assert _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator", dcgm_exporter=False).releases[0] \
+        .values["dcgmExporter"]["enabled"] is False
+
+
+def _device_plugin_config(release) -> dict:
+    if release.chart.name == "gpu-operator":
+        config = release.values["devicePlugin"]["config"]
+        assert config["create"] is True and config["name"]
+        return yaml.safe_load(config["data"][config["default"]])
+    config = release.values["config"]
+    return yaml.safe_load(config["map"][config["default"]])
+
+
+@pytest.mark.parametrize("mode", facts.INSTALL_MODES)
+def test_time_slicing_is_rendered_into_the_device_plugin_config_file(mode):
+    (release, *_) = _plan("eks/AL2023_x86_64_NVIDIA", install=mode, time_slicing_replicas=4).releases
+    assert _device_plugin_config(release) == {
+        "version": "v1", "flags": {"migStrategy": "none"},
+        "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
+
+
+def test_mig_with_the_operator_enables_its_mig_manager_with_the_chosen_config():
+    values = _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator",
+                   mig=MigArgs(strategy="mixed", config="all-1g.10gb")).releases[0].values
+    assert values["mig"] == {"strategy": "mixed"}
+    assert values["migManager"] == {"enabled": True, "config": {"default": "all-1g.10gb"}}
+    assert _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator").releases[0].values["migManager"] == \
+        {"enabled": False}
+
+
+def test_mig_on_aks_is_partitioned_by_aks_and_advertised_by_the_device_plugin():
+    (release, _) = _plan("aks/driver-installed", mig=MigArgs(strategy="single")).releases
+    assert release.values["migStrategy"] == "single"
+    assert "mig-partitioning" not in release.installs

@@ -42,6 +42,8 @@ class RenderedResource:
     outputs: dict[str, Any]
     provider: str = ""
     """The explicit provider reference (``URN::ID``) the resource was registered with; '' for the default one."""
+    secret_inputs: frozenset = frozenset()
+    """Top-level input names whose value is, or holds, a secret (shown unwrapped in ``inputs``)."""
 
 
 @dataclass
@@ -104,6 +106,19 @@ class PlanMocks(pulumi.runtime.Mocks):
         return {}
 
 
+def _unwrap_secrets(value: Any) -> tuple[Any, bool]:
+    """``value`` with every secret replaced by its plain value, and whether there was one."""
+    if rpc.is_rpc_secret(value):
+        return _unwrap_secrets(rpc.unwrap_rpc_secret(value))[0], True
+    if isinstance(value, dict):
+        pairs = {k: _unwrap_secrets(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, any(s for _, s in pairs.values())
+    if isinstance(value, list):
+        pairs = [_unwrap_secrets(v) for v in value]
+        return [v for v, _ in pairs], any(s for _, s in pairs)
+    return value, False
+
+
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
     """The mock monitor, also keeping each registration's parent and inputs."""
 
@@ -115,10 +130,14 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
+            inputs, secret = {}, set()
+            for key, value in rpc.deserialize_properties(request.object).items():
+                inputs[key], is_secret = _unwrap_secrets(value)
+                if is_secret:
+                    secret.add(key)
             record = RenderedResource(
                 urn=response.urn, type=request.type, name=request.name, parent=request.parent,
-                custom=bool(request.custom), remote=bool(request.remote),
-                inputs=rpc.deserialize_properties(request.object),
+                custom=bool(request.custom), remote=bool(request.remote), inputs=inputs, secret_inputs=frozenset(secret),
                 outputs=dict(self.resources[response.urn].state), provider=request.provider)
             with self._lock:
                 self.records.append(record)

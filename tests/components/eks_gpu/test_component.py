@@ -1,0 +1,150 @@
+"""EksGpuCluster under Pulumi's mock runtime: what the node group, launch template, cluster and roles receive."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.eks_gpu import ExistingClusterArgs, facts
+from components.k8s_gpu import GpuSoftwareOptions
+from tests.conftest import non_camel_keys
+
+from .helpers import ATTACH, CLUSTER, LT, NODE_GROUP, OIDC, RELEASE, ROLE, build
+
+
+@pytest.fixture
+def built(render):
+    return build(render)
+
+
+def test_node_group_is_a_tainted_nvidia_group_that_scales_from_zero(built):
+    rendering, _ = built
+    (ng,) = rendering.of_type(NODE_GROUP)
+    i = ng.inputs
+    assert (i["amiType"], i["capacityType"]) == ("AL2023_x86_64_NVIDIA", "ON_DEMAND")
+    assert i["instanceTypes"] == ["g6.xlarge", "g6.12xlarge"]
+    assert i["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert i["labels"] == {"nvidia.com/gpu.present": "true"}
+    assert i["scalingConfig"] == {"minSize": 0, "maxSize": 3, "desiredSize": 0}
+    assert i["subnetIds"] == ["subnet-a", "subnet-b"]
+    assert i["clusterName"] == "ml" and i["nodeRoleArn"].endswith(":role/ml-gpu-node")
+    (lt,) = rendering.of_type(LT)
+    assert i["launchTemplate"] == {"id": lt.name + "-id", "version": "1"}
+    assert "diskSize" not in i  # the volume is in the launch template: EKS refuses both
+
+
+def test_launch_template_requires_imdsv2_and_encrypts_the_image_volume(built):
+    (lt,) = built[0].of_type(LT)
+    assert lt.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
+                                            "httpPutResponseHopLimit": 1}
+    (mapping,) = lt.inputs["blockDeviceMappings"]
+    assert mapping["deviceName"] == "/dev/xvda"
+    assert mapping["ebs"] == {"volumeSize": 200, "volumeType": "gp3", "encrypted": "true",
+                              "deleteOnTermination": "true"}
+    assert {t["resourceType"] for t in lt.inputs["tagSpecifications"]} == {"instance", "volume"}
+
+
+def test_bottlerocket_sizes_its_data_volume(render):
+    rendering, eks = build(render, {"ami_type": "BOTTLEROCKET_x86_64_NVIDIA", "root_volume_gib": 300})
+    (lt,) = rendering.of_type(LT)
+    assert [(m["deviceName"], m["ebs"]["volumeSize"]) for m in lt.inputs["blockDeviceMappings"]] == [
+        ("/dev/xvdb", 300)]
+    assert eks.software.install_plan.provider("device-plugin") == "node image"
+
+
+def test_spot_labels_and_desired_size(render):
+    rendering, eks = build(render, {"capacity_type": "SPOT", "min_size": 1, "desired_size": 2,
+                                    "labels": {"team": "vision"}})
+    (ng,) = rendering.of_type(NODE_GROUP)
+    assert ng.inputs["capacityType"] == "SPOT"
+    assert ng.inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 2}
+    assert ng.inputs["labels"] == {"team": "vision", "nvidia.com/gpu.present": "true"}
+    assert eks.gpu_node_labels == ng.inputs["labels"]
+
+
+def test_cluster_is_encrypted_logged_and_uses_access_entries(built):
+    rendering, _ = built
+    (cluster,) = rendering.of_type(CLUSTER)
+    i = cluster.inputs
+    assert i["encryptionConfig"]["resources"] == ["secrets"]
+    assert i["encryptionConfig"]["provider"]["keyArn"].endswith(":key/ml-secrets")
+    assert i["accessConfig"] == {"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": True}
+    assert i["enabledClusterLogTypes"] == ["api", "audit", "authenticator"]
+    assert i["vpcConfig"] == {"subnetIds": ["subnet-a", "subnet-b"], "endpointPrivateAccess": True,
+                              "endpointPublicAccess": True, "publicAccessCidrs": ["0.0.0.0/0"]}
+    (oidc,) = rendering.of_type(OIDC)
+    assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
+    assert oidc.inputs["url"].startswith("https://oidc.eks.us-east-1.amazonaws.com/id/")
+
+
+def test_roles_have_exactly_the_managed_policies_they_need(built):
+    rendering, _ = built
+    roles = {r.name: json.loads(r.inputs["assumeRolePolicy"])["Statement"][0]["Principal"]["Service"]
+             for r in rendering.of_type(ROLE)}
+    assert roles == {"ml-cluster": "eks.amazonaws.com", "ml-gpu-node": "ec2.amazonaws.com"}
+    attached = sorted((a.inputs["role"], a.inputs["policyArn"].rsplit("/", 1)[1]) for a in rendering.of_type(ATTACH))
+    assert attached == [("ml-cluster", "AmazonEKSClusterPolicy"),
+                        ("ml-gpu-node", "AmazonEC2ContainerRegistryPullOnly"),
+                        ("ml-gpu-node", "AmazonEKSWorkerNodePolicy"), ("ml-gpu-node", "AmazonEKS_CNI_Policy")]
+
+
+def test_gpu_software_is_installed_through_a_provider_for_this_cluster(built):
+    rendering, eks = built
+    releases = rendering.of_type(RELEASE)
+    assert sorted(r.inputs["chart"] for r in releases) == ["dcgm-exporter", "nvidia-device-plugin"]
+    assert all(r.provider.split("::")[-2] == "ml-k8s" for r in releases)
+    (provider,) = rendering.of_type("pulumi:providers:kubernetes")
+    assert provider.secret_inputs == {"kubeconfig"}
+    kubeconfig = json.loads(provider.inputs["kubeconfig"])
+    assert kubeconfig["clusters"][0]["cluster"]["server"].startswith("https://ML.gr7.us-east-1.eks.amazonaws.com")
+    assert kubeconfig["users"][0]["user"]["exec"]["args"] == [
+        "eks", "get-token", "--cluster-name", "ml", "--region", "us-east-1"]
+
+
+def test_outputs_the_smoke_test_reads(built):
+    _, eks = built
+    assert eks.gpu_taint == {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+    assert eks.capacity.gpu_models == ("L4",) and eks.capacity.max_gpus_per_node == 4
+    assert eks.capacity.max_gpus == 12 and eks.capacity.max_usd_per_hour == round(3 * 4.6016, 2)
+
+
+def test_private_endpoint_and_allow_list(render):
+    from components.eks_gpu import ClusterArgs
+
+    rendering, _ = build(render, cluster=ClusterArgs(endpoint_public_access=False, version="1.33"))
+    (cluster,) = rendering.of_type(CLUSTER)
+    assert cluster.inputs["version"] == "1.33"
+    assert cluster.inputs["vpcConfig"]["endpointPublicAccess"] is False
+    assert "publicAccessCidrs" not in cluster.inputs["vpcConfig"]
+    rendering, _ = build(render, cluster=ClusterArgs(public_access_cidrs=["203.0.113.0/24"]))
+    assert rendering.of_type(CLUSTER)[0].inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
+
+
+def test_existing_cluster_gets_only_the_node_group_and_software(render):
+    rendering, eks = build(render, cluster=None,
+                           existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="apiVersion: v1"),
+                           software=GpuSoftwareOptions(install="gpu-operator"))
+    types = {r.type for r in rendering.resources}
+    assert CLUSTER not in types and OIDC not in types and "aws:kms/key:Key" not in types
+    (ng,) = rendering.of_type(NODE_GROUP)
+    assert ng.inputs["clusterName"] == "prod"
+    (release,) = rendering.of_type(RELEASE)
+    assert release.inputs["chart"] == "gpu-operator"
+    assert release.inputs["values"]["driver"] == {"enabled": False}  # the AL2023 NVIDIA AMI ships it
+    (provider,) = rendering.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == "apiVersion: v1"
+
+
+def test_every_child_is_parented_with_stable_names(built):
+    rendering, _ = built
+    (component,) = rendering.of_type(facts.TYPE_TOKEN)
+    direct = sorted(r.name for r in rendering.resources if r.parent == component.urn)
+    assert direct == ["ml", "ml-cluster", "ml-cluster-AmazonEKSClusterPolicy", "ml-gpu", "ml-gpu", "ml-gpu-node",
+                      "ml-gpu-node-AmazonEC2ContainerRegistryPullOnly", "ml-gpu-node-AmazonEKSWorkerNodePolicy",
+                      "ml-gpu-node-AmazonEKS_CNI_Policy", "ml-gpu-software", "ml-k8s", "ml-oidc", "ml-secrets"]
+
+
+def test_inputs_are_camel_case(built):
+    for resource in built[0].resources:
+        assert list(non_camel_keys(resource.inputs)) == [], resource.urn

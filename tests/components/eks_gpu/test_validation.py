@@ -1,0 +1,64 @@
+"""Impossible EKS GPU setups fail at construction with the field, the value and the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.eks_gpu import ClusterArgs, ExistingClusterArgs
+from components.eks_gpu.validation import check
+from components.errors import ConfigError
+from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+
+from .helpers import args
+
+
+@pytest.mark.parametrize("node_group,overrides,field,words", [
+    ({"instance_types": ["g6.xlarge", "m6i.large"]}, {}, "node_group.instance_types", "has no NVIDIA GPU"),
+    ({"instance_types": ["g6.xlrge"]}, {}, "node_group.instance_types", "g6.xlarge"),
+    ({"instance_types": []}, {}, "node_group.instance_types", "no instance type"),
+    ({"instance_types": "g6.xlarge"}, {}, "node_group.instance_types", "must be a list"),
+    ({"ami_type": "AL2023_x86_64_STANDARD"}, {}, "node_group.ami_type", "not an NVIDIA AMI type"),
+    ({"ami_type": "AL2_x86_64_GPU"}, {}, "node_group.ami_type", "stopped publishing Amazon Linux 2"),
+    ({"ami_type": "AL2023_ARM_64_NVIDIA"}, {}, "node_group.instance_types", "not arm64 instances"),
+    ({"capacity_type": "CAPACITY_BLOCK"}, {}, "node_group.capacity_type", "ON_DEMAND or SPOT"),
+    ({"min_size": 3, "max_size": 2}, {}, "node_group.min_size/desired_size/max_size", "min_size <= desired_size"),
+    ({"desired_size": 5}, {}, "node_group.min_size/desired_size/max_size", "desired_size <= max_size"),
+    ({"max_size": 0}, {}, "node_group.min_size/desired_size/max_size", "max_size >= 1"),
+    ({"root_volume_gib": 20}, {}, "node_group.root_volume_gib", "between 40"),
+    ({"labels": {"bad key!": "x"}}, {}, "node_group.labels.bad key!", "not a valid Kubernetes label"),
+    ({"labels": {"nvidia.com/gpu.present": "false"}}, {}, "node_group.labels.nvidia.com/gpu.present",
+     "selects GPU nodes by this label"),
+    ({}, {"software": GpuSoftwareOptions(install="gpu-operator", mig=MigArgs())}, "software.mig", "no MIG: L4"),
+    ({"instance_types": ["p4d.24xlarge"]}, {"software": GpuSoftwareOptions(mig=MigArgs())}, "software.mig",
+     "gpu-operator"),
+    ({}, {"software": GpuSoftwareOptions(time_slicing_replicas=4, mig=MigArgs(), install="gpu-operator")},
+     "software.time_slicing_replicas", "together with MIG"),
+    ({"ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}, {"software": GpuSoftwareOptions(time_slicing_replicas=4)},
+     "software.time_slicing_replicas", "AL2023_x86_64_NVIDIA"),
+    ({}, {"cluster": None}, "cluster/existing_cluster", "exactly one"),
+    ({}, {"existing_cluster": ExistingClusterArgs(name="prod", kubeconfig="x")}, "cluster/existing_cluster",
+     "exactly one"),
+    ({}, {"cluster": ClusterArgs(version="1.29")}, "cluster.version", "1.30 or newer"),
+    ({}, {"cluster": ClusterArgs(version="latest")}, "cluster.version", "1.30 or newer"),
+    ({}, {"cluster": ClusterArgs(public_access_cidrs=["203.0.113.0/33"])}, "cluster.public_access_cidrs",
+     "not a CIDR"),
+    ({}, {"cluster": ClusterArgs(endpoint_public_access=False, public_access_cidrs=["203.0.113.0/24"])},
+     "cluster.public_access_cidrs", "public endpoint that is off"),
+    ({}, {"cluster": ClusterArgs(log_types=["audit", "kubelet"])}, "cluster.log_types", "controllerManager"),
+])
+def test_impossible_setups_are_refused(node_group, overrides, field, words):
+    with pytest.raises(ConfigError) as error:
+        check(args(node_group, **overrides))
+    assert error.value.field == field
+    assert words in str(error.value)
+
+
+def test_mig_on_h100_with_the_operator_passes():
+    cap = check(args({"instance_types": ["p5.48xlarge"]},
+                     software=GpuSoftwareOptions(install="gpu-operator", mig=MigArgs(config="all-1g.10gb"))))
+    assert cap.gpu_models == ("H100",) and cap.max_gpus == 24
+
+
+def test_capacity_is_max_nodes_of_the_largest_type():
+    cap = check(args({"instance_types": ["g6.xlarge", "g6.12xlarge"], "max_size": 5}))
+    assert (cap.max_gpus_per_node, cap.max_gpus, cap.node_image) == (4, 20, "eks/AL2023_x86_64_NVIDIA")

@@ -1,0 +1,111 @@
+"""Every EKS value the component sends, checked against botocore's EKS and EC2 service models."""
+
+from __future__ import annotations
+
+import botocore.session
+import pytest
+from botocore.validate import ParamValidator
+
+from components.eks_gpu import facts
+from components.k8s_gpu import facts as k8s_facts
+
+from .helpers import CLUSTER, LT, NODE_GROUP, build
+
+
+@pytest.fixture(scope="module")
+def eks():
+    return botocore.session.get_session().get_service_model("eks")
+
+
+def _valid(model, operation: str, params: dict) -> None:
+    report = ParamValidator().validate(params, model.operation_model(operation).input_shape)
+    assert not report.has_errors(), report.generate_report()
+
+
+def test_ami_types_capacity_types_taint_effects_and_log_types_are_eks_enums(eks):
+    ami_types = eks.shape_for("AMITypes").enum
+    assert set(facts.GPU_AMI_TYPES) | set(facts.RETIRED_AMI_TYPES) <= set(ami_types)
+    assert set(facts.CAPACITY_TYPES) <= set(eks.shape_for("CapacityTypes").enum)
+    assert set(facts.TAINT_EFFECTS_K8S.values()) == set(eks.shape_for("TaintEffect").enum)
+    assert set(facts.LOG_TYPES) == set(eks.shape_for("LogType").enum)
+    assert "API" in eks.shape_for("AuthenticationMode").enum
+
+
+def test_every_nvidia_ami_type_eks_offers_is_known(eks):
+    nvidia = {t for t in eks.shape_for("AMITypes").enum if "NVIDIA" in t or t.endswith("_GPU")}
+    assert nvidia == set(facts.GPU_AMI_TYPES) | set(facts.RETIRED_AMI_TYPES)
+    assert all(f"eks/{t}" in k8s_facts.NODE_IMAGES for t in facts.GPU_AMI_TYPES)
+
+
+@pytest.mark.parametrize("node_group", [{}, {"capacity_type": "SPOT", "ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}])
+def test_rendered_node_group_is_a_valid_create_nodegroup_request(render, eks, node_group):
+    rendering, _ = build(render, node_group)
+    (ng,) = rendering.of_type(NODE_GROUP)
+    i = ng.inputs
+    request = {
+        "clusterName": i["clusterName"], "nodegroupName": ng.name, "nodeRole": i["nodeRoleArn"],
+        "subnets": i["subnetIds"], "amiType": i["amiType"], "capacityType": i["capacityType"],
+        "instanceTypes": i["instanceTypes"], "labels": i["labels"], "taints": i["taints"],
+        "scalingConfig": {k: int(v) for k, v in i["scalingConfig"].items()},
+        "updateConfig": {k: int(v) for k, v in i["updateConfig"].items()},
+        "launchTemplate": i["launchTemplate"], "tags": i["tags"],
+    }
+    _valid(eks, "CreateNodegroup", request)
+
+
+def test_rendered_cluster_is_a_valid_create_cluster_request(render, eks):
+    rendering, _ = build(render)
+    (cluster,) = rendering.of_type(CLUSTER)
+    i = cluster.inputs
+    vpc = i["vpcConfig"]
+    request = {
+        "name": cluster.name, "roleArn": i["roleArn"],
+        "resourcesVpcConfig": {"subnetIds": vpc["subnetIds"], "endpointPublicAccess": vpc["endpointPublicAccess"],
+                               "endpointPrivateAccess": vpc["endpointPrivateAccess"],
+                               "publicAccessCidrs": vpc["publicAccessCidrs"]},
+        "encryptionConfig": [{"resources": i["encryptionConfig"]["resources"],
+                              "provider": i["encryptionConfig"]["provider"]}],
+        "logging": {"clusterLogging": [{"types": i["enabledClusterLogTypes"], "enabled": True}]},
+        "accessConfig": i["accessConfig"], "tags": i["tags"],
+    }
+    _valid(eks, "CreateCluster", request)
+
+
+def test_launch_template_is_a_valid_create_launch_template_request(render):
+    ec2 = botocore.session.get_session().get_service_model("ec2")
+    rendering, _ = build(render)
+    (lt,) = rendering.of_type(LT)
+    data = {
+        "MetadataOptions": {"HttpEndpoint": "enabled", "HttpTokens": lt.inputs["metadataOptions"]["httpTokens"],
+                            "HttpPutResponseHopLimit": int(lt.inputs["metadataOptions"]["httpPutResponseHopLimit"])},
+        "BlockDeviceMappings": [{"DeviceName": m["deviceName"], "Ebs": {
+            "VolumeSize": int(m["ebs"]["volumeSize"]), "VolumeType": m["ebs"]["volumeType"],
+            "Encrypted": m["ebs"]["encrypted"] == "true"}} for m in lt.inputs["blockDeviceMappings"]],
+        "TagSpecifications": [{"ResourceType": t["resourceType"],
+                               "Tags": [{"Key": k, "Value": v} for k, v in t["tags"].items()]}
+                              for t in lt.inputs["tagSpecifications"]],
+    }
+    _valid(ec2, "CreateLaunchTemplate", {"LaunchTemplateName": lt.name, "LaunchTemplateData": data})
+
+
+def test_gpu_instance_families_of_each_architecture():
+    # moto's copy of EC2's DescribeInstanceTypes knows each GPU type's architecture.
+    import gzip
+    import json
+    from importlib import resources
+
+    from components import catalog
+
+    raw = resources.files("moto.ec2").joinpath("resources/instance_types.json.gz").read_bytes()
+    types = json.loads(gzip.decompress(raw))
+    for row in (r for r in catalog.rows() if r.cloud == "aws"):
+        info = types.get(row.name)
+        if info is None:
+            continue
+        archs = info["ProcessorInfo"]["SupportedArchitectures"]
+        family = row.name.split(".")[0]
+        assert ("arm64" in archs) == (family in facts.ARM64_GPU_FAMILIES), row.name
+    for family in facts.ARM64_GPU_FAMILIES:
+        known = [info for name, info in types.items() if name.split(".")[0] == family]
+        assert all(i["ProcessorInfo"]["SupportedArchitectures"] == ["arm64"] for i in known), family
+    assert any(name.startswith("g5g.") for name in types)

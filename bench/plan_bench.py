@@ -4,7 +4,7 @@ The floor is a process that imports pulumi and touches every provider resource c
 packages load lazily, so each class is named). Runs are interleaved, the median of each is taken, and the ratio
 plan / floor is printed per stack: the plan should cost little beyond loading the classes it must use.
 
-    python bench/plan_bench.py                      # aws-batch, 7 runs each
+    python bench/plan_bench.py                      # aws-batch and eks, 7 runs each
     python bench/plan_bench.py --stack aws-batch --runs 11 --max-ratio 1.3
 """
 
@@ -27,7 +27,13 @@ def _classes(stack: str) -> list[str]:
         package, module, cls = resource["type"].split(":")
         if package == "gpuready":
             continue
-        paths.add(f"pulumi_{package.replace('-', '_')}.{module.split('/')[0]}.{cls}")
+        if package == "pulumi" and module == "providers":
+            paths.add(f"pulumi_{cls.replace('-', '_')}.Provider")
+        elif package == "kubernetes":  # core/v1 -> core.v1, helm.sh/v3 -> helm.v3
+            group, _, version = module.partition("/")
+            paths.add(f"pulumi_kubernetes.{group.split('.')[0]}.{version}.{cls}")
+        else:
+            paths.add(f"pulumi_{package.replace('-', '_')}.{module.split('/')[0]}.{cls}")
     return sorted(paths)
 
 
@@ -44,12 +50,12 @@ def _time(cmd: list[str]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stack", action="append", help="stack to time (repeatable; default aws-batch)")
+    parser.add_argument("--stack", action="append", help="stack to time (repeatable; default aws-batch and eks)")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--max-ratio", type=float, help="exit 1 if any stack's ratio exceeds this")
     args = parser.parse_args()
     worst = 0.0
-    for stack in args.stack or ["aws-batch"]:
+    for stack in args.stack or ["aws-batch", "eks"]:
         classes = _classes(stack)
         plan_cmd = [sys.executable, "-m", "gpuready", "plan", "--stack", stack]
         floor_cmd = [sys.executable, "-c", _floor_code(classes)]

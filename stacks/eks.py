@@ -86,7 +86,7 @@ def build(config: StackConfig) -> None:
         software=GpuSoftwareOptions(
             install=config.get_str("install", defaults.install),
             time_slicing_replicas=config.get_int("timeSlicingReplicas", None),
-            mig=MigArgs(**{k: v for k, v in mig.items()}) if mig is not None else None,
+            mig=MigArgs(**mig) if mig is not None else None,
             gpu_feature_discovery=config.get_bool("gpuFeatureDiscovery", defaults.gpu_feature_discovery),
             dcgm_exporter=config.get_bool("dcgmExporter", defaults.dcgm_exporter),
             prometheus_operator=config.get_bool("prometheusOperator", defaults.prometheus_operator),

@@ -12,6 +12,16 @@ from . import facts
 
 
 @dataclass(frozen=True, kw_only=True)
+class SystemNodeGroupArgs:
+    """Untainted CPU nodes of a new cluster, for what must not wait for a GPU node: CoreDNS, the GPU Operator's
+    controller, node-feature-discovery's master. Without them those pods stay Pending and the Helm releases fail."""
+
+    instance_types: Sequence[str] = facts.SYSTEM_INSTANCE_TYPES
+    size: int = 2
+    """Nodes, fixed (two, so that CoreDNS survives the loss of one)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ClusterArgs:
     """A new EKS cluster: API access entries, secrets encrypted with KMS, control-plane logs, an OIDC provider."""
 
@@ -26,6 +36,8 @@ class ClusterArgs:
     """KMS key for envelope encryption of Kubernetes secrets; one (with rotation) is created when omitted."""
     log_types: Sequence[str] = facts.CLUSTER_LOG_TYPES
     """Control-plane logs sent to CloudWatch."""
+    system_nodes: SystemNodeGroupArgs = field(default_factory=SystemNodeGroupArgs)
+    """The CPU node group the cluster's own workloads run on."""
 
 
 @dataclass(frozen=True, kw_only=True)

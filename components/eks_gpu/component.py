@@ -68,6 +68,8 @@ class EksGpuCluster(pulumi.ComponentResource):
         ng = args.node_group
 
         self.oidc_provider_arn = None
+        node_role, node_policies = self._role(f"{name}-gpu-node", "node", tags)
+        system_nodes = []
         if args.cluster is not None:
             cluster = self._cluster(name, args.cluster, args.subnet_ids, tags)
             cluster_name = cluster.name
@@ -79,25 +81,13 @@ class EksGpuCluster(pulumi.ComponentResource):
                 f"{name}-oidc", url=cluster.identities[0].oidcs[0].issuer, client_id_lists=[facts.OIDC_AUDIENCE],
                 tags=tags, opts=child)
             self.oidc_provider_arn = oidc.arn
+            system_nodes = [self._system_nodes(name, args, cluster.name, node_role, node_policies, tags)]
         else:
             cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
-        node_role, node_policies = self._role(f"{name}-gpu-node", "node", tags)
-        ami = facts.GPU_AMI_TYPES[ng.ami_type]
-        launch_template = aws.ec2.LaunchTemplate(
-            f"{name}-gpu",
-            description="gpuready EKS GPU nodes: IMDSv2 only, encrypted gp3 volume for container images",
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
-            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=ami.data_device,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=ng.root_volume_gib, volume_type="gp3", encrypted="true",
-                    kms_key_id=ng.root_volume_kms_key_id, delete_on_termination="true"))],
-            tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
-                                for kind in ("instance", "volume")],
-            tags=tags, opts=child)
+        launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
+                                                ng.root_volume_gib, ng.root_volume_kms_key_id, tags)
 
         taint = k8s_facts.PLATFORMS["eks"].taint
         self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
@@ -129,8 +119,9 @@ class EksGpuCluster(pulumi.ComponentResource):
             f"{name}-gpu-software",
             K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
                                gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances)),
-            # Daemonsets wait for nothing, but a release of the GPU Operator expects nodes that can join.
-            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[node_group]))
+            # The releases wait for their deployments (NFD master, the operator), which run on the system nodes.
+            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
+                                        depends_on=[node_group, *system_nodes]))
 
         self.cluster_name = cluster_name
         self.kubeconfig = config
@@ -146,6 +137,42 @@ class EksGpuCluster(pulumi.ComponentResource):
             "maxGpusPerNode": cap.max_gpus_per_node,
             "maxGpus": cap.max_gpus,
         })
+
+    def _launch_template(self, name: str, what: str, device: str, gib: int, kms_key_id: Any, tags: dict[str, str]):
+        """IMDSv2 only (hop limit 1: pods cannot reach the node role) and one encrypted gp3 volume."""
+        return aws.ec2.LaunchTemplate(
+            name,
+            description=f"gpuready EKS {what}: IMDSv2 only, encrypted gp3 volume for container images",
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
+            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=device,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=gib, volume_type="gp3", encrypted="true", kms_key_id=kms_key_id,
+                    delete_on_termination="true"))],
+            tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
+                                for kind in ("instance", "volume")],
+            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+
+    def _system_nodes(self, name: str, args: EksGpuClusterArgs, cluster_name: Any, role: Any, policies: list,
+                      tags: dict[str, str]):
+        system = args.cluster.system_nodes
+        template = self._launch_template(f"{name}-system", "system nodes", "/dev/xvda", 50, None, tags)
+        return aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=cluster_name,
+            node_role_arn=role.arn,
+            subnet_ids=args.subnet_ids,
+            ami_type=facts.SYSTEM_AMI_TYPE,
+            capacity_type="ON_DEMAND",
+            instance_types=list(system.instance_types),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=system.size, max_size=system.size,
+                                                              desired_size=system.size),
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)),
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=policies))
 
     def _cluster(self, name: str, cluster: ClusterArgs, subnet_ids: Any, tags: dict[str, str]):
         child = pulumi.ResourceOptions(parent=self)

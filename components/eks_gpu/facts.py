@@ -35,6 +35,10 @@ RETIRED_AMI_TYPES = MappingProxyType({
 ARM64_GPU_FAMILIES = ("g5g", "p6e-gb200")
 """GPU instance families with Graviton (arm64) CPUs; every other GPU family is x86_64."""
 
+SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+"""AMI type of the system node group that a new cluster gets for CoreDNS, the GPU Operator and NFD's master."""
+SYSTEM_INSTANCE_TYPES = ("m6i.large", "m7i.large")
+
 CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
 """EKS ``capacityType`` values we accept (``CAPACITY_BLOCK`` needs a reservation this component does not make)."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .. import catalog
-from ..aws_instances import gpu_instances
+from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.validation import check_options
@@ -113,6 +113,15 @@ def _check_cluster(args: EksGpuClusterArgs) -> None:
     if cluster.public_access_cidrs and not cluster.endpoint_public_access:
         raise ConfigError("cluster.public_access_cidrs", list(cluster.public_access_cidrs),
                           "an allow-list for a public endpoint that is off", "drop it, or set endpoint_public_access")
+    system = cluster.system_nodes
+    gpu_types = [t for t in system.instance_types if catalog.find("aws", t) is not None]
+    unknown = [t for t in system.instance_types if t not in ec2_instance_types()]
+    if gpu_types or unknown or not system.instance_types:
+        raise ConfigError("cluster.system_nodes.instance_types", list(system.instance_types),
+                          "must list CPU instance types", "use small general-purpose types such as m6i.large")
+    if system.size < 1:
+        raise ConfigError("cluster.system_nodes.size", system.size, "a new cluster needs CPU nodes for CoreDNS and "
+                          "the GPU software's controllers", "use 2")
     bad_logs = [t for t in cluster.log_types if t not in facts.LOG_TYPES]
     if bad_logs:
         raise ConfigError("cluster.log_types", bad_logs, "not EKS control-plane log types",

@@ -32,9 +32,11 @@ def rendering():
 def test_reference_stack_builds_network_cluster_node_group_and_software(rendering):
     types = [r.type for r in rendering.resources]
     for token in ("gpuready:aws:Network", "gpuready:aws:EksGpuCluster", "gpuready:k8s:GpuSoftware",
-                  "aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup"):
+                  "aws:eks/cluster:Cluster"):
         assert types.count(token) == 1, token
-    (ng,) = rendering.of_type("aws:eks/nodeGroup:NodeGroup")
+    groups = {r.name: r for r in rendering.of_type("aws:eks/nodeGroup:NodeGroup")}
+    assert set(groups) == {"eks-gpu", "eks-system"}
+    ng = groups["eks-gpu"]
     private = {s.name + "-id" for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
     assert set(ng.inputs["subnetIds"]) == private
     assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true"}

@@ -32,3 +32,9 @@ def build(render, node_group: dict[str, Any] | None = None, **overrides: Any):
 
     rendering = render(program)
     return rendering, holder["eks"]
+
+
+def one(rendering, type_: str, name: str):
+    """The single resource of ``type_`` called ``name``."""
+    (found,) = [r for r in rendering.of_type(type_) if r.name == name]
+    return found

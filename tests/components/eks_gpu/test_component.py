@@ -10,7 +10,7 @@ from components.eks_gpu import ExistingClusterArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions
 from tests.conftest import non_camel_keys
 
-from .helpers import ATTACH, CLUSTER, LT, NODE_GROUP, OIDC, RELEASE, ROLE, build
+from .helpers import ATTACH, CLUSTER, LT, NODE_GROUP, OIDC, RELEASE, ROLE, build, one
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def built(render):
 
 def test_node_group_is_a_tainted_nvidia_group_that_scales_from_zero(built):
     rendering, _ = built
-    (ng,) = rendering.of_type(NODE_GROUP)
+    ng = one(rendering, NODE_GROUP, "ml-gpu")
     i = ng.inputs
     assert (i["amiType"], i["capacityType"]) == ("AL2023_x86_64_NVIDIA", "ON_DEMAND")
     assert i["instanceTypes"] == ["g6.xlarge", "g6.12xlarge"]
@@ -29,13 +29,13 @@ def test_node_group_is_a_tainted_nvidia_group_that_scales_from_zero(built):
     assert i["scalingConfig"] == {"minSize": 0, "maxSize": 3, "desiredSize": 0}
     assert i["subnetIds"] == ["subnet-a", "subnet-b"]
     assert i["clusterName"] == "ml" and i["nodeRoleArn"].endswith(":role/ml-gpu-node")
-    (lt,) = rendering.of_type(LT)
+    lt = one(rendering, LT, "ml-gpu")
     assert i["launchTemplate"] == {"id": lt.name + "-id", "version": "1"}
     assert "diskSize" not in i  # the volume is in the launch template: EKS refuses both
 
 
 def test_launch_template_requires_imdsv2_and_encrypts_the_image_volume(built):
-    (lt,) = built[0].of_type(LT)
+    lt = one(built[0], LT, "ml-gpu")
     assert lt.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
                                             "httpPutResponseHopLimit": 1}
     (mapping,) = lt.inputs["blockDeviceMappings"]
@@ -47,7 +47,7 @@ def test_launch_template_requires_imdsv2_and_encrypts_the_image_volume(built):
 
 def test_bottlerocket_sizes_its_data_volume(render):
     rendering, eks = build(render, {"ami_type": "BOTTLEROCKET_x86_64_NVIDIA", "root_volume_gib": 300})
-    (lt,) = rendering.of_type(LT)
+    lt = one(rendering, LT, "ml-gpu")
     assert [(m["deviceName"], m["ebs"]["volumeSize"]) for m in lt.inputs["blockDeviceMappings"]] == [
         ("/dev/xvdb", 300)]
     assert eks.software.install_plan.provider("device-plugin") == "node image"
@@ -56,7 +56,7 @@ def test_bottlerocket_sizes_its_data_volume(render):
 def test_spot_labels_and_desired_size(render):
     rendering, eks = build(render, {"capacity_type": "SPOT", "min_size": 1, "desired_size": 2,
                                     "labels": {"team": "vision"}})
-    (ng,) = rendering.of_type(NODE_GROUP)
+    ng = one(rendering, NODE_GROUP, "ml-gpu")
     assert ng.inputs["capacityType"] == "SPOT"
     assert ng.inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 2}
     assert ng.inputs["labels"] == {"team": "vision", "nvidia.com/gpu.present": "true"}
@@ -127,7 +127,7 @@ def test_existing_cluster_gets_only_the_node_group_and_software(render):
                            software=GpuSoftwareOptions(install="gpu-operator"))
     types = {r.type for r in rendering.resources}
     assert CLUSTER not in types and OIDC not in types and "aws:kms/key:Key" not in types
-    (ng,) = rendering.of_type(NODE_GROUP)
+    ng = one(rendering, NODE_GROUP, "ml-gpu")
     assert ng.inputs["clusterName"] == "prod"
     (release,) = rendering.of_type(RELEASE)
     assert release.inputs["chart"] == "gpu-operator"
@@ -142,7 +142,21 @@ def test_every_child_is_parented_with_stable_names(built):
     direct = sorted(r.name for r in rendering.resources if r.parent == component.urn)
     assert direct == ["ml", "ml-cluster", "ml-cluster-AmazonEKSClusterPolicy", "ml-gpu", "ml-gpu", "ml-gpu-node",
                       "ml-gpu-node-AmazonEC2ContainerRegistryPullOnly", "ml-gpu-node-AmazonEKSWorkerNodePolicy",
-                      "ml-gpu-node-AmazonEKS_CNI_Policy", "ml-gpu-software", "ml-k8s", "ml-oidc", "ml-secrets"]
+                      "ml-gpu-node-AmazonEKS_CNI_Policy", "ml-gpu-software", "ml-k8s", "ml-oidc", "ml-secrets",
+                      "ml-system", "ml-system"]
+
+
+def test_a_new_cluster_gets_untainted_system_nodes_for_the_controllers(built):
+    rendering, eks = built
+    system = one(rendering, NODE_GROUP, "ml-system")
+    assert system.inputs["amiType"] == "AL2023_x86_64_STANDARD" and "taints" not in system.inputs
+    assert system.inputs["scalingConfig"] == {"minSize": 2, "maxSize": 2, "desiredSize": 2}
+    assert one(rendering, LT, "ml-system").inputs["metadataOptions"]["httpTokens"] == "required"
+
+
+def test_existing_cluster_gets_no_system_nodes(render):
+    rendering, _ = build(render, cluster=None, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="x"))
+    assert [r.name for r in rendering.of_type(NODE_GROUP)] == ["ml-gpu"]
 
 
 def test_inputs_are_camel_case(built):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.eks_gpu import ClusterArgs, ExistingClusterArgs
+from components.eks_gpu import ClusterArgs, ExistingClusterArgs, SystemNodeGroupArgs
 from components.eks_gpu.validation import check
 from components.errors import ConfigError
 from components.k8s_gpu import GpuSoftwareOptions, MigArgs
@@ -45,6 +45,9 @@ from .helpers import args
     ({}, {"cluster": ClusterArgs(endpoint_public_access=False, public_access_cidrs=["203.0.113.0/24"])},
      "cluster.public_access_cidrs", "public endpoint that is off"),
     ({}, {"cluster": ClusterArgs(log_types=["audit", "kubelet"])}, "cluster.log_types", "controllerManager"),
+    ({}, {"cluster": ClusterArgs(system_nodes=SystemNodeGroupArgs(instance_types=["g6.xlarge"]))},
+     "cluster.system_nodes.instance_types", "CPU instance types"),
+    ({}, {"cluster": ClusterArgs(system_nodes=SystemNodeGroupArgs(size=0))}, "cluster.system_nodes.size", "CoreDNS"),
 ])
 def test_impossible_setups_are_refused(node_group, overrides, field, words):
     with pytest.raises(ConfigError) as error:

@@ -9,7 +9,7 @@ from botocore.validate import ParamValidator
 from components.eks_gpu import facts
 from components.k8s_gpu import facts as k8s_facts
 
-from .helpers import CLUSTER, LT, NODE_GROUP, build
+from .helpers import CLUSTER, LT, NODE_GROUP, build, one
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def _valid(model, operation: str, params: dict) -> None:
 
 def test_ami_types_capacity_types_taint_effects_and_log_types_are_eks_enums(eks):
     ami_types = eks.shape_for("AMITypes").enum
-    assert set(facts.GPU_AMI_TYPES) | set(facts.RETIRED_AMI_TYPES) <= set(ami_types)
+    assert set(facts.GPU_AMI_TYPES) | set(facts.RETIRED_AMI_TYPES) | {facts.SYSTEM_AMI_TYPE} <= set(ami_types)
     assert set(facts.CAPACITY_TYPES) <= set(eks.shape_for("CapacityTypes").enum)
     assert set(facts.TAINT_EFFECTS_K8S.values()) == set(eks.shape_for("TaintEffect").enum)
     assert set(facts.LOG_TYPES) == set(eks.shape_for("LogType").enum)
@@ -37,15 +37,17 @@ def test_every_nvidia_ami_type_eks_offers_is_known(eks):
     assert all(f"eks/{t}" in k8s_facts.NODE_IMAGES for t in facts.GPU_AMI_TYPES)
 
 
-@pytest.mark.parametrize("node_group", [{}, {"capacity_type": "SPOT", "ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}])
-def test_rendered_node_group_is_a_valid_create_nodegroup_request(render, eks, node_group):
+@pytest.mark.parametrize("node_group,name", [({}, "ml-gpu"), ({}, "ml-system"),
+                                             ({"capacity_type": "SPOT", "ami_type": "BOTTLEROCKET_x86_64_NVIDIA"},
+                                              "ml-gpu")])
+def test_rendered_node_groups_are_valid_create_nodegroup_requests(render, eks, node_group, name):
     rendering, _ = build(render, node_group)
-    (ng,) = rendering.of_type(NODE_GROUP)
+    ng = one(rendering, NODE_GROUP, name)
     i = ng.inputs
     request = {
         "clusterName": i["clusterName"], "nodegroupName": ng.name, "nodeRole": i["nodeRoleArn"],
         "subnets": i["subnetIds"], "amiType": i["amiType"], "capacityType": i["capacityType"],
-        "instanceTypes": i["instanceTypes"], "labels": i["labels"], "taints": i["taints"],
+        "instanceTypes": i["instanceTypes"], "labels": i.get("labels", {}), "taints": i.get("taints", []),
         "scalingConfig": {k: int(v) for k, v in i["scalingConfig"].items()},
         "updateConfig": {k: int(v) for k, v in i["updateConfig"].items()},
         "launchTemplate": i["launchTemplate"], "tags": i["tags"],
@@ -74,7 +76,7 @@ def test_rendered_cluster_is_a_valid_create_cluster_request(render, eks):
 def test_launch_template_is_a_valid_create_launch_template_request(render):
     ec2 = botocore.session.get_session().get_service_model("ec2")
     rendering, _ = build(render)
-    (lt,) = rendering.of_type(LT)
+    lt = one(rendering, LT, "ml-gpu")
     data = {
         "MetadataOptions": {"HttpEndpoint": "enabled", "HttpTokens": lt.inputs["metadataOptions"]["httpTokens"],
                             "HttpPutResponseHopLimit": int(lt.inputs["metadataOptions"]["httpPutResponseHopLimit"])},

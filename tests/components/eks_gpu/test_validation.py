@@ -47,6 +47,8 @@ from .helpers import args
     ({}, {"cluster": ClusterArgs(log_types=["audit", "kubelet"])}, "cluster.log_types", "controllerManager"),
     ({}, {"cluster": ClusterArgs(system_nodes=SystemNodeGroupArgs(instance_types=["g6.xlarge"]))},
      "cluster.system_nodes.instance_types", "CPU instance types"),
+    ({}, {"cluster": ClusterArgs(system_nodes=SystemNodeGroupArgs(instance_types=["m6i.huge"]))},
+     "cluster.system_nodes.instance_types", "CPU instance types"),
     ({}, {"cluster": ClusterArgs(system_nodes=SystemNodeGroupArgs(size=0))}, "cluster.system_nodes.size", "CoreDNS"),
 ])
 def test_impossible_setups_are_refused(node_group, overrides, field, words):

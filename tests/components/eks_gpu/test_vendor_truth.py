@@ -31,6 +31,14 @@ def test_ami_types_capacity_types_taint_effects_and_log_types_are_eks_enums(eks)
     assert "API" in eks.shape_for("AuthenticationMode").enum
 
 
+def test_system_instance_types_are_ec2_types_without_gpus():
+    from components import catalog
+    from components.aws_instances import ec2_instance_types
+
+    assert set(facts.SYSTEM_INSTANCE_TYPES) <= ec2_instance_types()
+    assert all(catalog.find("aws", t) is None for t in facts.SYSTEM_INSTANCE_TYPES)
+
+
 def test_every_nvidia_ami_type_eks_offers_is_known(eks):
     nvidia = {t for t in eks.shape_for("AMITypes").enum if "NVIDIA" in t or t.endswith("_GPU")}
     assert nvidia == set(facts.GPU_AMI_TYPES) | set(facts.RETIRED_AMI_TYPES)

@@ -31,11 +31,13 @@ class GpuSoftwareOptions:
     """Advertise each GPU as this many ``nvidia.com/gpu`` (2-64): pods share it in turns, with no memory isolation."""
     mig: Optional[MigArgs] = None
     """Partition GPUs with MIG; not together with time-slicing."""
-    gpu_feature_discovery: bool = True
+    gpu_feature_discovery: Optional[bool] = None
     """Label nodes with their GPU product, memory, count and CUDA version (``nvidia.com/gpu.product``...), so
-    workloads can select a GPU model. Brings node-feature-discovery with it."""
-    dcgm_exporter: bool = True
-    """Run NVIDIA's DCGM exporter on GPU nodes: utilisation, memory, temperature, power and XID errors on :9400."""
+    workloads can select a GPU model. Brings node-feature-discovery with it. Default: on, except where the platform
+    labels GPU nodes itself (GKE)."""
+    dcgm_exporter: Optional[bool] = None
+    """Run NVIDIA's DCGM exporter on GPU nodes: utilisation, memory, temperature, power and XID errors on :9400.
+    Default: on (GKE: off when its managed DCGM metrics are on)."""
     prometheus_operator: bool = False
     """Create a ServiceMonitor for the DCGM exporter. Only when the Prometheus Operator's CRDs are in the cluster:
     without them the release fails."""

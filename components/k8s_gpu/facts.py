@@ -43,6 +43,8 @@ DRIVER, TOOLKIT, DEVICE_PLUGIN = "driver", "toolkit", "device-plugin"
 NODE_SOFTWARE = (DRIVER, TOOLKIT, DEVICE_PLUGIN)
 MIG_PARTITIONING = "mig-partitioning"
 """Not needed on every node: who turns MIG mode on and creates the GPU instances."""
+GPU_LABELS = "gpu-labels"
+"""Node labels naming the GPU model, which GPU feature discovery adds where the platform does not."""
 
 INSTALL_MODES = ("device-plugin", "gpu-operator")
 """``device-plugin``: NVIDIA's device plugin chart (with GPU feature discovery) and the DCGM exporter chart, on an
@@ -100,8 +102,10 @@ class NodeImage:
 
     platform: str
     ships: frozenset
-    """Subset of NODE_SOFTWARE (and MIG_PARTITIONING) the image or the platform provides."""
+    """Subset of NODE_SOFTWARE (and MIG_PARTITIONING, GPU_LABELS) the image or the platform provides."""
     note: str
+    driver_root: str = ""
+    """Host directory of a driver installed outside the usual paths, which pods reading NVML must mount."""
 
 
 _DRIVER_TOOLKIT = frozenset({DRIVER, TOOLKIT})
@@ -118,9 +122,11 @@ NODE_IMAGES = MappingProxyType({
     "eks/BOTTLEROCKET_x86_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant, FIPS"),
     "eks/BOTTLEROCKET_ARM_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant (arm64), FIPS"),
     "gke/driver-installed": NodeImage(
-        "gke", frozenset(_ALL | {MIG_PARTITIONING}),
-        "GKE with gpuDriverInstallationConfig DEFAULT or LATEST: GKE installs the driver and runs its own device "
-        "plugin, which mounts the driver into containers, and partitions MIG from gpuPartitionSize"),
+        "gke", frozenset(_ALL | {MIG_PARTITIONING, GPU_LABELS}),
+        "GKE with gpuDriverInstallationConfig DEFAULT or LATEST: GKE installs the driver under "
+        "/home/kubernetes/bin/nvidia, runs its own device plugin (which mounts the driver into GPU containers), "
+        "partitions MIG from gpuPartitionSize and labels nodes cloud.google.com/gke-accelerator",
+        driver_root="/home/kubernetes/bin/nvidia"),
     "gke/driver-disabled": NodeImage(
         "gke", frozenset(),
         "GKE Ubuntu nodes with INSTALLATION_DISABLED and the label gke-no-default-nvidia-gpu-device-plugin=true: "
@@ -163,6 +169,13 @@ PRIVILEGED_NAMESPACE_LABELS = MappingProxyType({
     "pod-security.kubernetes.io/audit": "privileged",
     "pod-security.kubernetes.io/warn": "privileged",
 })
+
+DCGM_EXPORTER_METRICS_MOUNT = MappingProxyType({
+    "name": "exporter-metrics-volume", "mountPath": "/etc/dcgm-exporter/default-counters.csv",
+    "subPath": "default-counters.csv"})
+"""The dcgm-exporter chart's own entry of ``extraVolumeMounts``; a values list replaces the default, so it is kept."""
+CONTAINER_DRIVER_ROOT = "/usr/local/nvidia"
+"""Where a pod mounts a driver installed at ``NodeImage.driver_root`` (GKE's layout)."""
 
 CRITICAL_ADDONS_TOLERATION = MappingProxyType({"key": "CriticalAddonsOnly", "operator": "Exists"})
 CONTROL_PLANE_TOLERATION = MappingProxyType(

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import dataclasses
+
 import yaml
 
 from . import facts
@@ -88,12 +90,19 @@ def _device_plugin_release(options: GpuSoftwareOptions, image: facts.NodeImage,
     return Release("device-plugin", facts.CHARTS["nvidia-device-plugin"], values, installs)
 
 
-def _dcgm_exporter_release(options: GpuSoftwareOptions, platform: facts.Platform) -> Release:
-    values = {
+def _dcgm_exporter_release(options: GpuSoftwareOptions, image: facts.NodeImage,
+                           platform: facts.Platform) -> Release:
+    values: dict[str, Any] = {
         "tolerations": [gpu_toleration(platform.taint)],
         "affinity": gpu_node_affinity(platform),
         "serviceMonitor": {"enabled": options.prometheus_operator},
     }
+    if image.driver_root:
+        # A driver outside the usual paths (GKE): the exporter requests no GPU, so nothing mounts it for it.
+        values["extraHostVolumes"] = [{"name": "nvidia-driver", "hostPath": image.driver_root}]
+        values["extraVolumeMounts"] = [dict(facts.DCGM_EXPORTER_METRICS_MOUNT), {
+            "name": "nvidia-driver", "mountPath": facts.CONTAINER_DRIVER_ROOT, "readOnly": True}]
+        values["extraEnv"] = [{"name": "LD_LIBRARY_PATH", "value": f"{facts.CONTAINER_DRIVER_ROOT}/lib64"}]
     return Release("dcgm-exporter", facts.CHARTS["dcgm-exporter"], values, ("dcgm-exporter",))
 
 
@@ -129,14 +138,23 @@ def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platf
     return Release("gpu-operator", facts.CHARTS["gpu-operator"], values, installs)
 
 
+def resolve(options: GpuSoftwareOptions, image: facts.NodeImage) -> GpuSoftwareOptions:
+    """``options`` with the platform defaults filled in: GPU feature discovery where nothing else labels GPUs."""
+    return dataclasses.replace(
+        options,
+        gpu_feature_discovery=facts.GPU_LABELS not in image.ships if options.gpu_feature_discovery is None
+        else options.gpu_feature_discovery,
+        dcgm_exporter=True if options.dcgm_exporter is None else options.dcgm_exporter)
+
+
 def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
     """Check ``args`` and decide the releases; raises :class:`~components.errors.ConfigError`."""
     image = check(args)
     platform = facts.PLATFORMS[args.platform]
-    options = args.options
+    options = resolve(args.options, image)
     if options.install == "gpu-operator":
         releases: list[Optional[Release]] = [_operator_release(options, image, platform)]
     else:
         releases = [_device_plugin_release(options, image, platform),
-                    _dcgm_exporter_release(options, platform) if options.dcgm_exporter else None]
+                    _dcgm_exporter_release(options, image, platform) if options.dcgm_exporter else None]
     return InstallPlan(image, platform, tuple(r for r in releases if r is not None))

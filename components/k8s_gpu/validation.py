@@ -83,7 +83,11 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
                               f"{image_key} runs its own device plugin, which the GPU Operator cannot configure "
                               "for MIG", "use ami_type AL2023_x86_64_NVIDIA for MIG")
         check_mig(f"{field}.mig", options.mig, gpu_models, partitioned)
-    if options.prometheus_operator and not options.dcgm_exporter:
+    if options.gpu_feature_discovery and facts.GPU_LABELS in image.ships:
+        raise ConfigError(f"{field}.gpu_feature_discovery", True,
+                          f"{image_key} labels GPU nodes itself, and GPU feature discovery cannot reach its driver",
+                          "leave gpu_feature_discovery unset, and select GPUs by the platform's labels")
+    if options.prometheus_operator and options.dcgm_exporter is False:
         raise ConfigError(f"{field}.prometheus_operator", True, "a ServiceMonitor needs the DCGM exporter",
                           "set dcgm_exporter true, or prometheus_operator false")
     if not _DNS_LABEL.match(options.namespace):

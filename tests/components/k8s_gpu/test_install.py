@@ -113,3 +113,22 @@ def test_mig_on_aks_is_partitioned_by_aks_and_advertised_by_the_device_plugin():
     (release, _) = _plan("aks/driver-installed", mig=MigArgs(strategy="single")).releases
     assert release.values["migStrategy"] == "single"
     assert "mig-partitioning" not in release.installs
+
+
+def test_gke_needs_no_nvidia_chart_but_the_exporter_which_mounts_gkes_driver():
+    (release,) = _plan("gke/driver-installed").releases
+    assert release.chart.name == "dcgm-exporter"
+    values = release.values
+    assert values["extraHostVolumes"] == [{"name": "nvidia-driver", "hostPath": "/home/kubernetes/bin/nvidia"}]
+    mounts = values["extraVolumeMounts"]
+    assert {"name": "nvidia-driver", "mountPath": "/usr/local/nvidia", "readOnly": True} in mounts
+    # A list replaces the chart's default: its metrics-file mount must survive.
+    assert all(default in mounts for default in charts.defaults("dcgm-exporter")["extraVolumeMounts"])
+    assert values["extraEnv"] == [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}]
+    assert _plan("gke/driver-installed", dcgm_exporter=False).releases == ()
+
+
+def test_gpu_feature_discovery_defaults_to_on_where_nothing_else_labels_gpus():
+    assert "gpu-feature-discovery" in _plan("aks/driver-installed").releases[0].installs
+    assert "gpu-feature-discovery" in _plan("gke/driver-disabled", install="gpu-operator").releases[0].installs
+    assert "gpu-feature-discovery" not in _plan("gke/driver-installed", install="gpu-operator").releases[0].installs

@@ -36,6 +36,8 @@ def _plan(image="eks/AL2023_x86_64_NVIDIA", gpus=H100, **options):
     ({"mig": MigArgs(config="custom"), "install": "gpu-operator"}, "options.mig.config", "mig-parted"),
     ({"image": "eks/BOTTLEROCKET_x86_64_NVIDIA", "mig": MigArgs(), "install": "gpu-operator"}, "options.mig",
      "own device plugin"),
+    ({"image": "gke/driver-installed", "gpu_feature_discovery": True}, "options.gpu_feature_discovery",
+     "labels GPU nodes itself"),
     ({"prometheus_operator": True, "dcgm_exporter": False}, "options.prometheus_operator", "DCGM exporter"),
     ({"namespace": "NVIDIA_GPU"}, "options.namespace", "not a valid namespace"),
 ])

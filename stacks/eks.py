@@ -101,7 +101,8 @@ def build(config: StackConfig) -> None:
     pulumi.export("nodeGroupName", cluster.node_group_name)
     pulumi.export("gpuTaint", cluster.gpu_taint)
     pulumi.export("gpuNodeLabels", cluster.gpu_node_labels)
-    pulumi.export("gpuNamespace", cluster.software.namespace)
+    if cluster.software.namespace is not None:
+        pulumi.export("gpuNamespace", cluster.software.namespace)
     pulumi.export("gpuModels", list(cap.gpu_models))
     pulumi.export("maxGpusPerNode", cap.max_gpus_per_node)
     pulumi.export("maxGpus", cap.max_gpus)

@@ -10,6 +10,7 @@ import pulumi
 from ..k8s_gpu import K8sGpuSoftwareArgs
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.component import K8sGpuSoftware
+from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
 from . import facts
 from .args import ClusterArgs, EksGpuClusterArgs
@@ -24,22 +25,11 @@ def _assume_role_policy(service: str) -> str:
         {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]})
 
 
-def kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str, region: str) -> str:
-    """A kubeconfig (JSON) that authenticates with ``aws eks get-token``, as ``aws eks update-kubeconfig`` writes."""
-    return json.dumps({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": cluster_name, "cluster": {
-            "server": endpoint, "certificate-authority-data": certificate_authority}}],
-        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
-        "current-context": cluster_name,
-        "users": [{"name": cluster_name, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1",
-            "command": "aws",
-            "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region],
-            "interactiveMode": "Never",
-        }}}],
-    })
+def eks_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str, region: str) -> str:
+    """A kubeconfig that authenticates with ``aws eks get-token``, as ``aws eks update-kubeconfig`` writes it."""
+    return kubeconfig(cluster_name, endpoint, certificate_authority, "aws",
+                      ["eks", "get-token", "--cluster-name", cluster_name, "--region", region],
+                      "install the AWS CLI v2: https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html")
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -76,7 +66,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
             config = pulumi.Output.secret(pulumi.Output.all(
                 cluster.name, cluster.endpoint, cluster.certificate_authority.data, region,
-            ).apply(lambda a: kubeconfig(*a)))
+            ).apply(lambda a: eks_kubeconfig(*a)))
             oidc = aws.iam.OpenIdConnectProvider(
                 f"{name}-oidc", url=cluster.identities[0].oidcs[0].issuer, client_id_lists=[facts.OIDC_AUDIENCE],
                 tags=tags, opts=child)

@@ -9,18 +9,15 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Mapping
 
 from .. import catalog
 from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
-from ..k8s_gpu.validation import check_options
+from ..k8s_gpu.validation import check_labels, check_options
 from . import facts
 from .args import EksGpuClusterArgs, GpuNodeGroupArgs
 
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _VERSION = re.compile(r"^1\.(\d+)$")
 
 
@@ -45,18 +42,6 @@ class EksCapacity:
 def _arch(row: catalog.GpuInstanceType) -> str:
     family = row.name.split(".")[0]
     return "arm64" if family in facts.ARM64_GPU_FAMILIES else "x86_64"
-
-
-def _check_labels(field: str, labels: Mapping[str, str]) -> None:
-    for key, value in labels.items():
-        prefix, _, name = key.rpartition("/")
-        if not name or not _LABEL_NAME.match(name) or (prefix and not _DNS_SUBDOMAIN.match(prefix)) \
-                or not isinstance(value, str) or not _LABEL_NAME.match(value):
-            raise ConfigError(f"{field}.{key}", value, "not a valid Kubernetes label",
-                              "use [prefix/]name with letters, digits, '-', '_' and '.', values of 63 characters or less")
-        if key in facts.GPU_NODE_LABELS and value != facts.GPU_NODE_LABELS[key]:
-            raise ConfigError(f"{field}.{key}", value, "the GPU software selects GPU nodes by this label",
-                              f"remove it; it is always {facts.GPU_NODE_LABELS[key]!r}")
 
 
 def _check_node_group(ng: GpuNodeGroupArgs) -> tuple[catalog.GpuInstanceType, ...]:
@@ -85,7 +70,7 @@ def _check_node_group(ng: GpuNodeGroupArgs) -> tuple[catalog.GpuInstanceType, ..
     if not low <= ng.root_volume_gib <= high:
         raise ConfigError("node_group.root_volume_gib", ng.root_volume_gib, f"must be between {low} and {high} GiB",
                           "use 100 GiB or more for deep-learning images")
-    _check_labels("node_group.labels", ng.labels)
+    check_labels("node_group.labels", ng.labels, facts.GPU_NODE_LABELS)
     return rows
 
 

@@ -57,3 +57,6 @@ class K8sGpuSoftwareArgs:
     options: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
     gpu_models: tuple[tuple[str, float], ...] = ()
     """(GPU model, GPU memory GiB) of the node pools, to check MIG against; empty skips that check."""
+    extra_taints: tuple[facts.Taint, ...] = ()
+    """Taints GPU nodes carry besides the platform's GPU taint (AKS Spot pools:
+    ``kubernetes.azure.com/scalesetpriority=spot``); every NVIDIA daemonset tolerates them too."""

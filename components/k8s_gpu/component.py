@@ -20,7 +20,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
     Give the cluster's Kubernetes provider in ``opts.providers`` (or ``opts.provider``); the children inherit it.
     """
 
-    namespace: pulumi.Output[str]
+    namespace: Optional[pulumi.Output[str]]
+    """``None`` when the platform provides everything and no release is needed."""
     release_names: pulumi.Output[list[str]]
     install_plan: InstallPlan
     """What each release installs, and what the node image already ships."""
@@ -29,6 +30,12 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.install_plan = install = plan(args)
+        if not install.releases:  # e.g. GKE with its own driver, device plugin and managed DCGM: nothing to add
+            self.namespace = None
+            self.release_names = pulumi.Output.from_input([])
+            self.register_outputs({"namespace": None, "releases": [],
+                                   "nodeSoftware": {s: install.provider(s) for s in facts.NODE_SOFTWARE}})
+            return
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata=k8s.meta.v1.ObjectMetaArgs(

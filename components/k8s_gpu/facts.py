@@ -136,8 +136,8 @@ NODE_IMAGES = MappingProxyType({
         "AKS GPU node image with gpuProfile.driver Install: driver and NVIDIA container runtime; AKS creates MIG "
         "instances from gpuInstanceProfile; no device plugin"),
     "aks/driver-none": NodeImage(
-        "aks", frozenset({MIG_PARTITIONING}),
-        "AKS with gpuProfile.driver None: no driver or toolkit (for the GPU Operator)"),
+        "aks", frozenset(),
+        "AKS with gpuProfile.driver None: no driver or toolkit, and no MIG instances (for the GPU Operator)"),
 })
 """``PLATFORM/IMAGE`` -> what it ships. EKS images are keyed by their EKS AMI type."""
 

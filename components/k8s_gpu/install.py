@@ -7,7 +7,7 @@ that driver, container toolkit and device plugin each come from exactly one plac
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import dataclasses
 
@@ -47,6 +47,11 @@ def gpu_toleration(taint: facts.Taint) -> dict[str, str]:
     return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
 
 
+def gpu_tolerations(platform: facts.Platform, extra: Sequence[facts.Taint]) -> list[dict[str, str]]:
+    """Tolerations for every taint a GPU node carries: the platform's GPU taint first."""
+    return [gpu_toleration(t) for t in (platform.taint, *extra)]
+
+
 def gpu_node_affinity(platform: facts.Platform) -> dict[str, Any]:
     """Required node affinity on the labels the platform's GPU nodes carry from boot (not labels NFD adds later)."""
     expressions = [{"key": k, "operator": op, **({"values": list(v)} if v else {})} for k, op, v in platform.selector]
@@ -64,17 +69,17 @@ def device_plugin_config(options: GpuSoftwareOptions) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def _device_plugin_release(options: GpuSoftwareOptions, image: facts.NodeImage,
-                           platform: facts.Platform) -> Optional[Release]:
+def _device_plugin_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
+                           extra: Sequence[facts.Taint]) -> Optional[Release]:
     plugin = facts.DEVICE_PLUGIN not in image.ships
     gfd = options.gpu_feature_discovery
     if not plugin and not gfd:
         return None
-    toleration = gpu_toleration(platform.taint)
+    tolerations = gpu_tolerations(platform, extra)
     values: dict[str, Any] = {
         "devicePlugin": {"enabled": plugin},
         "gfd": {"enabled": gfd},
-        "tolerations": [dict(facts.CRITICAL_ADDONS_TOLERATION), toleration],
+        "tolerations": [dict(facts.CRITICAL_ADDONS_TOLERATION), *tolerations],
         "affinity": gpu_node_affinity(platform),
     }
     if options.mig:
@@ -84,16 +89,16 @@ def _device_plugin_release(options: GpuSoftwareOptions, image: facts.NodeImage,
     if gfd:
         # The chart's own NFD worker tolerates only nvidia.com/gpu=present: on any other taint value it never runs
         # on GPU nodes, and GPU feature discovery waits for its labels forever.
-        values["nfd"] = {"worker": {"tolerations": [dict(facts.CONTROL_PLANE_TOLERATION), toleration]}}
+        values["nfd"] = {"worker": {"tolerations": [dict(facts.CONTROL_PLANE_TOLERATION), *tolerations]}}
     installs = ((facts.DEVICE_PLUGIN,) if plugin else ()) + (("gpu-feature-discovery", "node-feature-discovery")
                                                              if gfd else ())
     return Release("device-plugin", facts.CHARTS["nvidia-device-plugin"], values, installs)
 
 
-def _dcgm_exporter_release(options: GpuSoftwareOptions, image: facts.NodeImage,
-                           platform: facts.Platform) -> Release:
+def _dcgm_exporter_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
+                           extra: Sequence[facts.Taint]) -> Release:
     values: dict[str, Any] = {
-        "tolerations": [gpu_toleration(platform.taint)],
+        "tolerations": gpu_tolerations(platform, extra),
         "affinity": gpu_node_affinity(platform),
         "serviceMonitor": {"enabled": options.prometheus_operator},
     }
@@ -106,8 +111,9 @@ def _dcgm_exporter_release(options: GpuSoftwareOptions, image: facts.NodeImage,
     return Release("dcgm-exporter", facts.CHARTS["dcgm-exporter"], values, ("dcgm-exporter",))
 
 
-def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform) -> Release:
-    toleration = gpu_toleration(platform.taint)
+def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
+                      extra: Sequence[facts.Taint]) -> Release:
+    tolerations = gpu_tolerations(platform, extra)
     wanted = {s: s not in image.ships for s in facts.NODE_SOFTWARE}
     mig_manager = options.mig is not None and facts.MIG_PARTITIONING not in image.ships
     device_plugin: dict[str, Any] = {"enabled": wanted[facts.DEVICE_PLUGIN]}
@@ -124,8 +130,8 @@ def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platf
         "migManager": {"enabled": mig_manager},
         # The operator places its operands on nodes NFD labels as NVIDIA; they and NFD's worker must tolerate the
         # platform's GPU taint, or no operand ever runs there.
-        "daemonsets": {"tolerations": [toleration]},
-        "node-feature-discovery": {"worker": {"tolerations": [dict(facts.CONTROL_PLANE_TOLERATION), toleration]}},
+        "daemonsets": {"tolerations": tolerations},
+        "node-feature-discovery": {"worker": {"tolerations": [dict(facts.CONTROL_PLANE_TOLERATION), *tolerations]}},
     }
     if options.mig:
         values["mig"] = {"strategy": options.mig.strategy}
@@ -153,8 +159,9 @@ def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
     platform = facts.PLATFORMS[args.platform]
     options = resolve(args.options, image)
     if options.install == "gpu-operator":
-        releases: list[Optional[Release]] = [_operator_release(options, image, platform)]
+        releases: list[Optional[Release]] = [_operator_release(options, image, platform, args.extra_taints)]
     else:
-        releases = [_device_plugin_release(options, image, platform),
-                    _dcgm_exporter_release(options, image, platform) if options.dcgm_exporter else None]
+        releases = [_device_plugin_release(options, image, platform, args.extra_taints),
+                    _dcgm_exporter_release(options, image, platform, args.extra_taints)
+                    if options.dcgm_exporter else None]
     return InstallPlan(image, platform, tuple(r for r in releases if r is not None))

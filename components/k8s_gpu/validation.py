@@ -6,19 +6,34 @@
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from ..errors import ConfigError
 from . import facts
 from .args import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 _SHARING_ELSEWHERE = {
     "gke": "set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin applies)",
     "eks": "use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure",
     "aks": "use the device plugin the charts install",
 }
+
+
+def check_labels(field: str, labels: Mapping[str, str], reserved: Mapping[str, str]) -> None:
+    """Node labels must be valid Kubernetes labels and leave the labels the GPU software selects by (``reserved``)."""
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        if not name or not _LABEL_NAME.match(name) or (prefix and not _DNS_SUBDOMAIN.match(prefix)) \
+                or not isinstance(value, str) or not _LABEL_NAME.match(value):
+            raise ConfigError(f"{field}.{key}", value, "not a valid Kubernetes label",
+                              "use [prefix/]name with letters, digits, '-', '_' and '.', values of 63 characters or less")
+        if key in reserved and value != reserved[key]:
+            raise ConfigError(f"{field}.{key}", value, "the GPU software selects GPU nodes by this label",
+                              f"remove it; it is always {reserved[key]!r}")
 
 
 def mig_profiles(model: str, memory_gib: float) -> Optional[tuple[str, ...]]:

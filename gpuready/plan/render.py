@@ -6,6 +6,7 @@ registration is answered by :class:`PlanMocks`, which echoes the inputs back wit
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import runpy
@@ -76,6 +77,8 @@ class PlanMocks(pulumi.runtime.Mocks):
 
     def __init__(self, config: dict[str, str]) -> None:
         self.region = config.get("aws:region", "us-east-1")
+        self.gcp_project = config.get("gcp:project", "example-project")
+        self.azure_location = config.get("azure-native:location", "eastus")
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
@@ -92,6 +95,12 @@ class PlanMocks(pulumi.runtime.Mocks):
                 state.setdefault("identities", [{"oidcs": [{"issuer": issuer}]}])
             elif args.typ == "aws:eks/nodeGroup:NodeGroup":
                 state.setdefault("nodeGroupName", args.name)
+        elif args.typ == "gcp:container/cluster:Cluster":
+            state.setdefault("endpoint", "203.0.113.10")
+            state.setdefault("masterAuth", {"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})
+        elif args.typ == "gcp:serviceaccount/account:Account":
+            project = state.get("project") or self.gcp_project
+            state.setdefault("email", f"{state.get('accountId', args.name)}@{project}.iam.gserviceaccount.com")
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -101,6 +110,12 @@ class PlanMocks(pulumi.runtime.Mocks):
             return {"names": zones, "zoneIds": [f"use1-az{i}" for i in range(1, 4)], "id": self.region}
         if args.token == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}
+        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            name = args.args.get("resourceName", "cluster")
+            config = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
+                      f"    server: https://{name}-dns.hcp.{self.azure_location}.azmk8s.io:443\n"
+                      f"    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n")
+            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
         return {}

@@ -1,0 +1,65 @@
+"""Typed inputs of :class:`~components.aks_gpu.AksGpuCluster`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+import pulumi
+
+from ..k8s_gpu.args import GpuSoftwareOptions
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterArgs:
+    """A new AKS cluster: Entra ID with Azure RBAC and no local accounts, OIDC issuer and Workload Identity."""
+
+    kubernetes_version: Optional[str] = None
+    """AKS's default version when omitted."""
+    authorized_ip_ranges: Sequence[str] = ()
+    """CIDRs allowed to reach the API server; empty leaves it open (with Entra ID credentials)."""
+    vnet_subnet_id: Optional[pulumi.Input[str]] = None
+    """Subnet for the nodes (Azure CNI overlay); AKS creates a network when omitted."""
+    system_nodes: int = 2
+    """Untainted CPU nodes for CoreDNS and the GPU software's controllers."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExistingClusterArgs:
+    """An AKS cluster made elsewhere: the GPU agent pool joins it."""
+
+    name: str
+    kubeconfig: pulumi.Input[str]
+    """A kubeconfig for the cluster (a secret), used to install the GPU software."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuAgentPoolArgs:
+    """A GPU agent pool (mode User) that scales from zero, tainted at creation (AKS taints cannot be added later)."""
+
+    vm_size: str
+    """GPU VM size from the catalog: ``Standard_NC4as_T4_v3``, ``Standard_NC24ads_A100_v4``..."""
+    spot: bool = False
+    """Spot priority: evicted nodes are deleted; AKS adds its own Spot taint, which the GPU software tolerates."""
+    min_count: int = 0
+    max_count: int = 2
+    os_disk_size_gb: int = 200
+    availability_zones: Sequence[str] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AksGpuClusterArgs:
+    """Inputs of an AKS GPU cluster. Plain values are checked when the component is constructed."""
+
+    resource_group_name: pulumi.Input[str]
+    location: str
+    """Azure region, e.g. ``eastus``."""
+    node_pool: GpuAgentPoolArgs
+    cluster: Optional[ClusterArgs] = None
+    """Create the cluster with these settings; give either this or ``existing_cluster``."""
+    existing_cluster: Optional[ExistingClusterArgs] = None
+    software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
+    """NVIDIA software: ``device-plugin`` mode uses AKS's driver; ``gpu-operator`` sets ``gpuProfile.driver`` to
+    ``None`` and installs NVIDIA's."""
+    tags: Mapping[str, str] = field(default_factory=dict)

@@ -1,0 +1,149 @@
+"""``AksGpuCluster``: an AKS cluster (new or existing) with a GPU agent pool and the NVIDIA software."""
+
+from __future__ import annotations
+
+import base64
+from typing import Optional
+
+import pulumi
+import yaml
+
+from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.component import K8sGpuSoftware
+from ..k8s_gpu.kubeconfig import kubeconfig
+from ..sdk import require
+from . import facts
+from .args import AksGpuClusterArgs, ClusterArgs
+from .validation import AksCapacity, check
+
+azure = require("pulumi_azure_native")
+k8s = require("pulumi_kubernetes")
+
+
+def aks_kubeconfig(cluster_name: str, credential: str) -> str:
+    """A kubeconfig that authenticates with ``kubelogin`` from the Azure CLI's login (no local accounts), built
+    from the server and certificate of AKS's own user credential (base64 kubeconfig)."""
+    cluster = yaml.safe_load(base64.b64decode(credential))["clusters"][0]["cluster"]
+    return kubeconfig(cluster_name, cluster["server"], cluster["certificate-authority-data"], "kubelogin",
+                      ["get-token", "--login", "azurecli", "--server-id", facts.AAD_SERVER_APP_ID],
+                      "az aks install-cli (installs kubelogin)")
+
+
+class AksGpuCluster(pulumi.ComponentResource):
+    """A GPU agent pool (VM size from the catalog, mode User, GPU taint, Spot, autoscaling from zero, AKS's driver or
+    the GPU Operator's, MIG instance profile) in a new or existing AKS cluster, and
+    :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
+    """
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    """Secret."""
+    node_pool_name: pulumi.Output[str]
+    gpu_taint: dict[str, str]
+    gpu_node_labels: dict[str, str]
+    capacity: AksCapacity
+    software: K8sGpuSoftware
+
+    def __init__(self, name: str, args: AksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(facts.TYPE_TOKEN, name, None, opts)
+        self.capacity = cap = check(args)
+        tags = {"gpuready-component": name, **args.tags}
+        pool = args.node_pool
+        cs = azure.containerservice
+
+        if args.cluster is not None:
+            cluster = self._cluster(name, args, args.cluster, tags)
+            cluster_name = cluster.name
+            credentials = cs.list_managed_cluster_user_credentials_output(
+                resource_group_name=args.resource_group_name, resource_name=cluster.name, format="exec",
+                opts=pulumi.InvokeOutputOptions(parent=self))
+            config = pulumi.Output.secret(pulumi.Output.all(cluster.name, credentials.kubeconfigs[0].value)
+                                          .apply(lambda a: aks_kubeconfig(*a)))
+        else:
+            cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
+            config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
+
+        taint = k8s_facts.PLATFORMS["aks"].taint
+        self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
+        extra_taints = (k8s_facts.Taint(*facts.SPOT_TAINT),) if pool.spot else ()
+        self.gpu_node_labels = {**pool.labels, "kubernetes.azure.com/accelerator": "nvidia"}
+        agent_pool = cs.AgentPool(
+            f"{name}-gpu",
+            agent_pool_name=facts.GPU_POOL_NAME,
+            resource_group_name=args.resource_group_name,
+            resource_name_=cluster_name,
+            mode=facts.MODE_USER,
+            vm_size=pool.vm_size,
+            os_type="Linux",
+            os_sku=facts.OS_SKU,
+            type="VirtualMachineScaleSets",
+            enable_auto_scaling=True,
+            count=pool.min_count,
+            min_count=pool.min_count,
+            max_count=pool.max_count,
+            node_taints=[f"{taint.key}={taint.value}:{taint.effect}"],
+            node_labels=dict(pool.labels) or None,
+            gpu_profile=cs.GPUProfileArgs(driver=cap.gpu_driver),
+            gpu_instance_profile=cap.gpu_instance_profile,
+            scale_set_priority=facts.PRIORITY_SPOT if pool.spot else facts.PRIORITY_REGULAR,
+            scale_set_eviction_policy=facts.SPOT_EVICTION_POLICY if pool.spot else None,
+            spot_max_price=-1 if pool.spot else None,
+            os_disk_size_gb=pool.os_disk_size_gb,
+            os_disk_type="Managed",
+            enable_node_public_ip=False,
+            availability_zones=list(pool.availability_zones) or None,
+            vnet_subnet_id=args.cluster.vnet_subnet_id if args.cluster else None,
+            tags=tags,
+            # The autoscaler moves the count once the pool exists.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"]))
+
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
+        self.software = K8sGpuSoftware(
+            f"{name}-gpu-software",
+            K8sGpuSoftwareArgs(platform="aks", node_image=cap.node_image, options=args.software,
+                               gpu_models=((cap.vm.gpu_model, cap.vm.gpu_memory_gib),), extra_taints=extra_taints),
+            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[agent_pool]))
+
+        self.cluster_name = cluster_name
+        self.kubeconfig = config
+        self.node_pool_name = agent_pool.name
+        self.register_outputs({
+            "clusterName": self.cluster_name,
+            "kubeconfig": self.kubeconfig,
+            "nodePoolName": self.node_pool_name,
+            "gpuTaint": self.gpu_taint,
+            "gpuNodeLabels": self.gpu_node_labels,
+            "gpuModels": list(cap.gpu_models),
+            "maxGpusPerNode": cap.vm.gpus,
+            "maxGpus": cap.max_gpus,
+        })
+
+    def _cluster(self, name: str, args: AksGpuClusterArgs, cluster: ClusterArgs, tags: dict[str, str]):
+        cs = azure.containerservice
+        return cs.ManagedCluster(
+            name,
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            dns_prefix=name,
+            kubernetes_version=cluster.kubernetes_version,
+            identity=cs.ManagedClusterIdentityArgs(type="SystemAssigned"),
+            agent_pool_profiles=[cs.ManagedClusterAgentPoolProfileArgs(
+                name=facts.SYSTEM_POOL_NAME, mode=facts.MODE_SYSTEM, vm_size=facts.SYSTEM_VM_SIZE,
+                count=cluster.system_nodes, os_type="Linux", os_sku=facts.OS_SKU, type="VirtualMachineScaleSets",
+                enable_node_public_ip=False, vnet_subnet_id=cluster.vnet_subnet_id)],
+            enable_rbac=True,
+            aad_profile=cs.ManagedClusterAADProfileArgs(managed=True, enable_azure_rbac=True),
+            disable_local_accounts=True,
+            oidc_issuer_profile=cs.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
+            security_profile=cs.ManagedClusterSecurityProfileArgs(
+                workload_identity=cs.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True)),
+            api_server_access_profile=cs.ManagedClusterAPIServerAccessProfileArgs(
+                authorized_ip_ranges=list(cluster.authorized_ip_ranges))
+            if cluster.authorized_ip_ranges else None,
+            network_profile=cs.ContainerServiceNetworkProfileArgs(network_plugin="azure",
+                                                                  network_plugin_mode="overlay"),
+            auto_upgrade_profile=cs.ManagedClusterAutoUpgradeProfileArgs(upgrade_channel="stable",
+                                                                          node_os_upgrade_channel="NodeImage"),
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self))

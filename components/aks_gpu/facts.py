@@ -1,0 +1,33 @@
+"""Azure Kubernetes Service platform facts, in one table. Tests check each value AKS constrains against
+azure-mgmt-containerservice's enums."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+TYPE_TOKEN = "gpuready:azure:AksGpuCluster"
+"""Never change: renaming a type token replaces every cloud resource under it."""
+
+GPU_DRIVER_INSTALL = "Install"
+GPU_DRIVER_NONE = "None"
+"""``gpuProfile.driver``: AKS installs the driver (``Install``), or leaves it to the GPU Operator (``None``)."""
+MODE_USER = "User"
+MODE_SYSTEM = "System"
+PRIORITY_REGULAR = "Regular"
+PRIORITY_SPOT = "Spot"
+SPOT_EVICTION_POLICY = "Delete"
+"""Evicted Spot nodes are deleted, so a scaled-down pool bills nothing (``Deallocate`` keeps their disks)."""
+SPOT_TAINT = ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
+"""AKS taints every Spot node so; the NVIDIA daemonsets must tolerate it as well as the GPU taint."""
+OS_SKU = "Ubuntu"
+"""The GPU Operator supports Ubuntu nodes on AKS; AKS's own GPU driver supports Ubuntu and Azure Linux."""
+OS_DISK_GB_RANGE = (40, 2048)
+MIG_PROFILES = MappingProxyType({"1g": "MIG1g", "2g": "MIG2g", "3g": "MIG3g", "4g": "MIG4g", "7g": "MIG7g"})
+"""MIG compute slice of a profile (``1g.10gb``) -> AKS ``gpuInstanceProfile``."""
+ZONES = ("1", "2", "3")
+SYSTEM_VM_SIZE = "Standard_D4s_v5"
+SYSTEM_POOL_NAME = "system"
+GPU_POOL_NAME = "gpu"
+"""Agent pool names: lowercase letters and digits, 12 characters at most for Linux."""
+AAD_SERVER_APP_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+"""The Azure Kubernetes Service AAD server application every AKS cluster with Entra ID accepts tokens for."""

@@ -1,0 +1,100 @@
+"""Construction-time checks of :class:`AksGpuClusterArgs`: an impossible setup fails at preview.
+
+:func:`check` raises :class:`~components.errors.ConfigError` naming the field, the value and the fix, and returns
+the catalog facts and the settings the component derives.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import catalog
+from ..errors import ConfigError
+from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.validation import check_labels, check_options, mig_profiles
+from . import facts
+from .args import AksGpuClusterArgs
+
+_LOCATION = re.compile(r"^[a-z]+[a-z0-9]*$")
+_VERSION = re.compile(r"^1\.(\d+)(\.\d+)?$")
+
+
+@dataclass(frozen=True)
+class AksCapacity:
+    vm: catalog.GpuInstanceType
+    node_image: str
+    gpu_driver: str
+    gpu_instance_profile: Optional[str]
+    max_gpus: int
+    max_usd_per_hour: float
+
+    @property
+    def gpu_models(self) -> tuple[str, ...]:
+        return (self.vm.gpu_model,)
+
+
+def _instance_profile(args: AksGpuClusterArgs, vm: catalog.GpuInstanceType) -> Optional[str]:
+    mig = args.software.mig
+    if mig is None or args.software.install == "gpu-operator":
+        return None
+    profiles = mig_profiles(vm.gpu_model, vm.gpu_memory_gib) or ()
+    size = mig.config.removeprefix("all-")
+    if size not in profiles:
+        raise ConfigError("software.mig.config", mig.config, f"AKS cuts every GPU of a pool into one profile of the "
+                          f"{vm.gpu_model} {vm.gpu_memory_gib:g} GiB", f"use one of "
+                          f"{', '.join('all-' + p for p in profiles if p.split('.')[0] in facts.MIG_PROFILES)}")
+    return facts.MIG_PROFILES[size.split(".")[0]]
+
+
+def check(args: AksGpuClusterArgs) -> AksCapacity:
+    """Raise :class:`ConfigError` for the first input that cannot work; return the capacity and derived settings."""
+    if not _LOCATION.match(args.location):
+        raise ConfigError("location", args.location, "not an Azure region name", "use a region such as eastus")
+    if (args.cluster is None) == (args.existing_cluster is None):
+        raise ConfigError("cluster/existing_cluster", (args.cluster, args.existing_cluster), "give exactly one",
+                          "give cluster=ClusterArgs() to create one, or existing_cluster")
+    if args.cluster is not None:
+        cluster = args.cluster
+        version = cluster.kubernetes_version
+        if version is not None and (not _VERSION.match(version) or int(_VERSION.match(version).group(1)) < 30):
+            raise ConfigError("cluster.kubernetes_version", version, "not a Kubernetes version 1.30 or newer",
+                              "use a version AKS supports, such as 1.33, or leave it unset")
+        for cidr in cluster.authorized_ip_ranges:
+            try:
+                ipaddress.ip_network(cidr)
+            except ValueError:
+                raise ConfigError("cluster.authorized_ip_ranges", cidr, "not a CIDR block",
+                                  "use a range like 203.0.113.0/24") from None
+        if cluster.system_nodes < 1:
+            raise ConfigError("cluster.system_nodes", cluster.system_nodes, "AKS needs a system pool",
+                              "use 2 (CoreDNS survives the loss of one)")
+    pool = args.node_pool
+    vm = catalog.find("azure", pool.vm_size)
+    if vm is None:
+        close = catalog.suggest("azure", pool.vm_size)
+        raise ConfigError("node_pool.vm_size", pool.vm_size, "not a GPU VM size in the catalog",
+                          f"use one of {', '.join(close)}" if close else "use an NC, ND or NV GPU size")
+    if pool.min_count < 0 or pool.max_count < 1 or pool.min_count > pool.max_count:
+        raise ConfigError("node_pool.min_count/max_count", (pool.min_count, pool.max_count),
+                          "need 0 <= min_count <= max_count and max_count >= 1",
+                          "set min_count 0 (no idle GPUs billed) and max_count to the most nodes to run at once")
+    low, high = facts.OS_DISK_GB_RANGE
+    if not low <= pool.os_disk_size_gb <= high:
+        raise ConfigError("node_pool.os_disk_size_gb", pool.os_disk_size_gb, f"must be between {low} and {high} GB",
+                          "use 100 GB or more for deep-learning images")
+    bad_zones = [z for z in pool.availability_zones if z not in facts.ZONES]
+    if bad_zones:
+        raise ConfigError("node_pool.availability_zones", bad_zones, "not Azure availability zones",
+                          "use 1, 2 and/or 3")
+    check_labels("node_pool.labels", pool.labels, {})
+    driver = facts.GPU_DRIVER_NONE if args.software.install == "gpu-operator" else facts.GPU_DRIVER_INSTALL
+    node_image = "aks/driver-none" if driver == facts.GPU_DRIVER_NONE else "aks/driver-installed"
+    check_options("software", args.software, k8s_facts.NODE_IMAGES[node_image], node_image,
+                  ((vm.gpu_model, vm.gpu_memory_gib),))
+    return AksCapacity(vm=vm, node_image=node_image, gpu_driver=driver,
+                       gpu_instance_profile=_instance_profile(args, vm),
+                       max_gpus=pool.max_count * vm.gpus,
+                       max_usd_per_hour=round(pool.max_count * (vm.price_usd_hour or 0.0), 2))

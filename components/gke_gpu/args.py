@@ -1,0 +1,95 @@
+"""Typed inputs of :class:`~components.gke_gpu.GkeGpuCluster`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+import pulumi
+
+from ..k8s_gpu.args import GpuSoftwareOptions
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuSharingArgs:
+    """GKE's own GPU sharing, applied by GKE's device plugin (with GKE-installed drivers)."""
+
+    strategy: str = "TIME_SHARING"
+    """``TIME_SHARING`` (pods take turns) or ``MPS`` (pods run concurrently, memory limits per client)."""
+    max_clients_per_gpu: int = 4
+    """Pods sharing one GPU (2-48)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterArgs:
+    """A new GKE Standard cluster: private nodes, Workload Identity, shielded nodes, a release channel."""
+
+    network: Optional[pulumi.Input[str]] = None
+    """VPC network (``default`` when omitted) and subnetwork with secondary ranges (GKE creates them when omitted)."""
+    subnetwork: Optional[pulumi.Input[str]] = None
+    release_channel: str = "REGULAR"
+    master_ipv4_cidr_block: str = "172.16.0.32/28"
+    """The control plane's private range (a /28 unused in the network)."""
+    master_authorized_networks: Sequence[str] = ()
+    """CIDRs allowed to reach the public API endpoint; empty leaves it open (with credentials)."""
+    managed_dcgm: bool = True
+    """GKE's managed DCGM metrics (Cloud Monitoring); the DCGM exporter chart is then not installed."""
+    system_nodes: int = 1
+    """Untainted CPU nodes per zone for kube-dns and the GPU software's controllers."""
+    deletion_protection: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExistingClusterArgs:
+    """A GKE cluster made elsewhere (Workload Identity enabled): the GPU node pool joins it."""
+
+    name: str
+    kubeconfig: pulumi.Input[str]
+    """A kubeconfig for the cluster (a secret), used to install the GPU software."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuNodePoolArgs:
+    """A GPU node pool that scales from zero, tainted so that only GPU pods land on it."""
+
+    machine_type: str
+    """``g2-standard-8`` (L4), ``a2-highgpu-1g`` (A100), ``a3-highgpu-8g`` (H100); or an N1 type with
+    ``accelerator``."""
+    accelerator: Optional[str] = None
+    """N1 only: ``nvidia-tesla-t4`` or ``nvidia-tesla-v100``. G2, A2 and A3 come with their own GPUs."""
+    accelerator_count: Optional[int] = None
+    """N1 only: GPUs per node; the machine type bounds it."""
+    gpu_driver_version: Optional[str] = None
+    """``DEFAULT`` or ``LATEST`` (GKE installs the driver), ``INSTALLATION_DISABLED`` (the GPU Operator does). Default
+    follows the install mode."""
+    gpu_sharing: Optional[GpuSharingArgs] = None
+    """Share each GPU between pods with GKE's time-sharing or MPS."""
+    node_locations: Sequence[str] = ()
+    """Zones for the pool (where the GPU is offered); the cluster's zones when empty."""
+    spot: bool = False
+    min_nodes: int = 0
+    """Nodes kept in total when no GPU pod is pending; 0 bills no idle GPUs."""
+    max_nodes: int = 2
+    """Most nodes in total: caps GPUs and dollars."""
+    disk_size_gb: int = 200
+    """Boot disk holding container images; deep-learning images are over 10 GB."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GkeGpuClusterArgs:
+    """Inputs of a GKE GPU cluster. Plain values are checked when the component is constructed."""
+
+    location: str
+    """Region (regional cluster) or zone of the cluster, e.g. ``us-central1``."""
+    node_pool: GpuNodePoolArgs
+    project: Optional[str] = None
+    """Google Cloud project; the provider's ``gcp:project`` when omitted."""
+    cluster: Optional[ClusterArgs] = None
+    """Create the cluster with these settings; give either this or ``existing_cluster``."""
+    existing_cluster: Optional[ExistingClusterArgs] = None
+    software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
+    """NVIDIA software: ``device-plugin`` mode uses GKE's own driver and device plugin; ``gpu-operator`` disables
+    them and installs NVIDIA's."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Resource labels for every Google Cloud resource (cost allocation)."""

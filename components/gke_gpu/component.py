@@ -1,0 +1,191 @@
+"""``GkeGpuCluster``: a GKE cluster (new or existing) with a GPU node pool and the NVIDIA software."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+import pulumi
+
+from ..errors import ConfigError
+from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.component import K8sGpuSoftware
+from ..k8s_gpu.kubeconfig import kubeconfig
+from ..sdk import require
+from . import facts
+from .args import ClusterArgs, GkeGpuClusterArgs
+from .validation import GkeCapacity, check
+
+gcp = require("pulumi_gcp")
+k8s = require("pulumi_kubernetes")
+
+_NAME = re.compile(r"^[a-z][-a-z0-9]{0,18}$")
+
+
+def gke_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str) -> str:
+    """A kubeconfig that authenticates with ``gke-gcloud-auth-plugin``, as ``gcloud container clusters
+    get-credentials`` writes it."""
+    return kubeconfig(cluster_name, f"https://{endpoint}", certificate_authority, "gke-gcloud-auth-plugin", [],
+                      "gcloud components install gke-gcloud-auth-plugin")
+
+
+class GkeGpuCluster(pulumi.ComponentResource):
+    """A GPU node pool (accelerators from the catalog, GKE's driver or the GPU Operator's, GPU sharing or MIG, Spot,
+    autoscaling from zero, shielded nodes, Workload Identity, a least-privilege node service account) in a new or
+    existing GKE cluster, and :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
+    """
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    """Secret."""
+    node_pool_name: pulumi.Output[str]
+    gpu_taint: dict[str, str]
+    gpu_node_labels: dict[str, str]
+    capacity: GkeCapacity
+    software: K8sGpuSoftware
+
+    def __init__(self, name: str, args: GkeGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(facts.TYPE_TOKEN, name, None, opts)
+        if not _NAME.match(name):
+            raise ConfigError("name", name, "names the node service account, which takes 6-30 lowercase characters",
+                              "use up to 19 lowercase letters, digits and '-', starting with a letter")
+        project = args.project or pulumi.Config("gcp").get("project")
+        self.capacity = cap = check(args, project)
+        child = pulumi.ResourceOptions(parent=self)
+        labels = {"gpuready-component": name, **args.labels}
+        pool = args.node_pool
+
+        account = gcp.serviceaccount.Account(
+            f"{name}-nodes", account_id=f"{name}-gpu-nodes", project=project,
+            display_name=f"gpuready {name}: GKE nodes (logs, metrics, image pulls only)", opts=child)
+        member = account.email.apply(lambda email: f"serviceAccount:{email}")
+        grants = [gcp.projects.IAMMember(f"{name}-nodes-{role.split('/')[1].replace('.', '-')}", project=project,
+                                         role=role, member=member, opts=child)
+                  for role in facts.NODE_SERVICE_ACCOUNT_ROLES]
+
+        system_pools = []
+        if args.cluster is not None:
+            cluster = self._cluster(name, args, args.cluster, project, labels)
+            cluster_name = cluster.name
+            config = pulumi.Output.secret(pulumi.Output.all(
+                cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate,
+            ).apply(lambda a: gke_kubeconfig(*a)))
+            system_pools.append(gcp.container.NodePool(
+                f"{name}-system", cluster=cluster.name, location=args.location, project=project,
+                node_count=args.cluster.system_nodes,
+                management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+                node_config=self._node_config(facts.SYSTEM_MACHINE_TYPE, account.email, 50, {}, labels,
+                                              image_type=facts.IMAGE_TYPES["device-plugin"], secure_boot=True),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=grants)))
+        else:
+            cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
+            config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
+
+        taint = k8s_facts.PLATFORMS["gke"].taint
+        self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
+        operator = args.software.install == "gpu-operator"
+        node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {})}
+        self.gpu_node_labels = {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator}
+        sharing = pool.gpu_sharing
+        accelerator = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+            type=cap.machine.accelerator,
+            count=cap.machine.gpus,
+            gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                gpu_driver_version=cap.driver_version),
+            gpu_sharing_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgs(
+                gpu_sharing_strategy=sharing.strategy, max_shared_clients_per_gpu=sharing.max_clients_per_gpu)
+            if sharing else None,
+            gpu_partition_size=cap.partition_size)
+        node_pool = gcp.container.NodePool(
+            f"{name}-gpu",
+            cluster=cluster_name,
+            location=args.location,
+            project=project,
+            node_locations=list(pool.node_locations) or None,
+            initial_node_count=pool.min_nodes,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                total_min_node_count=pool.min_nodes, total_max_node_count=pool.max_nodes, location_policy="ANY"),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=self._node_config(
+                cap.machine.machine_type, account.email, pool.disk_size_gb, node_labels, labels,
+                image_type=facts.IMAGE_TYPES[args.software.install],
+                # The GPU Operator's driver is an unsigned kernel module, which Secure Boot refuses to load.
+                secure_boot=not operator, spot=pool.spot, accelerators=[accelerator],
+                taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=taint.key, value=taint.value,
+                                                                  effect=facts.GPU_TAINT_EFFECT)]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=grants))
+
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
+        self.software = K8sGpuSoftware(
+            f"{name}-gpu-software",
+            K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
+                               gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),)),
+            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
+                                        depends_on=[node_pool, *system_pools]))
+
+        self.cluster_name = cluster_name
+        self.kubeconfig = config
+        self.node_pool_name = node_pool.name
+        self.register_outputs({
+            "clusterName": self.cluster_name,
+            "kubeconfig": self.kubeconfig,
+            "nodePoolName": self.node_pool_name,
+            "gpuTaint": self.gpu_taint,
+            "gpuNodeLabels": self.gpu_node_labels,
+            "gpuModels": list(cap.gpu_models),
+            "maxGpusPerNode": cap.gpus_per_node,
+            "maxGpus": cap.max_gpus,
+        })
+
+    def _node_config(self, machine_type: str, service_account: Any, disk_gb: int, node_labels: dict[str, str],
+                     resource_labels: dict[str, str], *, image_type: str, secure_boot: bool, spot: bool = False,
+                     accelerators: Optional[list] = None, taints: Optional[list] = None):
+        return gcp.container.NodePoolNodeConfigArgs(
+            machine_type=machine_type,
+            image_type=image_type,
+            disk_size_gb=disk_gb,
+            disk_type=facts.DISK_TYPE,
+            service_account=service_account,
+            oauth_scopes=list(facts.OAUTH_SCOPES),
+            workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                mode=facts.WORKLOAD_METADATA_MODE),
+            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=secure_boot, enable_integrity_monitoring=True),
+            metadata={"disable-legacy-endpoints": "true"},
+            labels=node_labels or None,
+            resource_labels=resource_labels,
+            spot=spot or None,
+            guest_accelerators=accelerators,
+            taints=taints)
+
+    def _cluster(self, name: str, args: GkeGpuClusterArgs, cluster: ClusterArgs, project: str,
+                 labels: dict[str, str]):
+        return gcp.container.Cluster(
+            name,
+            location=args.location,
+            project=project,
+            network=cluster.network,
+            subnetwork=cluster.subnetwork,
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=cluster.release_channel),
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=f"{project}.svc.id.goog"),
+            private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                enable_private_nodes=True, enable_private_endpoint=False,
+                master_ipv4_cidr_block=cluster.master_ipv4_cidr_block),
+            master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                    cidr_block=cidr, display_name=f"allowed-{i}")
+                    for i, cidr in enumerate(cluster.master_authorized_networks)])
+            if cluster.master_authorized_networks else None,
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
+            enable_shielded_nodes=True,
+            monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+                enable_components=list(facts.MONITORING_COMPONENTS),
+                managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True))
+            if cluster.managed_dcgm else None,
+            deletion_protection=cluster.deletion_protection,
+            resource_labels=labels,
+            opts=pulumi.ResourceOptions(parent=self))

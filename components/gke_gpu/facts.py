@@ -1,0 +1,55 @@
+"""Google Kubernetes Engine platform facts, in one table. Tests check each value GKE constrains against Google's
+container v1 discovery document."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+TYPE_TOKEN = "gpuready:gcp:GkeGpuCluster"
+"""Never change: renaming a type token replaces every cloud resource under it."""
+
+FAMILY_ACCELERATORS = MappingProxyType({
+    "n1": ("nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p4", "nvidia-tesla-p100"),
+    "g2": ("nvidia-l4",),
+    "a2": ("nvidia-tesla-a100", "nvidia-a100-80gb"),
+    "a3": ("nvidia-h100-80gb", "nvidia-h100-mega-80gb"),
+})
+"""Machine family -> the accelerators it takes (Compute Engine GPU machine types). G2, A2 and A3 come with their GPUs
+attached; N1 takes T4, V100, P4 or P100 attached separately."""
+ATTACHED_GPU_FAMILIES = ("n1",)
+
+DRIVER_INSTALLED = ("DEFAULT", "LATEST")
+"""``gpuDriverInstallationConfig.gpuDriverVersion`` values with which GKE installs the driver itself."""
+DRIVER_DISABLED = "INSTALLATION_DISABLED"
+"""GKE installs no driver: what the GPU Operator needs."""
+SHARING_STRATEGIES = ("TIME_SHARING", "MPS")
+MAX_SHARED_CLIENTS_PER_GPU = 48
+"""GKE's limit on ``maxSharedClientsPerGpu`` (GKE docs, share GPUs with multiple workloads)."""
+
+GPU_TAINT_EFFECT = "NO_SCHEDULE"
+"""GKE API spelling of ``NoSchedule`` for ``nvidia.com/gpu=present`` (``components.k8s_gpu.facts.PLATFORMS['gke']``)."""
+NO_GKE_DEVICE_PLUGIN_LABEL = MappingProxyType({"gke-no-default-nvidia-gpu-device-plugin": "true"})
+"""Node label that keeps GKE's own device plugin off the nodes, for the GPU Operator's (NVIDIA GPU Operator docs,
+Google GKE)."""
+
+IMAGE_TYPES = MappingProxyType({"device-plugin": "COS_CONTAINERD", "gpu-operator": "UBUNTU_CONTAINERD"})
+"""Node image per install mode: the GPU Operator builds its driver on Ubuntu; GKE's own driver runs on COS."""
+DISK_TYPE = "pd-balanced"
+DISK_GB_RANGE = (40, 65_536)
+OAUTH_SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
+"""Access is governed by the node service account's roles, as GKE recommends, not by scopes."""
+NODE_SERVICE_ACCOUNT_ROLES = (
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/artifactregistry.reader",
+)
+"""The least-privilege node service account of GKE's hardening guide, plus pulling images from Artifact Registry."""
+WORKLOAD_METADATA_MODE = "GKE_METADATA"
+"""Workload Identity on the nodes: pods get Google credentials of their own, never the node's."""
+RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
+MONITORING_COMPONENTS = ("SYSTEM_COMPONENTS", "DCGM")
+"""GKE's managed DCGM metrics: the DCGM component with Google Cloud Managed Service for Prometheus."""
+SYSTEM_MACHINE_TYPE = "e2-standard-4"
+"""Untainted nodes of a new cluster for kube-dns, the GPU Operator's controller and NFD's master."""

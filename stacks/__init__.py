@@ -15,6 +15,8 @@ from .config import StackConfig
 PLATFORMS = {
     "aws-batch": "stacks.aws_batch",
     "eks": "stacks.eks",
+    "gke": "stacks.gke",
+    "aks": "stacks.aks",
 }
 """Platform name (the value of ``gpuready:platform``) -> module that builds it."""
 

@@ -57,7 +57,7 @@ class StackConfig:
         """A value set with ``pulumi config set --secret``; it stays a secret in every output it reaches."""
         return self._config.get_secret(key)
 
-    def get_bool(self, key: str, default: bool) -> bool:
+    def get_bool(self, key: str, default: Optional[bool]) -> Optional[bool]:
         value = self._parse(key, "boolean")
         if value is None:
             return default

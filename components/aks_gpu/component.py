@@ -115,7 +115,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             "gpuTaint": self.gpu_taint,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuModels": list(cap.gpu_models),
-            "maxGpusPerNode": cap.vm.gpus,
+            "maxGpusPerNode": cap.max_gpus_per_node,
             "maxGpus": cap.max_gpus,
         })
 

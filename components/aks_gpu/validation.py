@@ -24,6 +24,8 @@ _VERSION = re.compile(r"^1\.(\d+)(\.\d+)?$")
 
 @dataclass(frozen=True)
 class AksCapacity:
+    """What the agent pool can offer, from the catalog, and the settings derived from the inputs."""
+
     vm: catalog.GpuInstanceType
     node_image: str
     gpu_driver: str
@@ -34,6 +36,10 @@ class AksCapacity:
     @property
     def gpu_models(self) -> tuple[str, ...]:
         return (self.vm.gpu_model,)
+
+    @property
+    def max_gpus_per_node(self) -> int:
+        return self.vm.gpus
 
 
 def _instance_profile(args: AksGpuClusterArgs, vm: catalog.GpuInstanceType) -> Optional[str]:

@@ -134,7 +134,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "gpuTaint": self.gpu_taint,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuModels": list(cap.gpu_models),
-            "maxGpusPerNode": cap.gpus_per_node,
+            "maxGpusPerNode": cap.max_gpus_per_node,
             "maxGpus": cap.max_gpus,
         })
 

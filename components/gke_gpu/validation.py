@@ -42,7 +42,7 @@ class GkeCapacity:
         return (self.machine.gpu_model,)
 
     @property
-    def gpus_per_node(self) -> int:
+    def max_gpus_per_node(self) -> int:
         return self.machine.gpus
 
 

@@ -106,6 +106,87 @@ def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
     }
 
 
+def _gke_machine(node_config: dict[str, Any]) -> Optional[catalog.GpuInstanceType]:
+    machine = node_config.get("machineType", "")
+    for accelerator in node_config.get("guestAccelerators") or []:
+        row = catalog.find("gcp", f"{machine}:{accelerator.get('type')}:{int(accelerator.get('count', 0))}")
+        if row:
+            return row
+    return catalog.find("gcp", machine)
+
+
+def _gke_max_nodes(r: RenderedResource) -> int:
+    scaling = r.inputs.get("autoscaling") or {}
+    if "totalMaxNodeCount" in scaling:
+        return int(scaling["totalMaxNodeCount"])
+    zones = max(len(r.inputs.get("nodeLocations") or []), 1)
+    return int(scaling.get("maxNodeCount", r.inputs.get("nodeCount", r.inputs.get("initialNodeCount", 0)))) * zones
+
+
+def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    private = r.inputs.get("privateClusterConfig") or {}
+    networks = [c.get("cidrBlock") for c in (r.inputs.get("masterAuthorizedNetworksConfig") or {})
+                .get("cidrBlocks") or []]
+    components = (r.inputs.get("monitoringConfig") or {}).get("enableComponents") or []
+    return {
+        "release channel": (r.inputs.get("releaseChannel") or {}).get("channel", "default"),
+        "nodes": "private" if private.get("enablePrivateNodes") else "public IPs",
+        "API endpoint": "from " + ", ".join(networks) if networks else "anywhere (with credentials)",
+        "workload identity": (r.inputs.get("workloadIdentityConfig") or {}).get("workloadPool", "off"),
+        "managed DCGM": "DCGM" in components,
+    }
+
+
+def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    config = r.inputs.get("nodeConfig") or {}
+    accelerators = config.get("guestAccelerators") or []
+    facts: dict[str, Any] = {"machine": config.get("machineType"), "image": config.get("imageType", "default"),
+                             "nodes": f"{int((r.inputs.get('autoscaling') or {}).get('totalMinNodeCount', 0))}-"
+                                      f"{_gke_max_nodes(r)}" if r.inputs.get("autoscaling")
+                             else int(r.inputs.get("nodeCount", 0))}
+    if accelerators:
+        accelerator = accelerators[0]
+        row = _gke_machine(config)
+        facts["GPUs"] = f"{int(accelerator.get('count', 0))}x {accelerator.get('type')}" + (
+            f" ({row.gpu_model} {row.gpu_memory_gib:g} GiB)" if row else "")
+        facts["driver"] = (accelerator.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion", "none")
+        sharing = accelerator.get("gpuSharingConfig")
+        if sharing:
+            facts["sharing"] = f"{sharing.get('gpuSharingStrategy')} x{int(sharing.get('maxSharedClientsPerGpu', 0))}"
+        if accelerator.get("gpuPartitionSize"):
+            facts["MIG partition"] = accelerator["gpuPartitionSize"]
+        facts["capacity"] = "spot" if config.get("spot") else "on-demand"
+    facts["taints"] = [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in config.get("taints") or []] \
+        or "none"
+    if config.get("labels"):
+        facts["labels"] = [f"{k}={v}" for k, v in sorted(config["labels"].items())]
+    return facts
+
+
+def _aks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    access = r.inputs.get("apiServerAccessProfile") or {}
+    return {
+        "version": r.inputs.get("kubernetesVersion") or "AKS default",
+        "API endpoint": "from " + ", ".join(access.get("authorizedIPRanges") or [])
+        if access.get("authorizedIPRanges") else "anywhere (with credentials)",
+        "local accounts": "disabled" if r.inputs.get("disableLocalAccounts") else "enabled",
+        "system pool": [f"{p.get('name')}: {int(p.get('count', 0))}x {p.get('vmSize')}"
+                        for p in r.inputs.get("agentPoolProfiles") or []],
+    }
+
+
+def _aks_agent_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    return {
+        "mode": r.inputs.get("mode"),
+        "nodes": f"{int(r.inputs.get('minCount', 0))}-{int(r.inputs.get('maxCount', r.inputs.get('count', 0)))}",
+        "priority": r.inputs.get("scaleSetPriority", "Regular"),
+        "GPU driver": (r.inputs.get("gpuProfile") or {}).get("driver", "Install"),
+        **({"MIG profile": r.inputs["gpuInstanceProfile"]} if r.inputs.get("gpuInstanceProfile") else {}),
+        "taints": r.inputs.get("nodeTaints") or "none",
+        "instances": [_gpu_summary("azure", r.inputs.get("vmSize", ""))],
+    }
+
+
 def _flatten(values: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(values, dict) and values:
         out: dict[str, Any] = {}
@@ -149,6 +230,10 @@ DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] =
     "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
     "kubernetes:helm.sh/v3:Release": _helm_release,
     "kubernetes:core/v1:Namespace": _namespace,
+    "gcp:container/cluster:Cluster": _gke_cluster,
+    "gcp:container/nodePool:NodePool": _gke_node_pool,
+    "azure-native:containerservice:ManagedCluster": _aks_cluster,
+    "azure-native:containerservice:AgentPool": _aks_agent_pool,
 }
 """Resource type -> function giving the facts ``gpuready plan`` prints for it."""
 
@@ -178,9 +263,29 @@ def _eks_pool(r: RenderedResource) -> Optional[Pool]:
                 unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
 
 
+def _gke_pool(r: RenderedResource) -> Optional[Pool]:
+    row = _gke_machine(r.inputs.get("nodeConfig") or {})
+    if row is None or not (r.inputs.get("nodeConfig") or {}).get("guestAccelerators"):
+        return None
+    nodes = _gke_max_nodes(r)
+    return Pool(resource=r.name, cloud="gcp", instance_types=(row.name,), max_gpus=nodes * row.gpus,
+                max_usd_per_hour=nodes * (row.price_usd_hour or 0.0), unknown_types=())
+
+
+def _aks_pool(r: RenderedResource) -> Optional[Pool]:
+    row = catalog.find("azure", r.inputs.get("vmSize", ""))
+    if row is None:
+        return None
+    nodes = int(r.inputs.get("maxCount", r.inputs.get("count", 0)))
+    return Pool(resource=r.name, cloud="azure", instance_types=(row.name,), max_gpus=nodes * row.gpus,
+                max_usd_per_hour=nodes * (row.price_usd_hour or 0.0), unknown_types=())
+
+
 POOLS: dict[str, Callable[[RenderedResource], Optional[Pool]]] = {
     "aws:batch/computeEnvironment:ComputeEnvironment": _batch_pool,
     "aws:eks/nodeGroup:NodeGroup": _eks_pool,
+    "gcp:container/nodePool:NodePool": _gke_pool,
+    "azure-native:containerservice:AgentPool": _aks_pool,
 }
 """Resource type -> function giving the GPU capacity the resource can scale to (``None``: no GPUs)."""
 

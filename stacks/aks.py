@@ -1,0 +1,55 @@
+"""Reference stack ``aks``: an AKS cluster (or yours) with a GPU agent pool and the NVIDIA software."""
+
+from __future__ import annotations
+
+from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, ExistingClusterArgs, GpuAgentPoolArgs
+
+from .config import StackConfig
+from .kubernetes import EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, existing_cluster, export, software_options
+
+KEYS = {
+    "resourceGroupName": "resource group of the cluster (required; an existing one)",
+    "vmSize": "GPU VM size (required): Standard_NC4as_T4_v3, Standard_NC24ads_A100_v4, Standard_ND96isr_H100_v5...",
+    "spot": "Spot priority for the GPU pool (default false); evicted nodes are deleted",
+    "minCount": "GPU nodes kept when idle (default 0)",
+    "maxCount": "most GPU nodes at once (default 2): caps GPUs and cost",
+    "osDiskSizeGb": "OS disk per GPU node, holding container images (default 200)",
+    "availabilityZones": "zones of the GPU pool (list of 1, 2, 3)",
+    "nodeLabels": "extra labels of the GPU nodes (map)",
+    "kubernetesVersion": "Kubernetes version of a new cluster (default: AKS's default)",
+    "authorizedIpRanges": "CIDRs allowed to reach the API server (list; default anywhere)",
+    "vnetSubnetId": "subnet for the nodes of a new cluster (default: AKS creates a network)",
+    "tags": "tags for every Azure resource (map)",
+    **SOFTWARE_KEYS,
+    **EXISTING_CLUSTER_KEYS,
+}
+"""The ``gpuready:`` keys this platform reads (besides ``platform``); ``azure-native:location`` is the region."""
+
+
+def build(config: StackConfig) -> None:
+    """Declare the stack's resources and export what ``gpuready smoke`` reads."""
+    import pulumi
+
+    existing = existing_cluster(config)
+    location = pulumi.Config("azure-native").get("location") or "eastus"
+    cluster = AksGpuCluster("aks", AksGpuClusterArgs(
+        resource_group_name=config.require_str("resourceGroupName"),
+        location=location,
+        cluster=None if existing else ClusterArgs(
+            kubernetes_version=config.get_str("kubernetesVersion"),
+            authorized_ip_ranges=config.get_list("authorizedIpRanges", []),
+            vnet_subnet_id=config.get_str("vnetSubnetId")),
+        existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
+        node_pool=GpuAgentPoolArgs(
+            vm_size=config.require_str("vmSize"),
+            spot=config.get_bool("spot", False),
+            min_count=config.get_int("minCount", 0),
+            max_count=config.get_int("maxCount", 2),
+            os_disk_size_gb=config.get_int("osDiskSizeGb", 200),
+            availability_zones=config.get_list("availabilityZones", []),
+            labels=config.get_object("nodeLabels", None, {}),
+        ),
+        software=software_options(config),
+        tags=config.get_object("tags", None, {}),
+    ))
+    export("aks", cluster, "nodePoolName", cluster.node_pool_name)

@@ -1,0 +1,68 @@
+"""Config keys and exports every Kubernetes reference stack shares (eks, gke, aks)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pulumi
+
+from components.errors import ConfigError
+from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+
+from .config import StackConfig
+
+SOFTWARE_KEYS = {
+    "install": "device-plugin (default) or gpu-operator: who installs the NVIDIA software the node image lacks",
+    "timeSlicingReplicas": "share each GPU between this many pods (2-64) by time-slicing",
+    "mig": "partition GPUs with MIG: {strategy: single|mixed, config: all-balanced|all-1g.10gb...}",
+    "gpuFeatureDiscovery": "label nodes with GPU product, memory and CUDA version (default: on where the platform "
+                           "does not label GPUs)",
+    "dcgmExporter": "run NVIDIA's DCGM exporter for GPU metrics (default true; GKE: managed DCGM instead)",
+    "prometheusOperator": "create a ServiceMonitor for the DCGM exporter; needs the Prometheus Operator's CRDs",
+}
+EXISTING_CLUSTER_KEYS = {
+    "existingCluster": "name of an existing cluster to add the GPU nodes to, instead of creating one",
+    "kubeconfig": "kubeconfig of existingCluster (set it with --secret)",
+}
+
+
+def software_options(config: StackConfig) -> GpuSoftwareOptions:
+    mig = config.get_object("mig", {"strategy": str, "config": str})
+    return GpuSoftwareOptions(
+        install=config.get_str("install", GpuSoftwareOptions().install),
+        time_slicing_replicas=config.get_int("timeSlicingReplicas", None),
+        mig=MigArgs(**mig) if mig is not None else None,
+        gpu_feature_discovery=config.get_bool("gpuFeatureDiscovery", None),
+        dcgm_exporter=config.get_bool("dcgmExporter", None),
+        prometheus_operator=config.get_bool("prometheusOperator", False),
+    )
+
+
+def existing_cluster(config: StackConfig) -> Optional[tuple[str, pulumi.Output[str]]]:
+    """``(name, kubeconfig)`` of the existing cluster the config names, or ``None`` to create one."""
+    name = config.get_str("existingCluster")
+    kubeconfig = config.get_secret("kubeconfig")
+    if name and kubeconfig is None:
+        raise ConfigError("gpuready:kubeconfig", None, "needed with existingCluster to install the GPU software",
+                          "pulumi config set --secret gpuready:kubeconfig \"$(cat KUBECONFIG)\"")
+    if kubeconfig is not None and not name:
+        raise ConfigError("gpuready:kubeconfig", "[secret]", "only read with existingCluster",
+                          "set gpuready:existingCluster too, or remove gpuready:kubeconfig")
+    return (name, kubeconfig) if name else None
+
+
+def export(platform: str, cluster: Any, pool_key: str, pool_name: pulumi.Output[str]) -> None:
+    """The outputs ``gpuready smoke`` reads from a Kubernetes stack: cluster access, GPU node selection, capacity."""
+    cap = cluster.capacity
+    pulumi.export("platform", platform)
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export(pool_key, pool_name)
+    pulumi.export("gpuTaint", cluster.gpu_taint)
+    pulumi.export("gpuNodeLabels", cluster.gpu_node_labels)
+    if cluster.software.namespace is not None:
+        pulumi.export("gpuNamespace", cluster.software.namespace)
+    pulumi.export("gpuModels", list(cap.gpu_models))
+    pulumi.export("maxGpusPerNode", cap.max_gpus_per_node)
+    pulumi.export("maxGpus", cap.max_gpus)
+    pulumi.export("maxUsdPerHour", cap.max_usd_per_hour)

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
-FREE_FORM_KEYS = {"tags", "tagsAll", "options", "labels", "annotations", "values"}
+FREE_FORM_KEYS = {"tags", "tagsAll", "options", "labels", "annotations", "values", "metadata", "resourceLabels",
+                  "nodeLabels"}
 """Maps whose keys are the user's, a driver's or a chart's, not the provider schema's (tags, awslogs options,
 Kubernetes labels, Helm values)."""
 

@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 
 
 def test_platforms_have_a_reference_stack_each():
-    assert set(PLATFORMS) == {"aws-batch", "eks"}
+    assert set(PLATFORMS) == {"aws-batch", "eks", "gke", "aks"}
     for platform in PLATFORMS:
         text = (ROOT / "stacks" / f"Pulumi.{platform}.yaml").read_text()
         assert f"gpuready:platform: {platform}" in text

@@ -1,0 +1,56 @@
+"""Every AKS value the component sends that Azure constrains, against azure-mgmt-containerservice's enums."""
+
+from __future__ import annotations
+
+import pytest
+from azure.mgmt.containerservice import models
+
+from components.aks_gpu import GpuAgentPoolArgs, facts
+from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+
+from .helpers import CLUSTER, POOL, build
+
+
+def _values(enum) -> set[str]:
+    return {member.value for member in enum}
+
+
+def test_facts_are_aks_enum_values():
+    assert {facts.GPU_DRIVER_INSTALL, facts.GPU_DRIVER_NONE} == _values(models.GPUDriver)
+    assert set(facts.MIG_PROFILES.values()) == _values(models.GPUInstanceProfile)
+    assert {facts.PRIORITY_REGULAR, facts.PRIORITY_SPOT} == _values(models.ScaleSetPriority)
+    assert {facts.MODE_USER, facts.MODE_SYSTEM} <= _values(models.AgentPoolMode)
+    assert facts.SPOT_EVICTION_POLICY in _values(models.ScaleSetEvictionPolicy)
+    assert facts.OS_SKU in _values(models.OSSKU)
+
+
+@pytest.mark.parametrize("pool,software", [
+    ({}, GpuSoftwareOptions()),
+    ({"spot": True}, GpuSoftwareOptions(mig=MigArgs(config="all-2g.20gb"))),
+    ({}, GpuSoftwareOptions(install="gpu-operator")),
+])
+def test_rendered_pool_values_are_aks_enum_values(render, pool, software):
+    rendering, _ = build(render, pool, software=software)
+    (agent_pool,) = rendering.of_type(POOL)
+    i = agent_pool.inputs
+    assert i["gpuProfile"]["driver"] in _values(models.GPUDriver)
+    assert i["scaleSetPriority"] in _values(models.ScaleSetPriority)
+    assert i["mode"] in _values(models.AgentPoolMode)
+    assert i["osSKU"] in _values(models.OSSKU)
+    if "gpuInstanceProfile" in i:
+        assert i["gpuInstanceProfile"] in _values(models.GPUInstanceProfile)
+    if "scaleSetEvictionPolicy" in i:
+        assert i["scaleSetEvictionPolicy"] in _values(models.ScaleSetEvictionPolicy)
+    # Every property we set is a REST property of an agent pool in the SDK's model.
+    properties = models.AgentPoolManagedClusterAgentPoolProfileProperties()
+    rest_names = {f._rest_name for f in properties._attr_to_rest_field.values()}
+    assert set(i) - {"resourceGroupName", "resourceName", "agentPoolName"} <= rest_names, \
+        set(i) - rest_names
+    (cluster,) = rendering.of_type(CLUSTER)
+    system = cluster.inputs["agentPoolProfiles"][0]
+    assert system["mode"] in _values(models.AgentPoolMode)
+
+
+def test_catalog_sizes_are_accepted():
+    for size in ("Standard_NC4as_T4_v3", "Standard_ND96isr_H100_v5"):
+        GpuAgentPoolArgs(vm_size=size)

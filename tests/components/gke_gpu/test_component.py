@@ -1,0 +1,134 @@
+"""GkeGpuCluster under Pulumi's mock runtime: what the GPU node pool, the cluster and the node account receive."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.gke_gpu import ExistingClusterArgs, GpuSharingArgs, facts
+from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from tests.conftest import non_camel_keys
+
+from .helpers import CLUSTER, NODE_POOL, RELEASE, build, one
+
+
+@pytest.fixture
+def built(render):
+    return build(render)
+
+
+def test_gpu_pool_has_the_catalog_accelerator_gke_driver_taint_and_scales_from_zero(built):
+    rendering, gke = built
+    pool = one(rendering, NODE_POOL, "ml-gpu")
+    config = pool.inputs["nodeConfig"]
+    assert config["machineType"] == "g2-standard-8" and config["imageType"] == "COS_CONTAINERD"
+    assert config["guestAccelerators"] == [{"type": "nvidia-l4", "count": 1,
+                                            "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}]
+    assert config["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    assert pool.inputs["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 3, "locationPolicy": "ANY"}
+    assert pool.inputs["initialNodeCount"] == 0
+    assert "spot" not in config and "labels" not in config
+    assert gke.gpu_node_labels == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+
+
+def test_nodes_are_shielded_use_workload_identity_and_a_least_privilege_account(built):
+    rendering, _ = built
+    config = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]
+    assert config["shieldedInstanceConfig"] == {"enableSecureBoot": True, "enableIntegrityMonitoring": True}
+    assert config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert config["serviceAccount"] == "ml-gpu-nodes@ml-project.iam.gserviceaccount.com"
+    assert config["metadata"] == {"disable-legacy-endpoints": "true"}
+    roles = sorted(m.inputs["role"] for m in rendering.of_type("gcp:projects/iAMMember:IAMMember"))
+    assert roles == sorted(facts.NODE_SERVICE_ACCOUNT_ROLES)
+    assert all(m.inputs["member"] == "serviceAccount:ml-gpu-nodes@ml-project.iam.gserviceaccount.com"
+               for m in rendering.of_type("gcp:projects/iAMMember:IAMMember"))
+
+
+def test_cluster_is_private_with_workload_identity_and_managed_dcgm(built):
+    rendering, gke = built
+    (cluster,) = rendering.of_type(CLUSTER)
+    i = cluster.inputs
+    assert i["removeDefaultNodePool"] is True
+    assert i["workloadIdentityConfig"] == {"workloadPool": "ml-project.svc.id.goog"}
+    assert i["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert i["monitoringConfig"] == {"enableComponents": ["SYSTEM_COMPONENTS", "DCGM"],
+                                     "managedPrometheus": {"enabled": True}}
+    assert i["releaseChannel"] == {"channel": "REGULAR"} and i["enableShieldedNodes"] is True
+    # GKE provides driver, device plugin, GPU labels and DCGM metrics: no NVIDIA chart at all.
+    assert rendering.of_type(RELEASE) == [] and gke.software.namespace is None
+    system = one(rendering, NODE_POOL, "ml-system")
+    assert "guestAccelerators" not in system.inputs["nodeConfig"] and "taints" not in system.inputs["nodeConfig"]
+
+
+def test_dcgm_exporter_when_managed_dcgm_is_off(render):
+    from components.gke_gpu import ClusterArgs
+
+    rendering, _ = build(render, cluster=ClusterArgs(managed_dcgm=False))
+    (release,) = rendering.of_type(RELEASE)
+    assert release.inputs["chart"] == "dcgm-exporter"
+    assert release.inputs["values"]["extraHostVolumes"][0]["hostPath"] == "/home/kubernetes/bin/nvidia"
+    assert "monitoringConfig" not in one(rendering, CLUSTER, "ml").inputs
+
+
+def test_gpu_operator_disables_gke_driver_and_device_plugin(render):
+    rendering, gke = build(render, software=GpuSoftwareOptions(install="gpu-operator"))
+    config = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]
+    assert config["guestAccelerators"][0]["gpuDriverInstallationConfig"] == {
+        "gpuDriverVersion": "INSTALLATION_DISABLED"}
+    assert config["labels"] == {"gke-no-default-nvidia-gpu-device-plugin": "true"}
+    assert config["imageType"] == "UBUNTU_CONTAINERD"
+    assert config["shieldedInstanceConfig"]["enableSecureBoot"] is False
+    (release,) = rendering.of_type(RELEASE)
+    values = release.inputs["values"]
+    assert (values["driver"], values["toolkit"], values["devicePlugin"]) == (
+        {"enabled": True}, {"enabled": True}, {"enabled": True})
+    assert gke.capacity.node_image == "gke/driver-disabled"
+
+
+def test_sharing_mig_spot_and_n1(render):
+    rendering, _ = build(render, {"gpu_sharing": GpuSharingArgs(strategy="MPS", max_clients_per_gpu=8),
+                                  "spot": True, "node_locations": ["us-central1-a"]})
+    pool = one(rendering, NODE_POOL, "ml-gpu")
+    accelerator = pool.inputs["nodeConfig"]["guestAccelerators"][0]
+    assert accelerator["gpuSharingConfig"] == {"gpuSharingStrategy": "MPS", "maxSharedClientsPerGpu": 8}
+    assert pool.inputs["nodeConfig"]["spot"] is True and pool.inputs["nodeLocations"] == ["us-central1-a"]
+
+    rendering, _ = build(render, {"machine_type": "a2-ultragpu-1g"}, software=GpuSoftwareOptions(
+        mig=MigArgs(config="all-1g.10gb")))
+    accelerator = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]["guestAccelerators"][0]
+    assert accelerator["gpuPartitionSize"] == "1g.10gb" and accelerator["type"] == "nvidia-a100-80gb"
+
+    rendering, gke = build(render, {"machine_type": "n1-standard-16", "accelerator": "nvidia-tesla-t4",
+                                    "accelerator_count": 2})
+    accelerator = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]["guestAccelerators"][0]
+    assert (accelerator["type"], accelerator["count"]) == ("nvidia-tesla-t4", 2)
+    assert gke.capacity.max_gpus == 6
+
+
+def test_existing_cluster_and_kubeconfig(render):
+    rendering, _ = build(render, cluster=None, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="kc"))
+    assert not rendering.of_type(CLUSTER)
+    assert one(rendering, NODE_POOL, "ml-gpu").inputs["cluster"] == "prod"
+    assert [p.name for p in rendering.of_type(NODE_POOL)] == ["ml-gpu"]
+
+
+def test_kubeconfig_uses_the_gke_auth_plugin_and_is_secret(built):
+    rendering, _ = built
+    (provider,) = rendering.of_type("pulumi:providers:kubernetes")
+    assert provider.secret_inputs == {"kubeconfig"}
+    config = json.loads(provider.inputs["kubeconfig"])
+    assert config["clusters"][0]["cluster"]["server"] == "https://203.0.113.10"
+    assert config["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+
+
+def test_children_parented_with_stable_names_and_camel_case(built):
+    rendering, _ = built
+    (component,) = rendering.of_type(facts.TYPE_TOKEN)
+    direct = sorted(r.name for r in rendering.resources if r.parent == component.urn)
+    assert direct == ["ml", "ml-gpu", "ml-gpu-software", "ml-k8s", "ml-nodes",
+                      "ml-nodes-artifactregistry-reader", "ml-nodes-logging-logWriter",
+                      "ml-nodes-monitoring-metricWriter", "ml-nodes-monitoring-viewer",
+                      "ml-nodes-stackdriver-resourceMetadata-writer", "ml-system"]
+    for resource in rendering.resources:
+        assert list(non_camel_keys(resource.inputs)) == [], resource.urn

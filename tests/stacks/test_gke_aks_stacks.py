@@ -1,0 +1,102 @@
+"""The gke and aks reference stacks: render offline, export what the smoke test reads, import only their own SDKs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from components.errors import ConfigError
+from gpuready.cli import main
+from gpuready.plan.render import render
+from gpuready.project import find_project, load_stack_config
+from tests.conftest import ROOT, non_camel_keys
+
+
+def _render(stack: str, **changes):
+    project = find_project(ROOT)
+    config = load_stack_config(project.stack_file(stack), project.name)
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value if isinstance(value, str) else json.dumps(value)
+    return render(project.main, project.name, stack, config)
+
+
+@pytest.mark.parametrize("stack,pool_type,pool_key", [
+    ("gke", "gcp:container/nodePool:NodePool", "nodePoolName"),
+    ("aks", "azure-native:containerservice:AgentPool", "nodePoolName"),
+])
+def test_reference_stack_renders_and_exports_what_gpuready_smoke_reads(stack, pool_type, pool_key):
+    rendering = _render(stack)
+    out = rendering.outputs
+    assert out["platform"] == stack and pool_key in out
+    assert json.loads(out["kubeconfig"])["current-context"] == out["clusterName"]
+    assert out["gpuTaint"]["effect"] == "NoSchedule"
+    assert rendering.of_type(pool_type)
+    for resource in rendering.resources:
+        assert list(non_camel_keys(resource.inputs)) == [], resource.urn
+
+
+def test_gke_reference_stack_uses_gke_driver_and_managed_dcgm():
+    out = _render("gke").outputs
+    assert out["gpuModels"] == ["L4"] and out["maxGpusPerNode"] == 2 and out["maxGpus"] == 8
+    assert out["gpuNodeLabels"] == {"workload": "gpu", "cloud.google.com/gke-accelerator": "nvidia-l4"}
+    assert "gpuNamespace" not in out  # GKE provides everything: no NVIDIA chart
+
+
+def test_aks_reference_stack_installs_device_plugin_and_exporter():
+    rendering = _render("aks")
+    assert sorted(r.inputs["chart"] for r in rendering.of_type("kubernetes:helm.sh/v3:Release")) == [
+        "dcgm-exporter", "nvidia-device-plugin"]
+    out = rendering.outputs
+    assert out["gpuTaint"] == {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
+    assert out["gpuModels"] == ["T4"] and out["maxGpus"] == 4 and out["gpuNamespace"] == "nvidia-gpu"
+
+
+def test_gke_operator_mode_from_config():
+    rendering = _render("gke", **{"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": None})
+    (release,) = rendering.of_type("kubernetes:helm.sh/v3:Release")
+    assert release.inputs["chart"] == "gpu-operator"
+
+
+@pytest.mark.parametrize("stack,changes,field", [
+    ("gke", {"gpuready:machineType": "g2-standard-8", "gpuready:accelerator": "nvidia-tesla-t4"},
+     "node_pool.accelerator"),
+    ("gke", {"gpuready:location": None}, "gpuready:location"),
+    ("gke", {"gpuready:gpuSharing": {"strategy": "MPS", "clients": 4}}, "gpuready:gpuSharing.clients"),
+    ("aks", {"gpuready:vmSize": "Standard_D8s_v5"}, "node_pool.vm_size"),
+    ("aks", {"gpuready:resourceGroup": "x"}, "gpuready:resourceGroup"),
+])
+def test_config_mistakes_name_the_field(stack, changes, field):
+    with pytest.raises(ConfigError) as error:
+        _render(stack, **changes)
+    assert error.value.field == field
+
+
+@pytest.mark.parametrize("stack,absent", [
+    ("gke", ("pulumi_aws", "pulumi_azure_native", "boto3")),
+    ("aks", ("pulumi_aws", "pulumi_gcp", "boto3")),
+    ("eks", ("pulumi_gcp", "pulumi_azure_native")),
+    ("aws-batch", ("pulumi_gcp", "pulumi_azure_native", "pulumi_kubernetes")),
+])
+def test_a_plan_imports_only_its_platforms_sdk(stack, absent):
+    code = ("import sys, io, contextlib\nfrom gpuready.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['plan', '--stack', {stack!r}]) == 0\n"
+            f"print(sorted(m for m in {absent!r} if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_plan_cli_for_gke_and_aks(capsys):
+    assert main(["plan", "--stack", "gke"]) == 0
+    out = capsys.readouterr().out
+    assert "GPUs: 2x nvidia-l4 (L4 24 GiB)" in out and "driver: LATEST" in out and "managed DCGM: True" in out
+    assert "total: 8 GPUs (L4), $8.00/h" in out
+    assert main(["plan", "--stack", "aks"]) == 0
+    out = capsys.readouterr().out
+    assert "taints: sku=gpu:NoSchedule" in out and "GPU driver: Install" in out
+    assert "total: 4 GPUs (T4), $4.82/h" in out

@@ -44,3 +44,19 @@ def non_camel_keys(value: Any, path: str = "") -> Iterator[str]:
     elif isinstance(value, list):
         for i, item in enumerate(value):
             yield from non_camel_keys(item, f"{path}[{i}]")
+
+
+def one(rendering: Rendering, type_: str, name: str):
+    """The single resource of ``type_`` called ``name``."""
+    (found,) = [r for r in rendering.of_type(type_) if r.name == name]
+    return found
+
+
+def render_component(render: Callable[..., Rendering], build: Callable[[], Any]) -> tuple[Rendering, Any]:
+    """Render a program that builds one component; returns (rendering, the component)."""
+    holder = {}
+
+    def program():
+        holder["component"] = build()
+
+    return render(program), holder["component"]

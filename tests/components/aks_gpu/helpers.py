@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -21,10 +22,4 @@ def args(node_pool: dict[str, Any] | None = None, **overrides: Any) -> AksGpuClu
 
 def build(render, node_pool: dict[str, Any] | None = None, **overrides: Any):
     """Render one cluster; returns (rendering, component)."""
-    holder = {}
-
-    def program():
-        holder["aks"] = AksGpuCluster("ml", args(node_pool, **overrides))
-
-    rendering = render(program)
-    return rendering, holder["aks"]
+    return render_component(render, lambda: AksGpuCluster("ml", args(node_pool, **overrides)))

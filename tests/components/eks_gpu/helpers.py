@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 from components.eks_gpu import ClusterArgs, EksGpuCluster, EksGpuClusterArgs, GpuNodeGroupArgs
 
 CLUSTER = "aws:eks/cluster:Cluster"
@@ -25,16 +26,5 @@ def args(node_group: dict[str, Any] | None = None, **overrides: Any) -> EksGpuCl
 
 def build(render, node_group: dict[str, Any] | None = None, **overrides: Any):
     """Render one cluster; returns (rendering, component)."""
-    holder = {}
+    return render_component(render, lambda: EksGpuCluster("ml", args(node_group, **overrides)))
 
-    def program():
-        holder["eks"] = EksGpuCluster("ml", args(node_group, **overrides))
-
-    rendering = render(program)
-    return rendering, holder["eks"]
-
-
-def one(rendering, type_: str, name: str):
-    """The single resource of ``type_`` called ``name``."""
-    (found,) = [r for r in rendering.of_type(type_) if r.name == name]
-    return found

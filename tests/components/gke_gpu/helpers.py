@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 from components.gke_gpu import ClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -21,15 +22,5 @@ def args(node_pool: dict[str, Any] | None = None, **overrides: Any) -> GkeGpuClu
 
 def build(render, node_pool: dict[str, Any] | None = None, **overrides: Any):
     """Render one cluster; returns (rendering, component)."""
-    holder = {}
+    return render_component(render, lambda: GkeGpuCluster("ml", args(node_pool, **overrides)))
 
-    def program():
-        holder["gke"] = GkeGpuCluster("ml", args(node_pool, **overrides))
-
-    rendering = render(program)
-    return rendering, holder["gke"]
-
-
-def one(rendering, type_: str, name: str):
-    (found,) = [r for r in rendering.of_type(type_) if r.name == name]
-    return found

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
+from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 from components.eks_gpu import ClusterArgs, EksGpuCluster, EksGpuClusterArgs, GpuNodeGroupArgs
+from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 
 CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 from components.gke_gpu import ClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs
+from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -1,4 +1,5 @@
-"""The ``gpuready`` command line. Exit codes: 0 done, 2 a mistake to fix (message says how), 3 an internal error."""
+"""The ``gpuready`` command line. Exit codes: 0 done, 1 a mandatory policy violated, 2 a mistake to fix (the
+message says how), 3 an internal error."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--program", type=Path,
                       help="directory of the Pulumi Python project to render (default: the one here or above)")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--policy-config", type=Path, metavar="FILE",
+                      help="policy config (the file `pulumi preview --policy-pack-config` takes): levels, caps, tags")
+    plan.add_argument("--junit", type=Path, metavar="FILE", help="also write the policy results as JUnit XML")
+    plan.add_argument("--no-policies", action="store_true", help="render only; do not run the policy pack")
     return parser
 
 
@@ -34,13 +39,22 @@ def _plan(args: argparse.Namespace) -> int:
     from .plan import plan
     from .plan.report import render_text
 
-    result = plan(args.stack, stack_file=args.stack_file, program=args.program)
+    if args.no_policies and (args.junit or args.policy_config):
+        raise UserError("--no-policies with --junit or --policy-config: choose one")
+    result = plan(args.stack, stack_file=args.stack_file, program=args.program, policies=not args.no_policies,
+                  policy_config=args.policy_config)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_text(result))
-    return 0
+    if result.policy is None:
+        return 0
+    if args.junit:
+        from .policy.junit import write
+
+        write(result.policy, result.stack, args.junit)
+    return 1 if result.policy.mandatory else 0
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

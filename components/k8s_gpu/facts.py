@@ -180,3 +180,45 @@ CONTAINER_DRIVER_ROOT = "/usr/local/nvidia"
 CRITICAL_ADDONS_TOLERATION = MappingProxyType({"key": "CriticalAddonsOnly", "operator": "Exists"})
 CONTROL_PLANE_TOLERATION = MappingProxyType(
     {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"})
+
+
+@dataclass(frozen=True)
+class Daemonset:
+    """A daemonset a chart runs on GPU nodes: where its tolerations are set, and their default in the pinned chart."""
+
+    name: str
+    tolerations_key: str
+    """Dotted values path of its tolerations."""
+    default_tolerations: tuple
+    enabled_key: str = ""
+    """Dotted values path that switches it on ('' for always)."""
+    enabled_default: bool = True
+
+
+CHART_DAEMONSETS = MappingProxyType({
+    # Defaults copied from the pinned charts' values.yaml; tests compare them with the files.
+    "nvidia-device-plugin": (
+        Daemonset("device-plugin", "tolerations", (
+            {"key": "CriticalAddonsOnly", "operator": "Exists"},
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}), "devicePlugin.enabled", True),
+        Daemonset("gpu-feature-discovery", "tolerations", (
+            {"key": "CriticalAddonsOnly", "operator": "Exists"},
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}), "gfd.enabled", False),
+        Daemonset("nfd-worker", "nfd.worker.tolerations", (
+            {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+            {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}),
+            "gfd.enabled", False),
+    ),
+    "gpu-operator": (
+        Daemonset("operands", "daemonsets.tolerations", (
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)),
+        Daemonset("nfd-worker", "node-feature-discovery.worker.tolerations", (
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}), "nfd.enabled", True),
+    ),
+    "dcgm-exporter": (
+        Daemonset("dcgm-exporter", "tolerations", (
+            {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},)),
+    ),
+})
+"""Chart name -> the daemonsets it runs on GPU nodes."""

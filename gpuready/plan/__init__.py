@@ -43,6 +43,8 @@ class PlanResult:
     resources: list[PlannedResource]
     capacity: Capacity
     outputs: dict[str, Any] = field(default_factory=dict)
+    policy: Optional[Any] = None
+    """The policy pack's report (:class:`gpuready.policy.PolicyReport`); ``None`` when policies were not run."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,11 +63,13 @@ def _capacity(found: list[Pool]) -> Capacity:
                     gpu_models=sorted({r.gpu_model for r in rows}), price_note=note)
 
 
-def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None,
-         program: Optional[Path] = None) -> PlanResult:
-    """Render ``stack`` of the project (the current one, or ``program``) offline and describe what it creates.
+def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, program: Optional[Path] = None,
+         policies: bool = True, policy_config: Optional[Path] = None) -> PlanResult:
+    """Render ``stack`` of the project (the current one, or ``program``) offline, describe what it creates, and run
+    the policy pack on it (with ``policy_config``, Pulumi's policy config file) unless ``policies`` is false.
 
-    Raises :class:`UserError` for a missing project or stack file; a component's ``ConfigError`` propagates.
+    Raises :class:`UserError` for a missing project, stack or policy config file; a component's ``ConfigError``
+    propagates.
     """
     from .render import render  # imports the Pulumi runtime: only when a plan is really made
 
@@ -84,5 +88,10 @@ def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None,
     rendering = render(project.main, project.name, stack, config)
     resources = [PlannedResource(type=r.type, name=r.name, urn=r.urn, parent=r.parent, component=not r.custom,
                                  facts=describe(r, rendering), inputs=r.inputs) for r in rendering.resources]
+    report = None
+    if policies:
+        from ..policy import run as run_policies
+
+        report = run_policies(rendering, policy_config)
     return PlanResult(project=project.name, stack=stack, stack_file=str(stack_file), resources=resources,
-                      capacity=_capacity(pools(rendering)), outputs=rendering.outputs)
+                      capacity=_capacity(pools(rendering)), outputs=rendering.outputs, policy=report)

@@ -115,12 +115,12 @@ def _gke_machine(node_config: dict[str, Any]) -> Optional[catalog.GpuInstanceTyp
     return catalog.find("gcp", machine)
 
 
-def _gke_max_nodes(r: RenderedResource) -> int:
-    scaling = r.inputs.get("autoscaling") or {}
+def _gke_max_nodes(inputs: dict[str, Any]) -> int:
+    scaling = inputs.get("autoscaling") or {}
     if "totalMaxNodeCount" in scaling:
         return int(scaling["totalMaxNodeCount"])
-    zones = max(len(r.inputs.get("nodeLocations") or []), 1)
-    return int(scaling.get("maxNodeCount", r.inputs.get("nodeCount", r.inputs.get("initialNodeCount", 0)))) * zones
+    zones = max(len(inputs.get("nodeLocations") or []), 1)
+    return int(scaling.get("maxNodeCount", inputs.get("nodeCount", inputs.get("initialNodeCount", 0)))) * zones
 
 
 def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -142,7 +142,7 @@ def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     accelerators = config.get("guestAccelerators") or []
     facts: dict[str, Any] = {"machine": config.get("machineType"), "image": config.get("imageType", "default"),
                              "nodes": f"{int((r.inputs.get('autoscaling') or {}).get('totalMinNodeCount', 0))}-"
-                                      f"{_gke_max_nodes(r)}" if r.inputs.get("autoscaling")
+                                      f"{_gke_max_nodes(r.inputs)}" if r.inputs.get("autoscaling")
                              else int(r.inputs.get("nodeCount", 0))}
     if accelerators:
         accelerator = accelerators[0]
@@ -238,56 +238,57 @@ DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] =
 """Resource type -> function giving the facts ``gpuready plan`` prints for it."""
 
 
-def _batch_pool(r: RenderedResource) -> Optional[Pool]:
-    res = r.inputs.get("computeResources") or {}
+def _batch_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
+    res = inputs.get("computeResources") or {}
     types = tuple(res.get("instanceTypes") or ())
     rows = [row for row in (catalog.find("aws", t) for t in types) if row]
     if not rows:
         return None
     budget = int(res.get("maxVcpus", 0))
-    return Pool(resource=r.name, cloud="aws", instance_types=types,
+    return Pool(resource=name, cloud="aws", instance_types=types,
                 max_gpus=int(capacity.best_fill(budget, [(x.vcpus, x.gpus) for x in rows])),
                 max_usd_per_hour=capacity.best_fill(budget, [(x.vcpus, x.price_usd_hour or 0.0) for x in rows]),
                 unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
 
 
-def _eks_pool(r: RenderedResource) -> Optional[Pool]:
-    types = tuple(r.inputs.get("instanceTypes") or ())
+def _eks_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
+    types = tuple(inputs.get("instanceTypes") or ())
     rows = [row for row in (catalog.find("aws", t) for t in types) if row]
     if not rows:
         return None
-    nodes = int((r.inputs.get("scalingConfig") or {}).get("maxSize", 0))
-    return Pool(resource=r.name, cloud="aws", instance_types=types,
+    nodes = int((inputs.get("scalingConfig") or {}).get("maxSize", 0))
+    return Pool(resource=name, cloud="aws", instance_types=types,
                 max_gpus=nodes * max(x.gpus for x in rows),
                 max_usd_per_hour=nodes * max(x.price_usd_hour or 0.0 for x in rows),
                 unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
 
 
-def _gke_pool(r: RenderedResource) -> Optional[Pool]:
-    row = _gke_machine(r.inputs.get("nodeConfig") or {})
-    if row is None or not (r.inputs.get("nodeConfig") or {}).get("guestAccelerators"):
+def _gke_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
+    row = _gke_machine(inputs.get("nodeConfig") or {})
+    if row is None or not (inputs.get("nodeConfig") or {}).get("guestAccelerators"):
         return None
-    nodes = _gke_max_nodes(r)
-    return Pool(resource=r.name, cloud="gcp", instance_types=(row.name,), max_gpus=nodes * row.gpus,
+    nodes = _gke_max_nodes(inputs)
+    return Pool(resource=name, cloud="gcp", instance_types=(row.name,), max_gpus=nodes * row.gpus,
                 max_usd_per_hour=nodes * (row.price_usd_hour or 0.0), unknown_types=())
 
 
-def _aks_pool(r: RenderedResource) -> Optional[Pool]:
-    row = catalog.find("azure", r.inputs.get("vmSize", ""))
+def _aks_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
+    row = catalog.find("azure", inputs.get("vmSize", ""))
     if row is None:
         return None
-    nodes = int(r.inputs.get("maxCount", r.inputs.get("count", 0)))
-    return Pool(resource=r.name, cloud="azure", instance_types=(row.name,), max_gpus=nodes * row.gpus,
+    nodes = int(inputs.get("maxCount", inputs.get("count", 0)))
+    return Pool(resource=name, cloud="azure", instance_types=(row.name,), max_gpus=nodes * row.gpus,
                 max_usd_per_hour=nodes * (row.price_usd_hour or 0.0), unknown_types=())
 
 
-POOLS: dict[str, Callable[[RenderedResource], Optional[Pool]]] = {
+POOLS: dict[str, Callable[[str, dict[str, Any]], Optional[Pool]]] = {
     "aws:batch/computeEnvironment:ComputeEnvironment": _batch_pool,
     "aws:eks/nodeGroup:NodeGroup": _eks_pool,
     "gcp:container/nodePool:NodePool": _gke_pool,
     "azure-native:containerservice:AgentPool": _aks_pool,
 }
-"""Resource type -> function giving the GPU capacity the resource can scale to (``None``: no GPUs)."""
+"""Resource type -> function of (name, inputs) giving the GPU capacity the resource can scale to (``None``: no
+GPUs). The policy pack reads it too."""
 
 
 def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -299,7 +300,7 @@ def pools(rendering: Rendering) -> list[Pool]:
     found = []
     for r in rendering.resources:
         reader = POOLS.get(r.type)
-        pool = reader(r) if reader else None
+        pool = reader(r.name, r.inputs) if reader else None
         if pool:
             found.append(pool)
     return found

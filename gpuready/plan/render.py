@@ -45,6 +45,8 @@ class RenderedResource:
     """The explicit provider reference (``URN::ID``) the resource was registered with; '' for the default one."""
     secret_inputs: frozenset = frozenset()
     """Top-level input names whose value is, or holds, a secret (shown unwrapped in ``inputs``)."""
+    property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Input name -> URNs of the resources whose outputs it was built from (as the engine receives them)."""
 
 
 @dataclass
@@ -153,6 +155,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
             record = RenderedResource(
                 urn=response.urn, type=request.type, name=request.name, parent=request.parent,
                 custom=bool(request.custom), remote=bool(request.remote), inputs=inputs, secret_inputs=frozenset(secret),
+                property_dependencies={k: tuple(v.urns) for k, v in request.propertyDependencies.items() if v.urns},
                 outputs=dict(self.resources[response.urn].state), provider=request.provider)
             with self._lock:
                 self.records.append(record)

@@ -44,4 +44,22 @@ def render_text(result: PlanResult) -> str:
                      f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")
     else:
         lines.append("  no GPU capacity found in this stack")
+    if result.policy is not None:
+        lines += ["", *_policy_lines(result)]
     return "\n".join(lines) + "\n"
+
+
+def _policy_lines(result: PlanResult) -> list[str]:
+    report = result.policy
+    mandatory, advisory = len(report.mandatory), len(report.violations) - len(report.mandatory)
+    if not report.violations:
+        return [f"Policies: {len(report.policies)} rules, no violations"]
+    lines = [f"Policies: {len(report.policies)} rules, {mandatory} mandatory and {advisory} advisory violations:"]
+    groups: dict[tuple[str, str], list] = {}
+    for v in report.violations:
+        groups.setdefault((v.type, v.resource) if v.urn else ("", "stack"), []).append(v)
+    for (type_, name), found in sorted(groups.items(), key=lambda g: (g[0][0] == "", g[0])):
+        lines.append(f"  {type_} {name}".rstrip() if type_ else f"  {name}")
+        for v in sorted(found, key=lambda v: (v.level != "mandatory", v.policy)):
+            lines.append(f"    [{v.level}] {v.policy}: {v.message}")
+    return lines

@@ -110,3 +110,13 @@ def test_the_charts_own_defaults_would_miss_some_platform(platform):
                         [platform.taint]),
     ]
     assert any(misses)
+
+
+@pytest.mark.parametrize("chart", sorted(facts.CHART_DAEMONSETS))
+def test_daemonset_facts_match_the_pinned_charts(chart):
+    defaults = charts.defaults(chart)
+    for daemonset in facts.CHART_DAEMONSETS[chart]:
+        assert list(daemonset.default_tolerations) == charts._default(
+            defaults, daemonset.tolerations_key.split(".")), daemonset.name
+        if daemonset.enabled_key:
+            assert charts._default(defaults, daemonset.enabled_key.split(".")) is daemonset.enabled_default

@@ -1,0 +1,6 @@
+"""The gpuready policy rules, grouped by what they protect."""
+
+from . import batch, capacity, kubernetes, security
+
+RULES = [*batch.RULES, *capacity.RULES, *kubernetes.RULES, *security.RULES]
+"""Every rule, in the order reports list them."""

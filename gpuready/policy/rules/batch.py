@@ -1,0 +1,115 @@
+"""AWS Batch rules: GPU queues hold only GPU capacity, cancel what cannot start, and every GPU job fits somewhere."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Mapping, Optional
+
+from components import catalog
+from components.batch_gpu.validation import usable_memory_mib
+
+from ..gpu import BATCH_CE, BATCH_JOB, BATCH_QUEUE, gpu_rows, instance_types, is_gpu_capacity
+from ..rule import MANDATORY, dependencies, of_type, stack_rule
+
+
+def _gpu_queues(resources):
+    for queue in of_type(resources, BATCH_QUEUE):
+        environments = dependencies(queue, "computeEnvironmentOrders", BATCH_CE)
+        if any(is_gpu_capacity(e.resource_type, e.props) for e in environments):
+            yield queue, environments
+
+
+def _check_gpu_only(resources, config):
+    for queue, environments in _gpu_queues(resources):
+        for env in environments:
+            cpu = [t for t in instance_types(BATCH_CE, env.props) if catalog.find("aws", t) is None]
+            if cpu:
+                yield queue, (f"GPU job queue takes compute environment {env.name}, which launches CPU instance "
+                              f"types {', '.join(cpu)}: GPU jobs wait behind CPU work and CPU jobs hold GPU "
+                              "instances"), "move CPU types to a CPU-only compute environment and queue"
+
+
+gpu_queue_gpu_only = stack_rule(
+    "gpu-queue-gpu-only",
+    "AWS Batch job queues with GPU compute environments hold only GPU compute environments (AWS's advice: CPU "
+    "and GPU work in separate queues).",
+    MANDATORY, _check_gpu_only)
+
+
+def _check_runnable_timeout(resources, config):
+    limit = int(config.get("maxRunnableMinutes", 240))
+    for queue, _ in _gpu_queues(resources):
+        actions = [a for a in queue.props.get("jobStateTimeLimitActions") or []
+                   if a.get("state") == "RUNNABLE" and a.get("action") == "CANCEL"]
+        if not actions:
+            yield queue, ("jobs that no instance can hold, or that wait for capacity that never comes, stay in "
+                          "RUNNABLE forever"), (f"add jobStateTimeLimitActions that CANCEL jobs RUNNABLE for more "
+                                               f"than {limit} minutes (MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT, "
+                                               "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY)")
+        slow = [a for a in actions if int(a.get("maxTimeSeconds", 0)) > limit * 60]
+        if slow:
+            yield queue, (f"cancels RUNNABLE jobs only after {int(max(a['maxTimeSeconds'] for a in slow)) // 60} "
+                          f"minutes, more than the {limit} allowed"), f"set maxTimeSeconds to {limit * 60} or less"
+
+
+gpu_queue_runnable_timeout = stack_rule(
+    "gpu-queue-runnable-timeout",
+    "GPU job queues cancel jobs stuck in RUNNABLE after a configured time.",
+    MANDATORY, _check_runnable_timeout,
+    {"maxRunnableMinutes": {"type": "integer", "minimum": 10, "maximum": 1440, "default": 240}})
+
+
+def _containers(props: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    def parse(value: Any) -> Optional[Mapping[str, Any]]:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError:
+                return None
+        return value if isinstance(value, Mapping) else None
+
+    container = parse(props.get("containerProperties"))
+    if container:
+        yield container
+    nodes = parse(props.get("nodeProperties")) or {}
+    for node_range in nodes.get("nodeRangeProperties") or []:
+        if node_range.get("container"):
+            yield node_range["container"]
+
+
+def _needs(container: Mapping[str, Any]) -> dict[str, int]:
+    needs = {r.get("type"): r.get("value") for r in container.get("resourceRequirements") or []}
+    out = {}
+    for key in ("GPU", "VCPU", "MEMORY"):
+        try:
+            out[key] = int(float(needs.get(key) or 0))
+        except (TypeError, ValueError):
+            out[key] = 0
+    return out
+
+
+def _check_job_fits(resources, config):
+    rows = [row for env in of_type(resources, BATCH_CE) for row in gpu_rows(BATCH_CE, env.props)]
+    largest = sorted(rows, key=lambda r: (r.gpus, r.vcpus, r.memory_gib), reverse=True)
+    for job in of_type(resources, BATCH_JOB):
+        for container in _containers(job.props):
+            needs = _needs(container)
+            if needs["GPU"] <= 0:
+                continue
+            if any(needs["GPU"] <= r.gpus and needs["VCPU"] <= r.vcpus and needs["MEMORY"] <= usable_memory_mib(r)
+                   for r in rows):
+                continue
+            offered = ", ".join(f"{r.name} ({r.gpus} GPU, {r.vcpus} vCPU, {usable_memory_mib(r)} MiB usable)"
+                                for r in largest[:2]) or "no GPU compute environment in this stack"
+            yield job, (f"asks for {needs['GPU']} GPU, {needs['VCPU']} vCPU, {needs['MEMORY']} MiB, which no GPU "
+                        f"compute environment in the stack offers (largest: {offered}), so it sits in RUNNABLE "
+                        "forever"), "ask for less, or add an instance type that holds it"
+
+
+gpu_job_fits = stack_rule(
+    "gpu-job-fits",
+    "Every GPU job definition fits the largest instance of at least one GPU compute environment in the stack "
+    "(GPUs, vCPUs, and memory less the ECS agent's share).",
+    MANDATORY, _check_job_fits)
+
+RULES = [gpu_queue_gpu_only, gpu_queue_runnable_timeout, gpu_job_fits]

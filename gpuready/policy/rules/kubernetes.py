@@ -1,0 +1,148 @@
+"""Kubernetes rules: GPU nodes are tainted and every NVIDIA daemonset tolerates the taint, nothing NVIDIA is installed
+twice, charts are pinned, and GPU metrics are collected."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from components.eks_gpu import facts as eks_facts
+from components.k8s_gpu import facts as k8s_facts
+from components.k8s_gpu.scheduling import tolerates
+
+from ..gpu import AKS_AGENT_POOL, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL, HELM_RELEASE, get, is_gpu_capacity
+from ..rule import MANDATORY, of_type, resource_rule, stack_rule
+
+KUBERNETES_POOLS = (EKS_NODE_GROUP, GKE_NODE_POOL, AKS_AGENT_POOL)
+_EFFECTS = {api: k8s for k8s, api in eks_facts.TAINT_EFFECTS_K8S.items()}
+_PLATFORM = {EKS_NODE_GROUP: "eks", GKE_NODE_POOL: "gke", AKS_AGENT_POOL: "aks"}
+
+
+def node_taints(pool) -> list[k8s_facts.Taint]:
+    """The taints a pool's nodes register with, as Kubernetes spells them."""
+    if pool.resource_type == AKS_AGENT_POOL:
+        taints = []
+        for text in pool.props.get("nodeTaints") or []:
+            key_value, _, effect = text.partition(":")
+            key, _, value = key_value.partition("=")
+            taints.append(k8s_facts.Taint(key, value, effect))
+        if pool.props.get("scaleSetPriority") == "Spot":
+            from components.aks_gpu import facts as aks_facts
+
+            taints.append(k8s_facts.Taint(*aks_facts.SPOT_TAINT))
+        return taints
+    raw = pool.props.get("taints") if pool.resource_type == EKS_NODE_GROUP else get(pool.props, "nodeConfig.taints")
+    return [k8s_facts.Taint(t.get("key", ""), t.get("value", ""), _EFFECTS.get(t.get("effect"), t.get("effect", "")))
+            for t in raw or []]
+
+
+def gpu_pools(resources):
+    return [p for p in of_type(resources, *KUBERNETES_POOLS) if is_gpu_capacity(p.resource_type, p.props)]
+
+
+def _nvidia_releases(resources):
+    return [r for r in of_type(resources, HELM_RELEASE) if r.props.get("chart") in k8s_facts.CHART_DAEMONSETS]
+
+
+def _enabled(values, key: str, default: bool) -> bool:
+    return bool(get(values, key, default)) if key else True
+
+
+def _check_taints(resources, config):
+    pools = gpu_pools(resources)
+    for pool in pools:
+        wanted = k8s_facts.PLATFORMS[_PLATFORM[pool.resource_type]].taint
+        if not any(t.key in (wanted.key, "nvidia.com/gpu") and t.effect == "NoSchedule" for t in node_taints(pool)):
+            yield pool, ("GPU nodes without the GPU taint: any pod lands on them and holds a GPU node for CPU "
+                         "work"), f"taint the pool {wanted.key}={wanted.value}:{wanted.effect}"
+    hard = {(t, pool.name) for pool in pools for t in node_taints(pool) if t.effect in ("NoSchedule", "NoExecute")}
+    for release in _nvidia_releases(resources):
+        values = release.props.get("values") or {}
+        for daemonset in k8s_facts.CHART_DAEMONSETS[release.props["chart"]]:
+            if not _enabled(values, daemonset.enabled_key, daemonset.enabled_default):
+                continue
+            tolerations = get(values, daemonset.tolerations_key, list(daemonset.default_tolerations))
+            for taint, pool in sorted(hard, key=lambda x: (x[1], x[0].key)):
+                if not tolerates(tolerations, taint):
+                    yield release, (f"its {daemonset.name} daemonset does not tolerate {taint.key}={taint.value}:"
+                                    f"{taint.effect} of {pool}, so it never runs on those GPU nodes"), (
+                        f"add {{key: {taint.key}, operator: Exists, effect: {taint.effect}}} to "
+                        f"{daemonset.tolerations_key} in the release values")
+
+
+gpu_taint_tolerated = stack_rule(
+    "gpu-taint-tolerated",
+    "GPU node groups and pools carry the GPU taint, and every NVIDIA daemonset the stack installs tolerates every "
+    "taint of the GPU nodes (compares the pools' taints with the Helm values and the pinned charts' defaults).",
+    MANDATORY, _check_taints)
+
+
+def _node_image(pool) -> Optional[str]:
+    if pool.resource_type == EKS_NODE_GROUP:
+        key = f"eks/{pool.props.get('amiType', '')}"
+    elif pool.resource_type == GKE_NODE_POOL:
+        accelerators = get(pool.props, "nodeConfig.guestAccelerators") or [{}]
+        version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
+        key = {"INSTALLATION_DISABLED": "gke/driver-disabled", "DEFAULT": "gke/driver-installed",
+               "LATEST": "gke/driver-installed"}.get(version, "")
+    else:
+        key = "aks/driver-none" if get(pool.props, "gpuProfile.driver") == "None" else "aks/driver-installed"
+    return key if key in k8s_facts.NODE_IMAGES else None
+
+
+_INSTALLS = {
+    "gpu-operator": ((k8s_facts.DRIVER, "driver.enabled"), (k8s_facts.TOOLKIT, "toolkit.enabled"),
+                     (k8s_facts.DEVICE_PLUGIN, "devicePlugin.enabled")),
+    "nvidia-device-plugin": ((k8s_facts.DEVICE_PLUGIN, "devicePlugin.enabled"),),
+}
+"""Chart -> (software, values switch); every switch defaults to on in the pinned charts."""
+
+
+def _check_double_install(resources, config):
+    images = {pool.name: _node_image(pool) for pool in gpu_pools(resources)}
+    for release in _nvidia_releases(resources):
+        values = release.props.get("values") or {}
+        for software, switch in _INSTALLS.get(release.props["chart"], ()):
+            if not get(values, switch, True):
+                continue
+            for pool, image in sorted(images.items()):
+                if image and software in k8s_facts.NODE_IMAGES[image].ships:
+                    yield release, (f"installs the {software} that {pool}'s node image ({image}) already ships: two "
+                                    f"of them fight over the GPUs"), f"set {switch}: false in the release values"
+
+
+no_double_driver = stack_rule(
+    "no-double-driver",
+    "No driver, container toolkit or device plugin is installed twice: a GPU Operator or device plugin chart "
+    "installing what the GPU nodes' image already ships.",
+    MANDATORY, _check_double_install)
+
+
+def _check_pinned(resource_type, name, props, config):
+    if not props.get("version"):
+        yield (f"chart {props.get('chart')} without a version: each `pulumi up` may install a newer chart",
+               "pin version to the chart version you tested")
+
+
+helm_pinned_version = resource_rule(
+    "helm-pinned-version", "Helm releases pin a chart version.", MANDATORY, (HELM_RELEASE,), _check_pinned)
+
+
+def _check_metrics(resources, config):
+    if not gpu_pools(resources):
+        return
+    for release in of_type(resources, HELM_RELEASE):
+        chart, values = release.props.get("chart"), release.props.get("values") or {}
+        if chart == "dcgm-exporter" or (chart == "gpu-operator" and get(values, "dcgmExporter.enabled", True)):
+            return
+    if any("DCGM" in (get(c.props, "monitoringConfig.enableComponents") or []) for c in of_type(resources, GKE_CLUSTER)):
+        return
+    yield None, "GPU nodes without GPU metrics: nobody sees idle, throttled or failing GPUs", \
+        "install the DCGM exporter (dcgmExporter: true) or, on GKE, enable managed DCGM metrics"
+
+
+gpu_metrics = stack_rule(
+    "gpu-metrics",
+    "A cluster with GPU nodes runs a DCGM exporter (its chart or the GPU Operator's) or the platform's managed DCGM.",
+    MANDATORY, _check_metrics)
+
+RULES = [gpu_taint_tolerated, no_double_driver, helm_pinned_version, gpu_metrics]

@@ -1,0 +1,160 @@
+"""Security rules: IMDSv2 and encrypted volumes, volumes big enough for deep-learning images, no public IPs on GPU
+nodes, no open EKS endpoint, no wildcard or administrator IAM."""
+
+from __future__ import annotations
+
+import json
+
+from ..gpu import (AKS_AGENT_POOL, BATCH_CE, EKS_CLUSTER, EKS_NODE_GROUP, GKE_NODE_POOL, GPU_CAPACITY_TYPES,
+                   LAUNCH_TEMPLATE, get, is_gpu_capacity)
+from ..rule import ADVISORY, MANDATORY, dependencies, of_type, resource_rule, stack_rule
+
+
+def _check_imdsv2(resource_type, name, props, config):
+    if get(props, "metadataOptions.httpTokens", "optional") != "required":
+        yield ("instances accept IMDSv1, so any process that can make a request (an SSRF in a notebook) reads the "
+               "instance role's credentials"), "set metadataOptions.httpTokens to required"
+
+
+launch_template_imdsv2 = resource_rule(
+    "launch-template-imdsv2", "Launch templates require IMDSv2 (metadata tokens).", MANDATORY, (LAUNCH_TEMPLATE,),
+    _check_imdsv2)
+
+
+def _true(value) -> bool:
+    return value is True or str(value).lower() == "true"
+
+
+def _check_encrypted(resource_type, name, props, config):
+    plain = [m.get("deviceName") for m in props.get("blockDeviceMappings") or []
+             if m.get("ebs") is not None and not _true(m["ebs"].get("encrypted"))]
+    if plain:
+        yield f"volumes {', '.join(map(str, plain))} are not encrypted", "set ebs.encrypted to true"
+
+
+launch_template_encrypted = resource_rule(
+    "launch-template-encrypted", "Launch templates encrypt every EBS volume they define.", MANDATORY,
+    (LAUNCH_TEMPLATE,), _check_encrypted)
+
+
+def _volume_gib(pool) -> tuple[int, str]:
+    if pool.resource_type in (BATCH_CE, EKS_NODE_GROUP):
+        prop = "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate"
+        templates = dependencies(pool, prop, LAUNCH_TEMPLATE)
+        sizes = [int(get(m, "ebs.volumeSize", 0)) for t in templates for m in t.props.get("blockDeviceMappings") or []]
+        if sizes:
+            return max(sizes), f"launch template {templates[0].name}"
+        if pool.resource_type == EKS_NODE_GROUP and not templates:
+            return int(pool.props.get("diskSize", 20)), "diskSize"
+        return 30, "the AMI's default root volume"
+    if pool.resource_type == GKE_NODE_POOL:
+        return int(get(pool.props, "nodeConfig.diskSizeGb", 100)), "nodeConfig.diskSizeGb"
+    return int(pool.props.get("osDiskSizeGB", 128)), "osDiskSizeGB"
+
+
+def _check_volume_size(resources, config):
+    minimum = int(config.get("minGiB", 100))
+    for pool in of_type(resources, *GPU_CAPACITY_TYPES):
+        if not is_gpu_capacity(pool.resource_type, pool.props):
+            continue
+        size, where = _volume_gib(pool)
+        if size < minimum:
+            yield pool, (f"GPU nodes get a {size} GiB volume ({where}); a 10 GB deep-learning image and its layers "
+                         f"fill it, and pods stay in ContainerCreating or jobs in STARTING"), \
+                f"give them {minimum} GiB or more"
+
+
+gpu_root_volume_size = stack_rule(
+    "gpu-root-volume-size",
+    "GPU nodes have a volume big enough for deep-learning images (size from config).",
+    ADVISORY, _check_volume_size, {"minGiB": {"type": "integer", "minimum": 8, "default": 100}})
+
+
+def _check_public_ips(resources, config):
+    for pool in of_type(resources, *GPU_CAPACITY_TYPES):
+        if not is_gpu_capacity(pool.resource_type, pool.props):
+            continue
+        if pool.resource_type == AKS_AGENT_POOL and pool.props.get("enableNodePublicIP"):
+            yield pool, "GPU nodes with public IPs", "set enableNodePublicIP to false"
+        if pool.resource_type == GKE_NODE_POOL:
+            for cluster in dependencies(pool, "cluster"):
+                if not get(cluster.props, "privateClusterConfig.enablePrivateNodes", False):
+                    yield pool, f"GPU nodes of cluster {cluster.name} get public IPs (no private nodes)", \
+                        "set privateClusterConfig.enablePrivateNodes to true"
+        if pool.resource_type in (BATCH_CE, EKS_NODE_GROUP):
+            prop = "computeResources" if pool.resource_type == BATCH_CE else "subnetIds"
+            public = [s.name for s in dependencies(pool, prop, "aws:ec2/subnet:Subnet")
+                      if _true(s.props.get("mapPublicIpOnLaunch"))]
+            if public:
+                yield pool, f"GPU instances launch in subnets that give public IPs: {', '.join(public)}", \
+                    "use private subnets behind a NAT gateway"
+            lt_prop = "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate"
+            for template in dependencies(pool, lt_prop, LAUNCH_TEMPLATE):
+                if any(_true(n.get("associatePublicIpAddress")) for n in template.props.get("networkInterfaces") or []):
+                    yield pool, f"launch template {template.name} gives GPU instances a public IP", \
+                        "remove associatePublicIpAddress"
+
+
+gpu_nodes_no_public_ip = stack_rule(
+    "gpu-nodes-no-public-ip", "GPU nodes and instances get no public IP address.", MANDATORY, _check_public_ips)
+
+
+def _check_endpoint(resource_type, name, props, config):
+    vpc = props.get("vpcConfig") or {}
+    cidrs = vpc.get("publicAccessCidrs") or ["0.0.0.0/0"]
+    if vpc.get("endpointPublicAccess", True) and "0.0.0.0/0" in cidrs:
+        yield "the Kubernetes API endpoint is public to the whole internet", \
+            "set publicAccessCidrs to your networks, or endpointPublicAccess to false"
+
+
+eks_endpoint_allow_list = resource_rule(
+    "eks-endpoint-allow-list", "An EKS API endpoint is not public without an allow-list.", ADVISORY, (EKS_CLUSTER,),
+    _check_endpoint)
+
+_INLINE_POLICIES = ("aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy",
+                    "aws:iam/groupPolicy:GroupPolicy")
+
+
+def _statements(document):
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except json.JSONDecodeError:
+            return []
+    statements = (document or {}).get("Statement") or []
+    return [statements] if isinstance(statements, dict) else statements
+
+
+def _check_wildcards(resource_type, name, props, config):
+    documents = [props.get("policy")] + [p.get("policy") for p in props.get("inlinePolicies") or []]
+    for statement in (s for d in documents for s in _statements(d)):
+        actions = statement.get("Action")
+        actions = [actions] if isinstance(actions, str) else actions or []
+        if statement.get("Effect") == "Allow" and "*" in actions:
+            yield "an inline policy allows every action (\"Action\": \"*\")", "list the actions the role needs"
+
+
+iam_no_wildcard_actions = resource_rule(
+    "iam-no-wildcard-actions", "Inline IAM policies allow no `*` action.", MANDATORY,
+    (*_INLINE_POLICIES, "aws:iam/role:Role"), _check_wildcards)
+
+ADMIN_POLICY = "arn:aws:iam::aws:policy/AdministratorAccess"
+GCP_BASIC_ROLES = ("roles/owner", "roles/editor")
+
+
+def _check_admin(resource_type, name, props, config):
+    arns = [props.get("policyArn")] + list(props.get("managedPolicyArns") or [])
+    if ADMIN_POLICY in arns:
+        yield "AdministratorAccess attached", "attach the AWS managed policies the role needs, and no others"
+    if props.get("role") in GCP_BASIC_ROLES:
+        yield f"basic role {props['role']} granted", "grant the predefined roles the member needs"
+
+
+iam_no_administrator = resource_rule(
+    "iam-no-administrator", "No AdministratorAccess attached (AWS) and no basic owner/editor role granted (GCP).",
+    MANDATORY, ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+                "aws:iam/groupPolicyAttachment:GroupPolicyAttachment", "aws:iam/role:Role",
+                "gcp:projects/iAMMember:IAMMember", "gcp:projects/iAMBinding:IAMBinding"), _check_admin)
+
+RULES = [launch_template_imdsv2, launch_template_encrypted, gpu_root_volume_size, gpu_nodes_no_public_ip,
+         eks_endpoint_allow_list, iam_no_wildcard_actions, iam_no_administrator]

@@ -66,7 +66,7 @@ def resolve(policies: Sequence[Any], data: Mapping[str, Any]) -> dict[str, tuple
                                 + (f"; settings: {', '.join(properties)}" if properties else "; it has none"))
             expected = _TYPES.get(spec.get("type"), object)
             if not isinstance(value, expected) or (isinstance(value, bool) and spec.get("type") != "boolean"):
-                raise UserError(f"policy config: {policy.name}.{key} = {value!r} must be a {spec.get('type')}")
+                raise UserError(f"policy config: {policy.name}.{key} = {value!r} must be of JSON type {spec.get('type')}")
             config[key] = value
         resolved[policy.name] = (_level(level, f"{policy.name}.enforcementLevel"), config)
     return resolved

@@ -1,0 +1,79 @@
+"""Rendering reference stacks (optionally broken by a Pulumi stack transformation) and running the rules on them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pulumi
+
+from gpuready.plan.render import Rendering, run
+from gpuready.policy import PolicyReport
+from gpuready.policy import run as run_policies
+from gpuready.project import find_project, load_stack_config
+from tests.conftest import ROOT
+
+
+def _step(obj: Any, key: str) -> Any:
+    return obj[key] if isinstance(obj, dict) else pulumi.get(obj, key)
+
+
+def set_prop(props: dict, path: str, value: Any) -> None:
+    """Set ``a.b.c`` in a transformation's props (Python names; nested Args objects or dicts; ``[0]`` indexes)."""
+    *parents, last = path.split(".")
+    obj: Any = props
+    for part in parents:
+        name, _, index = part.partition("[")
+        obj = _step(obj, name)
+        if index:
+            obj = obj[int(index.rstrip("]"))]
+    if isinstance(obj, dict):
+        obj[last] = value
+    else:
+        pulumi.set(obj, last, value)
+
+
+def break_resource(type_: str, change: Callable[[dict], None], name: Optional[str] = None):
+    """A stack transformation applying ``change`` to the props of resources of ``type_`` (and ``name``)."""
+    def transformation(args: pulumi.ResourceTransformationArgs):
+        if args.type_ == type_ and (name is None or args.name == name):
+            change(args.props)
+            return pulumi.ResourceTransformationResult(props=args.props, opts=args.opts)
+        return None
+    return transformation
+
+
+def render_stack(stack: str, *transformations, **config_changes) -> Rendering:
+    """The reference stack ``stack`` rendered offline, with config changes (None removes a key) and transformations
+    applied to every resource it declares, as ``pulumi.runtime.register_stack_transformation`` applies them."""
+    project = find_project(ROOT)
+    config = load_stack_config(project.stack_file(stack), project.name)
+    for key, value in config_changes.items():
+        key = key.replace("__", ":")
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value if isinstance(value, str) else json.dumps(value)
+
+    def program():
+        for transformation in transformations:
+            pulumi.runtime.register_stack_transformation(transformation)
+        from stacks import main
+
+        main()
+
+    return run(program, project=project.name, stack=stack, config=config)
+
+
+def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optional[Path] = None) -> PolicyReport:
+    path = None
+    if config is not None:
+        path = (tmp or Path("/tmp")) / "policy-config.json"
+        path.write_text(json.dumps(config))
+    return run_policies(rendering, path)
+
+
+def broken(report: PolicyReport) -> set[tuple[str, str, str]]:
+    """(rule, level, resource name or 'stack') of every violation."""
+    return {(v.policy, v.level, v.resource or "stack") for v in report.violations}

@@ -1,0 +1,225 @@
+"""Each rule, on real components and small Pulumi programs rendered under mocks: a compliant and a violating case.
+
+Violations are made the way a user could make them: a config value, or a Pulumi stack transformation applied to
+the reference stack's own program (which bypasses the components' construction checks, as a hand-edited program
+would).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+import pytest
+
+from components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
+
+from .helpers import break_resource, broken, render_stack, set_prop, violations
+
+CE = "aws:batch/computeEnvironment:ComputeEnvironment"
+QUEUE = "aws:batch/jobQueue:JobQueue"
+NG = "aws:eks/nodeGroup:NodeGroup"
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+GKE_POOL = "gcp:container/nodePool:NodePool"
+AKS_POOL = "azure-native:containerservice:AgentPool"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return {stack: render_stack(stack) for stack in ("aws-batch", "eks", "gke", "aks")}
+
+
+def _rules(report, level=None):
+    return {v.policy for v in report.violations if level is None or v.level == level}
+
+
+@pytest.mark.parametrize("stack", ["aws-batch", "eks", "gke", "aks"])
+def test_reference_stacks_pass_every_rule(reference, stack, tmp_path):
+    from tests.conftest import ROOT
+
+    report = violations(reference[stack], json.loads((ROOT / "policies" / "policy-config.json").read_text()),
+                        tmp_path)
+    assert report.violations == []
+    assert len(report.policies) == 18
+
+
+def _append_cpu_type(props):
+    resources = props["compute_resources"]
+    set_prop(props, "compute_resources.instance_types", [*pulumi.get(resources, "instance_types"), "m6i.large"])
+
+
+def test_gpu_queue_gpu_only(tmp_path):
+    report = violations(render_stack("aws-batch", break_resource(CE, _append_cpu_type)))
+    assert broken(report) == {("gpu-queue-gpu-only", "mandatory", "gpu-gpu")}
+    assert "m6i.large" in report.violations[0].message and "Fix:" in report.violations[0].message
+    # A CPU queue of its own is the compliant way to run CPU work.
+    separate = render_stack("aws-batch", **{"gpuready:cpuQueue": {"instanceTypes": ["m6i.large"]}})
+    assert violations(separate).violations == []
+
+
+def test_gpu_queue_runnable_timeout(reference, tmp_path):
+    no_limit = render_stack("aws-batch", break_resource(QUEUE, lambda p: set_prop(
+        p, "job_state_time_limit_actions", []), name="gpu-gpu"))
+    assert broken(violations(no_limit)) == {("gpu-queue-runnable-timeout", "mandatory", "gpu-gpu")}
+    strict = violations(reference["aws-batch"], {"gpu-queue-runnable-timeout": {"maxRunnableMinutes": 30}}, tmp_path)
+    assert broken(strict) == {("gpu-queue-runnable-timeout", "mandatory", "gpu-gpu")}
+    assert "after 60 minutes" in strict.violations[0].message
+
+
+def test_gpu_job_fits(render):
+    def program(gpus):
+        env = BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(
+            instance_types=["g6.xlarge"], subnet_ids=["subnet-a"], vpc_id="vpc-1",
+            tags={"team": "ml", "cost-center": "gpu"}))
+        aws.batch.JobDefinition("training", type="container", container_properties=json.dumps({
+            "image": "pytorch/pytorch", "resourceRequirements": [
+                {"type": "GPU", "value": str(gpus)}, {"type": "VCPU", "value": "4"},
+                {"type": "MEMORY", "value": "8192"}]}))
+        return env
+
+    report = violations(render(lambda: program(4)))
+    assert broken(report) == {("gpu-job-fits", "mandatory", "training")}
+    assert "asks for 4 GPU" in report.violations[0].message and "g6.xlarge" in report.violations[0].message
+    assert violations(render(lambda: program(1))).violations == []
+
+
+def test_gpu_nvidia_image():
+    batch = render_stack("aws-batch", break_resource(CE, lambda p: set_prop(
+        p, "compute_resources.ec2_configurations[0].image_type", "ECS_AL2023")))
+    assert broken(violations(batch)) == {("gpu-nvidia-image", "mandatory", "gpu-gpu-on-demand")}
+    custom = render_stack("aws-batch", break_resource(CE, lambda p: set_prop(
+        p, "compute_resources.ec2_configurations[0].image_type", "ECS_AL2023")),
+        **{"gpuready:imageId": "ami-0123456789abcdef0"})
+    assert "gpu-nvidia-image" not in _rules(violations(custom))
+    eks = render_stack("eks", break_resource(NG, lambda p: set_prop(p, "ami_type", "AL2023_x86_64_STANDARD"),
+                                             name="eks-gpu"))
+    assert broken(violations(eks)) == {("gpu-nvidia-image", "mandatory", "eks-gpu")}
+
+
+def test_gpu_scale_to_zero(tmp_path):
+    warm = render_stack("eks", **{"gpuready:minSize": 1})
+    assert broken(violations(warm)) == {("gpu-scale-to-zero", "mandatory", "eks-gpu")}
+    assert violations(warm, {"gpu-scale-to-zero": {"allow": ["eks-gpu"]}}, tmp_path).violations == []
+    gke = render_stack("gke", **{"gpuready:minNodes": 2})
+    assert broken(violations(gke)) == {("gpu-scale-to-zero", "mandatory", "gke-gpu")}
+
+
+def test_gpu_capacity_caps(reference, tmp_path):
+    report = violations(reference["aws-batch"], {"gpu-capacity-caps": {"maxGpus": 8, "maxUsdPerHour": 10}}, tmp_path)
+    messages = [v.message for v in report.violations]
+    assert broken(report) == {("gpu-capacity-caps", "mandatory", "stack")} and len(messages) == 2
+    assert any("16 GPUs" in m for m in messages) and any("$16.10/h" in m for m in messages)
+    assert violations(reference["aws-batch"], {"gpu-capacity-caps": {"maxGpus": 16}}, tmp_path).violations == []
+
+
+def test_cost_allocation_tags(tmp_path):
+    untagged = render_stack("aks", **{"gpuready:tags": {"team": "ml"}})
+    assert broken(violations(untagged)) == {("cost-allocation-tags", "advisory", "aks-gpu")}
+    mandatory = violations(untagged, {"cost-allocation-tags": {"enforcementLevel": "mandatory",
+                                                               "requiredTags": ["team"]}}, tmp_path)
+    assert mandatory.violations == []
+    gke = render_stack("gke", **{"gpuready:labels": {}})
+    assert "cost-center" in violations(gke).violations[0].message
+
+
+def test_gpu_taint_tolerated():
+    untainted = render_stack("eks", break_resource(NG, lambda p: set_prop(p, "taints", []), name="eks-gpu"))
+    assert ("gpu-taint-tolerated", "mandatory", "eks-gpu") in broken(violations(untainted))
+
+    def drop_tolerations(props):
+        values = dict(props["values"])
+        values.pop("tolerations", None)
+        set_prop(props, "values", values)
+
+    # On AKS the taint is sku=gpu: the charts' default tolerations do not cover it.
+    aks = render_stack("aks", break_resource(RELEASE, drop_tolerations, name="aks-gpu-software-dcgm-exporter"))
+    report = violations(aks)
+    assert broken(report) == {("gpu-taint-tolerated", "mandatory", "aks-gpu-software-dcgm-exporter")}
+    assert "dcgm-exporter daemonset does not tolerate sku=gpu:NoSchedule" in report.violations[0].message
+
+
+def test_no_double_driver():
+    operator = render_stack("eks", **{"gpuready:install": "gpu-operator"})
+    assert violations(operator).violations == []
+
+    def driver_on(props):
+        values = dict(props["values"])
+        values["driver"] = {"enabled": True}
+        set_prop(props, "values", values)
+
+    twice = render_stack("eks", break_resource(RELEASE, driver_on), **{"gpuready:install": "gpu-operator"})
+    report = violations(twice)
+    assert broken(report) == {("no-double-driver", "mandatory", "eks-gpu-software-gpu-operator")}
+    assert "AL2023_x86_64_NVIDIA" in report.violations[0].message
+
+
+def test_helm_pinned_version():
+    unpinned = render_stack("eks", break_resource(RELEASE, lambda p: set_prop(p, "version", None),
+                                                  name="eks-gpu-software-device-plugin"))
+    assert broken(violations(unpinned)) == {("helm-pinned-version", "mandatory", "eks-gpu-software-device-plugin")}
+
+
+def test_gpu_metrics(reference):
+    blind = render_stack("eks", **{"gpuready:dcgmExporter": False})
+    assert broken(violations(blind)) == {("gpu-metrics", "mandatory", "stack")}
+    gke_blind = render_stack("gke", **{"gpuready:managedDcgm": False, "gpuready:dcgmExporter": False})
+    assert broken(violations(gke_blind)) == {("gpu-metrics", "mandatory", "stack")}
+    assert violations(reference["gke"]).violations == []  # managed DCGM counts
+
+
+def test_launch_template_imdsv2_and_encryption():
+    v1 = render_stack("eks", break_resource(LT, lambda p: set_prop(p, "metadata_options.http_tokens", "optional"),
+                                            name="eks-gpu"))
+    assert broken(violations(v1)) == {("launch-template-imdsv2", "mandatory", "eks-gpu")}
+    plain = render_stack("aws-batch", break_resource(LT, lambda p: set_prop(
+        p, "block_device_mappings[0].ebs.encrypted", "false")))
+    assert broken(violations(plain)) == {("launch-template-encrypted", "mandatory", "gpu-gpu")}
+
+
+def test_gpu_root_volume_size():
+    small = render_stack("eks", **{"gpuready:rootVolumeGiB": 50})
+    report = violations(small)
+    assert broken(report) == {("gpu-root-volume-size", "advisory", "eks-gpu")}
+    assert "50 GiB" in report.violations[0].message
+    assert broken(violations(render_stack("gke", **{"gpuready:diskSizeGb": 60}))) == {
+        ("gpu-root-volume-size", "advisory", "gke-gpu")}
+
+
+def test_gpu_nodes_no_public_ip():
+    aks = render_stack("aks", break_resource(AKS_POOL, lambda p: set_prop(p, "enable_node_public_ip", True)))
+    assert broken(violations(aks)) == {("gpu-nodes-no-public-ip", "mandatory", "aks-gpu")}
+    batch = render_stack("aws-batch", break_resource("aws:ec2/subnet:Subnet", lambda p: set_prop(
+        p, "map_public_ip_on_launch", True)))
+    report = violations(batch)
+    assert broken(report) == {("gpu-nodes-no-public-ip", "mandatory", "gpu-gpu-on-demand")}
+    gke = render_stack("gke", break_resource("gcp:container/cluster:Cluster", lambda p: set_prop(
+        p, "private_cluster_config.enable_private_nodes", False)))
+    assert broken(violations(gke)) == {("gpu-nodes-no-public-ip", "mandatory", "gke-gpu")}
+
+
+def test_eks_endpoint_allow_list(reference):
+    open_endpoint = render_stack("eks", **{"gpuready:publicAccessCidrs": None})
+    assert broken(violations(open_endpoint)) == {("eks-endpoint-allow-list", "advisory", "eks")}
+    assert violations(open_endpoint).mandatory == []
+    private = render_stack("eks", **{"gpuready:publicAccessCidrs": None, "gpuready:endpointPublicAccess": False})
+    assert violations(private).violations == []
+
+
+def test_iam_rules(render):
+    def program(action, policy_arn, gcp_role):
+        import pulumi_gcp as gcp
+
+        role = aws.iam.Role("job", assume_role_policy="{}")
+        aws.iam.RolePolicy("job", role=role.name, policy=json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Action": action, "Resource": "*"}]}))
+        aws.iam.RolePolicyAttachment("job", role=role.name, policy_arn=policy_arn)
+        gcp.projects.IAMMember("job", project="p", role=gcp_role, member="serviceAccount:job@p.iam")
+
+    bad = violations(render(lambda: program("*", "arn:aws:iam::aws:policy/AdministratorAccess", "roles/owner")))
+    assert broken(bad) == {("iam-no-wildcard-actions", "mandatory", "job"), ("iam-no-administrator", "mandatory", "job")}
+    assert len(bad.violations) == 3
+    good = render(lambda: program(["s3:GetObject"], "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess",
+                                  "roles/storage.objectViewer"))
+    assert violations(good).violations == []

@@ -1,0 +1,42 @@
+"""The CrossGuard pack in policies/: a Python policy pack whose entry point only builds the pack from the rules."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import yaml
+from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
+
+from gpuready.policy import RULES
+from tests.conftest import ROOT
+
+PACK = ROOT / "policies"
+
+
+def test_pack_is_a_python_policy_pack_with_its_requirements():
+    manifest = yaml.safe_load((PACK / "PulumiPolicy.yaml").read_text())
+    assert manifest["runtime"]["name"] == "python" and manifest["description"]
+    requirements = (PACK / "requirements.txt").read_text()
+    assert "pulumi-policy" in requirements and "-e .." in requirements
+
+
+def test_entry_point_only_builds_the_pack_from_the_rule_collection():
+    tree = ast.parse((PACK / "__main__.py").read_text())
+    statements = [n for n in tree.body if not isinstance(n, ast.Expr) or not isinstance(n.value, ast.Constant)]
+    imports = [n for n in statements if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert {(n.module, tuple(a.name for a in n.names)) for n in imports} == {
+        ("pulumi_policy", ("PolicyPack",)), ("gpuready.policy", ("RULES",))}
+    (call,) = [n for n in statements if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert isinstance(call.value, ast.Call) and call.value.func.id == "PolicyPack"
+    assert {k.arg: getattr(k.value, "id", getattr(k.value, "value", None)) for k in call.value.keywords} == {
+        "name": "gpuready", "policies": "RULES"}
+
+
+def test_rules_have_unique_kebab_names_descriptions_and_levels():
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names)) == 18
+    for rule in RULES:
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+        assert isinstance(rule, (ResourceValidationPolicy, StackValidationPolicy))
+        assert len(rule.description) > 30 and rule.enforcement_level.value in ("mandatory", "advisory")

@@ -1,7 +1,7 @@
 """Time ``gpuready plan`` as a whole process against the floor of loading what it must load.
 
-The floor is a process that imports pulumi and touches every provider resource class the stack creates (the provider
-packages load lazily, so each class is named). Runs are interleaved, the median of each is taken, and the ratio
+The floor is a process that imports pulumi and pulumi_policy and touches every provider resource class the stack
+creates (the provider packages load lazily, so each class is named). Runs are interleaved, the median of each is taken, and the ratio
 plan / floor is printed per stack: the plan should cost little beyond loading the classes it must use.
 
     python bench/plan_bench.py                      # aws-batch, eks, gke and aks, 7 runs each
@@ -39,7 +39,9 @@ def _classes(stack: str) -> list[str]:
 
 def _floor_code(classes: list[str]) -> str:
     packages = sorted({c.split(".")[0] for c in classes})
-    return "\n".join(["import pulumi", *(f"import {p}" for p in packages), *(f"{c}" for c in classes)])
+    # pulumi_policy too: running the policy pack is part of every plan.
+    return "\n".join(["import pulumi", "import pulumi_policy", *(f"import {p}" for p in packages),
+                      *(f"{c}" for c in classes)])
 
 
 def _time(cmd: list[str]) -> float:

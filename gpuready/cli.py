@@ -32,6 +32,32 @@ def _parser() -> argparse.ArgumentParser:
                       help="policy config (the file `pulumi preview --policy-pack-config` takes): levels, caps, tags")
     plan.add_argument("--junit", type=Path, metavar="FILE", help="also write the policy results as JUnit XML")
     plan.add_argument("--no-policies", action="store_true", help="render only; do not run the policy pack")
+
+    probe = commands.add_parser(
+        "probe", help="check this machine's GPUs, or a saved nvidia-smi capture",
+        description="Run the GPU probe here (driver, GPUs, health, CUDA compatibility, throughput with PyTorch), or "
+                    "analyse a saved `nvidia-smi --query-gpu=... --format=csv` capture from any node.")
+    probe.add_argument("--nvidia-smi-output", type=Path, metavar="FILE",
+                       help="a saved --query-gpu CSV (with or without header and units) to analyse instead")
+    probe.add_argument("--gpus", type=int, default=0, help="GPUs the node should have (fewer is a failure)")
+    probe.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
+    probe.add_argument("--json", action="store_true", help="print the report as JSON")
+    probe.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML")
+
+    smoke = commands.add_parser(
+        "smoke", help="run the GPU probe on a deployed stack (or here) and report what the GPUs did",
+        description="Submit the GPU probe to a deployed stack's GPU capacity, follow it, explain a job that does "
+                    "not start, and report each check. Exit 0 only when every required check passes.")
+    where = smoke.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stack", "-s", help="read the stack's outputs with `pulumi stack output`")
+    where.add_argument("--outputs", type=Path, metavar="FILE", help="the stack's outputs as JSON")
+    where.add_argument("--local", action="store_true", help="run the probe on this machine")
+    smoke.add_argument("--gpus", type=int, default=None, help="GPUs to ask for (default: 1; local: any)")
+    smoke.add_argument("--timeout", type=float, default=1800, help="seconds before the job is cancelled (1800)")
+    smoke.add_argument("--keep", action="store_true", help="leave the job running on timeout or Ctrl-C")
+    smoke.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
+    smoke.add_argument("--json", action="store_true", help="print the result as JSON")
+    smoke.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML")
     return parser
 
 
@@ -57,10 +83,52 @@ def _plan(args: argparse.Namespace) -> int:
     return 1 if result.policy.mandatory else 0
 
 
+def _probe(args: argparse.Namespace) -> int:
+    from .probe import ProbeReport, analyse_capture, core
+    from .smoke.result import SmokeResult, render_text, write_junit
+
+    if args.nvidia_smi_output:
+        try:
+            text = args.nvidia_smi_output.read_text()
+        except OSError as e:
+            raise UserError(f"cannot read {args.nvidia_smi_output}: {e.strerror}") from None
+        report = analyse_capture(text, args.gpus)
+        target = f"capture {args.nvidia_smi_output}"
+    else:
+        report = ProbeReport.from_json(core.probe(gpus_expected=args.gpus, quick=not args.full))
+        target = "this machine"
+    result = SmokeResult(target=target, checks=list(report.checks), probe=report)
+    return _show(result, args)
+
+
+def _show(result, args: argparse.Namespace) -> int:
+    from .smoke.result import render_text, write_junit
+
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(result))
+    if args.junit:
+        write_junit(result, args.junit)
+    return 0 if result.passed else 1
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    if args.local:
+        from .smoke import local
+
+        return _show(local.run(gpus=args.gpus or 0, timeout=args.timeout, full=args.full), args)
+    from .smoke import run_on_stack
+
+    return _show(run_on_stack(stack=args.stack, outputs_file=args.outputs, gpus=args.gpus, timeout=args.timeout,
+                              keep=args.keep, full=args.full), args)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return _plan(args)
+        return {"plan": _plan, "probe": _probe, "smoke": _smoke}[args.command](args)
     except UserError as e:
         print(f"gpuready: {e}", file=sys.stderr)
         return e.exit_code

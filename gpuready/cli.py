@@ -97,7 +97,7 @@ def _probe(args: argparse.Namespace) -> int:
     else:
         report = ProbeReport.from_json(core.probe(gpus_expected=args.gpus, quick=not args.full))
         target = "this machine"
-    result = SmokeResult(target=target, checks=list(report.checks), probe=report)
+    result = SmokeResult(target=target, title="GPU probe", checks=list(report.checks), probe=report)
     return _show(result, args)
 
 

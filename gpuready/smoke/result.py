@@ -13,7 +13,8 @@ from ..probe import Check, ProbeReport, core
 @dataclass
 class SmokeResult:
     target: str
-    """``local``, ``batch`` or ``kubernetes``."""
+    """``local``, ``batch`` or ``kubernetes`` (or what a probe looked at)."""
+    title: str = "Smoke test"
     checks: list[Check] = field(default_factory=list)
     """The target's checks (job started, report found...) followed by the probe's."""
     probe: Optional[ProbeReport] = None
@@ -52,7 +53,7 @@ def _cell(value: Any) -> str:
 def render_text(result: SmokeResult) -> str:
     rows = [(c.verdict.upper(), c.name, _cell(c.measured), _cell(c.expected), c.detail) for c in result.checks]
     widths = [max(len(r[i]) for r in rows + [("VERDICT", "CHECK", "MEASURED", "EXPECTED", "")]) for i in range(4)]
-    lines = [f"Smoke test on {result.target}" + (f" ({result.job.get('id')})" if result.job.get("id") else ""), ""]
+    lines = [f"{result.title} on {result.target}" + (f" ({result.job.get('id')})" if result.job.get("id") else ""), ""]
     lines.append("  ".join(h.ljust(w) for h, w in zip(("VERDICT", "CHECK", "MEASURED", "EXPECTED"), widths))
                  + "  DETAIL")
     for row in rows:

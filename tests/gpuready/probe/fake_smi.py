@@ -1,0 +1,48 @@
+"""A stand-in ``nvidia-smi`` that replays a real capture from ../shared/reference/nvidia-smi.
+
+It answers ``--query-gpu=FIELDS --format=csv`` with the capture's own cells for those fields (rejecting fields the
+capture's driver did not print, exactly as nvidia-smi rejects unknown fields), and the bare command with the
+capture's table. Environment: FAKE_SMI_CAPTURE (file), FAKE_SMI_ROW (which row, default the first),
+FAKE_SMI_SET (``field=value;...`` overrides, to inject faults), FAKE_SMI_FAIL (print this and exit 9).
+"""
+
+import csv
+import io
+import os
+import re
+import sys
+
+if os.environ.get("FAKE_SMI_FAIL"):
+    print(os.environ["FAKE_SMI_FAIL"])
+    sys.exit(9)
+text = open(os.environ["FAKE_SMI_CAPTURE"]).read()
+rows, names = [], []
+for line in text.splitlines():
+    command = re.search(r"--query-([\w-]+)=([\w.,]+)", line)
+    if command:
+        names = command.group(2).split(",") if command.group(1) == "gpu" else []
+        continue
+    if not names or not line.strip() or line.startswith(("#", "$")):
+        continue
+    cells = next(csv.reader(io.StringIO(line), skipinitialspace=True))
+    if len(cells) == len(names) and cells[0].strip() != names[0]:
+        rows.append(dict(zip(names, [c.strip() for c in cells])))
+row = dict(rows[int(os.environ.get("FAKE_SMI_ROW", "0"))]) if rows else {}
+for assignment in filter(None, os.environ.get("FAKE_SMI_SET", "").split(";")):
+    key, _, value = assignment.partition("=")
+    row[key] = value
+gpus = int(os.environ.get("FAKE_SMI_GPUS", "1"))
+query = next((a for a in sys.argv[1:] if a.startswith("--query-gpu=")), None)
+if query is None:
+    table = re.search(r"\+-+\+\n\| NVIDIA-SMI.*?\n", text, re.S)
+    print(table.group(0) if table else "NVIDIA-SMI has failed")
+    sys.exit(0)
+fields = query.split("=", 1)[1].split(",")
+for field in fields:
+    if field not in row and field != "index":
+        print(f'Field "{field}" is not a valid field to query.\n')
+        sys.exit(2)
+print(", ".join(fields))
+for i in range(gpus):
+    cells = {**row, "index": str(i), "uuid": f"{row.get('uuid', 'GPU')}-{i}", "pci.bus_id": f"0000000{i}:00:09.0"}
+    print(", ".join(cells[f] for f in fields))

@@ -1,0 +1,51 @@
+"""`gpuready smoke --local` and `gpuready probe`: the probe in a real subprocess, its verdict and exit code."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from gpuready.cli import main
+from tests.gpuready.probe.test_core import H100, fake_smi  # noqa: F401 (fixture)
+
+
+def test_local_without_a_gpu_exits_1_with_a_clear_verdict(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["smoke", "--local"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL     nvidia_driver" in out and "no NVIDIA driver here" in out and "Verdict: FAIL" in out
+
+
+def test_local_on_a_replayed_h100_passes(fake_smi, capsys, tmp_path):  # noqa: F811
+    fake_smi(H100, row=1, gpus=2)
+    junit = tmp_path / "smoke.xml"
+    assert main(["smoke", "--local", "--gpus", "2", "--json", "--junit", str(junit)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["verdict"] == "pass" and result["target"] == "local"
+    assert {c["name"]: c["measured"] for c in result["checks"]}["gpu_count"] == 2
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("failures") == "0" and int(suite.get("tests")) >= 8
+
+
+def test_local_fails_when_the_node_has_fewer_gpus_than_asked(fake_smi, capsys):  # noqa: F811
+    fake_smi(H100, gpus=1)
+    assert main(["smoke", "--local", "--gpus", "8"]) == 1
+    assert "fewer GPUs than the stack promised" in capsys.readouterr().out
+
+
+def test_probe_on_a_capture_file(capsys):
+    assert main(["probe", "--nvidia-smi-output", str(H100)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("GPU probe on capture") and "PASS     gpu0.ecc_uncorrected" in out
+
+
+def test_probe_on_a_missing_file_is_a_user_mistake(tmp_path, capsys):
+    assert main(["probe", "--nvidia-smi-output", str(tmp_path / "nope.csv")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_kubernetes_stacks_say_what_is_not_built_yet(tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"platform": "eks"}))
+    assert main(["smoke", "--outputs", str(outputs)]) == 2
+    assert "not built yet" in capsys.readouterr().err

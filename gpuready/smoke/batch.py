@@ -1,0 +1,217 @@
+"""The AWS Batch target: submit the probe to the stack's GPU queue, follow it, read its logs, never leave it running.
+
+The probe file travels in the job's command (compressed), so any CUDA image with Python runs it. Submission is made
+at most once: ``SubmitJob`` is not retried blindly; after an error the job is looked up by its unique name first.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import sys
+import time
+import uuid
+import zlib
+from typing import Any, Callable, Optional
+
+from ..errors import UserError
+from ..probe import Check, ProbeReport, core
+from . import diagnose
+from .result import SmokeResult
+
+TERMINAL = ("SUCCEEDED", "FAILED")
+RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsException", "ServiceUnavailable",
+                   "InternalFailure", "InternalServerError", "RequestTimeout")
+SUBMIT_TRIES = 4
+
+
+OVERRIDES_LIMIT = 8192
+"""ECS, which runs Batch jobs, accepts container overrides of at most 8192 characters of JSON."""
+
+
+def _minified_probe() -> bytes:
+    """The probe file without docstrings (they are most of its size), as the same program."""
+    class Strip(ast.NodeTransformer):
+        def visit_Expr(self, node):
+            is_text = isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            return None if is_text else node
+
+    with open(core.__file__) as f:
+        tree = Strip().visit(ast.parse(f.read()))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.If, ast.For, ast.While, ast.Try)) and not node.body:
+            node.body = [ast.Pass()]
+    return ast.unparse(tree).encode()
+
+
+def probe_command(gpus: int, full: bool) -> list[str]:
+    """``python3 -c`` with the probe file inside: no image of ours, no network access needed."""
+    source = base64.b85encode(zlib.compress(_minified_probe(), 9)).decode()
+    argv = ["probe", "--gpus", str(gpus), *(["--full"] if full else [])]
+    code = (f"import base64,sys,zlib;sys.argv={argv!r};exec(compile(zlib.decompress(base64.b85decode("
+            f"{source!r})),'gpuready_probe.py','exec'),{{'__name__':'__main__'}})")
+    return ["python3", "-c", code]
+
+
+def _clients(region: Optional[str]):
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError:
+        raise UserError("boto3 is not installed: pip install 'gpuready[aws]'") from None
+    config = Config(retries={"mode": "standard", "total_max_attempts": 8}, connect_timeout=10, read_timeout=60)
+    once = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=10, read_timeout=60)
+    session = boto3.session.Session(region_name=region)
+    return session.client("batch", config=config), session.client("batch", config=once), \
+        session.client("logs", config=config)
+
+
+def _retryable(error: Exception) -> bool:
+    from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError
+
+    if isinstance(error, (BotoConnectionError, HTTPClientError)):
+        return True
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code", "")
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        return code in RETRYABLE_CODES or status >= 500 or status == 429
+    return False
+
+
+def _find(batch: Any, queue: str, name: str) -> Optional[str]:
+    jobs = batch.list_jobs(jobQueue=queue, filters=[{"name": "JOB_NAME", "values": [name]}]).get("jobSummaryList")
+    return jobs[0]["jobId"] if jobs else None
+
+
+def submit_once(batch: Any, submit_client: Any, request: dict[str, Any], sleep: Callable[[float], None]) -> str:
+    """Submit ``request``; after any retryable error, adopt the job if it was created, else submit again."""
+    last: Optional[Exception] = None
+    for attempt in range(SUBMIT_TRIES):
+        try:
+            return submit_client.submit_job(**request)["jobId"]
+        except Exception as error:  # noqa: BLE001 (sorted below)
+            if not _retryable(error):
+                raise
+            last = error
+        sleep(min(2 ** attempt, 10))
+        found = _find(batch, request["jobQueue"], request["jobName"])
+        if found:
+            return found
+    raise UserError(f"could not submit the smoke-test job after {SUBMIT_TRIES} tries: {last}")
+
+
+def read_logs(logs: Any, group: str, stream: str) -> str:
+    lines, token = [], None
+    while True:
+        kwargs = {"logGroupName": group, "logStreamName": stream, "startFromHead": True}
+        if token:
+            kwargs["nextToken"] = token
+        try:
+            page = logs.get_log_events(**kwargs)
+        except logs.exceptions.ResourceNotFoundException:
+            return ""
+        lines += [e["message"] for e in page.get("events") or []]
+        if page.get("nextForwardToken") in (None, token):
+            return "\n".join(lines)
+        token = page["nextForwardToken"]
+
+
+def _log_location(job: dict[str, Any], outputs: dict[str, Any]) -> tuple[str, Optional[str]]:
+    container = job.get("container") or {}
+    options = (container.get("logConfiguration") or {}).get("options") or {}
+    group = options.get("awslogs-group") or outputs.get("logGroupName") or "/aws/batch/job"
+    attempts = job.get("attempts") or []
+    stream = container.get("logStreamName") or (attempts[-1].get("container", {}).get("logStreamName")
+                                                if attempts else None)
+    return group, stream
+
+
+def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
+        poll: float = 5.0, explain_after: float = 300.0, log_wait: float = 60.0, region: Optional[str] = None,
+        progress=sys.stderr, sleep: Callable[[float], None] = time.sleep) -> SmokeResult:
+    """Run the probe as a Batch job on the stack's GPU queue and report what it found."""
+    queue, definition = outputs.get("jobQueueArn") or outputs.get("jobQueueName"), outputs.get("jobDefinitionArn")
+    if not queue or not definition:
+        raise UserError("the stack's outputs lack jobQueueArn/jobQueueName or jobDefinitionArn: is it an aws-batch "
+                        "stack deployed by gpuready?")
+    region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
+    batch, submit_client, logs = _clients(region)
+    result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
+
+    want = {"GPU": gpus, "VCPU": int(outputs.get("jobVcpus") or 0), "MEMORY": 0}
+    _, envs = diagnose.environments(batch, queue)
+    why = diagnose.unplaceable(want, envs)
+    if why:  # never submit a job that can only wait
+        result.checks.append(Check("job_placeable", core.FAIL, f"{gpus} GPU", None, "not submitted"))
+        result.diagnosis.append(why)
+        return result
+
+    name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
+    request = {"jobName": name, "jobQueue": queue, "jobDefinition": definition,
+               "containerOverrides": {"command": probe_command(gpus, full),
+                                      "resourceRequirements": [{"type": "GPU", "value": str(gpus)}],
+                                      "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES",
+                                                       "value": "compute,utility"}]},
+               "tags": {"gpuready:smoke": "true"}}
+    job_id = submit_once(batch, submit_client, request, sleep)
+    result.job.update({"id": job_id, "name": name})
+    started, status, job, explained = time.monotonic(), None, {}, False
+    try:
+        while True:
+            described = batch.describe_jobs(jobs=[job_id]).get("jobs") or []
+            job = described[0] if described else job
+            if job.get("status") != status:
+                status = job.get("status")
+                print(f"gpuready: {name}: {status} after {time.monotonic() - started:.0f} s", file=progress)
+            if status in TERMINAL:
+                break
+            waited = time.monotonic() - started
+            if status in ("RUNNABLE", "STARTING") and waited >= explain_after and not explained:
+                explained = True
+                result.diagnosis = diagnose.explain(batch, job)
+                for line in result.diagnosis:
+                    print(f"gpuready: {name}: {line}", file=progress)
+            if waited >= timeout:
+                result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
+                                           f"not finished after {timeout:g} s" + ("" if keep else "; terminated")))
+                if not result.diagnosis and status in ("RUNNABLE", "STARTING"):
+                    result.diagnosis = diagnose.explain(batch, job)
+                if not keep:
+                    _terminate(batch, job_id, "gpuready smoke: timed out")
+                result.job["status"] = status
+                return result
+            sleep(poll)
+    except KeyboardInterrupt:
+        if not keep:
+            _terminate(batch, job_id, "gpuready smoke: interrupted")
+        result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
+                                   "interrupted" + ("" if keep else "; job terminated")))
+        result.job["status"] = status
+        return result
+
+    result.job["status"] = status
+    reason = job.get("statusReason") or ""
+    exit_code = (job.get("container") or {}).get("exitCode")
+    result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",
+                               f"{reason} (exit code {exit_code})" if status != "SUCCEEDED" else ""))
+    group, stream = _log_location(job, outputs)
+    result.job.update({"log_group": group, "log_stream": stream})
+    report, deadline = None, time.monotonic() + log_wait
+    while stream:  # CloudWatch Logs can lag the job's end by a few seconds
+        report = core.find_report(read_logs(logs, group, stream))
+        if report is not None or time.monotonic() >= deadline:
+            break
+        sleep(min(poll, 5.0))
+    result.add_probe(ProbeReport.from_json(report) if report else None)
+    return result
+
+
+def _terminate(batch: Any, job_id: str, reason: str) -> None:
+    for attempt in range(5):
+        try:
+            batch.terminate_job(jobId=job_id, reason=reason)
+            return
+        except Exception as error:  # noqa: BLE001
+            if not _retryable(error) or attempt == 4:
+                raise
+            time.sleep(1)

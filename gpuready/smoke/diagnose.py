@@ -1,0 +1,94 @@
+"""Why a Batch GPU job does not start: its needs against what its queue's compute environments can launch."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from components import catalog
+from components.batch_gpu.validation import usable_memory_mib
+
+REASONS = {
+    "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT": "no instance type in the queue's compute environments can hold "
+                                                 "the job's GPUs, vCPUs or memory",
+    "MISCONFIGURATION:COMPUTE_ENVIRONMENT_MAX_RESOURCE": "the job needs more vCPUs than the compute environments' "
+                                                        "maxvCpus",
+    "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY": "EC2 has no capacity for these instance types in these subnets' "
+                                               "zones right now: add types or zones, or use another region",
+}
+
+
+def needs(job: dict[str, Any]) -> dict[str, int]:
+    """GPUs, vCPUs and memory (MiB) a job (DescribeJobs detail) or a container override asks for."""
+    container = job.get("container") or job
+    out = {"GPU": 0, "VCPU": int(container.get("vcpus") or 0), "MEMORY": int(container.get("memory") or 0)}
+    for requirement in container.get("resourceRequirements") or []:
+        out[requirement["type"]] = int(float(requirement["value"]))
+    return out
+
+
+def fits(want: dict[str, int], row: catalog.GpuInstanceType) -> bool:
+    return want["GPU"] <= row.gpus and want["VCPU"] <= row.vcpus and want["MEMORY"] <= usable_memory_mib(row)
+
+
+def environments(batch: Any, queue: str) -> tuple[Optional[dict], list[dict]]:
+    queues = batch.describe_job_queues(jobQueues=[queue]).get("jobQueues") or []
+    if not queues:
+        return None, []
+    arns = [o["computeEnvironment"] for o in sorted(queues[0].get("computeEnvironmentOrder") or [],
+                                                    key=lambda o: o.get("order", 0))]
+    found = batch.describe_compute_environments(computeEnvironments=arns).get("computeEnvironments") or [] \
+        if arns else []
+    return queues[0], found
+
+
+def unplaceable(want: dict[str, int], envs: list[dict]) -> Optional[str]:
+    """Why no instance of ``envs`` can ever hold a job needing ``want``, or None when one can."""
+    rows, unknown = [], []
+    for env in envs:
+        for name in (env.get("computeResources") or {}).get("instanceTypes") or []:
+            row = catalog.find("aws", name)
+            (rows.append(row) if row else unknown.append(name))
+    if any(fits(want, r) for r in rows) or (unknown and not rows):
+        return None
+    largest = sorted(rows, key=lambda r: (r.gpus, r.vcpus), reverse=True)[:2]
+    offered = "; ".join(f"{r.name}: {r.gpus} GPU, {r.vcpus} vCPU, {usable_memory_mib(r)} MiB usable"
+                        for r in largest) or "no GPU instance type"
+    return (f"the job asks for {want['GPU']} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB, and no instance type "
+            f"of the queue's compute environments can hold it ({offered}): it would stay RUNNABLE forever")
+
+
+def explain(batch: Any, job: dict[str, Any]) -> list[str]:
+    """Plain-language reasons a job is RUNNABLE or STARTING for long, read from Batch's own descriptions."""
+    reasons = []
+    status_reason = job.get("statusReason") or ""
+    for code, meaning in REASONS.items():
+        if code in status_reason:
+            reasons.append(f"Batch says {code}: {meaning}")
+    queue, envs = environments(batch, job["jobQueue"])
+    if queue is None:
+        return reasons + [f"job queue {job['jobQueue']} does not exist"]
+    if queue.get("state") != "ENABLED" or queue.get("status") not in (None, "VALID"):
+        reasons.append(f"job queue {queue['jobQueueName']} is {queue.get('state')}/{queue.get('status')}: "
+                       f"{queue.get('statusReason', '')}".rstrip(": "))
+    if job.get("status") == "STARTING":
+        reasons.append("STARTING for long means pulling the image: a deep-learning image is 5-15 GB; check that the "
+                       "root volume (rootVolumeGiB) holds it and that the instances reach the registry (NAT)")
+    want = needs(job)
+    why = unplaceable(want, envs)
+    if why:
+        reasons.append(why)
+    for env in envs:
+        name, resources = env.get("computeEnvironmentName"), env.get("computeResources") or {}
+        if env.get("state") != "ENABLED":
+            reasons.append(f"compute environment {name} is {env.get('state')}")
+        if env.get("status") == "INVALID":
+            reasons.append(f"compute environment {name} is INVALID: {env.get('statusReason', 'no reason given')}")
+        max_vcpus = resources.get("maxvCpus")
+        if max_vcpus is not None and want["VCPU"] > max_vcpus:
+            reasons.append(f"the job needs {want['VCPU']} vCPUs, more than {name}'s maxvCpus ({max_vcpus})")
+        elif max_vcpus and resources.get("desiredvCpus", 0) >= max_vcpus:
+            reasons.append(f"{name} is at its maxvCpus ({max_vcpus}): the job waits for running work to finish")
+    if not reasons and job.get("status") == "RUNNABLE":
+        reasons.append("the queue can hold the job: Batch is still launching an instance (a few minutes), or EC2 "
+                       "has no capacity for these GPU types in these zones right now")
+    return reasons

@@ -1,0 +1,230 @@
+"""The AWS Batch target against moto's server on 127.0.0.1 (real HTTP, real boto3), with faults injected by a proxy.
+
+moto runs no containers: its jobs succeed (or fail) at once, without output. Where a test needs a job that runs
+the probe, a stand-in for the container runs the job's own command in a subprocess, with a replaying nvidia-smi on
+PATH, and writes its output to the job's CloudWatch log stream, as the awslogs driver would. Where a test needs a
+job that never finishes, moto's scheduler is told to leave it waiting.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import boto3
+import pytest
+import requests
+from moto.batch_simple.models import BatchSimpleBackend
+from moto.server import ThreadedMotoServer
+
+from gpuready.cli import main
+from gpuready.smoke import batch as target
+from tests.gpuready.probe.test_core import H100, fake_smi  # noqa: F401 (fixture)
+
+from .moto_batch import LOG_GROUP, FaultProxy, build_queue, configure_moto, free_port
+
+
+@pytest.fixture(scope="module")
+def moto_port():
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield port
+    server.stop()
+
+
+@pytest.fixture
+def aws(moto_port, monkeypatch):
+    """A fresh moto with the stack's queue; AWS settings point boto3 at it. Returns (endpoint, outputs)."""
+    endpoint = f"http://127.0.0.1:{moto_port}"
+    requests.post(f"{endpoint}/moto-api/reset", timeout=10)
+    configure_moto(endpoint)
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return endpoint, build_queue(endpoint)
+
+
+def _batch(endpoint):
+    return boto3.client("batch", region_name="us-east-1", endpoint_url=endpoint)
+
+
+def _jobs(endpoint, queue="gpu"):
+    client = _batch(endpoint)
+    return [j for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED")
+            for j in client.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"]]
+
+
+def _run(outputs, **kwargs):
+    defaults = {"poll": 0.05, "explain_after": 0.2, "log_wait": 3.0, "progress": io.StringIO()}
+    return target.run(outputs, **{**defaults, **kwargs})
+
+
+def _container(endpoint, stop: threading.Event):
+    """Runs each new job's command as its container would, and ships its output to the job's log stream."""
+    client = _batch(endpoint)
+    logs = boto3.client("logs", region_name="us-east-1", endpoint_url=endpoint)
+    done = set()
+    while not stop.is_set():
+        for summary in _jobs(endpoint):
+            if summary["jobId"] in done:
+                continue
+            job = client.describe_jobs(jobs=[summary["jobId"]])["jobs"][0]
+            stream = job["container"].get("logStreamName")
+            if not stream:
+                continue
+            done.add(summary["jobId"])
+            out = subprocess.run(job["container"]["command"], capture_output=True, text=True, env=os.environ)
+            logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
+            logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=[
+                {"timestamp": int(time.time() * 1000), "message": line} for line in out.stdout.splitlines()])
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def container(aws):
+    stop = threading.Event()
+    thread = threading.Thread(target=_container, args=(aws[0], stop), daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join(5)
+
+
+def test_job_runs_the_probe_and_its_report_is_read_from_cloudwatch(aws, container, fake_smi):  # noqa: F811
+    fake_smi(H100, row=1)
+    endpoint, outputs = aws
+    result = _run(outputs)
+    assert result.verdict == "pass", result.checks
+    names = {c.name: c.verdict for c in result.checks}
+    assert names["job_status"] == "pass" and names["probe_report"] == "pass" and names["gpu_count"] == "pass"
+    assert result.job["log_group"] == LOG_GROUP and result.probe.gpus[0]["name"] == "NVIDIA H100 80GB HBM3"
+    (job,) = _jobs(endpoint)
+    detail = _batch(endpoint).describe_jobs(jobs=[job["jobId"]])["jobs"][0]
+    assert detail["container"]["command"][:2] == ["python3", "-c"] and job["jobName"].startswith("gpuready-smoke-")
+
+
+def test_succeeded_job_without_a_probe_report_fails(aws):
+    endpoint, outputs = aws
+    result = _run(outputs, log_wait=0.3)
+    checks = {c.name: c for c in result.checks}
+    assert checks["job_status"].verdict == "pass" and checks["probe_report"].verdict == "fail"
+    assert result.verdict == "fail" and len(_jobs(endpoint)) == 1
+
+
+def test_failed_job_fails_with_its_reason(aws, monkeypatch):
+    monkeypatch.setenv("MOTO_SIMPLE_BATCH_FAIL_AFTER", "0")  # moto runs in this process
+    result = _run(aws[1], log_wait=0.3)
+    assert {c.name: c.verdict for c in result.checks}["job_status"] == "fail" and result.verdict == "fail"
+
+
+def test_a_job_no_instance_can_hold_is_diagnosed_and_never_submitted(aws):
+    endpoint, outputs = aws
+    result = _run(outputs, gpus=8)
+    assert result.verdict == "fail" and _jobs(endpoint) == []
+    (why,) = result.diagnosis
+    assert "asks for 8 GPU" in why and "g6.12xlarge: 4 GPU" in why and "RUNNABLE forever" in why
+
+
+@pytest.fixture
+def jobs_never_start(monkeypatch):
+    """moto's scheduler leaves jobs RUNNABLE, as Batch does when no capacity comes; returns moto's jobs."""
+    held = {}
+
+    def hold(self, include_start_attempt, job):
+        self.backend._jobs[job.job_id] = job
+        job.status = "RUNNABLE"
+        held[job.job_id] = job
+
+    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
+    return held
+
+
+def test_timeout_terminates_the_job_in_moto_and_explains_it(aws, jobs_never_start):
+    result = _run(aws[1], timeout=0.5)
+    (job,) = jobs_never_start.values()
+    assert job.stop is True and job.job_stopped_reason == "gpuready smoke: timed out"
+    checks = {c.name: c for c in result.checks}
+    assert checks["job_finished"].verdict == "fail" and "terminated" in checks["job_finished"].detail
+    assert result.diagnosis and result.verdict == "fail"
+
+
+def test_keep_leaves_the_job_alone(aws, jobs_never_start):
+    _run(aws[1], timeout=0.3, keep=True)
+    (job,) = jobs_never_start.values()
+    assert job.stop is False
+
+
+def test_ctrl_c_terminates_the_job(aws, jobs_never_start):
+    calls = []
+
+    def sleep(seconds):
+        calls.append(seconds)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    result = _run(aws[1], sleep=sleep, timeout=60)
+    (job,) = jobs_never_start.values()
+    assert job.stop is True and job.job_stopped_reason == "gpuready smoke: interrupted"
+    assert "interrupted" in {c.name: c.detail for c in result.checks}["job_finished"]
+
+
+def test_probe_command_fits_in_ecs_container_overrides():
+    overrides = {"command": target.probe_command(8, True), "resourceRequirements": [{"type": "GPU", "value": "8"}],
+                 "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]}
+    assert len(json.dumps(overrides)) < target.OVERRIDES_LIMIT
+
+
+def test_cli_reads_outputs_from_a_file(aws, tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(aws[1]))
+    assert main(["smoke", "--outputs", str(outputs), "--gpus", "8"]) == 1
+    out = capsys.readouterr().out
+    assert "Why the job did not start:" in out and "Verdict: FAIL" in out
+
+
+# --- faults between gpuready and AWS ------------------------------------------------------------------------------
+
+@pytest.fixture
+def proxy(aws, moto_port, monkeypatch):
+    fault_proxy = FaultProxy(moto_port)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
+    yield fault_proxy
+    fault_proxy.close()
+
+
+@pytest.mark.parametrize("faults", [
+    {"/v1/submitjob": ["throttle", "5xx"]},
+    {"/v1/submitjob": ["reset-after"]},          # the job was created, the answer lost
+    {"/v1/submitjob": ["throttle", "reset-after"], "/v1/listjobs": ["5xx"]},
+    {"/v1/describejobs": ["throttle", "5xx", "reset", "throttle"]},
+    {"/v1/describejobqueues": ["5xx"], "/v1/describecomputeenvironments": ["throttle"]},
+])
+def test_faults_never_submit_twice_and_keep_the_verdict(aws, proxy, faults):
+    endpoint, outputs = aws
+    proxy.plan = {k: list(v) for k, v in faults.items()}
+    result = _run(outputs, log_wait=0.3, sleep=lambda s: None)
+    assert len(_jobs(endpoint)) == 1  # exactly one job, whatever the faults
+    checks = {c.name: c.verdict for c in result.checks}
+    assert checks["job_status"] == "pass" and checks["probe_report"] == "fail"  # moto's jobs print nothing
+    assert all(not remaining for remaining in proxy.plan.values())  # every fault was met
+
+
+def test_faults_while_terminating_still_terminate(aws, proxy, jobs_never_start):
+    proxy.plan = {"/v1/terminatejob": ["5xx", "throttle"]}
+    result = _run(aws[1], timeout=0.3)
+    (job,) = jobs_never_start.values()
+    assert job.stop is True and result.verdict == "fail"
+
+
+def test_progress_is_shown_while_waiting(aws):
+    progress = io.StringIO()
+    _run(aws[1], log_wait=0.1, progress=progress)
+    assert "SUCCEEDED after" in progress.getvalue()
+    assert sys.stderr is not progress

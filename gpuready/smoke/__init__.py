@@ -22,8 +22,9 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
     from ..errors import UserError
 
     if platform in ("eks", "gke", "aks"):
-        raise UserError(f"the Kubernetes smoke test for {platform} stacks is not built yet; run `gpuready smoke "
-                        "--local` on a GPU node, or `gpuready probe --nvidia-smi-output` on a capture")
+        from . import kubernetes
+
+        return kubernetes.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
     raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")
 
 

@@ -44,8 +44,11 @@ def test_probe_on_a_missing_file_is_a_user_mistake(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-def test_kubernetes_stacks_say_what_is_not_built_yet(tmp_path, capsys):
+def test_outputs_without_what_the_target_needs_are_a_user_mistake(tmp_path, capsys):
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"platform": "eks"}))
     assert main(["smoke", "--outputs", str(outputs)]) == 2
-    assert "not built yet" in capsys.readouterr().err
+    assert "lack kubeconfig" in capsys.readouterr().err
+    outputs.write_text(json.dumps({"platform": "openshift"}))
+    assert main(["smoke", "--outputs", str(outputs)]) == 2
+    assert "no platform gpuready knows" in capsys.readouterr().err

@@ -1,0 +1,177 @@
+"""The Kubernetes target: a Job asking for ``nvidia.com/gpu`` on the stack's GPU nodes, the probe delivered in a
+ConfigMap (no image of ours), followed with a watch, its logs read, and everything it created deleted."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from typing import Any, Callable, Optional
+
+from components.batch_gpu.facts import SMOKE_IMAGE
+
+from ..errors import UserError
+from ..probe import Check, ProbeReport, core
+from .result import SmokeResult
+
+TTL_SECONDS = 600
+"""Kubernetes deletes the finished Job after this long even if gpuready cannot (interrupted, lost connection)."""
+
+
+def manifests(name: str, namespace: str, gpus: int, taint: dict[str, str], node_labels: dict[str, str],
+              timeout: float, full: bool = False, image: str = SMOKE_IMAGE) -> tuple[dict, dict]:
+    """The ConfigMap holding the probe and the Job running it on one GPU node."""
+    with open(core.__file__) as f:
+        source = f.read()
+    labels = {"app.kubernetes.io/name": "gpuready-smoke", "app.kubernetes.io/instance": name}
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": name, "namespace": namespace, "labels": labels},
+                  "data": {"probe.py": source}}
+    tolerations = [{"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}] if taint else []
+    if node_labels.get("kubernetes.azure.com/scalesetpriority") == "spot":
+        tolerations.append({"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists",
+                            "effect": "NoSchedule"})
+    job = {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": int(timeout),
+            "ttlSecondsAfterFinished": TTL_SECONDS,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": dict(node_labels),
+                    "tolerations": tolerations,
+                    "containers": [{
+                        "name": "probe",
+                        "image": image,
+                        "command": ["python3", "/gpuready/probe.py", "--gpus", str(gpus), *(["--full"] if full
+                                                                                             else [])],
+                        "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
+                        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+                        "volumeMounts": [{"name": "probe", "mountPath": "/gpuready", "readOnly": True}],
+                    }],
+                    "volumes": [{"name": "probe", "configMap": {"name": name}}],
+                },
+            },
+        },
+    }
+    return config_map, job
+
+
+def _client(kubeconfig: str):
+    try:
+        from kubernetes import client, config
+    except ImportError:
+        raise UserError("the kubernetes client is not installed: pip install 'gpuready[k8s]'") from None
+    try:
+        data = json.loads(kubeconfig)
+    except json.JSONDecodeError:
+        import yaml
+
+        data = yaml.safe_load(kubeconfig)
+    return client, config.new_client_from_config_dict(data)
+
+
+def explain_pending(core_api: Any, namespace: str, pod: str, node_labels: dict[str, str]) -> list[str]:
+    """Why a GPU pod stays Pending: the scheduler's events, and GPU nodes that advertise no GPU."""
+    reasons = []
+    events = core_api.list_namespaced_event(namespace, field_selector=f"involvedObject.name={pod}").items
+    for event in events:
+        if event.reason == "FailedScheduling":
+            message = event.message or ""
+            reasons.append(f"scheduler: {message}")
+            if "Insufficient nvidia.com/gpu" in message:
+                reasons.append("no node has that many free GPUs: ask for fewer, or let the node group scale up "
+                               "(is a cluster autoscaler or Karpenter running?)")
+            if "untolerated taint" in message:
+                reasons.append("the pod does not tolerate a taint of the nodes it could use")
+    selector = ",".join(f"{k}={v}" for k, v in node_labels.items())
+    nodes = core_api.list_node(label_selector=selector).items if selector else []
+    if not nodes:
+        reasons.append(f"no node carries the GPU labels {selector or '(none)'}: the GPU node group is at zero "
+                       "nodes, or its labels differ")
+    for node in nodes:
+        allocatable = (node.status.allocatable or {}).get("nvidia.com/gpu", "0")
+        if str(allocatable) in ("0", ""):
+            reasons.append(f"GPU node {node.metadata.name} advertises 0 nvidia.com/gpu: the NVIDIA device plugin "
+                           "is not running there (tolerations, node selector, or the driver)")
+    return reasons
+
+
+def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
+        namespace: str = "default", explain_after: float = 300.0, progress=sys.stderr,
+        clock: Callable[[], float] = time.monotonic) -> SmokeResult:
+    """Run the probe as a Job on the stack's GPU nodes and report what it found."""
+    kubeconfig = outputs.get("kubeconfig")
+    if not kubeconfig:
+        raise UserError("the stack's outputs lack kubeconfig: pass outputs read with --show-secrets")
+    client, api = _client(kubeconfig)
+    core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
+    taint, labels = outputs.get("gpuTaint") or {}, outputs.get("gpuNodeLabels") or {}
+    name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
+    config_map, job = manifests(name, namespace, gpus, taint, labels, timeout, full)
+    result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
+    core_api.create_namespaced_config_map(namespace, config_map)
+    try:
+        batch_api.create_namespaced_job(namespace, job)
+        phase, pod_name = _wait(client, core_api, namespace, name, timeout, explain_after, labels, result, progress,
+                                clock)
+        result.job.update({"pod": pod_name, "phase": phase})
+        if phase not in ("Succeeded", "Failed"):
+            result.checks.append(Check("job_finished", core.FAIL, phase, "Succeeded",
+                                       f"not finished after {timeout:g} s" + ("" if keep else "; deleted")))
+            return result
+        result.checks.append(Check("job_status", core.PASS if phase == "Succeeded" else core.FAIL, phase,
+                                   "Succeeded"))
+        logs = core_api.read_namespaced_pod_log(pod_name, namespace, container="probe")
+        found = core.find_report(logs or "")
+        result.add_probe(ProbeReport.from_json(found) if found else None)
+        return result
+    except KeyboardInterrupt:
+        result.checks.append(Check("job_finished", core.FAIL, None, "Succeeded",
+                                   "interrupted" + ("" if keep else "; deleted")))
+        return result
+    finally:
+        if not keep:
+            _delete(client, core_api, batch_api, namespace, name, progress)
+
+
+def _wait(client, core_api, namespace, name, timeout, explain_after, labels, result, progress, clock):
+    from kubernetes import watch
+
+    started, phase, pod_name, explained = clock(), None, None, False
+    while clock() - started < timeout:
+        remaining = max(1, int(timeout - (clock() - started)))
+        stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace, label_selector=f"job-name={name}",
+                                      timeout_seconds=min(remaining, max(1, int(explain_after))))
+        for event in stream:
+            pod = event["object"]
+            pod_name = pod.metadata.name
+            if pod.status.phase != phase:
+                phase = pod.status.phase
+                print(f"gpuready: {name}: pod {pod_name} {phase} after {clock() - started:.0f} s", file=progress)
+            if phase in ("Succeeded", "Failed"):
+                return phase, pod_name
+        if phase == "Pending" and pod_name and not explained and clock() - started >= explain_after:
+            explained = True
+            result.diagnosis = explain_pending(core_api, namespace, pod_name, labels)
+            for line in result.diagnosis:
+                print(f"gpuready: {name}: {line}", file=progress)
+    if phase == "Pending" and pod_name and not explained:
+        result.diagnosis = explain_pending(core_api, namespace, pod_name, labels)
+    return phase, pod_name
+
+
+def _delete(client, core_api, batch_api, namespace, name, progress) -> None:
+    body = client.V1DeleteOptions(propagation_policy="Background")
+    for kind, delete in (("Job", lambda: batch_api.delete_namespaced_job(name, namespace, body=body)),
+                         ("ConfigMap", lambda: core_api.delete_namespaced_config_map(name, namespace))):
+        try:
+            delete()
+        except Exception as error:  # noqa: BLE001 (reported; the Job's TTL removes it anyway)
+            print(f"gpuready: could not delete {kind} {namespace}/{name} ({error.__class__.__name__}); "
+                  f"Kubernetes removes the Job {TTL_SECONDS} s after it ends", file=progress)

@@ -1,0 +1,106 @@
+"""A small local HTTP server answering the few Kubernetes API calls the smoke target makes, shaped as the real API
+answers them (objects, lists, watch event streams, pod logs, Status on delete). It runs no pods: each scenario says
+which phases the Job's pod goes through, what its logs hold, and what the scheduler and the nodes report."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+
+class FakeKube:
+    def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=()):
+        self.phases, self.logs, self.events, self.nodes = list(phases), logs, list(events), list(nodes)
+        self.objects: dict[tuple[str, str], dict] = {}
+        self.created: list[tuple[str, str]] = []
+        self.deleted: list[tuple[str, str]] = []
+        self.pod: dict | None = None
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status, body, content_type="application/json"):
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                kind, name = body["kind"], body["metadata"]["name"]
+                body["metadata"].update({"uid": f"uid-{name}", "creationTimestamp": "2026-11-22T10:00:00Z"})
+                fake.objects[(kind, name)] = body
+                fake.created.append((kind, name))
+                if kind == "Job":
+                    template = body["spec"]["template"]
+                    fake.pod = {"apiVersion": "v1", "kind": "Pod",
+                                "metadata": {"name": f"{name}-x7k2p", "namespace": body["metadata"]["namespace"],
+                                             "labels": {**template["metadata"]["labels"], "job-name": name}},
+                                "spec": template["spec"], "status": {"phase": "Pending"}}
+                self._send(201, body)
+
+            def do_DELETE(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))  # DeleteOptions
+                path = urlparse(self.path).path.rstrip("/").split("/")
+                kind = {"jobs": "Job", "configmaps": "ConfigMap"}[path[-2]]
+                fake.deleted.append((kind, path[-1]))
+                fake.objects.pop((kind, path[-1]), None)
+                self._send(200, {"apiVersion": "v1", "kind": "Status", "status": "Success"})
+
+            def do_GET(self):
+                url = urlparse(self.path)
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                path = url.path.rstrip("/")
+                if path.endswith("/log"):
+                    return self._send(200, fake.logs.encode(), "text/plain")
+                if path.endswith("/pods") and query.get("watch") in ("true", "1"):
+                    return self._watch(float(query.get("timeoutSeconds", "1")))
+                if path.endswith("/events"):
+                    return self._send(200, {"apiVersion": "v1", "kind": "EventList", "metadata": {},
+                                            "items": fake.events})
+                if path == "/api/v1/nodes":
+                    wanted = dict(p.split("=", 1) for p in filter(None, query.get("labelSelector", "").split(",")))
+                    items = [n for n in fake.nodes
+                             if all(n["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+                    return self._send(200, {"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": items})
+                self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
+
+            def _watch(self, seconds):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+
+                def chunk(data: bytes):
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+
+                for i, phase in enumerate(fake.phases):
+                    fake.pod["status"]["phase"] = phase
+                    event = {"type": "ADDED" if i == 0 else "MODIFIED", "object": fake.pod}
+                    chunk(json.dumps(event).encode() + b"\n")
+                if fake.phases and fake.phases[-1] not in ("Succeeded", "Failed"):
+                    time.sleep(min(seconds, 0.3))  # a pod that does not move: the watch times out
+                chunk(b"")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def kubeconfig(self) -> str:
+        return json.dumps({"apiVersion": "v1", "kind": "Config", "current-context": "test",
+                           "clusters": [{"name": "test", "cluster": {"server": self.url}}],
+                           "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+                           "users": [{"name": "test", "user": {"token": "test-token"}}]})
+
+    def close(self):
+        self.server.shutdown()

@@ -1,0 +1,126 @@
+"""The Kubernetes target: its Job validates against the Kubernetes schemas; its wait, logs, cleanup and diagnosis are
+tested against a small local server that answers the API calls as the real API server does."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import kubernetes_validate
+import pytest
+
+from components.k8s_gpu.facts import PLATFORMS
+from components.k8s_gpu.scheduling import schedulable
+from gpuready.probe import core
+from gpuready.smoke import kubernetes as target
+from tests.gpuready.probe.test_core import H100, fake_smi  # noqa: F401 (fixture)
+
+from .fake_kube import FakeKube
+
+EKS = {"gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+       "gpuNodeLabels": {"nvidia.com/gpu.present": "true"}, "platform": "eks"}
+
+
+@pytest.mark.parametrize("version", ["1.30.0", "1.33.0", "1.37.0"])
+def test_manifests_validate_strictly(version):
+    config_map, job = target.manifests("gpuready-smoke-abc", "default", 2, EKS["gpuTaint"], EKS["gpuNodeLabels"],
+                                       900)
+    kubernetes_validate.validate(config_map, version, strict=True)
+    kubernetes_validate.validate(job, version, strict=True)
+    assert job["spec"]["ttlSecondsAfterFinished"] == target.TTL_SECONDS and job["spec"]["backoffLimit"] == 0
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": "2"}
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_job_pod_lands_on_each_platforms_gpu_nodes(platform):
+    facts = PLATFORMS[platform]
+    taint = {"key": facts.taint.key, "value": facts.taint.value, "effect": facts.taint.effect}
+    _, job = target.manifests("x", "default", 1, taint, dict(facts.boot_labels), 60)
+    assert schedulable(job["spec"]["template"]["spec"], dict(facts.boot_labels), [facts.taint])
+
+
+def test_the_configmap_probe_runs_as_the_container_runs_it(tmp_path, fake_smi):  # noqa: F811
+    fake_smi(H100, row=1)
+    config_map, job = target.manifests("x", "default", 1, {}, {}, 60)
+    (tmp_path / "probe.py").write_text(config_map["data"]["probe.py"])
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    done = subprocess.run([sys.executable, str(tmp_path / "probe.py"), *command[2:]], capture_output=True, text=True)
+    assert core.find_report(done.stdout)["verdict"] == "pass"
+
+
+@pytest.fixture
+def kube():
+    servers = []
+
+    def start(**scenario):
+        server = FakeKube(**scenario)
+        servers.append(server)
+        return server, {**EKS, "kubeconfig": server.kubeconfig()}
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _report_logs():
+    """What the probe prints on a GPU node (here: the replayed H100)."""
+    return f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
+
+
+def test_succeeded_pod_with_report_passes_and_everything_is_deleted(kube, fake_smi):  # noqa: F811
+    fake_smi(H100, row=1)
+    server, outputs = kube(logs=_report_logs())
+    progress = io.StringIO()
+    result = target.run(outputs, timeout=30, progress=progress)
+    assert result.verdict == "pass", result.checks
+    name = result.job["name"]
+    assert server.created == [("ConfigMap", name), ("Job", name)]
+    assert sorted(server.deleted) == [("ConfigMap", name), ("Job", name)]
+    assert "Succeeded after" in progress.getvalue()
+
+
+def test_succeeded_pod_without_report_fails(kube):
+    server, outputs = kube(logs="hello\n")
+    result = target.run(outputs, timeout=30, progress=io.StringIO())
+    assert {c.name: c.verdict for c in result.checks}["probe_report"] == "fail" and result.verdict == "fail"
+
+
+def test_pending_pod_is_explained_and_deleted_at_timeout(kube):
+    events = [{"metadata": {"name": "e1", "namespace": "default"},
+               "involvedObject": {"kind": "Pod", "name": "p"}, "reason": "FailedScheduling", "type": "Warning",
+               "message": "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated "
+                          "taint {CriticalAddonsOnly: true}."}]
+    nodes = [{"metadata": {"name": "ip-10-42-1-7", "labels": {"nvidia.com/gpu.present": "true"}},
+              "status": {"allocatable": {"cpu": "4", "nvidia.com/gpu": "0"}}}]
+    server, outputs = kube(phases=("Pending",), events=events, nodes=nodes)
+    result = target.run(outputs, timeout=1.5, explain_after=0.5, progress=io.StringIO())
+    assert {c.name: c.verdict for c in result.checks}["job_finished"] == "fail"
+    text = "\n".join(result.diagnosis)
+    assert "Insufficient nvidia.com/gpu" in text and "untolerated taint" in text
+    assert "ip-10-42-1-7 advertises 0 nvidia.com/gpu" in text and "device plugin is not running" in text
+    assert ("Job", result.job["name"]) in server.deleted
+
+
+def test_keep_leaves_the_job(kube):
+    server, outputs = kube(phases=("Pending",))
+    target.run(outputs, timeout=1, explain_after=0.5, keep=True, progress=io.StringIO())
+    assert server.deleted == []
+
+
+def test_failed_pod_fails(kube):
+    server, outputs = kube(phases=("Pending", "Failed"), logs="Traceback: CUDA error\n")
+    result = target.run(outputs, timeout=30, progress=io.StringIO())
+    checks = {c.name: c.verdict for c in result.checks}
+    assert checks["job_status"] == "fail" and checks["probe_report"] == "fail"
+
+
+def test_cli_on_a_kubernetes_stack(kube, tmp_path, capsys):
+    server, outputs = kube(logs="no report\n")
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    from gpuready.cli import main
+
+    assert main(["smoke", "--outputs", str(path), "--timeout", "30"]) == 1
+    assert "FAIL     probe_report" in capsys.readouterr().out

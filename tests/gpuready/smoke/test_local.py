@@ -52,3 +52,20 @@ def test_outputs_without_what_the_target_needs_are_a_user_mistake(tmp_path, caps
     outputs.write_text(json.dumps({"platform": "openshift"}))
     assert main(["smoke", "--outputs", str(outputs)]) == 2
     assert "no platform gpuready knows" in capsys.readouterr().err
+
+
+def test_outputs_come_from_the_pulumi_cli_when_it_is_there(tmp_path, monkeypatch):
+    from gpuready.smoke.outputs import load_outputs
+
+    fake = tmp_path / "pulumi"
+    fake.write_text("#!/bin/sh\n[ \"$*\" = 'stack output --json --show-secrets -s prod' ] || exit 3\n"
+                    "echo '{\"platform\": \"aws-batch\", \"jobQueueName\": \"gpu\"}'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert load_outputs(stack="prod") == {"platform": "aws-batch", "jobQueueName": "gpu"}
+
+
+def test_without_the_pulumi_cli_the_error_says_how_to_pass_outputs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["smoke", "--stack", "prod"]) == 2
+    assert "--outputs outputs.json" in capsys.readouterr().err

@@ -62,8 +62,9 @@ def _clients(region: Optional[str]):
     config = Config(retries={"mode": "standard", "total_max_attempts": 8}, connect_timeout=10, read_timeout=60)
     once = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=10, read_timeout=60)
     session = boto3.session.Session(region_name=region)
-    return session.client("batch", config=config), session.client("batch", config=once), \
-        session.client("logs", config=config)
+    return {"batch": session.client("batch", config=config), "submit": session.client("batch", config=once),
+            "logs": session.client("logs", config=config), "ec2": session.client("ec2", config=config),
+            "ecr": session.client("ecr", config=config)}
 
 
 def _retryable(error: Exception) -> bool:
@@ -135,7 +136,11 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         raise UserError("the stack's outputs lack jobQueueArn/jobQueueName or jobDefinitionArn: is it an aws-batch "
                         "stack deployed by gpuready?")
     region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
-    batch, submit_client, logs = _clients(region)
+    clients = _clients(region)
+    batch, submit_client, logs = clients["batch"], clients["submit"], clients["logs"]
+
+    def explain(job: dict[str, Any]) -> list[str]:
+        return diagnose.explain(batch, job, clients["ec2"], clients["ecr"])
     result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
 
     want = {"GPU": gpus, "VCPU": int(outputs.get("jobVcpus") or 0), "MEMORY": 0}
@@ -168,14 +173,14 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
             waited = time.monotonic() - started
             if status in ("RUNNABLE", "STARTING") and waited >= explain_after and not explained:
                 explained = True
-                result.diagnosis = diagnose.explain(batch, job)
+                result.diagnosis = explain(job)
                 for line in result.diagnosis:
                     print(f"gpuready: {name}: {line}", file=progress)
             if waited >= timeout:
                 result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
                                            f"not finished after {timeout:g} s" + ("" if keep else "; terminated")))
                 if not result.diagnosis and status in ("RUNNABLE", "STARTING"):
-                    result.diagnosis = diagnose.explain(batch, job)
+                    result.diagnosis = explain(job)
                 if not keep:
                     _terminate(batch, job_id, "gpuready smoke: timed out")
                 result.job["status"] = status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from components import catalog
@@ -57,7 +58,60 @@ def unplaceable(want: dict[str, int], envs: list[dict]) -> Optional[str]:
             f"of the queue's compute environments can hold it ({offered}): it would stay RUNNABLE forever")
 
 
-def explain(batch: Any, job: dict[str, Any]) -> list[str]:
+ECR_IMAGE = re.compile(r"^(\d{12})\.dkr\.ecr\.([\w-]+)\.amazonaws\.com/([^:@]+)(?::([^@]+))?$")
+UNPACK_FACTOR = 2.5
+"""Registries report compressed sizes; unpacked layers of deep-learning images take about this much more on disk."""
+OS_RESERVE_GIB = 10
+"""What the ECS GPU AMI itself keeps of the root volume."""
+DEFAULT_ROOT_GIB = 30
+"""The ECS GPU AMI's root volume when no launch template sizes it."""
+
+
+def root_volume_gib(ec2: Any, env: dict[str, Any]) -> int:
+    template = (env.get("computeResources") or {}).get("launchTemplate") or {}
+    ref = {k: template[k] for k in ("launchTemplateId", "launchTemplateName") if template.get(k)}
+    if not ref:
+        return DEFAULT_ROOT_GIB
+    key = "LaunchTemplateId" if "launchTemplateId" in ref else "LaunchTemplateName"
+    version = str(template.get("version") or "$Default")
+    versions = ec2.describe_launch_template_versions(**{key: next(iter(ref.values()))},
+                                                     Versions=[version])["LaunchTemplateVersions"]
+    sizes = [m.get("Ebs", {}).get("VolumeSize", 0) for v in versions
+             for m in v["LaunchTemplateData"].get("BlockDeviceMappings") or []]
+    return max(sizes) if sizes else DEFAULT_ROOT_GIB
+
+
+def image_gib(ecr: Any, image: str) -> Optional[float]:
+    """Compressed size of an ECR image in GiB; None for other registries (no credential-free size)."""
+    match = ECR_IMAGE.match(image or "")
+    if not match or ecr is None:
+        return None
+    images = ecr.describe_images(registryId=match.group(1), repositoryName=match.group(3),
+                                 imageIds=[{"imageTag": match.group(4) or "latest"}])["imageDetails"]
+    return images[0]["imageSizeInBytes"] / 2**30 if images and images[0].get("imageSizeInBytes") else None
+
+
+def starting(job: dict[str, Any], envs: list[dict], ec2: Any = None, ecr: Any = None) -> list[str]:
+    """Why a job stays in STARTING: its image against the root volume of the instances that pull it."""
+    image = (job.get("container") or {}).get("image", "")
+    reasons = ["STARTING for long means the instance is pulling the image; a deep-learning image is 5-15 GB, so "
+               "check that it fits on the root volume (rootVolumeGiB) and that the instances reach the registry "
+               "(a NAT gateway for private subnets)"]
+    if ec2 is None:
+        return reasons
+    volume = min((root_volume_gib(ec2, e) for e in envs), default=DEFAULT_ROOT_GIB)
+    size = image_gib(ecr, image)
+    if size is None:
+        reasons.append(f"{image} is not in ECR, so its size is unknown here; the instances have {volume} GiB root "
+                       "volumes")
+    elif size * UNPACK_FACTOR > volume - OS_RESERVE_GIB:
+        reasons.append(f"{image} is {size:.1f} GiB compressed (about {size * UNPACK_FACTOR:.0f} GiB unpacked) and "
+                       f"the instances' root volume is {volume} GiB, {OS_RESERVE_GIB} of them for the system: the pull "
+                       "fails (CannotPullContainerError: no space left on device)")
+    return reasons
+
+
+def explain(batch: Any, job: dict[str, Any], ec2: Any = None, ecr: Any = None) -> list[str]:
     """Plain-language reasons a job is RUNNABLE or STARTING for long, read from Batch's own descriptions."""
     reasons = []
     status_reason = job.get("statusReason") or ""
@@ -71,8 +125,7 @@ def explain(batch: Any, job: dict[str, Any]) -> list[str]:
         reasons.append(f"job queue {queue['jobQueueName']} is {queue.get('state')}/{queue.get('status')}: "
                        f"{queue.get('statusReason', '')}".rstrip(": "))
     if job.get("status") == "STARTING":
-        reasons.append("STARTING for long means pulling the image: a deep-learning image is 5-15 GB; check that the "
-                       "root volume (rootVolumeGiB) holds it and that the instances reach the registry (NAT)")
+        return reasons + starting(job, envs, ec2, ecr)
     want = needs(job)
     why = unplaceable(want, envs)
     if why:

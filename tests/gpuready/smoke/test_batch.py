@@ -228,3 +228,29 @@ def test_progress_is_shown_while_waiting(aws):
     _run(aws[1], log_wait=0.1, progress=progress)
     assert "SUCCEEDED after" in progress.getvalue()
     assert sys.stderr is not progress
+
+
+def test_starting_too_long_compares_the_image_with_the_root_volume(aws):
+    endpoint, _ = aws
+    session = boto3.session.Session(region_name="us-east-1")
+    ec2, ecr = session.client("ec2", endpoint_url=endpoint), session.client("ecr", endpoint_url=endpoint)
+    batch = _batch(endpoint)
+    template = ec2.create_launch_template(LaunchTemplateName="small-root", LaunchTemplateData={
+        "BlockDeviceMappings": [{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 30, "Encrypted": True}}]})
+    env = batch.describe_compute_environments()["computeEnvironments"][0]
+    env["computeResources"]["launchTemplate"] = {
+        "launchTemplateId": template["LaunchTemplate"]["LaunchTemplateId"], "version": "1"}
+    repo = ecr.create_repository(repositoryName="train")["repository"]
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {"mediaType": "application/vnd.docker.container.image.v1+json", "size": 12 * 2**30,
+                           "digest": "sha256:" + "1" * 64},
+                "layers": [{"mediaType": "application/vnd.docker.image.rootfs.diff.tar.gzip", "size": 1,
+                            "digest": "sha256:" + "2" * 64}]}
+    ecr.put_image(repositoryName="train", imageManifest=json.dumps(manifest), imageTag="v1")
+    image = f"{repo['registryId']}.dkr.ecr.us-east-1.amazonaws.com/train:v1"
+    from gpuready.smoke import diagnose
+
+    reasons = diagnose.starting({"container": {"image": image}}, [env], ec2, ecr)
+    assert any("12.0 GiB compressed" in r and "30 GiB" in r and "no space left" in r for r in reasons)
+    hub = diagnose.starting({"container": {"image": "pytorch/pytorch:2.5.1"}}, [env], ec2, ecr)
+    assert any("not in ECR" in r and "30 GiB" in r for r in hub)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from components.errors import ConfigError
+from components.sdk import MissingExtra
 
 from .config import StackConfig
 
@@ -19,6 +20,8 @@ PLATFORMS = {
     "aks": "stacks.aks",
 }
 """Platform name (the value of ``gpuready:platform``) -> module that builds it."""
+EXTRAS = {"aws-batch": "aws", "eks": "aws,k8s", "gke": "gcp,k8s", "aks": "azure,k8s"}
+"""The gpuready extras each platform needs, named together when one is missing."""
 
 
 def main() -> None:
@@ -28,6 +31,10 @@ def main() -> None:
     if platform not in PLATFORMS:
         raise ConfigError("gpuready:platform", platform, "unknown platform",
                           f"use one of {', '.join(sorted(PLATFORMS))}")
-    module = importlib.import_module(PLATFORMS[platform])
-    config.reject_unknown({"platform", *module.KEYS})
-    module.build(config)
+    try:
+        module = importlib.import_module(PLATFORMS[platform])
+        config.reject_unknown({"platform", *module.KEYS})
+        module.build(config)
+    except MissingExtra as missing:
+        raise MissingExtra(f"{missing}. The {platform} platform needs: pip install 'gpuready[{EXTRAS[platform]}]'") \
+            from missing

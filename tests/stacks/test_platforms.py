@@ -25,3 +25,12 @@ def test_every_config_key_is_documented_in_the_readme_section_of_its_platform(pl
     assert match, f"README has no '### `{platform}`' section"
     for key in importlib.import_module(PLATFORMS[platform]).KEYS:
         assert f"`gpuready:{key}`" in match.group(0), key
+
+
+def test_every_platform_names_its_extras():
+    from stacks import EXTRAS
+
+    assert set(EXTRAS) == set(PLATFORMS)
+    readme = (ROOT / "README.md").read_text()
+    for platform, extras in EXTRAS.items():
+        assert f".[{extras}]" in readme or f"`{extras}`" in readme, platform

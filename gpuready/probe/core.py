@@ -308,6 +308,7 @@ def torch_checks(gpus_expected, smi_rows, quick=True):
         torch.cuda.synchronize(i)
         out.append(_figure(f"gpu{i}.host_to_device_gbps", n * reps / (time.perf_counter() - start) / 1e9, None,
                            required=False))
+    out += pcie_under_load(torch, count)
     if count > 1:
         tensors = [torch.ones(64 * 2**20, device=f"cuda:{i}") for i in range(count)]
         torch.cuda.nccl.all_reduce(tensors)
@@ -322,6 +323,24 @@ def torch_checks(gpus_expected, smi_rows, quick=True):
         out.append(check("nccl_all_reduce", PASS if ok else FAIL, round(busbw, 1), None,
                          "bus bandwidth GB/s across the node's GPUs" if ok else "all-reduce returned wrong sums"))
     return info, out
+
+
+LOAD_FIELDS = ("index", "utilization.gpu", "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current",
+               "pcie.link.width.max")
+
+
+def pcie_under_load(torch, count, runner=subprocess.run, which=shutil.which):
+    """The PCIe link read while every GPU multiplies matrices: idle GPUs lower their link, busy ones must not."""
+    work = [torch.randn(4096, 4096, device=f"cuda:{i}", dtype=torch.bfloat16) for i in range(count)]
+    for _ in range(200):  # queued asynchronously: the GPUs stay busy while nvidia-smi looks
+        for a in work:
+            a @ a
+    rows, _, error = run_nvidia_smi(LOAD_FIELDS, runner, which)
+    torch.cuda.synchronize()
+    if error:
+        return []
+    return [c for gpu in rows for c in gpu_checks(dict(gpu, **{"utilization.gpu": max(
+        gpu.get("utilization.gpu") or 0, 50)})) if c["name"].endswith(".pcie_link")]
 
 
 def _figure(name, measured, typical, required=True):

@@ -197,3 +197,30 @@ def test_the_probe_file_runs_alone_with_only_the_standard_library(tmp_path):
                           env={"PATH": str(tmp_path)})
     assert done.returncode == 1
     assert core.find_report(done.stdout)["verdict"] == "fail"
+
+
+def test_pcie_under_load_reads_the_link_while_the_gpus_work(fake_smi):
+    """With a stand-in for torch that records the queued work: the link is judged as under load."""
+    fake_smi(H100, row=1, **{"pcie.link.gen.current": "4"})
+    queued = []
+
+    class Tensor:
+        def __matmul__(self, other):
+            queued.append(1)
+            return self
+
+    class FakeTorch:
+        bfloat16 = "bf16"
+
+        class cuda:
+            @staticmethod
+            def synchronize():
+                queued.append("sync")
+
+        @staticmethod
+        def randn(*shape, device, dtype):
+            return Tensor()
+
+    (link,) = core.pcie_under_load(FakeTorch, 1)
+    assert link["verdict"] == "warn" and link["measured"] == "gen4 x16" and link["expected"] == "gen5 x16"
+    assert queued[-1] == "sync" and len(queued) == 201

@@ -85,7 +85,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _probe(args: argparse.Namespace) -> int:
     from .probe import ProbeReport, analyse_capture, core
-    from .smoke.result import SmokeResult, render_text, write_junit
+    from .smoke.result import SmokeResult
 
     if args.nvidia_smi_output:
         try:

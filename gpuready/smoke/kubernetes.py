@@ -7,7 +7,7 @@ import json
 import sys
 import time
 import uuid
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from components.batch_gpu.facts import SMOKE_IMAGE
 

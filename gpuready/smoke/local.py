@@ -6,8 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..probe import ProbeReport, core
-from ..probe import Check
+from ..probe import Check, ProbeReport, core
 from .result import SmokeResult
 
 PROBE_FILE = Path(core.__file__)

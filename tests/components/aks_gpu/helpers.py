@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
-from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
+from tests.conftest import render_component
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"

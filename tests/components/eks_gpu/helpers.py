@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from components.eks_gpu import ClusterArgs, EksGpuCluster, EksGpuClusterArgs, GpuNodeGroupArgs
-from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
+from tests.conftest import render_component
 
 CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -10,7 +10,9 @@ from components.eks_gpu import ExistingClusterArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions
 from tests.conftest import non_camel_keys
 
-from .helpers import ATTACH, CLUSTER, LT, NODE_GROUP, OIDC, RELEASE, ROLE, build, one
+from tests.conftest import one
+
+from .helpers import ATTACH, CLUSTER, LT, NODE_GROUP, OIDC, RELEASE, ROLE, build
 
 
 @pytest.fixture

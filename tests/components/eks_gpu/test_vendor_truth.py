@@ -9,7 +9,9 @@ from botocore.validate import ParamValidator
 from components.eks_gpu import facts
 from components.k8s_gpu import facts as k8s_facts
 
-from .helpers import CLUSTER, LT, NODE_GROUP, build, one
+from tests.conftest import one
+
+from .helpers import CLUSTER, LT, NODE_GROUP, build
 
 
 @pytest.fixture(scope="module")

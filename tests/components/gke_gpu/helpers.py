@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from components.gke_gpu import ClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs
-from tests.conftest import one, render_component  # noqa: F401 (one is re-exported for the tests)
+from tests.conftest import render_component
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"

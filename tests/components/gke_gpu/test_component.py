@@ -10,7 +10,9 @@ from components.gke_gpu import ExistingClusterArgs, GpuSharingArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions, MigArgs
 from tests.conftest import non_camel_keys
 
-from .helpers import CLUSTER, NODE_POOL, RELEASE, build, one
+from tests.conftest import one
+
+from .helpers import CLUSTER, NODE_POOL, RELEASE, build
 
 
 @pytest.fixture

@@ -11,7 +11,9 @@ import pytest
 from components.gke_gpu import GpuSharingArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions
 
-from .helpers import CLUSTER, NODE_POOL, build, one
+from tests.conftest import one
+
+from .helpers import CLUSTER, NODE_POOL, build
 
 
 @pytest.fixture(scope="module")

@@ -3,38 +3,15 @@ fewer GPUs than promised, ECC errors, throttling, fields an older driver does no
 
 from __future__ import annotations
 
-import os
-import stat
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from gpuready.probe import analyse_capture, core
 from tests.conftest import SHARED
-
-CAPTURES = SHARED / "reference" / "nvidia-smi"
-H100 = CAPTURES / "h100-80gb-hbm3_driver-590.48.01.txt"
+from tests.gpuready.conftest import CAPTURES, H100
 L40S = CAPTURES / "l40s_driver-595.80.txt"
-
-
-@pytest.fixture
-def fake_smi(tmp_path, monkeypatch):
-    """Put a replaying nvidia-smi first on PATH; returns a function setting what it replays."""
-    script = tmp_path / "bin" / "nvidia-smi"
-    script.parent.mkdir()
-    replay = Path(__file__).with_name("fake_smi.py")
-    script.write_text(f"#!{sys.executable}\nimport runpy\nrunpy.run_path({str(replay)!r}, run_name='__main__')\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ['PATH']}")
-
-    def use(capture=H100, row=0, gpus=1, **overrides):
-        monkeypatch.setenv("FAKE_SMI_CAPTURE", str(capture))
-        monkeypatch.setenv("FAKE_SMI_ROW", str(row))
-        monkeypatch.setenv("FAKE_SMI_GPUS", str(gpus))
-        monkeypatch.setenv("FAKE_SMI_SET", ";".join(f"{k}={v}" for k, v in overrides.items()))
-    return use
 
 
 def _verdicts(report):

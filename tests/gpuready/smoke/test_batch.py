@@ -24,7 +24,7 @@ from moto.server import ThreadedMotoServer
 
 from gpuready.cli import main
 from gpuready.smoke import batch as target
-from tests.gpuready.probe.test_core import H100, fake_smi  # noqa: F401 (fixture)
+from tests.gpuready.conftest import H100
 
 from .moto_batch import LOG_GROUP, FaultProxy, build_queue, configure_moto, free_port
 
@@ -97,7 +97,7 @@ def container(aws):
     thread.join(5)
 
 
-def test_job_runs_the_probe_and_its_report_is_read_from_cloudwatch(aws, container, fake_smi):  # noqa: F811
+def test_job_runs_the_probe_and_its_report_is_read_from_cloudwatch(aws, container, fake_smi):
     fake_smi(H100, row=1)
     endpoint, outputs = aws
     result = _run(outputs)

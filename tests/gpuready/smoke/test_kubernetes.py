@@ -15,7 +15,7 @@ from components.k8s_gpu.facts import PLATFORMS
 from components.k8s_gpu.scheduling import schedulable
 from gpuready.probe import core
 from gpuready.smoke import kubernetes as target
-from tests.gpuready.probe.test_core import H100, fake_smi  # noqa: F401 (fixture)
+from tests.gpuready.conftest import H100
 
 from .fake_kube import FakeKube
 
@@ -42,7 +42,7 @@ def test_job_pod_lands_on_each_platforms_gpu_nodes(platform):
     assert schedulable(job["spec"]["template"]["spec"], dict(facts.boot_labels), [facts.taint])
 
 
-def test_the_configmap_probe_runs_as_the_container_runs_it(tmp_path, fake_smi):  # noqa: F811
+def test_the_configmap_probe_runs_as_the_container_runs_it(tmp_path, fake_smi):
     fake_smi(H100, row=1)
     config_map, job = target.manifests("x", "default", 1, {}, {}, 60)
     (tmp_path / "probe.py").write_text(config_map["data"]["probe.py"])
@@ -69,7 +69,7 @@ def _report_logs():
     return f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
 
 
-def test_succeeded_pod_with_report_passes_and_everything_is_deleted(kube, fake_smi):  # noqa: F811
+def test_succeeded_pod_with_report_passes_and_everything_is_deleted(kube, fake_smi):
     fake_smi(H100, row=1)
     server, outputs = kube(logs=_report_logs())
     progress = io.StringIO()

@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from gpuready.cli import main
-from tests.gpuready.probe.test_core import H100, fake_smi  # noqa: F401 (fixture)
+from tests.gpuready.conftest import H100
 
 
 def test_local_without_a_gpu_exits_1_with_a_clear_verdict(monkeypatch, tmp_path, capsys):
@@ -16,7 +16,7 @@ def test_local_without_a_gpu_exits_1_with_a_clear_verdict(monkeypatch, tmp_path,
     assert "FAIL     nvidia_driver" in out and "no NVIDIA driver here" in out and "Verdict: FAIL" in out
 
 
-def test_local_on_a_replayed_h100_passes(fake_smi, capsys, tmp_path):  # noqa: F811
+def test_local_on_a_replayed_h100_passes(fake_smi, capsys, tmp_path):
     fake_smi(H100, row=1, gpus=2)
     junit = tmp_path / "smoke.xml"
     assert main(["smoke", "--local", "--gpus", "2", "--json", "--junit", str(junit)]) == 0
@@ -27,7 +27,7 @@ def test_local_on_a_replayed_h100_passes(fake_smi, capsys, tmp_path):  # noqa: F
     assert suite.get("failures") == "0" and int(suite.get("tests")) >= 8
 
 
-def test_local_fails_when_the_node_has_fewer_gpus_than_asked(fake_smi, capsys):  # noqa: F811
+def test_local_fails_when_the_node_has_fewer_gpus_than_asked(fake_smi, capsys):
     fake_smi(H100, gpus=1)
     assert main(["smoke", "--local", "--gpus", "8"]) == 1
     assert "fewer GPUs than the stack promised" in capsys.readouterr().out

@@ -59,6 +59,7 @@ def export(platform: str, cluster: Any, pool_key: str, pool_name: pulumi.Output[
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export(pool_key, pool_name)
     pulumi.export("gpuTaint", cluster.gpu_taint)
+    pulumi.export("gpuNodeTaints", cluster.gpu_node_taints)
     pulumi.export("gpuNodeLabels", cluster.gpu_node_labels)
     if cluster.software.namespace is not None:
         pulumi.export("gpuNamespace", cluster.software.namespace)

@@ -41,6 +41,8 @@ class AksGpuCluster(pulumi.ComponentResource):
     """Secret."""
     node_pool_name: pulumi.Output[str]
     gpu_taint: dict[str, str]
+    gpu_node_taints: list[dict[str, str]]
+    """Every taint the GPU nodes carry (Kubernetes spelling), AKS's Spot taint included."""
     gpu_node_labels: dict[str, str]
     capacity: AksCapacity
     software: K8sGpuSoftware
@@ -67,6 +69,8 @@ class AksGpuCluster(pulumi.ComponentResource):
         taint = k8s_facts.PLATFORMS["aks"].taint
         self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
         extra_taints = (k8s_facts.Taint(*facts.SPOT_TAINT),) if pool.spot else ()
+        self.gpu_node_taints = [self.gpu_taint, *({"key": t.key, "value": t.value, "effect": t.effect}
+                                                  for t in extra_taints)]
         self.gpu_node_labels = {**pool.labels, "kubernetes.azure.com/accelerator": "nvidia"}
         agent_pool = cs.AgentPool(
             f"{name}-gpu",
@@ -113,6 +117,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             "kubeconfig": self.kubeconfig,
             "nodePoolName": self.node_pool_name,
             "gpuTaint": self.gpu_taint,
+            "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuModels": list(cap.gpu_models),
             "maxGpusPerNode": cap.max_gpus_per_node,

@@ -45,6 +45,8 @@ class EksGpuCluster(pulumi.ComponentResource):
     node_group_name: pulumi.Output[str]
     oidc_provider_arn: Optional[pulumi.Output[str]]
     gpu_taint: dict[str, str]
+    gpu_node_taints: list[dict[str, str]]
+    """Every taint the GPU nodes carry (Kubernetes spelling): what a pod must tolerate to run there."""
     """The taint every GPU node carries, as Kubernetes spells it: ``{key, value, effect}``."""
     gpu_node_labels: dict[str, str]
     capacity: EksCapacity
@@ -81,6 +83,7 @@ class EksGpuCluster(pulumi.ComponentResource):
 
         taint = k8s_facts.PLATFORMS["eks"].taint
         self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
+        self.gpu_node_taints = [self.gpu_taint]
         self.gpu_node_labels = {**ng.labels, **facts.GPU_NODE_LABELS}
         node_group = aws.eks.NodeGroup(
             f"{name}-gpu",
@@ -122,6 +125,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             "nodeGroupName": self.node_group_name,
             "oidcProviderArn": self.oidc_provider_arn,
             "gpuTaint": self.gpu_taint,
+            "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuModels": list(cap.gpu_models),
             "maxGpusPerNode": cap.max_gpus_per_node,

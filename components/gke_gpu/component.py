@@ -41,6 +41,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
     """Secret."""
     node_pool_name: pulumi.Output[str]
     gpu_taint: dict[str, str]
+    gpu_node_taints: list[dict[str, str]]
+    """Every taint the GPU nodes carry (Kubernetes spelling): what a pod must tolerate to run there."""
     gpu_node_labels: dict[str, str]
     capacity: GkeCapacity
     software: K8sGpuSoftware
@@ -84,6 +86,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
 
         taint = k8s_facts.PLATFORMS["gke"].taint
         self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
+        self.gpu_node_taints = [self.gpu_taint]
         operator = args.software.install == "gpu-operator"
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {})}
         self.gpu_node_labels = {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator}
@@ -132,6 +135,7 @@ class GkeGpuCluster(pulumi.ComponentResource):
             "kubeconfig": self.kubeconfig,
             "nodePoolName": self.node_pool_name,
             "gpuTaint": self.gpu_taint,
+            "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuModels": list(cap.gpu_models),
             "maxGpusPerNode": cap.max_gpus_per_node,

@@ -19,19 +19,17 @@ TTL_SECONDS = 600
 """Kubernetes deletes the finished Job after this long even if gpuready cannot (interrupted, lost connection)."""
 
 
-def manifests(name: str, namespace: str, gpus: int, taint: dict[str, str], node_labels: dict[str, str],
+def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]], node_labels: dict[str, str],
               timeout: float, full: bool = False, image: str = SMOKE_IMAGE) -> tuple[dict, dict]:
-    """The ConfigMap holding the probe and the Job running it on one GPU node."""
+    """The ConfigMap holding the probe and the Job running it on one GPU node (tolerating every taint in
+    ``taints``, selecting ``node_labels``)."""
     with open(core.__file__) as f:
         source = f.read()
     labels = {"app.kubernetes.io/name": "gpuready-smoke", "app.kubernetes.io/instance": name}
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": name, "namespace": namespace, "labels": labels},
                   "data": {"probe.py": source}}
-    tolerations = [{"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}] if taint else []
-    if node_labels.get("kubernetes.azure.com/scalesetpriority") == "spot":
-        tolerations.append({"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists",
-                            "effect": "NoSchedule"})
+    tolerations = [{"key": t["key"], "operator": "Exists", "effect": t["effect"]} for t in taints]
     job = {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": namespace, "labels": labels},
@@ -111,9 +109,10 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         raise UserError("the stack's outputs lack kubeconfig: pass outputs read with --show-secrets")
     client, api = _client(kubeconfig)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
-    taint, labels = outputs.get("gpuTaint") or {}, outputs.get("gpuNodeLabels") or {}
+    taints = outputs.get("gpuNodeTaints") or ([outputs["gpuTaint"]] if outputs.get("gpuTaint") else [])
+    labels = outputs.get("gpuNodeLabels") or {}
     name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
-    config_map, job = manifests(name, namespace, gpus, taint, labels, timeout, full)
+    config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
     core_api.create_namespaced_config_map(namespace, config_map)
     try:

@@ -164,6 +164,9 @@ def test_expected_figures_follow_gpu_specs():
     assert core.expected_for("NVIDIA H100 PCIe") == core.EXPECTED["H100 PCIe"]
     assert core.expected_for("NVIDIA L40S") == core.EXPECTED["L40S"]
     assert core.expected_for("NVIDIA A100-SXM4-80GB", 81920) == core.EXPECTED["A100 80GB"]
+    assert core.expected_for("NVIDIA A100-SXM4-40GB", 40960) == core.EXPECTED["A100 40GB"]
+    assert core.expected_for("NVIDIA L4") == core.EXPECTED["L4"] and core.expected_for("Tesla T4") == core.EXPECTED["T4"]
+    assert core.expected_for("NVIDIA A10G") == core.EXPECTED["A10G"] and core.expected_for("NVIDIA RTX A6000") is None
 
 
 def test_the_probe_file_runs_alone_with_only_the_standard_library(tmp_path):

@@ -25,7 +25,7 @@ EKS = {"gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSched
 
 @pytest.mark.parametrize("version", ["1.30.0", "1.33.0", "1.37.0"])
 def test_manifests_validate_strictly(version):
-    config_map, job = target.manifests("gpuready-smoke-abc", "default", 2, EKS["gpuTaint"], EKS["gpuNodeLabels"],
+    config_map, job = target.manifests("gpuready-smoke-abc", "default", 2, [EKS["gpuTaint"]], EKS["gpuNodeLabels"],
                                        900)
     kubernetes_validate.validate(config_map, version, strict=True)
     kubernetes_validate.validate(job, version, strict=True)
@@ -38,13 +38,28 @@ def test_manifests_validate_strictly(version):
 def test_job_pod_lands_on_each_platforms_gpu_nodes(platform):
     facts = PLATFORMS[platform]
     taint = {"key": facts.taint.key, "value": facts.taint.value, "effect": facts.taint.effect}
-    _, job = target.manifests("x", "default", 1, taint, dict(facts.boot_labels), 60)
+    _, job = target.manifests("x", "default", 1, [taint], dict(facts.boot_labels), 60)
     assert schedulable(job["spec"]["template"]["spec"], dict(facts.boot_labels), [facts.taint])
+
+
+def test_job_tolerates_every_taint_the_stack_reports_aks_spot_included(render):
+    from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
+    from components.k8s_gpu.facts import Taint
+    from tests.conftest import render_component
+
+    _, aks = render_component(render, lambda: AksGpuCluster("ml", AksGpuClusterArgs(
+        resource_group_name="rg", location="eastus", cluster=ClusterArgs(),
+        node_pool=GpuAgentPoolArgs(vm_size="Standard_NC4as_T4_v3", spot=True))))
+    _, job = target.manifests("x", "default", 1, aks.gpu_node_taints, aks.gpu_node_labels, 60)
+    taints = [Taint(**t) for t in aks.gpu_node_taints]
+    assert len(taints) == 2
+    assert schedulable(job["spec"]["template"]["spec"], {**aks.gpu_node_labels,
+                                                         "kubernetes.azure.com/scalesetpriority": "spot"}, taints)
 
 
 def test_the_configmap_probe_runs_as_the_container_runs_it(tmp_path, fake_smi):
     fake_smi(H100, row=1)
-    config_map, job = target.manifests("x", "default", 1, {}, {}, 60)
+    config_map, job = target.manifests("x", "default", 1, [], {}, 60)
     (tmp_path / "probe.py").write_text(config_map["data"]["probe.py"])
     command = job["spec"]["template"]["spec"]["containers"][0]["command"]
     done = subprocess.run([sys.executable, str(tmp_path / "probe.py"), *command[2:]], capture_output=True, text=True)

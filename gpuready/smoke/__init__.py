@@ -13,19 +13,43 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
     """Pick the target from the stack's outputs (``platform``) and run the probe there."""
     from .outputs import load_outputs
 
-    outputs = load_outputs(stack=stack, path=outputs_file)
-    platform = outputs.get("platform")
-    if platform == "aws-batch":
-        from . import batch
-
-        return batch.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
     from ..errors import UserError
 
-    if platform in ("eks", "gke", "aks"):
-        from . import kubernetes
+    outputs = load_outputs(stack=stack, path=outputs_file)
+    platform = outputs.get("platform")
+    try:
+        if platform == "aws-batch":
+            from . import batch
 
-        return kubernetes.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
+            return batch.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
+        if platform in ("eks", "gke", "aks"):
+            from . import kubernetes
+
+            return kubernetes.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
+    except Exception as error:  # noqa: BLE001 (access and credential problems are the user's to fix)
+        hint = _access_problem(error)
+        if hint is None:
+            raise
+        raise UserError(f"{platform}: {hint}") from error
     raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")
+
+
+def _access_problem(error: Exception) -> Optional[str]:
+    """A one-line explanation of missing credentials, denied access or an unreachable API, or None."""
+    name = type(error).__name__
+    if name in ("NoCredentialsError", "PartialCredentialsError", "NoRegionError"):
+        return f"{error}: configure AWS credentials and region (aws configure, AWS_PROFILE, or AWS_REGION)"
+    if name == "ClientError":
+        code = error.response.get("Error", {}).get("Code", "")  # type: ignore[attr-defined]
+        if code in ("AccessDenied", "AccessDeniedException", "UnrecognizedClientException",
+                    "InvalidClientTokenId", "ExpiredTokenException"):
+            return f"AWS refused the call ({code}): {error}"
+    if name == "ApiException" and getattr(error, "status", None) in (401, 403):
+        return f"the Kubernetes API refused the call ({error.status} {error.reason}): check the kubeconfig's " \
+               "credentials and that your identity may create Jobs and ConfigMaps"
+    if name in ("EndpointConnectionError", "MaxRetryError", "NewConnectionError", "ConnectTimeoutError"):
+        return f"cannot reach the API ({error}): check the network, VPN, or the endpoint's allow-list"
+    return None
 
 
 __all__ = ["SmokeResult", "run_on_stack"]

@@ -69,3 +69,29 @@ def test_without_the_pulumi_cli_the_error_says_how_to_pass_outputs(tmp_path, mon
     monkeypatch.setenv("PATH", str(tmp_path))
     assert main(["smoke", "--stack", "prod"]) == 2
     assert "--outputs outputs.json" in capsys.readouterr().err
+
+
+def test_missing_aws_credentials_are_a_user_mistake(tmp_path, monkeypatch, capsys):
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"platform": "aws-batch", "jobDefinitionArn": "arn:aws:batch:us-east-1:1:x",
+                                   "jobQueueArn": "arn:aws:batch:us-east-1:123456789012:job-queue/gpu"}))
+    assert main(["smoke", "--outputs", str(outputs)]) == 2
+    assert "configure AWS credentials" in capsys.readouterr().err
+
+
+def test_an_unreachable_kubernetes_api_is_a_user_mistake(tmp_path, capsys):
+    from tests.gpuready.smoke.moto_batch import free_port
+
+    kubeconfig = json.dumps({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                             "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}],
+                             "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                             "users": [{"name": "u", "user": {"token": "t"}}]})
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"platform": "eks", "kubeconfig": kubeconfig}))
+    assert main(["smoke", "--outputs", str(outputs), "--timeout", "5"]) == 2
+    assert "cannot reach the API" in capsys.readouterr().err

@@ -46,3 +46,15 @@ def test_readme_documents_every_rule_with_its_level():
     readme = (ROOT / "README.md").read_text()
     for rule in RULES:
         assert f"| `{rule.name}` | {rule.enforcement_level.value} |" in readme, rule.name
+
+
+def test_the_rules_import_no_cloud_sdk():
+    """The pack's venv installs gpuready's core only (requirements.txt): the rules must not need the clouds' SDKs."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom gpuready.policy import RULES\n"
+            "print(sorted(m for m in ('pulumi_aws', 'pulumi_gcp', 'pulumi_azure_native', 'pulumi_kubernetes', "
+            "'boto3', 'botocore') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -12,7 +12,7 @@ import difflib
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 CLOUDS = ("aws", "gcp", "azure")
 _HERE = Path(__file__).parent
@@ -114,6 +114,16 @@ def names(cloud: str) -> list[str]:
 def find(cloud: str, name: str) -> Optional[GpuInstanceType]:
     """The row for ``name`` on ``cloud``, or ``None``."""
     return _index(cloud).get(name)
+
+
+def find_gcp(machine_type: str, accelerators: Iterable[Mapping[str, Any]] = ()) -> Optional[GpuInstanceType]:
+    """The row of a GCP machine as a node config names it: an N1 machine with an attached accelerator
+    (``{type, count}``, as in ``guestAccelerators``), or a G2/A2/A3 machine type with its own GPUs."""
+    for accelerator in accelerators:
+        row = find("gcp", f"{machine_type}:{accelerator.get('type')}:{int(accelerator.get('count', 0))}")
+        if row:
+            return row
+    return find("gcp", machine_type)
 
 
 def suggest(cloud: str, name: str, n: int = 3) -> list[str]:

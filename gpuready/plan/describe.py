@@ -107,12 +107,7 @@ def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
 
 
 def _gke_machine(node_config: dict[str, Any]) -> Optional[catalog.GpuInstanceType]:
-    machine = node_config.get("machineType", "")
-    for accelerator in node_config.get("guestAccelerators") or []:
-        row = catalog.find("gcp", f"{machine}:{accelerator.get('type')}:{int(accelerator.get('count', 0))}")
-        if row:
-            return row
-    return catalog.find("gcp", machine)
+    return catalog.find_gcp(node_config.get("machineType", ""), node_config.get("guestAccelerators") or [])
 
 
 def _gke_max_nodes(inputs: dict[str, Any]) -> int:
@@ -265,7 +260,7 @@ def _eks_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
 
 def _gke_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
     row = _gke_machine(inputs.get("nodeConfig") or {})
-    if row is None or not (inputs.get("nodeConfig") or {}).get("guestAccelerators"):
+    if row is None:
         return None
     nodes = _gke_max_nodes(inputs)
     return Pool(resource=name, cloud="gcp", instance_types=(row.name,), max_gpus=nodes * row.gpus,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 from components import catalog
 
@@ -21,16 +21,6 @@ HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 GPU_CAPACITY_TYPES = (BATCH_CE, EKS_NODE_GROUP, GKE_NODE_POOL, AKS_AGENT_POOL)
 
 
-def gke_machine(node_config: Mapping[str, Any]) -> Optional[catalog.GpuInstanceType]:
-    """The catalog row of a GKE node config: N1 machine with attached accelerator, or a G2/A2/A3 machine type."""
-    machine = node_config.get("machineType", "")
-    for accelerator in node_config.get("guestAccelerators") or []:
-        row = catalog.find("gcp", f"{machine}:{accelerator.get('type')}:{int(accelerator.get('count', 0))}")
-        if row:
-            return row
-    return catalog.find("gcp", machine) if node_config.get("guestAccelerators") else None
-
-
 def instance_types(resource_type: str, props: Mapping[str, Any]) -> list[str]:
     """The instance / machine / VM types a capacity resource launches."""
     if resource_type == BATCH_CE:
@@ -47,7 +37,8 @@ def instance_types(resource_type: str, props: Mapping[str, Any]) -> list[str]:
 def gpu_rows(resource_type: str, props: Mapping[str, Any]) -> list[catalog.GpuInstanceType]:
     """Catalog rows of the GPU types a capacity resource launches (empty: no GPUs)."""
     if resource_type == GKE_NODE_POOL:
-        row = gke_machine(props.get("nodeConfig") or {})
+        config = props.get("nodeConfig") or {}
+        row = catalog.find_gcp(config.get("machineType", ""), config.get("guestAccelerators") or [])
         return [row] if row else []
     cloud = {BATCH_CE: "aws", EKS_NODE_GROUP: "aws", AKS_AGENT_POOL: "azure"}.get(resource_type)
     if cloud is None:

@@ -116,3 +116,13 @@ def test_every_ec2_gpu_type_in_moto_of_our_families_is_in_the_catalog():
     absent = sorted(name for name, rec in ec2.items()
                     if name.split(".")[0] in families and "GpuInfo" in rec and name not in ours)
     assert absent == []
+
+
+def test_gcp_machines_as_node_configs_name_them():
+    from components import catalog
+
+    attached = catalog.find_gcp("n1-standard-16", [{"type": "nvidia-tesla-t4", "count": 2.0}])
+    assert (attached.name, attached.gpus) == ("n1-standard-16:nvidia-tesla-t4:2", 2)
+    assert catalog.find_gcp("g2-standard-24").gpus == 2
+    assert catalog.find_gcp("n1-standard-16", [{"type": "nvidia-tesla-t4", "count": 3}]) is None
+    assert catalog.find_gcp("e2-standard-4") is None

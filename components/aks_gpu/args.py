@@ -7,7 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
-from ..k8s_gpu.args import GpuSoftwareOptions
+from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,15 +22,6 @@ class ClusterArgs:
     """Subnet for the nodes (Azure CNI overlay); AKS creates a network when omitted."""
     system_nodes: int = 2
     """Untainted CPU nodes for CoreDNS and the GPU software's controllers."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExistingClusterArgs:
-    """An AKS cluster made elsewhere: the GPU agent pool joins it."""
-
-    name: str
-    kubeconfig: pulumi.Input[str]
-    """A kubeconfig for the cluster (a secret), used to install the GPU software."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,6 +10,7 @@ import yaml
 
 from ..k8s_gpu import K8sGpuSoftwareArgs
 from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
@@ -30,22 +31,14 @@ def aks_kubeconfig(cluster_name: str, credential: str) -> str:
                       "az aks install-cli (installs kubelogin)")
 
 
-class AksGpuCluster(pulumi.ComponentResource):
+class AksGpuCluster(GpuCluster):
     """A GPU agent pool (VM size from the catalog, mode User, GPU taint, Spot, autoscaling from zero, AKS's driver or
     the GPU Operator's, MIG instance profile) in a new or existing AKS cluster, and
     :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
     """
 
-    cluster_name: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]
-    """Secret."""
     node_pool_name: pulumi.Output[str]
-    gpu_taint: dict[str, str]
-    gpu_node_taints: list[dict[str, str]]
-    """Every taint the GPU nodes carry (Kubernetes spelling), AKS's Spot taint included."""
-    gpu_node_labels: dict[str, str]
     capacity: AksCapacity
-    software: K8sGpuSoftware
 
     def __init__(self, name: str, args: AksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
@@ -66,12 +59,8 @@ class AksGpuCluster(pulumi.ComponentResource):
             cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
-        taint = k8s_facts.PLATFORMS["aks"].taint
-        self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
         extra_taints = (k8s_facts.Taint(*facts.SPOT_TAINT),) if pool.spot else ()
-        self.gpu_node_taints = [self.gpu_taint, *({"key": t.key, "value": t.value, "effect": t.effect}
-                                                  for t in extra_taints)]
-        self.gpu_node_labels = {**pool.labels, "kubernetes.azure.com/accelerator": "nvidia"}
+        taint = self._gpu_nodes("aks", {**pool.labels, "kubernetes.azure.com/accelerator": "nvidia"}, extra_taints)
         agent_pool = cs.AgentPool(
             f"{name}-gpu",
             agent_pool_name=facts.GPU_POOL_NAME,
@@ -109,20 +98,8 @@ class AksGpuCluster(pulumi.ComponentResource):
                                gpu_models=((cap.vm.gpu_model, cap.vm.gpu_memory_gib),), extra_taints=extra_taints),
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[agent_pool]))
 
-        self.cluster_name = cluster_name
-        self.kubeconfig = config
         self.node_pool_name = agent_pool.name
-        self.register_outputs({
-            "clusterName": self.cluster_name,
-            "kubeconfig": self.kubeconfig,
-            "nodePoolName": self.node_pool_name,
-            "gpuTaint": self.gpu_taint,
-            "gpuNodeTaints": self.gpu_node_taints,
-            "gpuNodeLabels": self.gpu_node_labels,
-            "gpuModels": list(cap.gpu_models),
-            "maxGpusPerNode": cap.max_gpus_per_node,
-            "maxGpus": cap.max_gpus,
-        })
+        self._register(cluster_name, config, "nodePoolName", self.node_pool_name, cap)
 
     def _cluster(self, name: str, args: AksGpuClusterArgs, cluster: ClusterArgs, tags: dict[str, str]):
         cs = azure.containerservice

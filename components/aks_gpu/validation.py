@@ -14,7 +14,7 @@ from typing import Optional
 from .. import catalog
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
-from ..k8s_gpu.validation import check_labels, check_options, mig_profiles
+from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
 from . import facts
 from .args import AksGpuClusterArgs
 
@@ -59,9 +59,7 @@ def check(args: AksGpuClusterArgs) -> AksCapacity:
     """Raise :class:`ConfigError` for the first input that cannot work; return the capacity and derived settings."""
     if not _LOCATION.match(args.location):
         raise ConfigError("location", args.location, "not an Azure region name", "use a region such as eastus")
-    if (args.cluster is None) == (args.existing_cluster is None):
-        raise ConfigError("cluster/existing_cluster", (args.cluster, args.existing_cluster), "give exactly one",
-                          "give cluster=ClusterArgs() to create one, or existing_cluster")
+    check_cluster_choice(args.cluster, args.existing_cluster)
     if args.cluster is not None:
         cluster = args.cluster
         version = cluster.kubernetes_version

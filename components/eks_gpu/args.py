@@ -7,7 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
-from ..k8s_gpu.args import GpuSoftwareOptions
+from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
 from . import facts
 
 
@@ -38,15 +38,6 @@ class ClusterArgs:
     """Control-plane logs sent to CloudWatch."""
     system_nodes: SystemNodeGroupArgs = field(default_factory=SystemNodeGroupArgs)
     """The CPU node group the cluster's own workloads run on."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExistingClusterArgs:
-    """An EKS cluster made elsewhere: the node group joins it and the GPU software is installed in it."""
-
-    name: str
-    kubeconfig: pulumi.Input[str]
-    """A kubeconfig for the cluster (a secret), used to install the GPU software."""
 
 
 @dataclass(frozen=True, kw_only=True)

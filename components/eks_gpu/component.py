@@ -8,7 +8,7 @@ from typing import Any, Optional
 import pulumi
 
 from ..k8s_gpu import K8sGpuSoftwareArgs
-from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
@@ -32,25 +32,16 @@ def eks_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str,
                       "install the AWS CLI v2: https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html")
 
 
-class EksGpuCluster(pulumi.ComponentResource):
+class EksGpuCluster(GpuCluster):
     """A GPU managed node group (NVIDIA AMI, GPU taint, IMDSv2, encrypted volume, scaling from zero) in a new or
     existing EKS cluster, and :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
 
     Inputs are checked before any resource is declared (see :mod:`.validation`).
     """
 
-    cluster_name: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]
-    """Secret."""
     node_group_name: pulumi.Output[str]
     oidc_provider_arn: Optional[pulumi.Output[str]]
-    gpu_taint: dict[str, str]
-    gpu_node_taints: list[dict[str, str]]
-    """Every taint the GPU nodes carry (Kubernetes spelling): what a pod must tolerate to run there."""
-    """The taint every GPU node carries, as Kubernetes spells it: ``{key, value, effect}``."""
-    gpu_node_labels: dict[str, str]
     capacity: EksCapacity
-    software: K8sGpuSoftware
 
     def __init__(self, name: str, args: EksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
@@ -81,10 +72,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
                                                 ng.root_volume_gib, ng.root_volume_kms_key_id, tags)
 
-        taint = k8s_facts.PLATFORMS["eks"].taint
-        self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
-        self.gpu_node_taints = [self.gpu_taint]
-        self.gpu_node_labels = {**ng.labels, **facts.GPU_NODE_LABELS}
+        taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS})
         node_group = aws.eks.NodeGroup(
             f"{name}-gpu",
             cluster_name=cluster_name,
@@ -116,21 +104,9 @@ class EksGpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[node_group, *system_nodes]))
 
-        self.cluster_name = cluster_name
-        self.kubeconfig = config
         self.node_group_name = node_group.node_group_name
-        self.register_outputs({
-            "clusterName": self.cluster_name,
-            "kubeconfig": self.kubeconfig,
-            "nodeGroupName": self.node_group_name,
-            "oidcProviderArn": self.oidc_provider_arn,
-            "gpuTaint": self.gpu_taint,
-            "gpuNodeTaints": self.gpu_node_taints,
-            "gpuNodeLabels": self.gpu_node_labels,
-            "gpuModels": list(cap.gpu_models),
-            "maxGpusPerNode": cap.max_gpus_per_node,
-            "maxGpus": cap.max_gpus,
-        })
+        self._register(cluster_name, config, "nodeGroupName", self.node_group_name, cap,
+                       oidcProviderArn=self.oidc_provider_arn)
 
     def _launch_template(self, name: str, what: str, device: str, gib: int, kms_key_id: Any, tags: dict[str, str]):
         """IMDSv2 only (hop limit 1: pods cannot reach the node role) and one encrypted gp3 volume."""

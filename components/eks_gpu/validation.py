@@ -14,7 +14,7 @@ from .. import catalog
 from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
-from ..k8s_gpu.validation import check_labels, check_options
+from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
 from . import facts
 from .args import EksGpuClusterArgs, GpuNodeGroupArgs
 
@@ -75,12 +75,8 @@ def _check_node_group(ng: GpuNodeGroupArgs) -> tuple[catalog.GpuInstanceType, ..
 
 
 def _check_cluster(args: EksGpuClusterArgs) -> None:
-    if (args.cluster is None) == (args.existing_cluster is None):
-        raise ConfigError("cluster/existing_cluster", (args.cluster, args.existing_cluster),
-                          "give exactly one", "give cluster=ClusterArgs() to create one, or existing_cluster")
+    check_cluster_choice(args.cluster, args.existing_cluster)
     if args.existing_cluster is not None:
-        if not args.existing_cluster.name:
-            raise ConfigError("existing_cluster.name", args.existing_cluster.name, "required", "give the cluster name")
         return
     cluster = args.cluster
     if cluster.version is not None:

@@ -7,7 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
-from ..k8s_gpu.args import GpuSoftwareOptions
+from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,15 +37,6 @@ class ClusterArgs:
     system_nodes: int = 1
     """Untainted CPU nodes per zone for kube-dns and the GPU software's controllers."""
     deletion_protection: bool = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExistingClusterArgs:
-    """A GKE cluster made elsewhere (Workload Identity enabled): the GPU node pool joins it."""
-
-    name: str
-    kubeconfig: pulumi.Input[str]
-    """A kubeconfig for the cluster (a secret), used to install the GPU software."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,7 +9,7 @@ import pulumi
 
 from ..errors import ConfigError
 from ..k8s_gpu import K8sGpuSoftwareArgs
-from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
@@ -30,22 +30,14 @@ def gke_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str)
                       "gcloud components install gke-gcloud-auth-plugin")
 
 
-class GkeGpuCluster(pulumi.ComponentResource):
+class GkeGpuCluster(GpuCluster):
     """A GPU node pool (accelerators from the catalog, GKE's driver or the GPU Operator's, GPU sharing or MIG, Spot,
     autoscaling from zero, shielded nodes, Workload Identity, a least-privilege node service account) in a new or
     existing GKE cluster, and :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
     """
 
-    cluster_name: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]
-    """Secret."""
     node_pool_name: pulumi.Output[str]
-    gpu_taint: dict[str, str]
-    gpu_node_taints: list[dict[str, str]]
-    """Every taint the GPU nodes carry (Kubernetes spelling): what a pod must tolerate to run there."""
-    gpu_node_labels: dict[str, str]
     capacity: GkeCapacity
-    software: K8sGpuSoftware
 
     def __init__(self, name: str, args: GkeGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
@@ -84,12 +76,9 @@ class GkeGpuCluster(pulumi.ComponentResource):
             cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
-        taint = k8s_facts.PLATFORMS["gke"].taint
-        self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
-        self.gpu_node_taints = [self.gpu_taint]
         operator = args.software.install == "gpu-operator"
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {})}
-        self.gpu_node_labels = {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator}
+        taint = self._gpu_nodes("gke", {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator})
         sharing = pool.gpu_sharing
         accelerator = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
             type=cap.machine.accelerator,
@@ -127,20 +116,8 @@ class GkeGpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[node_pool, *system_pools]))
 
-        self.cluster_name = cluster_name
-        self.kubeconfig = config
         self.node_pool_name = node_pool.name
-        self.register_outputs({
-            "clusterName": self.cluster_name,
-            "kubeconfig": self.kubeconfig,
-            "nodePoolName": self.node_pool_name,
-            "gpuTaint": self.gpu_taint,
-            "gpuNodeTaints": self.gpu_node_taints,
-            "gpuNodeLabels": self.gpu_node_labels,
-            "gpuModels": list(cap.gpu_models),
-            "maxGpusPerNode": cap.max_gpus_per_node,
-            "maxGpus": cap.max_gpus,
-        })
+        self._register(cluster_name, config, "nodePoolName", self.node_pool_name, cap)
 
     def _node_config(self, machine_type: str, service_account: Any, disk_gb: int, node_labels: dict[str, str],
                      resource_labels: dict[str, str], *, image_type: str, secure_boot: bool, spot: bool = False,

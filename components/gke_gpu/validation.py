@@ -16,7 +16,7 @@ from .. import catalog
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.args import GpuSoftwareOptions
-from ..k8s_gpu.validation import check_labels, check_options, mig_profiles
+from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
 from . import facts
 from .args import GkeGpuClusterArgs, GpuNodePoolArgs
 
@@ -164,9 +164,7 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
         raise ConfigError("project", project, "no Google Cloud project", "set gcp:project, or give project")
     if not _LOCATION.match(args.location):
         raise ConfigError("location", args.location, "not a region or zone", "use a region such as us-central1")
-    if (args.cluster is None) == (args.existing_cluster is None):
-        raise ConfigError("cluster/existing_cluster", (args.cluster, args.existing_cluster), "give exactly one",
-                          "give cluster=ClusterArgs() to create one, or existing_cluster")
+    check_cluster_choice(args.cluster, args.existing_cluster)
     if args.cluster is not None:
         cluster = args.cluster
         if cluster.release_channel not in facts.RELEASE_CHANNELS:

@@ -5,7 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+import pulumi
+
 from . import facts
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExistingClusterArgs:
+    """A cluster made elsewhere (EKS, GKE or AKS): the GPU nodes join it and the GPU software is installed in it."""
+
+    name: str
+    kubeconfig: pulumi.Input[str]
+    """A kubeconfig for the cluster (a secret), used to install the GPU software."""
 
 
 @dataclass(frozen=True, kw_only=True)

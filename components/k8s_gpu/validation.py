@@ -10,7 +10,7 @@ from typing import Mapping, Optional, Sequence
 
 from ..errors import ConfigError
 from . import facts
-from .args import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
+from .args import ExistingClusterArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
@@ -34,6 +34,15 @@ def check_labels(field: str, labels: Mapping[str, str], reserved: Mapping[str, s
         if key in reserved and value != reserved[key]:
             raise ConfigError(f"{field}.{key}", value, "the GPU software selects GPU nodes by this label",
                               f"remove it; it is always {reserved[key]!r}")
+
+
+def check_cluster_choice(cluster: object, existing: Optional[ExistingClusterArgs]) -> None:
+    """A platform component creates a cluster or joins an existing one: exactly one of the two is given."""
+    if (cluster is None) == (existing is None):
+        raise ConfigError("cluster/existing_cluster", (cluster, existing), "give exactly one",
+                          "give cluster=ClusterArgs() to create one, or existing_cluster")
+    if existing is not None and not existing.name:
+        raise ConfigError("existing_cluster.name", existing.name, "required", "give the cluster's name")
 
 
 def mig_profiles(model: str, memory_gib: float) -> Optional[tuple[str, ...]]:

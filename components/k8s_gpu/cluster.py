@@ -1,0 +1,53 @@
+"""What every Kubernetes GPU platform component (EKS, GKE, AKS) exposes, set and registered in one place."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import pulumi
+
+from . import facts
+
+if TYPE_CHECKING:
+    from .component import K8sGpuSoftware
+
+
+class GpuCluster(pulumi.ComponentResource):
+    """Base of the platform components: the cluster's access, how its GPU nodes look, and their capacity."""
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    """Secret."""
+    gpu_taint: dict[str, str]
+    """The platform's GPU taint, as Kubernetes spells it: ``{key, value, effect}``."""
+    gpu_node_taints: list[dict[str, str]]
+    """Every taint the GPU nodes carry (the GPU taint, and e.g. AKS's Spot taint): what a pod must tolerate."""
+    gpu_node_labels: dict[str, str]
+    """Labels the GPU nodes carry from boot: what a pod selects them by."""
+    software: "K8sGpuSoftware"
+
+    def _gpu_nodes(self, platform: str, labels: Mapping[str, str],
+                   extra_taints: Sequence[facts.Taint] = ()) -> facts.Taint:
+        """Record the GPU nodes' taints and labels; returns the platform's GPU taint."""
+        taint = facts.PLATFORMS[platform].taint
+        self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
+        self.gpu_node_taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in (taint, *extra_taints)]
+        self.gpu_node_labels = dict(labels)
+        return taint
+
+    def _register(self, cluster_name: pulumi.Output[str], kubeconfig: pulumi.Output[str], pool_key: str,
+                  pool_name: pulumi.Output[str], capacity: Any, **extra: Any) -> None:
+        """Set the access outputs and register every output, ``extra`` (platform-specific) included."""
+        self.cluster_name, self.kubeconfig = cluster_name, kubeconfig
+        self.register_outputs({
+            "clusterName": cluster_name,
+            "kubeconfig": kubeconfig,
+            pool_key: pool_name,
+            **extra,
+            "gpuTaint": self.gpu_taint,
+            "gpuNodeTaints": self.gpu_node_taints,
+            "gpuNodeLabels": self.gpu_node_labels,
+            "gpuModels": list(capacity.gpu_models),
+            "maxGpusPerNode": capacity.max_gpus_per_node,
+            "maxGpus": capacity.max_gpus,
+        })

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-import yaml
 
 from .errors import UserError
+from .files import read_map
 
 
 @dataclass(frozen=True)
@@ -30,15 +30,7 @@ class Project:
 
 
 def _read_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"{path} is not valid YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path} must hold a YAML map")
-    return data
+    return read_map(path, "file")
 
 
 def load_project(directory: Path) -> Project:

@@ -8,11 +8,11 @@ defaults of its config schema.
 from __future__ import annotations
 
 import difflib
-import json
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import UserError
+from ..files import read_map
 
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 _TYPES = {"integer": int, "number": (int, float), "string": str, "array": list, "boolean": bool, "object": dict}
@@ -20,17 +20,7 @@ _TYPES = {"integer": int, "number": (int, float), "string": str, "array": list, 
 
 def load(path: Optional[Path]) -> dict[str, Any]:
     """The file's contents ({} for no file); a missing or malformed file is a :class:`UserError`."""
-    if path is None:
-        return {}
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UserError(f"policy config {path} does not exist") from None
-    except json.JSONDecodeError as e:
-        raise UserError(f"policy config {path} is not valid JSON: {e}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"policy config {path}: expected an object of rule names")
-    return data
+    return {} if path is None else read_map(path, "policy config")
 
 
 def _level(value: Any, where: str) -> str:

@@ -9,27 +9,26 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import UserError
+from ..files import read_map
 
 
 def load_outputs(stack: Optional[str] = None, path: Optional[Path] = None) -> dict[str, Any]:
+    """The outputs in ``path``, or those the Pulumi CLI prints for ``stack`` (secrets shown: the kubeconfig)."""
     if path is not None:
-        try:
-            data = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise UserError(f"outputs file {path} does not exist") from None
-        except json.JSONDecodeError as e:
-            raise UserError(f"outputs file {path} is not JSON: {e}") from None
-    else:
-        pulumi = shutil.which("pulumi")
-        if pulumi is None:
-            raise UserError("the Pulumi CLI is not installed: save the outputs where it is "
-                            f"(`pulumi stack output --json --show-secrets -s {stack} > outputs.json`) and pass "
-                            "--outputs outputs.json")
-        done = subprocess.run([pulumi, "stack", "output", "--json", "--show-secrets", "-s", str(stack)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise UserError(f"pulumi stack output -s {stack} failed: {done.stderr.strip()}")
+        return read_map(path, "outputs file")
+    pulumi = shutil.which("pulumi")
+    if pulumi is None:
+        raise UserError("the Pulumi CLI is not installed: save the outputs where it is "
+                        f"(`pulumi stack output --json --show-secrets -s {stack} > outputs.json`) and pass "
+                        "--outputs outputs.json")
+    done = subprocess.run([pulumi, "stack", "output", "--json", "--show-secrets", "-s", str(stack)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UserError(f"pulumi stack output -s {stack} failed: {done.stderr.strip()}")
+    try:
         data = json.loads(done.stdout or "{}")
+    except json.JSONDecodeError as e:
+        raise UserError(f"pulumi stack output -s {stack} printed no JSON: {e}") from None
     if not isinstance(data, dict):
         raise UserError("stack outputs must be a JSON object")
     return data

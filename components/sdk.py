@@ -30,3 +30,16 @@ def require(module: str) -> ModuleType:
         raise MissingExtra(
             f"{module} is not installed; it comes with gpuready's '{extra}' extra: pip install 'gpuready[{extra}]'"
         ) from e
+
+
+def lazy_components(package: str, *names: str):
+    """A module ``__getattr__`` giving ``names`` from ``package.component`` on first use.
+
+    A platform's component imports its cloud SDK; its args, facts and validation must not (the policy pack and
+    ``gpuready plan`` for other platforms read them).
+    """
+    def __getattr__(name: str):
+        if name in names:
+            return getattr(importlib.import_module(f"{package}.component"), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    return __getattr__

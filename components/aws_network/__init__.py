@@ -1,14 +1,8 @@
 """A VPC for GPU instances: private subnets behind one NAT gateway, so instances need no public IP."""
 
+from ..sdk import lazy_components
 from .args import AwsNetworkArgs
 
 __all__ = ["AwsNetwork", "AwsNetworkArgs"]
 
-
-def __getattr__(name: str):
-    # The component imports the cloud SDK; args, facts and validation do not need it (the policy pack reads them).
-    if name == "AwsNetwork":
-        from .component import AwsNetwork
-
-        return AwsNetwork
-    raise AttributeError(name)
+__getattr__ = lazy_components(__name__, "AwsNetwork")

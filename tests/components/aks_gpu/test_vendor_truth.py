@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from azure.mgmt.containerservice import models
 
-from components.aks_gpu import GpuAgentPoolArgs, facts
+from components.aks_gpu import facts
 from components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .helpers import CLUSTER, POOL, build
@@ -51,6 +51,15 @@ def test_rendered_pool_values_are_aks_enum_values(render, pool, software):
     assert system["mode"] in _values(models.AgentPoolMode)
 
 
-def test_catalog_sizes_are_accepted():
-    for size in ("Standard_NC4as_T4_v3", "Standard_ND96isr_H100_v5"):
-        GpuAgentPoolArgs(vm_size=size)
+def test_every_catalog_vm_size_makes_a_pool_and_mig_sizes_get_a_valid_profile():
+    from components import catalog
+    from components.aks_gpu.validation import check
+
+    from .helpers import args
+
+    for row in (r for r in catalog.rows() if r.cloud == "azure"):
+        assert check(args({"vm_size": row.name})).max_gpus == 3 * row.gpus, row.name
+        if row.gpu_model in ("A100", "H100"):
+            smallest = "all-1g.5gb" if row.gpu_memory_gib < 50 else "all-1g.10gb"
+            mig = check(args({"vm_size": row.name}, software=GpuSoftwareOptions(mig=MigArgs(config=smallest))))
+            assert mig.gpu_instance_profile == "MIG1g" and "MIG1g" in _values(models.GPUInstanceProfile), row.name

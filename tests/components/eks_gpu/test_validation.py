@@ -38,6 +38,8 @@ from .helpers import args
     ({}, {"cluster": None}, "cluster/existing_cluster", "exactly one"),
     ({}, {"existing_cluster": ExistingClusterArgs(name="prod", kubeconfig="x")}, "cluster/existing_cluster",
      "exactly one"),
+    ({}, {"cluster": None, "existing_cluster": ExistingClusterArgs(name="", kubeconfig="x")}, "existing_cluster.name",
+     "required"),
     ({}, {"cluster": ClusterArgs(version="1.29")}, "cluster.version", "1.30 or newer"),
     ({}, {"cluster": ClusterArgs(version="latest")}, "cluster.version", "1.30 or newer"),
     ({}, {"cluster": ClusterArgs(public_access_cidrs=["203.0.113.0/33"])}, "cluster.public_access_cidrs",

@@ -39,14 +39,14 @@ def _access_problem(error: Exception) -> Optional[str]:
     name = type(error).__name__
     if name in ("NoCredentialsError", "PartialCredentialsError", "NoRegionError"):
         return f"{error}: configure AWS credentials and region (aws configure, AWS_PROFILE, or AWS_REGION)"
-    if name == "ClientError":
+    if name == "ClientError":  # a denied call, or a queue/definition the outputs name that is not there
         code = error.response.get("Error", {}).get("Code", "")  # type: ignore[attr-defined]
-        if code in ("AccessDenied", "AccessDeniedException", "UnrecognizedClientException",
-                    "InvalidClientTokenId", "ExpiredTokenException"):
-            return f"AWS refused the call ({code}): {error}"
-    if name == "ApiException" and getattr(error, "status", None) in (401, 403):
-        return f"the Kubernetes API refused the call ({error.status} {error.reason}): check the kubeconfig's " \
-               "credentials and that your identity may create Jobs and ConfigMaps"
+        return f"AWS refused the call ({code}): {error}"
+    if name == "ApiException":
+        status = getattr(error, "status", None)
+        hint = ": check the kubeconfig's credentials and that your identity may create Jobs and ConfigMaps" \
+            if status in (401, 403) else ""
+        return f"the Kubernetes API refused the call ({status} {getattr(error, 'reason', '')}){hint}"
     if name in ("EndpointConnectionError", "MaxRetryError", "NewConnectionError", "ConnectTimeoutError"):
         return f"cannot reach the API ({error}): check the network, VPN, or the endpoint's allow-list"
     return None

@@ -144,7 +144,10 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
 
     want = {"GPU": gpus, "VCPU": int(outputs.get("jobVcpus") or 0), "MEMORY": 0}
-    _, envs = diagnose.environments(batch, queue)
+    found, envs = diagnose.environments(batch, queue)
+    if found is None:
+        raise UserError(f"job queue {queue} does not exist in {batch.meta.region_name}: are these the outputs of "
+                        "a stack deployed with these AWS credentials, in this region?")
     why = diagnose.unplaceable(want, envs)
     if why:  # never submit a job that can only wait
         result.checks.append(Check("job_placeable", core.FAIL, f"{gpus} GPU", None, "not submitted"))

@@ -252,3 +252,12 @@ def test_starting_too_long_compares_the_image_with_the_root_volume(aws):
     assert any("12.0 GiB compressed" in r and "30 GiB" in r and "no space left" in r for r in reasons)
     hub = diagnose.starting({"container": {"image": "pytorch/pytorch:2.5.1"}}, [env], ec2, ecr)
     assert any("not in ECR" in r and "30 GiB" in r for r in hub)
+
+
+def test_outputs_naming_a_missing_queue_are_a_user_mistake(aws, tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({**aws[1], "jobQueueArn": aws[1]["jobQueueArn"].replace("/gpu", "/gone"),
+                                   "jobQueueName": "gone"}))
+    assert main(["smoke", "--outputs", str(outputs)]) == 2
+    assert "job-queue/gone does not exist in us-east-1" in capsys.readouterr().err
+    assert _jobs(aws[0]) == []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pulumi
+
 from components.aws_network import AwsNetwork, AwsNetworkArgs
-from components.eks_gpu import ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs
+from components.eks_gpu import AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs
 from components.errors import ConfigError
 
 from .config import StackConfig
@@ -18,7 +20,10 @@ KEYS = {
     "desiredSize": "GPU nodes at creation (default minSize); the autoscaler owns it afterwards",
     "rootVolumeGiB": "encrypted gp3 volume for container images per node (default 200)",
     "nodeLabels": "extra labels of the GPU nodes (map); nvidia.com/gpu.present=true is always set",
-    "kubernetesVersion": "Kubernetes version of a new cluster (default: EKS's default)",
+    "kubernetesVersion": "Kubernetes version of a new cluster (default 1.34), or of existingCluster (needed there "
+                         "with autoscaler cluster-autoscaler, to match its image)",
+    "autoscaler": "what scales GPU nodes from zero: cluster-autoscaler (default for a new cluster) or none (default "
+                  "for existingCluster: its own autoscaler)",
     "endpointPublicAccess": "public API endpoint (default true); false: private only, run pulumi inside the VPC",
     "publicAccessCidrs": "allow-list of the public API endpoint (list of CIDRs; default anywhere)",
     "network": "existing network {vpcId, subnetIds}; or {cidrBlock, availabilityZones} for a new VPC",
@@ -55,6 +60,8 @@ def build(config: StackConfig) -> None:
             endpoint_public_access=config.get_bool("endpointPublicAccess", True),
             public_access_cidrs=config.get_list("publicAccessCidrs", [])),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
+        autoscaler=AutoscalerArgs(mode=config.get_str("autoscaler"),
+                                  kubernetes_version=config.get_str("kubernetesVersion") if existing else None),
         node_group=GpuNodeGroupArgs(
             instance_types=config.get_list("instanceTypes") or [],
             ami_type=config.get_str("amiType", "AL2023_x86_64_NVIDIA"),
@@ -70,3 +77,5 @@ def build(config: StackConfig) -> None:
     ))
 
     export("eks", cluster, "nodeGroupName", cluster.node_group_name)
+    pulumi.export("nodeGroupNames", cluster.node_group_names)
+    pulumi.export("autoscaler", cluster.capacity.autoscaler)

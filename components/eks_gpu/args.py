@@ -26,7 +26,8 @@ class ClusterArgs:
     """A new EKS cluster: API access entries, secrets encrypted with KMS, control-plane logs, an OIDC provider."""
 
     version: Optional[str] = None
-    """Kubernetes version (``1.33``...); EKS's default version when omitted."""
+    """Kubernetes version (``1.33``...); ``facts.DEFAULT_KUBERNETES_VERSION`` when omitted (pinned, so that the
+    cluster-autoscaler image matches it)."""
     endpoint_public_access: bool = True
     """Reach the API server from the internet (from ``public_access_cidrs`` only). ``False``: a private endpoint
     only, so ``pulumi up`` must run inside the VPC (the Helm releases talk to the API server)."""
@@ -52,9 +53,10 @@ class GpuNodeGroupArgs:
     capacity_type: str = "ON_DEMAND"
     """``ON_DEMAND`` or ``SPOT``."""
     min_size: int = 0
-    """Nodes kept when no GPU pod is pending; 0 bills no idle GPUs (a cluster autoscaler or Karpenter scales up)."""
+    """Nodes kept when no GPU pod is pending; 0 bills no idle GPUs (the autoscaler scales up)."""
     max_size: int = 2
-    """Most nodes at once: caps GPUs and dollars."""
+    """Most nodes at once in each GPU node group: caps GPUs and dollars. Instance types are split into one node
+    group per GPU count and model (cluster-autoscaler models a group by its first type)."""
     desired_size: Optional[int] = None
     """Nodes at creation (``min_size`` when omitted); the autoscaler moves it afterwards, and Pulumi leaves it."""
     root_volume_gib: int = 200
@@ -69,6 +71,19 @@ class GpuNodeGroupArgs:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AutoscalerArgs:
+    """What adds GPU nodes when a GPU pod is pending (the node groups scale from ``min_size`` 0)."""
+
+    mode: Optional[str] = None
+    """``cluster-autoscaler`` (default for a new cluster: the official chart, with an IAM role through EKS Pod
+    Identity and node-template tags on each GPU group's Auto Scaling group) or ``none`` (default for an existing
+    cluster: its own autoscaler scales the GPU groups). ``karpenter`` and ``auto-mode`` are reserved."""
+    kubernetes_version: Optional[str] = None
+    """An existing cluster's Kubernetes minor (``1.33``), to match the cluster-autoscaler image; a new cluster's
+    is its ``version``."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class EksGpuClusterArgs:
     """Inputs of an EKS GPU cluster. Plain values are checked when the component is constructed."""
 
@@ -78,6 +93,8 @@ class EksGpuClusterArgs:
     cluster: Optional[ClusterArgs] = None
     """Create the cluster with these settings; give either this or ``existing_cluster``."""
     existing_cluster: Optional[ExistingClusterArgs] = None
+    autoscaler: AutoscalerArgs = field(default_factory=AutoscalerArgs)
+    """What scales the GPU node groups up from zero."""
     software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
     """The NVIDIA software installed on the cluster (device plugin or GPU Operator, DCGM exporter, sharing)."""
     tags: Mapping[str, str] = field(default_factory=dict)

@@ -10,11 +10,14 @@ import pulumi
 from ..k8s_gpu import K8sGpuSoftwareArgs
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
+from ..k8s_gpu.facts import Taint
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
-from . import facts
+from . import autoscaler, facts
+from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
-from .validation import EksCapacity, check
+from .scale_from_zero import template_tags
+from .validation import EksCapacity, check, group_labels
 
 aws = require("pulumi_aws")
 k8s = require("pulumi_kubernetes")
@@ -40,6 +43,11 @@ class EksGpuCluster(GpuCluster):
     """
 
     node_group_name: pulumi.Output[str]
+    """The first GPU node group (the fewest GPUs per node)."""
+    node_group_names: pulumi.Output[list[str]]
+    """Every GPU node group: one per GPU count and model."""
+    autoscaler: Optional[pulumi.Resource]
+    """The cluster-autoscaler Helm release, where the stack installs it."""
     oidc_provider_arn: Optional[pulumi.Output[str]]
     capacity: EksCapacity
 
@@ -73,29 +81,42 @@ class EksGpuCluster(GpuCluster):
                                                 ng.root_volume_gib, ng.root_volume_kms_key_id, tags)
 
         taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS})
-        node_group = aws.eks.NodeGroup(
-            f"{name}-gpu",
-            cluster_name=cluster_name,
-            node_role_arn=node_role.arn,
-            subnet_ids=ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
-            ami_type=ng.ami_type,
-            capacity_type=ng.capacity_type,
-            instance_types=list(ng.instance_types),
-            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=ng.min_size, max_size=ng.max_size,
-                desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
-            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-            labels=self.gpu_node_labels,
-            taints=[aws.eks.NodeGroupTaintArgs(key=taint.key, value=taint.value,
-                                               effect=facts.TAINT_EFFECTS_K8S[taint.effect])],
-            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                id=launch_template.id, version=launch_template.latest_version.apply(str)),
-            tags=tags,
-            # desiredSize is the autoscaler's to move once the group exists.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
-                                        ignore_changes=["scalingConfig.desiredSize"]))
+        gpu_taint = Taint(taint.key, taint.value, taint.effect)
+        node_groups = []
+        for group in cap.groups:
+            labels = group_labels(self.gpu_node_labels, group)
+            node_groups.append((f"{name}-gpu{group.suffix}", aws.eks.NodeGroup(
+                f"{name}-gpu{group.suffix}",
+                cluster_name=cluster_name,
+                node_role_arn=node_role.arn,
+                subnet_ids=ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
+                ami_type=ng.ami_type,
+                capacity_type=ng.capacity_type,
+                instance_types=list(group.instance_types),
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=ng.min_size, max_size=ng.max_size,
+                    desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                labels=labels,
+                taints=[aws.eks.NodeGroupTaintArgs(key=taint.key, value=taint.value,
+                                                   effect=facts.TAINT_EFFECTS_K8S[taint.effect])],
+                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                    id=launch_template.id, version=launch_template.latest_version.apply(str)),
+                tags=tags,
+                # desiredSize is the autoscaler's to move once the group exists.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
+                                            ignore_changes=["scalingConfig.desiredSize"])),
+                template_tags(group.gpus, labels, [gpu_taint])))
+        node_group = node_groups[0][1]
 
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
+        self.autoscaler = None
+        if cap.autoscaler == sf.CLUSTER_AUTOSCALER:
+            autoscaler.tag_groups(self, node_groups)
+            region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+            selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
+            self.autoscaler = autoscaler.install(self, name, cluster_name, region, cap.kubernetes_version, selector,
+                                                 system_nodes, tags, provider)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
             K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
@@ -105,8 +126,10 @@ class EksGpuCluster(GpuCluster):
                                         depends_on=[node_group, *system_nodes]))
 
         self.node_group_name = node_group.node_group_name
+        self.node_group_names = pulumi.Output.all(*[g.node_group_name for _, g, _ in node_groups])
         self._register(cluster_name, config, "nodeGroupName", self.node_group_name, cap,
-                       oidcProviderArn=self.oidc_provider_arn)
+                       oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
+                       autoscaler=cap.autoscaler)
 
     def _launch_template(self, name: str, what: str, device: str, gib: int, kms_key_id: Any, tags: dict[str, str]):
         """IMDSv2 only (hop limit 1: pods cannot reach the node role) and one encrypted gp3 volume."""
@@ -154,7 +177,7 @@ class EksGpuCluster(GpuCluster):
         public = cluster.endpoint_public_access
         return aws.eks.Cluster(
             name,
-            version=cluster.version,
+            version=cluster.version or sf.DEFAULT_KUBERNETES_VERSION,
             role_arn=role.arn,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=subnet_ids, endpoint_private_access=True, endpoint_public_access=public,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from .. import catalog
 from ..aws_instances import ec2_instance_types, gpu_instances
@@ -16,7 +17,10 @@ from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
 from . import facts
+from . import scaler_facts as sf
 from .args import EksGpuClusterArgs, GpuNodeGroupArgs
+from .scale_from_zero import GpuGroup, ScaleGroup, resolve, split, template_tags
+from .scale_from_zero import check as scale_check
 
 _VERSION = re.compile(r"^1\.(\d+)$")
 
@@ -30,9 +34,15 @@ class EksCapacity:
     """Key of ``components.k8s_gpu.facts.NODE_IMAGES``."""
     max_gpus_per_node: int
     max_gpus: int
-    """GPUs running at once with ``max_size`` nodes of the largest type."""
+    """GPUs running at once with ``max_size`` nodes in each GPU group."""
     max_usd_per_hour: float
-    """On-demand price of ``max_size`` nodes of the dearest type (Spot costs less)."""
+    """On-demand price of ``max_size`` nodes of each group's dearest type (Spot costs less)."""
+    groups: tuple[GpuGroup, ...] = ()
+    """The GPU node groups: one per GPU count and model."""
+    autoscaler: str = sf.NONE
+    """The resolved ``autoscaler.mode``."""
+    kubernetes_version: Optional[str] = None
+    """The cluster's Kubernetes minor, where known."""
 
     @property
     def gpu_models(self) -> tuple[str, ...]:
@@ -80,8 +90,7 @@ def _check_cluster(args: EksGpuClusterArgs) -> None:
         return
     cluster = args.cluster
     if cluster.version is not None:
-        match = _VERSION.match(cluster.version)
-        if not match or (1, int(match.group(1))) < facts.MIN_KUBERNETES_VERSION:
+        if not _version_ok(cluster.version):
             oldest = ".".join(map(str, facts.MIN_KUBERNETES_VERSION))
             raise ConfigError("cluster.version", cluster.version, f"not a Kubernetes version {oldest} or newer",
                               "use a version EKS supports, such as 1.33, or leave it unset for EKS's default")
@@ -111,17 +120,83 @@ def _check_cluster(args: EksGpuClusterArgs) -> None:
                           f"use {', '.join(facts.LOG_TYPES)}")
 
 
+def _version_ok(version: str) -> bool:
+    match = _VERSION.match(version)
+    return bool(match) and (1, int(match.group(1))) >= facts.MIN_KUBERNETES_VERSION
+
+
+def _check_autoscaler(args: EksGpuClusterArgs) -> tuple[str, Optional[str]]:
+    """The resolved mode and the cluster's Kubernetes minor (where known)."""
+    new = args.cluster is not None
+    mode = resolve(args.autoscaler.mode, new)
+    field = "autoscaler.mode (stack: gpuready:autoscaler)"
+    if mode not in sf.MODES:
+        raise ConfigError(field, mode, "not an autoscaler", f"use one of {', '.join(sf.MODES)}")
+    if mode == sf.AUTO_MODE and not new:
+        raise ConfigError(field, mode, "EKS Auto Mode is switched on when the cluster is created",
+                          "use it with a new cluster, or none / cluster-autoscaler for an existing one")
+    if mode not in sf.AVAILABLE_MODES:
+        raise ConfigError(field, mode, "not built by this version of gpuready yet",
+                          f"use {' or '.join(sf.AVAILABLE_MODES)}")
+    if mode == sf.NONE and new and args.node_group.min_size == 0:
+        raise ConfigError(field, mode, "a new cluster has no autoscaler, so GPU pods wait forever for a node of a "
+                          "group at min_size 0", "use cluster-autoscaler (the default), or set min_size >= 1")
+    if new:
+        version = args.cluster.version or sf.DEFAULT_KUBERNETES_VERSION
+    else:
+        version = args.autoscaler.kubernetes_version
+        if version is not None and not _version_ok(version):
+            raise ConfigError("autoscaler.kubernetes_version (stack: gpuready:kubernetesVersion)", version,
+                              "not a Kubernetes version", "give the existing cluster's version, such as 1.33")
+    if mode == sf.CLUSTER_AUTOSCALER:
+        if version is None:
+            raise ConfigError("autoscaler.kubernetes_version (stack: gpuready:kubernetesVersion)", None,
+                              "cluster-autoscaler's image must match the existing cluster's Kubernetes minor",
+                              "give the cluster's version, such as 1.33")
+        if version not in sf.CLUSTER_AUTOSCALER_IMAGES:
+            raise ConfigError("cluster.version" if new else "autoscaler.kubernetes_version", version,
+                              "no cluster-autoscaler image is pinned for this Kubernetes minor",
+                              f"use one of {', '.join(sf.CLUSTER_AUTOSCALER_IMAGES)}")
+    return mode, version
+
+
+def group_labels(gpu_node_labels: dict[str, str], group: GpuGroup) -> dict[str, str]:
+    """A GPU group's node labels: the GPU nodes' labels and cluster-autoscaler's accelerator label."""
+    return {**gpu_node_labels, sf.ACCELERATOR_LABEL: sf.accelerator(group.gpu_model)}
+
+
+def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[GpuGroup, ...], gpus: int) -> None:
+    """The smoke pod (GPU nodes' labels, GPU taint tolerated) must make the scaler add a node, at 1 and at
+    ``gpus`` GPUs."""
+    taint = k8s_facts.PLATFORMS["eks"].taint
+    labels = {**args.node_group.labels, **facts.GPU_NODE_LABELS}
+    scale_groups = []
+    for g in groups:
+        node_labels = group_labels(labels, g)
+        scale_groups.append(ScaleGroup(f"gpu{g.suffix}", g.instance_types, node_labels, (taint,),
+                                       template_tags(g.gpus, node_labels, [taint])))
+    result = scale_check(mode, scale_groups, labels, [{"key": taint.key, "operator": "Exists"}], gpus)
+    if not result.ok:
+        raise ConfigError("autoscaler.mode (stack: gpuready:autoscaler)", mode, "; ".join(result.problems),
+                          "fix the node groups or choose another autoscaler")
+
+
 def check(args: EksGpuClusterArgs) -> EksCapacity:
     """Raise :class:`ConfigError` for the first input that cannot work; return the capacity the inputs give."""
     _check_cluster(args)
     rows = _check_node_group(args.node_group)
+    mode, version = _check_autoscaler(args)
     node_image = f"eks/{args.node_group.ami_type}"
     check_options("software", args.software, k8s_facts.NODE_IMAGES[node_image], node_image,
                   tuple((r.gpu_model, r.gpu_memory_gib) for r in rows))
     ng = args.node_group
+    groups = split(rows)
+    _check_scale_from_zero(args, mode, groups, max(r.gpus for r in rows))
+    price = {r.name: r.price_usd_hour or 0.0 for r in rows}
     return EksCapacity(
         instances=rows, node_image=node_image,
         max_gpus_per_node=max(r.gpus for r in rows),
-        max_gpus=ng.max_size * max(r.gpus for r in rows),
-        max_usd_per_hour=round(ng.max_size * max(r.price_usd_hour or 0.0 for r in rows), 2),
+        max_gpus=ng.max_size * sum(g.gpus for g in groups),
+        max_usd_per_hour=round(ng.max_size * sum(max(price[t] for t in g.instance_types) for g in groups), 2),
+        groups=groups, autoscaler=mode, kubernetes_version=version,
     )

@@ -97,6 +97,8 @@ class PlanMocks(pulumi.runtime.Mocks):
                 state.setdefault("identities", [{"oidcs": [{"issuer": issuer}]}])
             elif args.typ == "aws:eks/nodeGroup:NodeGroup":
                 state.setdefault("nodeGroupName", args.name)
+                # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.
+                state.setdefault("resources", [{"autoscalingGroups": [{"name": f"eks-{args.name}-0000"}]}])
         elif args.typ == "gcp:container/cluster:Cluster":
             state.setdefault("endpoint", "203.0.113.10")
             state.setdefault("masterAuth", {"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})

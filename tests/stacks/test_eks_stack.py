@@ -35,11 +35,14 @@ def test_reference_stack_builds_network_cluster_node_group_and_software(renderin
                   "aws:eks/cluster:Cluster"):
         assert types.count(token) == 1, token
     groups = {r.name: r for r in rendering.of_type("aws:eks/nodeGroup:NodeGroup")}
-    assert set(groups) == {"eks-gpu", "eks-system"}
+    assert set(groups) == {"eks-gpu", "eks-gpu-4x", "eks-system"}  # one GPU group per GPU count
+    assert [groups[g].inputs["instanceTypes"] for g in ("eks-gpu", "eks-gpu-4x")] == [
+        ["g6.xlarge", "g6.2xlarge"], ["g6.12xlarge"]]
     ng = groups["eks-gpu"]
     private = {s.name + "-id" for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
     assert set(ng.inputs["subnetIds"]) == private
-    assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true"}
+    assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true",
+                                   "k8s.amazonaws.com/accelerator": "nvidia-l4"}
     (cluster,) = rendering.of_type("aws:eks/cluster:Cluster")
     assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
 
@@ -49,7 +52,9 @@ def test_reference_stack_exports_what_gpuready_smoke_reads(rendering):
     assert out["platform"] == "eks"
     assert out["gpuTaint"] == {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
     assert out["gpuNodeLabels"]["nvidia.com/gpu.present"] == "true"
-    assert out["gpuModels"] == ["L4"] and out["maxGpusPerNode"] == 4 and out["maxGpus"] == 16
+    assert out["gpuModels"] == ["L4"] and out["maxGpusPerNode"] == 4 and out["maxGpus"] == 20  # 4 x 1 + 4 x 4
+    assert out["nodeGroupName"] == "eks-gpu" and out["nodeGroupNames"] == ["eks-gpu", "eks-gpu-4x"]
+    assert out["autoscaler"] == "cluster-autoscaler"
     assert out["gpuNamespace"] == "nvidia-gpu"
     assert json.loads(out["kubeconfig"])["current-context"] == out["clusterName"]
 
@@ -87,4 +92,4 @@ def test_plan_cli_shows_node_group_releases_and_capacity(capsys):
     assert "taints: nvidia.com/gpu=true:NO_SCHEDULE" in out and "AMI: AL2023_x86_64_NVIDIA" in out
     assert "chart: nvidia-device-plugin 0.20.0" in out and "chart: dcgm-exporter 4.8.2" in out
     assert "installs device-plugin" in out and "the node image ships driver, toolkit" in out
-    assert "total: 16 GPUs (L4), $18.41/h" in out
+    assert "total: 20 GPUs (L4), $22.32/h" in out

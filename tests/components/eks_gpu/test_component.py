@@ -25,9 +25,9 @@ def test_node_group_is_a_tainted_nvidia_group_that_scales_from_zero(built):
     ng = one(rendering, NODE_GROUP, "ml-gpu")
     i = ng.inputs
     assert (i["amiType"], i["capacityType"]) == ("AL2023_x86_64_NVIDIA", "ON_DEMAND")
-    assert i["instanceTypes"] == ["g6.xlarge", "g6.12xlarge"]
+    assert i["instanceTypes"] == ["g6.xlarge"]  # the 4-GPU type gets its own group: see test_autoscaler
     assert i["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
-    assert i["labels"] == {"nvidia.com/gpu.present": "true"}
+    assert i["labels"] == {"nvidia.com/gpu.present": "true", "k8s.amazonaws.com/accelerator": "nvidia-l4"}
     assert i["scalingConfig"] == {"minSize": 0, "maxSize": 3, "desiredSize": 0}
     assert i["subnetIds"] == ["subnet-a", "subnet-b"]
     assert i["clusterName"] == "ml" and i["nodeRoleArn"].endswith(":role/ml-gpu-node")
@@ -61,8 +61,9 @@ def test_spot_labels_and_desired_size(render):
     ng = one(rendering, NODE_GROUP, "ml-gpu")
     assert ng.inputs["capacityType"] == "SPOT"
     assert ng.inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 2}
-    assert ng.inputs["labels"] == {"team": "vision", "nvidia.com/gpu.present": "true"}
-    assert eks.gpu_node_labels == ng.inputs["labels"]
+    assert ng.inputs["labels"] == {"team": "vision", "nvidia.com/gpu.present": "true",
+                                   "k8s.amazonaws.com/accelerator": "nvidia-l4"}
+    assert eks.gpu_node_labels == {"team": "vision", "nvidia.com/gpu.present": "true"}
 
 
 def test_cluster_is_encrypted_logged_and_uses_access_entries(built):
@@ -84,7 +85,8 @@ def test_roles_have_exactly_the_managed_policies_they_need(built):
     rendering, _ = built
     roles = {r.name: json.loads(r.inputs["assumeRolePolicy"])["Statement"][0]["Principal"]["Service"]
              for r in rendering.of_type(ROLE)}
-    assert roles == {"ml-cluster": "eks.amazonaws.com", "ml-gpu-node": "ec2.amazonaws.com"}
+    assert roles == {"ml-cluster": "eks.amazonaws.com", "ml-gpu-node": "ec2.amazonaws.com",
+                     "ml-cluster-autoscaler": "pods.eks.amazonaws.com"}
     attached = sorted((a.inputs["role"], a.inputs["policyArn"].rsplit("/", 1)[1]) for a in rendering.of_type(ATTACH))
     assert attached == [("ml-cluster", "AmazonEKSClusterPolicy"),
                         ("ml-gpu-node", "AmazonEC2ContainerRegistryPullOnly"),
@@ -94,7 +96,8 @@ def test_roles_have_exactly_the_managed_policies_they_need(built):
 def test_gpu_software_is_installed_through_a_provider_for_this_cluster(built):
     rendering, eks = built
     releases = rendering.of_type(RELEASE)
-    assert sorted(r.inputs["chart"] for r in releases) == ["dcgm-exporter", "nvidia-device-plugin"]
+    assert sorted(r.inputs["chart"] for r in releases) == ["cluster-autoscaler", "dcgm-exporter",
+                                                           "nvidia-device-plugin"]
     assert all(r.provider.split("::")[-2] == "ml-k8s" for r in releases)
     (provider,) = rendering.of_type("pulumi:providers:kubernetes")
     assert provider.secret_inputs == {"kubeconfig"}
@@ -108,7 +111,8 @@ def test_outputs_the_smoke_test_reads(built):
     _, eks = built
     assert eks.gpu_taint == {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
     assert eks.capacity.gpu_models == ("L4",) and eks.capacity.max_gpus_per_node == 4
-    assert eks.capacity.max_gpus == 12 and eks.capacity.max_usd_per_hour == round(3 * 4.6016, 2)
+    # max_size (3) nodes in each group: 3 x 1 GPU + 3 x 4 GPUs
+    assert eks.capacity.max_gpus == 15 and eks.capacity.max_usd_per_hour == round(3 * 0.8048 + 3 * 4.6016, 2)
 
 
 def test_private_endpoint_and_allow_list(render):
@@ -142,10 +146,12 @@ def test_every_child_is_parented_with_stable_names(built):
     rendering, _ = built
     (component,) = rendering.of_type(facts.TYPE_TOKEN)
     direct = sorted(r.name for r in rendering.resources if r.parent == component.urn)
-    assert direct == ["ml", "ml-cluster", "ml-cluster-AmazonEKSClusterPolicy", "ml-gpu", "ml-gpu", "ml-gpu-node",
-                      "ml-gpu-node-AmazonEC2ContainerRegistryPullOnly", "ml-gpu-node-AmazonEKSWorkerNodePolicy",
-                      "ml-gpu-node-AmazonEKS_CNI_Policy", "ml-gpu-software", "ml-k8s", "ml-oidc", "ml-secrets",
-                      "ml-system", "ml-system"]
+    direct = [n for n in direct if "-template-" not in n]
+    assert direct == ["ml", "ml-cluster", "ml-cluster-AmazonEKSClusterPolicy", "ml-cluster-autoscaler",
+                      "ml-cluster-autoscaler", "ml-cluster-autoscaler", "ml-cluster-autoscaler", "ml-gpu", "ml-gpu",
+                      "ml-gpu-4x", "ml-gpu-node", "ml-gpu-node-AmazonEC2ContainerRegistryPullOnly",
+                      "ml-gpu-node-AmazonEKSWorkerNodePolicy", "ml-gpu-node-AmazonEKS_CNI_Policy", "ml-gpu-software",
+                      "ml-k8s", "ml-oidc", "ml-pod-identity-agent", "ml-secrets", "ml-system", "ml-system"]
 
 
 def test_a_new_cluster_gets_untainted_system_nodes_for_the_controllers(built):
@@ -158,7 +164,7 @@ def test_a_new_cluster_gets_untainted_system_nodes_for_the_controllers(built):
 
 def test_existing_cluster_gets_no_system_nodes(render):
     rendering, _ = build(render, cluster=None, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="x"))
-    assert [r.name for r in rendering.of_type(NODE_GROUP)] == ["ml-gpu"]
+    assert [r.name for r in rendering.of_type(NODE_GROUP)] == ["ml-gpu", "ml-gpu-4x"]
 
 
 def test_inputs_are_camel_case(built):

@@ -66,6 +66,7 @@ def test_mig_on_h100_with_the_operator_passes():
     assert cap.gpu_models == ("H100",) and cap.max_gpus == 24
 
 
-def test_capacity_is_max_nodes_of_the_largest_type():
+def test_capacity_is_max_nodes_in_each_gpu_group():
     cap = check(args({"instance_types": ["g6.xlarge", "g6.12xlarge"], "max_size": 5}))
-    assert (cap.max_gpus_per_node, cap.max_gpus, cap.node_image) == (4, 20, "eks/AL2023_x86_64_NVIDIA")
+    assert (cap.max_gpus_per_node, cap.max_gpus, cap.node_image) == (4, 25, "eks/AL2023_x86_64_NVIDIA")
+    assert [(g.suffix, g.instance_types) for g in cap.groups] == [("", ("g6.xlarge",)), ("-4x", ("g6.12xlarge",))]

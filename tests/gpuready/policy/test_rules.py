@@ -100,8 +100,9 @@ def test_gpu_nvidia_image():
 
 def test_gpu_scale_to_zero(tmp_path):
     warm = render_stack("eks", **{"gpuready:minSize": 1})
-    assert broken(violations(warm)) == {("gpu-scale-to-zero", "mandatory", "eks-gpu")}
-    assert violations(warm, {"gpu-scale-to-zero": {"allow": ["eks-gpu"]}}, tmp_path).violations == []
+    assert broken(violations(warm)) == {("gpu-scale-to-zero", "mandatory", "eks-gpu"),
+                                        ("gpu-scale-to-zero", "mandatory", "eks-gpu-4x")}
+    assert violations(warm, {"gpu-scale-to-zero": {"allow": ["eks-gpu", "eks-gpu-4x"]}}, tmp_path).violations == []
     gke = render_stack("gke", **{"gpuready:minNodes": 2})
     assert broken(violations(gke)) == {("gpu-scale-to-zero", "mandatory", "gke-gpu")}
 
@@ -181,7 +182,8 @@ def test_launch_template_imdsv2_and_encryption():
 def test_gpu_root_volume_size():
     small = render_stack("eks", **{"gpuready:rootVolumeGiB": 50})
     report = violations(small)
-    assert broken(report) == {("gpu-root-volume-size", "advisory", "eks-gpu")}
+    assert broken(report) == {("gpu-root-volume-size", "advisory", "eks-gpu"),
+                              ("gpu-root-volume-size", "advisory", "eks-gpu-4x")}
     assert "50 GiB" in report.violations[0].message
     assert broken(violations(render_stack("gke", **{"gpuready:diskSizeGb": 60}))) == {
         ("gpu-root-volume-size", "advisory", "gke-gpu")}

@@ -1,0 +1,83 @@
+"""How EKS GPU nodes scale from zero, in tables: the scalers, the cluster-autoscaler chart, images and IAM actions.
+
+Tests check the chart values against the vendored chart (``tests/data/helm-charts``), the flags against the
+cluster-autoscaler source, and every IAM action against botocore's service models.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ..k8s_gpu.facts import Chart
+
+CLUSTER_AUTOSCALER, KARPENTER, AUTO_MODE, NONE = "cluster-autoscaler", "karpenter", "auto-mode", "none"
+MODES = MappingProxyType({
+    CLUSTER_AUTOSCALER: "Kubernetes cluster-autoscaler (official chart) scales each GPU node group's Auto Scaling "
+                        "group, from zero, using node-template tags",
+    KARPENTER: "Karpenter launches GPU instances for pending pods from a NodePool",
+    AUTO_MODE: "EKS Auto Mode launches GPU nodes from a NodePool and ships its own NVIDIA software",
+    NONE: "nothing installed: the cluster's own autoscaler must scale the GPU node groups",
+})
+"""``gpuready:autoscaler`` values. Default: cluster-autoscaler for a new cluster, none for an existing one."""
+AVAILABLE_MODES = (CLUSTER_AUTOSCALER, NONE)
+"""Modes this version builds; the others are refused with a clear error until they land."""
+
+DEFAULT_KUBERNETES_VERSION = "1.34"
+"""Version of a new cluster when none is given: pinned, so that the cluster-autoscaler image matches it."""
+
+CLUSTER_AUTOSCALER_CHART = Chart(
+    "cluster-autoscaler", "https://kubernetes.github.io/autoscaler", "9.59.0",
+    "kubernetes/autoscaler cluster-autoscaler-chart-9.59.0 cluster-autoscaler/charts/cluster-autoscaler")
+CLUSTER_AUTOSCALER_IMAGES = MappingProxyType({
+    "1.30": "v1.30.7", "1.31": "v1.31.5", "1.32": "v1.32.7", "1.33": "v1.33.6", "1.34": "v1.34.5", "1.35": "v1.35.2",
+})
+"""Kubernetes minor -> cluster-autoscaler image tag (latest patch tagged in kubernetes/autoscaler): its minor must
+match the cluster's."""
+CLUSTER_AUTOSCALER_NAMESPACE = "kube-system"
+CLUSTER_AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_ARGS = MappingProxyType({
+    "expander": "least-waste",
+    "balance-similar-node-groups": True,
+    "skip-nodes-with-system-pods": False,
+    "scale-down-unneeded-time": "10m",
+    "scale-down-delay-after-add": "10m",
+    "max-node-provision-time": "15m",
+})
+"""Flags beyond the chart's defaults. ``least-waste``: a 1-GPU pod gets the 1-GPU group, not a 4-GPU node; GPU
+nodes boot slowly, so they get 15 minutes to register before the group is backed off."""
+
+POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+POD_IDENTITY_ADDON = "eks-pod-identity-agent"
+CLUSTER_AUTOSCALER_DESCRIBE_ACTIONS = (
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:DescribeAutoScalingInstances",
+    "autoscaling:DescribeLaunchConfigurations",
+    "autoscaling:DescribeScalingActivities",
+    "autoscaling:DescribeTags",
+    "ec2:DescribeImages",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeLaunchTemplateVersions",
+    "ec2:GetInstanceTypesFromInstanceRequirements",
+    "eks:DescribeNodegroup",
+)
+"""Read-only calls cluster-autoscaler's AWS provider makes, on every resource (Describe calls take no resource)."""
+CLUSTER_AUTOSCALER_SCALE_ACTIONS = (
+    "autoscaling:SetDesiredCapacity",
+    "autoscaling:TerminateInstanceInAutoScalingGroup",
+)
+"""Allowed only on Auto Scaling groups tagged ``k8s.io/cluster-autoscaler/<cluster>=owned`` (EKS tags its managed
+node groups' groups so)."""
+OWNED_TAG = "k8s.io/cluster-autoscaler/{cluster}"
+
+TEMPLATE_TAG = "k8s.io/cluster-autoscaler/node-template/"
+"""Prefix of the Auto Scaling group tags that describe a node of an empty group: ``resources/<name>``,
+``label/<key>``, ``taint/<key>`` (value ``<value>:<effect>``)."""
+GPU_RESOURCE = "nvidia.com/gpu"
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+"""The label cluster-autoscaler's AWS provider reads as "this node has GPUs": until the device plugin reports them,
+the node counts as not ready instead of as a node without GPUs (else it scales out again)."""
+
+
+def accelerator(gpu_model: str) -> str:
+    """``L4`` -> ``nvidia-l4``: the accelerator label's value."""
+    return "nvidia-" + gpu_model.lower().replace(" ", "-")

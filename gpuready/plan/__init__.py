@@ -43,6 +43,8 @@ class PlanResult:
     resources: list[PlannedResource]
     capacity: Capacity
     outputs: dict[str, Any] = field(default_factory=dict)
+    scale_from_zero: Optional[dict[str, Any]] = None
+    """EKS: what the stack's autoscaler adds for the smoke pod when the GPU groups are at zero (:func:`_scaling`)."""
     policy: Optional[Any] = None
     """The policy pack's report (:class:`gpuready.policy.PolicyReport`); ``None`` when policies were not run."""
 
@@ -61,6 +63,18 @@ def _capacity(found: list[Pool]) -> Capacity:
     return Capacity(pools=found, max_gpus=sum(p.max_gpus for p in found),
                     max_usd_per_hour=round(sum(p.max_usd_per_hour for p in found), 2),
                     gpu_models=sorted({r.gpu_model for r in rows}), price_note=note)
+
+
+def _scaling(rendering: Any) -> Optional[dict[str, Any]]:
+    from .scaling import from_rendering, scale_from_zero
+
+    result = scale_from_zero(from_rendering(rendering.resources), rendering.outputs)
+    if result is None:
+        return None
+    return {"scaler": result.scaler, "summary": result.summary(), "ok": result.ok,
+            "templates": [{"group": t.group, "instanceType": t.instance_type, "gpus": t.gpus} for t in result.templates],
+            "fits": {str(gpus): list(groups) for gpus, groups in result.fits.items()},
+            "problems": list(result.problems)}
 
 
 def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, program: Optional[Path] = None,
@@ -94,4 +108,5 @@ def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, prog
 
         report = run_policies(rendering, policy_config)
     return PlanResult(project=project.name, stack=stack, stack_file=str(stack_file), resources=resources,
-                      capacity=_capacity(pools(rendering)), outputs=rendering.outputs, policy=report)
+                      capacity=_capacity(pools(rendering)), outputs=rendering.outputs,
+                      scale_from_zero=_scaling(rendering), policy=report)

@@ -44,6 +44,13 @@ def render_text(result: PlanResult) -> str:
                      f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")
     else:
         lines.append("  no GPU capacity found in this stack")
+    scaling = result.scale_from_zero
+    if scaling is not None:
+        lines += ["", scaling["summary"]]
+        if scaling["scaler"] == "none":
+            lines.append("  warning: GPU node groups at minSize 0 rely on the cluster's own autoscaler; without one, "
+                         "GPU pods stay Pending (set gpuready:autoscaler cluster-autoscaler)")
+        lines += [f"  problem: {p}" for p in scaling["problems"]]
     if result.policy is not None:
         lines += ["", *_policy_lines(result)]
     return "\n".join(lines) + "\n"

@@ -93,3 +93,44 @@ def test_plan_cli_shows_node_group_releases_and_capacity(capsys):
     assert "chart: nvidia-device-plugin 0.20.0" in out and "chart: dcgm-exporter 4.8.2" in out
     assert "installs device-plugin" in out and "the node image ships driver, toolkit" in out
     assert "total: 20 GPUs (L4), $22.32/h" in out
+
+
+def test_plan_shows_what_cluster_autoscaler_adds_from_zero(capsys):
+    assert main(["plan", "--stack", "eks"]) == 0
+    out = capsys.readouterr().out
+    assert ("scale from zero: cluster-autoscaler adds eks-gpu (g6.xlarge, 1 GPU) or eks-gpu-4x (g6.12xlarge, "
+            "4 GPUs)") in out
+    assert "chart: cluster-autoscaler 9.59.0" in out
+    assert main(["plan", "--stack", "eks", "--json"]) == 0
+    scaling = json.loads(capsys.readouterr().out)["scale_from_zero"]
+    assert scaling["ok"] and scaling["fits"] == {"1": ["eks-gpu", "eks-gpu-4x"], "4": ["eks-gpu-4x"]}
+
+
+def test_existing_cluster_relies_on_its_own_autoscaler_and_plan_warns(tmp_path, capsys):
+    stack = (ROOT / "stacks" / "Pulumi.eks.yaml").read_text().replace(
+        "  gpuready:publicAccessCidrs:\n    - 203.0.113.0/24\n",
+        "  gpuready:existingCluster: prod\n  gpuready:kubeconfig: 'apiVersion: v1'\n")
+    path = tmp_path / "Pulumi.eks-existing.yaml"
+    path.write_text(stack)
+    assert main(["plan", "--stack-file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "scale from zero: no autoscaler installed" in out and "warning: GPU node groups at minSize 0 rely" in out
+    assert "cluster-autoscaler 9.59.0" not in out
+
+
+def test_existing_cluster_with_cluster_autoscaler_needs_its_version():
+    existing = {"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
+                "gpuready:publicAccessCidrs": None, "gpuready:autoscaler": "cluster-autoscaler"}
+    with pytest.raises(ConfigError, match="gpuready:kubernetesVersion"):
+        _render(**existing)
+    rendering = _render(**existing, **{"gpuready:kubernetesVersion": "1.33"})
+    (release,) = [r for r in rendering.of_type("kubernetes:helm.sh/v3:Release")
+                  if r.inputs["chart"] == "cluster-autoscaler"]
+    assert release.inputs["values"]["image"] == {"tag": "v1.33.6"}
+
+
+def test_no_autoscaler_on_a_new_cluster_at_min_size_0_is_refused():
+    with pytest.raises(ConfigError, match="gpuready:autoscaler") as error:
+        _render(**{"gpuready:autoscaler": "none"})
+    assert "wait forever" in str(error.value)
+    assert _render(**{"gpuready:autoscaler": "none", "gpuready:minSize": 1}).outputs["autoscaler"] == "none"

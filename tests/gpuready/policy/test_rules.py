@@ -14,6 +14,7 @@ import pulumi_aws as aws
 import pytest
 
 from components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
+from gpuready.policy import RULES
 
 from .helpers import break_resource, broken, render_stack, set_prop, violations
 
@@ -42,7 +43,7 @@ def test_reference_stacks_pass_every_rule(reference, stack, tmp_path):
     report = violations(reference[stack], json.loads((ROOT / "policies" / "policy-config.json").read_text()),
                         tmp_path)
     assert report.violations == []
-    assert len(report.policies) == 18
+    assert len(report.policies) == len(RULES)
 
 
 def _append_cpu_type(props):
@@ -225,3 +226,27 @@ def test_iam_rules(render):
     good = render(lambda: program(["s3:GetObject"], "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess",
                                   "roles/storage.objectViewer"))
     assert violations(good).violations == []
+
+
+def test_gpu_scale_from_zero(reference):
+    assert "gpu-scale-from-zero" not in _rules(violations(reference["eks"]))
+    tag = "aws:autoscaling/tag:Tag"
+
+    def wrong_taint(props):
+        if "/taint/" in props["tag"].key:
+            set_prop(props, "tag.value", "false:NoSchedule")
+
+    report = violations(render_stack("eks", break_resource(tag, wrong_taint)))
+    assert broken(report) == {("gpu-scale-from-zero", "mandatory", "stack")}
+    assert "taint nvidia.com/gpu=true:NoSchedule has no template tag" in report.violations[0].message
+    mixed = render_stack("eks", break_resource(NG, lambda p: set_prop(p, "instance_types", ["g6.xlarge", "g6.12xlarge"]),
+                                               name="eks-gpu"))
+    assert any("other GPU counts" in v.message for v in violations(mixed).violations
+               if v.policy == "gpu-scale-from-zero")
+    no_scaler = render_stack("eks", break_resource(RELEASE, lambda p: set_prop(p, "chart", "something-else"),
+                                                   name="eks-cluster-autoscaler"))
+    assert any(v.policy == "gpu-scale-from-zero" and "without an autoscaler" in v.message
+               for v in violations(no_scaler).violations)
+    existing = render_stack("eks", **{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
+                                      "gpuready:publicAccessCidrs": None})
+    assert "gpu-scale-from-zero" not in _rules(violations(existing))  # its own autoscaler: gpuready plan warns

@@ -1,0 +1,96 @@
+"""Scale from zero in a rendered stack: which EKS GPU node groups the stack's autoscaler can add for the smoke pod.
+
+Reads resources in a neutral shape (:class:`Item`) so that ``gpuready plan`` (a rendering) and the policy pack
+(``PolicyResource``) share it; the check itself is :func:`components.eks_gpu.scale_from_zero.check`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
+
+from components import catalog
+from components.eks_gpu import facts as eks_facts
+from components.eks_gpu import scaler_facts as sf
+from components.eks_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
+from components.k8s_gpu import facts as k8s_facts
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+ASG_TAG = "aws:autoscaling/tag:Tag"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+_EFFECTS = {api: k8s for k8s, api in eks_facts.TAINT_EFFECTS_K8S.items()}
+
+
+class Item(NamedTuple):
+    urn: str
+    type: str
+    name: str
+    props: Mapping[str, Any]
+    deps: Mapping[str, Sequence[str]]
+    """Input name -> URNs it was built from."""
+
+
+def gpu_node_groups(items: Sequence[Item]) -> list[ScaleGroup]:
+    """The EKS node groups with catalog GPU types, each with the tags set on its Auto Scaling group."""
+    tags: dict[str, dict[str, str]] = {}
+    for t in items:
+        if t.type == ASG_TAG:
+            tag = t.props.get("tag") or {}
+            for urn in t.deps.get("autoscalingGroupName") or ():
+                tags.setdefault(urn, {})[tag.get("key", "")] = str(tag.get("value", ""))
+    groups = []
+    for r in items:
+        types = tuple(r.props.get("instanceTypes") or ())
+        if r.type != NODE_GROUP or not any(catalog.find("aws", t) for t in types):
+            continue
+        taints = tuple(k8s_facts.Taint(t.get("key", ""), t.get("value", ""), _EFFECTS.get(t.get("effect"), ""))
+                       for t in r.props.get("taints") or ())
+        groups.append(ScaleGroup(r.name, types, dict(r.props.get("labels") or {}), taints, tags.get(r.urn, {}),
+                                 int((r.props.get("scalingConfig") or {}).get("minSize", 0))))
+    return groups
+
+
+def scaler(items: Sequence[Item]) -> str:
+    charts = {r.props.get("chart") for r in items if r.type == HELM_RELEASE}
+    return sf.CLUSTER_AUTOSCALER if sf.CLUSTER_AUTOSCALER_CHART.name in charts else sf.NONE
+
+
+def nvidia_plugins(items: Sequence[Item]) -> list[str]:
+    return sorted({r.props.get("chart") for r in items
+                   if r.type == HELM_RELEASE and r.props.get("chart") in k8s_facts.CHART_DAEMONSETS})
+
+
+def smoke_pod(outputs: Mapping[str, Any], groups: Sequence[ScaleGroup]) -> tuple[dict, list[dict], int]:
+    """(nodeSelector, tolerations, most GPUs) of the smoke test's pod: from the stack's outputs, else from the
+    labels and taints every GPU group shares."""
+    if "gpuNodeLabels" in outputs:
+        labels = dict(outputs["gpuNodeLabels"] or {})
+        taints = list(outputs.get("gpuNodeTaints") or [])
+    else:
+        shared = [set(g.labels.items()) for g in groups]
+        labels = dict(set.intersection(*shared)) if shared else {}
+        labels = {k: v for k, v in labels.items() if k != sf.ACCELERATOR_LABEL}
+        taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in {t for g in groups for t in g.taints}]
+    tolerations = [{"key": t["key"], "operator": "Equal", "value": t.get("value", ""), "effect": t["effect"]}
+                   for t in taints]
+    most = outputs.get("maxGpusPerNode") or max(
+        (row.gpus for g in groups for row in map(lambda t: catalog.find("aws", t), g.instance_types) if row),
+        default=1)
+    return labels, tolerations, int(most)
+
+
+def scale_from_zero(items: Sequence[Item], outputs: Optional[Mapping[str, Any]] = None) -> Optional[ScaleFromZero]:
+    """The check for the stack's EKS GPU node groups at min size 0; ``None`` when it has none."""
+    groups = [g for g in gpu_node_groups(items) if g.min_size == 0]
+    if not groups:
+        return None
+    selector, tolerations, most = smoke_pod(outputs or {}, groups)
+    return check(scaler(items), groups, selector, tolerations, most, nvidia_plugins(items))
+
+
+def from_rendering(resources: Iterable[Any]) -> list[Item]:
+    return [Item(r.urn, r.type, r.name, r.inputs, r.property_dependencies) for r in resources]
+
+
+def from_policy(resources: Iterable[Any]) -> list[Item]:
+    return [Item(r.urn, r.resource_type, r.name, r.props,
+                 {k: [d.urn for d in v] for k, v in (r.property_dependencies or {}).items()}) for r in resources]

@@ -10,12 +10,13 @@ import pulumi
 from ..k8s_gpu import K8sGpuSoftwareArgs
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
-from ..k8s_gpu.facts import Taint
+from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
 from . import autoscaler, facts
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
+from .nodepool import node_pool
 from .scale_from_zero import template_tags
 from .validation import EksCapacity, check, group_labels
 
@@ -23,9 +24,10 @@ aws = require("pulumi_aws")
 k8s = require("pulumi_kubernetes")
 
 
-def _assume_role_policy(service: str) -> str:
+def _assume_role_policy(service: str, tag_session: bool = False) -> str:
+    action = ["sts:AssumeRole", "sts:TagSession"] if tag_session else "sts:AssumeRole"
     return json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]})
+        {"Effect": "Allow", "Principal": {"Service": service}, "Action": action}]})
 
 
 def eks_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str, region: str) -> str:
@@ -59,10 +61,12 @@ class EksGpuCluster(GpuCluster):
         ng = args.node_group
 
         self.oidc_provider_arn = None
-        node_role, node_policies = self._role(f"{name}-gpu-node", "node", tags)
+        auto_mode = cap.autoscaler == sf.AUTO_MODE
+        node_role, node_policies = self._role(f"{name}-gpu-node", "node", tags, auto_mode=auto_mode)
         system_nodes = []
         if args.cluster is not None:
-            cluster = self._cluster(name, args.cluster, args.subnet_ids, tags)
+            cluster = self._cluster(name, args.cluster, args.subnet_ids, tags,
+                                    auto_mode_node_role=node_role if auto_mode else None)
             cluster_name = cluster.name
             region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
             config = pulumi.Output.secret(pulumi.Output.all(
@@ -72,45 +76,32 @@ class EksGpuCluster(GpuCluster):
                 f"{name}-oidc", url=cluster.identities[0].oidcs[0].issuer, client_id_lists=[facts.OIDC_AUDIENCE],
                 tags=tags, opts=child)
             self.oidc_provider_arn = oidc.arn
-            system_nodes = [self._system_nodes(name, args, cluster.name, node_role, node_policies, tags)]
+            if not auto_mode:  # Auto Mode's built-in system pool runs the controllers
+                system_nodes = [self._system_nodes(name, args, cluster.name, node_role, node_policies, tags)]
         else:
             cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
-        launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
-                                                ng.root_volume_gib, ng.root_volume_kms_key_id, tags)
-
         taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS})
-        gpu_taint = Taint(taint.key, taint.value, taint.effect)
-        node_groups = []
-        for group in cap.groups:
-            labels = group_labels(self.gpu_node_labels, group)
-            node_groups.append((f"{name}-gpu{group.suffix}", aws.eks.NodeGroup(
-                f"{name}-gpu{group.suffix}",
-                cluster_name=cluster_name,
-                node_role_arn=node_role.arn,
-                subnet_ids=ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
-                ami_type=ng.ami_type,
-                capacity_type=ng.capacity_type,
-                instance_types=list(group.instance_types),
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=ng.min_size, max_size=ng.max_size,
-                    desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
-                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-                labels=labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=taint.key, value=taint.value,
-                                                   effect=facts.TAINT_EFFECTS_K8S[taint.effect])],
-                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                    id=launch_template.id, version=launch_template.latest_version.apply(str)),
-                tags=tags,
-                # desiredSize is the autoscaler's to move once the group exists.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
-                                            ignore_changes=["scalingConfig.desiredSize"])),
-                template_tags(group.gpus, labels, [gpu_taint])))
-        node_group = node_groups[0][1]
+        node_groups = [] if auto_mode else self._gpu_node_groups(name, args, cluster_name, node_role, node_policies,
+                                                                  tags)
 
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
         self.autoscaler = None
+        if auto_mode:
+            spec = node_pool(self.gpu_node_labels, taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
+                             sf.AUTO_MODE_NODE_CLASS)
+            pool = k8s.apiextensions.CustomResource(
+                f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"], metadata=spec["metadata"],
+                spec=spec["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[cluster, *node_policies]))
+            self.node_group_name = pulumi.Output.from_input(sf.NODE_POOL_NAME)
+            self.node_group_names = pulumi.Output.from_input([sf.NODE_POOL_NAME])
+            gpu_capacity = [pool]
+        else:
+            self.node_group_name = node_groups[0][1].node_group_name
+            self.node_group_names = pulumi.Output.all(*[g.node_group_name for _, g, _ in node_groups])
+            gpu_capacity = [g for _, g, _ in node_groups]
         if cap.autoscaler == sf.CLUSTER_AUTOSCALER:
             autoscaler.tag_groups(self, node_groups)
             region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
@@ -123,10 +114,8 @@ class EksGpuCluster(GpuCluster):
                                gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances)),
             # The releases wait for their deployments (NFD master, the operator), which run on the system nodes.
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
-                                        depends_on=[node_group, *system_nodes]))
+                                        depends_on=[*gpu_capacity, *system_nodes]))
 
-        self.node_group_name = node_group.node_group_name
-        self.node_group_names = pulumi.Output.all(*[g.node_group_name for _, g, _ in node_groups])
         self._register(cluster_name, config, "nodeGroupName", self.node_group_name, cap,
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
                        autoscaler=cap.autoscaler)
@@ -167,9 +156,12 @@ class EksGpuCluster(GpuCluster):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=policies))
 
-    def _cluster(self, name: str, cluster: ClusterArgs, subnet_ids: Any, tags: dict[str, str]):
+    def _cluster(self, name: str, cluster: ClusterArgs, subnet_ids: Any, tags: dict[str, str],
+                 auto_mode_node_role: Any = None):
+        """The cluster; with ``auto_mode_node_role``, EKS Auto Mode's compute, storage and load balancing together."""
         child = pulumi.ResourceOptions(parent=self)
-        role, policies = self._role(f"{name}-cluster", "cluster", tags)
+        auto = auto_mode_node_role is not None
+        role, policies = self._role(f"{name}-cluster", "cluster", tags, auto_mode=auto)
         key_arn = cluster.secrets_kms_key_arn
         if key_arn is None:
             key_arn = aws.kms.Key(f"{name}-secrets", description=f"gpuready {name}: EKS secrets envelope encryption",
@@ -187,14 +179,64 @@ class EksGpuCluster(GpuCluster):
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key_arn), resources=["secrets"]),
             enabled_cluster_log_types=list(cluster.log_types),
+            **(dict(
+                compute_config=aws.eks.ClusterComputeConfigArgs(
+                    enabled=True, node_pools=list(sf.AUTO_MODE_BUILTIN_POOLS), node_role_arn=auto_mode_node_role.arn),
+                storage_config=aws.eks.ClusterStorageConfigArgs(
+                    block_storage=aws.eks.ClusterStorageConfigBlockStorageArgs(enabled=True)),
+                kubernetes_network_config=aws.eks.ClusterKubernetesNetworkConfigArgs(
+                    elastic_load_balancing=aws.eks.ClusterKubernetesNetworkConfigElasticLoadBalancingArgs(
+                        enabled=True)),
+                bootstrap_self_managed_addons=False) if auto else {}),
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=policies))
 
-    def _role(self, name: str, purpose: str, tags: dict[str, str]):
-        """An IAM role for one AWS service principal with exactly its managed policies attached."""
-        role = aws.iam.Role(name, assume_role_policy=_assume_role_policy(facts.SERVICE_PRINCIPALS[purpose]),
-                            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+    def _role(self, name: str, purpose: str, tags: dict[str, str], auto_mode: bool = False):
+        """An IAM role for one AWS service principal with exactly its managed policies attached (EKS Auto Mode's
+        for Auto Mode, whose cluster role also tags sessions)."""
+        policies = facts.MANAGED_POLICIES[purpose]
+        if auto_mode:
+            policies = sf.AUTO_MODE_CLUSTER_POLICIES if purpose == "cluster" else sf.AUTO_MODE_NODE_POLICIES
+        role = aws.iam.Role(name, assume_role_policy=_assume_role_policy(
+            facts.SERVICE_PRINCIPALS[purpose], tag_session=auto_mode and purpose == "cluster"),
+            tags=tags, opts=pulumi.ResourceOptions(parent=self))
         attachments = [aws.iam.RolePolicyAttachment(f"{name}-{arn.rsplit('/', 1)[1]}", role=role.name, policy_arn=arn,
                                                     opts=pulumi.ResourceOptions(parent=self))
-                       for arn in facts.MANAGED_POLICIES[purpose]]
+                       for arn in policies]
         return role, attachments
+
+    def _gpu_node_groups(self, name: str, args: EksGpuClusterArgs, cluster_name: Any, node_role: Any,
+                         node_policies: list, tags: dict[str, str]) -> list:
+        """One managed node group per GPU count and model, each with its node-template tags (plain values)."""
+        ng, cap = args.node_group, self.capacity
+        taint = k8s_facts.PLATFORMS["eks"].taint
+        launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
+                                                ng.root_volume_gib, ng.root_volume_kms_key_id, tags)
+
+        node_groups = []
+        for group in cap.groups:
+            labels = group_labels(self.gpu_node_labels, group)
+            node_groups.append((f"{name}-gpu{group.suffix}", aws.eks.NodeGroup(
+                f"{name}-gpu{group.suffix}",
+                cluster_name=cluster_name,
+                node_role_arn=node_role.arn,
+                subnet_ids=ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
+                ami_type=ng.ami_type,
+                capacity_type=ng.capacity_type,
+                instance_types=list(group.instance_types),
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=ng.min_size, max_size=ng.max_size,
+                    desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                labels=labels,
+                taints=[aws.eks.NodeGroupTaintArgs(key=taint.key, value=taint.value,
+                                                   effect=facts.TAINT_EFFECTS_K8S[taint.effect])],
+                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                    id=launch_template.id, version=launch_template.latest_version.apply(str)),
+                tags=tags,
+                # desiredSize is the autoscaler's to move once the group exists.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
+                                            ignore_changes=["scalingConfig.desiredSize"])),
+                template_tags(group.gpus, labels, [taint])))
+        return node_groups
+

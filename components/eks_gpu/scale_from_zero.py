@@ -70,8 +70,11 @@ class NodeTemplate:
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
 
+    def offer(self) -> str:
+        return f"{self.instance_type}, {self.gpus} GPU{'s' if self.gpus != 1 else ''}"
+
     def __str__(self) -> str:
-        return f"{self.group} ({self.instance_type}, {self.gpus} GPU{'s' if self.gpus != 1 else ''})"
+        return f"{self.group} ({self.offer()})"
 
 
 def _gpus(instance_type: str) -> int:
@@ -139,8 +142,13 @@ class ScaleFromZero:
     def summary(self) -> str:
         if self.scaler == sf.NONE:
             return "scale from zero: no autoscaler installed; GPU node groups at minSize 0 rely on your own"
-        return (f"scale from zero: {self.scaler} adds " + " or ".join(map(str, self.templates))
-                if self.templates else f"scale from zero: {self.scaler} has no GPU node to add")
+        if not self.templates:
+            return f"scale from zero: {self.scaler} has no GPU node to add"
+        groups: dict[str, list[NodeTemplate]] = {}
+        for t in self.templates:
+            groups.setdefault(t.group, []).append(t)
+        return f"scale from zero: {self.scaler} adds " + " or ".join(
+            f"{group} ({'; '.join(t.offer() for t in offered)})" for group, offered in groups.items())
 
 
 def check(scaler: str, groups: Sequence[ScaleGroup], node_selector: Mapping[str, str],

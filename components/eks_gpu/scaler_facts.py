@@ -19,7 +19,7 @@ MODES = MappingProxyType({
     NONE: "nothing installed: the cluster's own autoscaler must scale the GPU node groups",
 })
 """``gpuready:autoscaler`` values. Default: cluster-autoscaler for a new cluster, none for an existing one."""
-AVAILABLE_MODES = (CLUSTER_AUTOSCALER, NONE)
+AVAILABLE_MODES = (CLUSTER_AUTOSCALER, AUTO_MODE, NONE)
 """Modes this version builds; the others are refused with a clear error until they land."""
 
 DEFAULT_KUBERNETES_VERSION = "1.34"
@@ -81,3 +81,29 @@ the node counts as not ready instead of as a node without GPUs (else it scales o
 def accelerator(gpu_model: str) -> str:
     """``L4`` -> ``nvidia-l4``: the accelerator label's value."""
     return "nvidia-" + gpu_model.lower().replace(" ", "-")
+
+NODE_POOL_NAME = "gpuready-gpu"
+"""Literal name of the GPU NodePool (Karpenter, Auto Mode): never derived, so it is never replaced."""
+NODE_POOL_API = "karpenter.sh/v1"
+AUTO_MODE_NODE_IMAGE = "eks/auto-mode"
+"""Key of ``components.k8s_gpu.facts.NODE_IMAGES`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""
+AUTO_MODE_NODE_CLASS = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
+"""The NodeClass EKS Auto Mode creates with its built-in node pools (API ``eks.amazonaws.com/v1``)."""
+AUTO_MODE_BUILTIN_POOLS = ("general-purpose", "system")
+"""Built-in node pools: ``system`` runs CoreDNS and controllers; enabling them creates the ``default`` NodeClass."""
+AUTO_MODE_CLUSTER_POLICIES = (
+    "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+    "arn:aws:iam::aws:policy/AmazonEKSComputePolicy",
+    "arn:aws:iam::aws:policy/AmazonEKSBlockStoragePolicy",
+    "arn:aws:iam::aws:policy/AmazonEKSLoadBalancingPolicy",
+    "arn:aws:iam::aws:policy/AmazonEKSNetworkingPolicy",
+)
+"""The cluster role of an Auto Mode cluster: EKS launches nodes, volumes and load balancers with it (its trust also
+allows ``sts:TagSession``)."""
+AUTO_MODE_NODE_POLICIES = (
+    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodeMinimalPolicy",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
+)
+"""The node role of Auto Mode nodes (no CNI policy: Auto Mode runs the network itself)."""
+CAPACITY_TYPES = MappingProxyType({"ON_DEMAND": "on-demand", "SPOT": "spot"})
+"""EKS capacity type -> ``karpenter.sh/capacity-type`` value."""

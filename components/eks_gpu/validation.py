@@ -165,12 +165,29 @@ def group_labels(gpu_node_labels: dict[str, str], group: GpuGroup) -> dict[str, 
     return {**gpu_node_labels, sf.ACCELERATOR_LABEL: sf.accelerator(group.gpu_model)}
 
 
+def _check_auto_mode_software(args: EksGpuClusterArgs) -> None:
+    """Auto Mode runs its own NVIDIA device plugin: the stack adds no plugin, GPU feature discovery or operator."""
+    sw = args.software
+    asked = [what for what, on in (("install: gpu-operator", sw.install == "gpu-operator"),
+                                   ("gpu_feature_discovery", bool(sw.gpu_feature_discovery)),
+                                   ("time_slicing_replicas", sw.time_slicing_replicas is not None),
+                                   ("mig", sw.mig is not None)) if on]
+    if asked:
+        raise ConfigError("software", asked, "EKS Auto Mode runs its own NVIDIA device plugin (not configurable "
+                          "here); a second plugin, GPU feature discovery or the GPU Operator breaks GPU allocation",
+                          "drop them (the DCGM exporter is fine), or use autoscaler cluster-autoscaler")
+
+
 def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[GpuGroup, ...], gpus: int) -> None:
     """The smoke pod (GPU nodes' labels, GPU taint tolerated) must make the scaler add a node, at 1 and at
     ``gpus`` GPUs."""
     taint = k8s_facts.PLATFORMS["eks"].taint
     labels = {**args.node_group.labels, **facts.GPU_NODE_LABELS}
     scale_groups = []
+    if mode == sf.AUTO_MODE:
+        scale_groups.append(ScaleGroup(sf.NODE_POOL_NAME, tuple(t for g in groups for t in g.instance_types), labels,
+                                       (taint,)))
+        groups = ()
     for g in groups:
         node_labels = group_labels(labels, g)
         scale_groups.append(ScaleGroup(f"gpu{g.suffix}", g.instance_types, node_labels, (taint,),
@@ -187,12 +204,17 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
     rows = _check_node_group(args.node_group)
     mode, version = _check_autoscaler(args)
     node_image = f"eks/{args.node_group.ami_type}"
+    if mode == sf.AUTO_MODE:
+        _check_auto_mode_software(args)
+        node_image = sf.AUTO_MODE_NODE_IMAGE
     check_options("software", args.software, k8s_facts.NODE_IMAGES[node_image], node_image,
                   tuple((r.gpu_model, r.gpu_memory_gib) for r in rows))
     ng = args.node_group
     groups = split(rows)
     _check_scale_from_zero(args, mode, groups, max(r.gpus for r in rows))
     price = {r.name: r.price_usd_hour or 0.0 for r in rows}
+    if mode == sf.AUTO_MODE:  # one NodePool of every type, capped at max_size nodes of the largest
+        groups = (GpuGroup("", tuple(r.name for r in rows), max(r.gpus for r in rows), rows[0].gpu_model),)
     return EksCapacity(
         instances=rows, node_image=node_image,
         max_gpus_per_node=max(r.gpus for r in rows),

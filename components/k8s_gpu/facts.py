@@ -121,6 +121,9 @@ NODE_IMAGES = MappingProxyType({
     "eks/BOTTLEROCKET_ARM_64_NVIDIA": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant (arm64)"),
     "eks/BOTTLEROCKET_x86_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant, FIPS"),
     "eks/BOTTLEROCKET_ARM_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant (arm64), FIPS"),
+    "eks/auto-mode": NodeImage(
+        "eks", _ALL | {GPU_LABELS}, "EKS Auto Mode nodes: AWS runs the driver, toolkit and device plugin and labels "
+        "GPU nodes (eks.amazonaws.com/instance-gpu-*); a second device plugin breaks GPU allocation"),
     "gke/driver-installed": NodeImage(
         "gke", frozenset(_ALL | {MIG_PARTITIONING, GPU_LABELS}),
         "GKE with gpuDriverInstallationConfig DEFAULT or LATEST: GKE installs the driver under "

@@ -93,6 +93,20 @@ def _eks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     }
 
 
+def _eks_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    spec = r.inputs.get("spec") or {}
+    template = (spec.get("template") or {}).get("spec") or {}
+    types = [v for req in template.get("requirements") or () if req.get("key") == "node.kubernetes.io/instance-type"
+             for v in req.get("values") or ()]
+    return {
+        "node class": (template.get("nodeClassRef") or {}).get("name"),
+        "GPU limit": (spec.get("limits") or {}).get("nvidia.com/gpu", "none"),
+        "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in template.get("taints") or []]
+        or "none",
+        "instances": [_gpu_summary("aws", t) for t in types],
+    }
+
+
 def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     scaling = r.inputs.get("scalingConfig") or {}
     return {
@@ -223,6 +237,7 @@ DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] =
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
     "aws:eks/cluster:Cluster": _eks_cluster,
     "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
+    "kubernetes:karpenter.sh/v1:NodePool": _eks_node_pool,
     "kubernetes:helm.sh/v3:Release": _helm_release,
     "kubernetes:core/v1:Namespace": _namespace,
     "gcp:container/cluster:Cluster": _gke_cluster,
@@ -258,6 +273,20 @@ def _eks_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
                 unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
 
 
+def _node_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
+    """A Karpenter / Auto Mode NodePool: capped by its ``nvidia.com/gpu`` limit."""
+    spec = inputs.get("spec") or {}
+    types = tuple(v for req in (spec.get("template") or {}).get("spec", {}).get("requirements") or ()
+                  if req.get("key") == "node.kubernetes.io/instance-type" for v in req.get("values") or ())
+    rows = [row for row in (catalog.find("aws", t) for t in types) if row]
+    if not rows:
+        return None
+    gpus = int((spec.get("limits") or {}).get("nvidia.com/gpu", 0))
+    return Pool(resource=name, cloud="aws", instance_types=types, max_gpus=gpus,
+                max_usd_per_hour=max(gpus / x.gpus * (x.price_usd_hour or 0.0) for x in rows),
+                unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
+
+
 def _gke_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
     row = _gke_machine(inputs.get("nodeConfig") or {})
     if row is None:
@@ -279,6 +308,7 @@ def _aks_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
 POOLS: dict[str, Callable[[str, dict[str, Any]], Optional[Pool]]] = {
     "aws:batch/computeEnvironment:ComputeEnvironment": _batch_pool,
     "aws:eks/nodeGroup:NodeGroup": _eks_pool,
+    "kubernetes:karpenter.sh/v1:NodePool": _node_pool,
     "gcp:container/nodePool:NodePool": _gke_pool,
     "azure-native:containerservice:AgentPool": _aks_pool,
 }

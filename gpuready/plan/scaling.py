@@ -17,6 +17,10 @@ from components.k8s_gpu import facts as k8s_facts
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ASG_TAG = "aws:autoscaling/tag:Tag"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+EKS_CLUSTER = "aws:eks/cluster:Cluster"
+NODE_POOL = f"kubernetes:{sf.NODE_POOL_API}:NodePool"
+PLUGIN_CHARTS = ("nvidia-device-plugin", "gpu-operator")
+"""Charts that bring an NVIDIA device plugin (the dcgm-exporter chart does not)."""
 _EFFECTS = {api: k8s for k8s, api in eks_facts.TAINT_EFFECTS_K8S.items()}
 
 
@@ -49,14 +53,43 @@ def gpu_node_groups(items: Sequence[Item]) -> list[ScaleGroup]:
     return groups
 
 
+def node_pools(items: Sequence[Item]) -> list[ScaleGroup]:
+    """GPU NodePools (Karpenter, Auto Mode): their labels, taints and admitted instance types."""
+    groups = []
+    for r in items:
+        if r.type != NODE_POOL:
+            continue
+        template = (r.props.get("spec") or {}).get("template") or {}
+        spec = template.get("spec") or {}
+        types = [v for req in spec.get("requirements") or () if req.get("key") == "node.kubernetes.io/instance-type"
+                 and req.get("operator") == "In" for v in req.get("values") or ()]
+        if not any(catalog.find("aws", t) for t in types):
+            continue
+        taints = tuple(k8s_facts.Taint(t.get("key", ""), t.get("value", ""), t.get("effect", ""))
+                       for t in spec.get("taints") or ())
+        groups.append(ScaleGroup((r.props.get("metadata") or {}).get("name", r.name), tuple(types),
+                                 dict((template.get("metadata") or {}).get("labels") or {}), taints))
+    return groups
+
+
 def scaler(items: Sequence[Item]) -> str:
+    if any(((r.props.get("computeConfig") or {}).get("enabled")) for r in items if r.type == EKS_CLUSTER):
+        return sf.AUTO_MODE
     charts = {r.props.get("chart") for r in items if r.type == HELM_RELEASE}
     return sf.CLUSTER_AUTOSCALER if sf.CLUSTER_AUTOSCALER_CHART.name in charts else sf.NONE
 
 
 def nvidia_plugins(items: Sequence[Item]) -> list[str]:
-    return sorted({r.props.get("chart") for r in items
-                   if r.type == HELM_RELEASE and r.props.get("chart") in k8s_facts.CHART_DAEMONSETS})
+    """The stack's charts that run an NVIDIA device plugin (or GPU feature discovery's plugin companion)."""
+    found = set()
+    for r in items:
+        chart, values = r.props.get("chart"), r.props.get("values") or {}
+        if r.type != HELM_RELEASE or chart not in PLUGIN_CHARTS:
+            continue
+        if chart == "gpu-operator" or (values.get("devicePlugin") or {}).get("enabled", True) or \
+                (values.get("gfd") or {}).get("enabled"):
+            found.add(chart)
+    return sorted(found)
 
 
 def smoke_pod(outputs: Mapping[str, Any], groups: Sequence[ScaleGroup]) -> tuple[dict, list[dict], int]:
@@ -80,11 +113,15 @@ def smoke_pod(outputs: Mapping[str, Any], groups: Sequence[ScaleGroup]) -> tuple
 
 def scale_from_zero(items: Sequence[Item], outputs: Optional[Mapping[str, Any]] = None) -> Optional[ScaleFromZero]:
     """The check for the stack's EKS GPU node groups at min size 0; ``None`` when it has none."""
-    groups = [g for g in gpu_node_groups(items) if g.min_size == 0]
+    mode = scaler(items)
+    if mode == sf.AUTO_MODE:
+        groups = node_pools(items)
+    else:
+        groups = [g for g in gpu_node_groups(items) if g.min_size == 0]
     if not groups:
         return None
     selector, tolerations, most = smoke_pod(outputs or {}, groups)
-    return check(scaler(items), groups, selector, tolerations, most, nvidia_plugins(items))
+    return check(mode, groups, selector, tolerations, most, nvidia_plugins(items))
 
 
 def from_rendering(resources: Iterable[Any]) -> list[Item]:

@@ -134,3 +134,27 @@ def test_no_autoscaler_on_a_new_cluster_at_min_size_0_is_refused():
         _render(**{"gpuready:autoscaler": "none"})
     assert "wait forever" in str(error.value)
     assert _render(**{"gpuready:autoscaler": "none", "gpuready:minSize": 1}).outputs["autoscaler"] == "none"
+
+
+def test_auto_mode_variant_renders_a_node_pool_and_no_nvidia_plugin(tmp_path, capsys):
+    rendering = _render(**{"gpuready:autoscaler": "auto-mode"})
+    assert not rendering.of_type("aws:eks/nodeGroup:NodeGroup")
+    (pool,) = rendering.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "16"}
+    assert [r.inputs["chart"] for r in rendering.of_type("kubernetes:helm.sh/v3:Release")] == ["dcgm-exporter"]
+    assert rendering.outputs["nodeGroupName"] == "gpuready-gpu" and rendering.outputs["autoscaler"] == "auto-mode"
+    path = tmp_path / "Pulumi.eks-auto.yaml"
+    path.write_text((ROOT / "stacks" / "Pulumi.eks.yaml").read_text() + "  gpuready:autoscaler: auto-mode\n")
+    assert main(["plan", "--stack-file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert ("scale from zero: auto-mode adds gpuready-gpu (g6.xlarge, 1 GPU; g6.2xlarge, 1 GPU; g6.12xlarge, "
+            "4 GPUs)") in out
+    assert "total: 16 GPUs (L4)" in out and "Policies:" in out and "no violations" in out
+
+
+def test_auto_mode_is_refused_for_an_existing_cluster_and_with_the_operator():
+    with pytest.raises(ConfigError, match="when the cluster is created"):
+        _render(**{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
+                   "gpuready:publicAccessCidrs": None, "gpuready:autoscaler": "auto-mode"})
+    with pytest.raises(ConfigError, match="its own NVIDIA device plugin"):
+        _render(**{"gpuready:autoscaler": "auto-mode", "gpuready:install": "gpu-operator"})

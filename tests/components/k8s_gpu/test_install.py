@@ -22,7 +22,7 @@ def _plan(image: str, **options):
 
 def test_matrix_covers_every_image_with_at_least_the_operator():
     assert {image for image, _ in MATRIX} == set(facts.NODE_IMAGES)
-    assert len(MATRIX) == 18  # 10 images x 2 modes, less device-plugin mode on the 2 images without a driver
+    assert len(MATRIX) == 20  # 11 images x 2 modes, less device-plugin mode on the 2 images without a driver
 
 
 @pytest.mark.parametrize("image,mode", MATRIX)

@@ -250,3 +250,11 @@ def test_gpu_scale_from_zero(reference):
     existing = render_stack("eks", **{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
                                       "gpuready:publicAccessCidrs": None})
     assert "gpu-scale-from-zero" not in _rules(violations(existing))  # its own autoscaler: gpuready plan warns
+
+
+def test_gpu_scale_from_zero_catches_a_plugin_on_auto_mode():
+    auto = render_stack("eks", **{"gpuready:autoscaler": "auto-mode"})
+    assert "gpu-scale-from-zero" not in _rules(violations(auto))
+    plugin = render_stack("eks", break_resource(RELEASE, lambda p: set_prop(p, "chart", "nvidia-device-plugin")),
+                          **{"gpuready:autoscaler": "auto-mode"})
+    assert any(v.policy == "gpu-scale-from-zero" and "two plugins" in v.message for v in violations(plugin).violations)

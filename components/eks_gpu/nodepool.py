@@ -1,0 +1,34 @@
+"""The GPU NodePool of EKS Auto Mode (and Karpenter): GPU nodes launched for pending pods, capped in GPUs."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..k8s_gpu.facts import Taint
+from . import scaler_facts as sf
+
+
+def node_pool(labels: Mapping[str, str], taint: Taint, instance_types: Sequence[str], capacity_type: str,
+              max_gpus: int, node_class_ref: Mapping[str, str]) -> dict[str, Any]:
+    """A ``karpenter.sh/v1`` NodePool object: the stack's labels and GPU taint, only its instance types and
+    capacity type, and at most ``max_gpus`` GPUs in all."""
+    return {
+        "apiVersion": sf.NODE_POOL_API, "kind": "NodePool",
+        "metadata": {"name": sf.NODE_POOL_NAME, "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
+        "spec": {
+            "template": {
+                "metadata": {"labels": dict(labels)},
+                "spec": {
+                    "nodeClassRef": dict(node_class_ref),
+                    "taints": [{"key": taint.key, "value": taint.value, "effect": taint.effect}],
+                    "requirements": [
+                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(instance_types)},
+                        {"key": "karpenter.sh/capacity-type", "operator": "In",
+                         "values": [sf.CAPACITY_TYPES[capacity_type]]},
+                    ],
+                },
+            },
+            "limits": {sf.GPU_RESOURCE: str(max_gpus)},
+            "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"},
+        },
+    }

@@ -22,8 +22,8 @@ KEYS = {
     "nodeLabels": "extra labels of the GPU nodes (map); nvidia.com/gpu.present=true is always set",
     "kubernetesVersion": "Kubernetes version of a new cluster (default 1.34), or of existingCluster (needed there "
                          "with autoscaler cluster-autoscaler, to match its image)",
-    "autoscaler": "what scales GPU nodes from zero: cluster-autoscaler (default for a new cluster), auto-mode (new "
-                  "cluster in EKS Auto Mode) or none (default for existingCluster: its own autoscaler)",
+    "autoscaler": "what scales GPU nodes from zero: cluster-autoscaler (default for a new cluster), karpenter, "
+                  "auto-mode (new cluster in EKS Auto Mode) or none (default for existingCluster: its own autoscaler)",
     "endpointPublicAccess": "public API endpoint (default true); false: private only, run pulumi inside the VPC",
     "publicAccessCidrs": "allow-list of the public API endpoint (list of CIDRs; default anywhere)",
     "network": "existing network {vpcId, subnetIds}; or {cidrBlock, availabilityZones} for a new VPC",

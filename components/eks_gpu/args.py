@@ -77,8 +77,9 @@ class AutoscalerArgs:
     mode: Optional[str] = None
     """``cluster-autoscaler`` (default for a new cluster: the official chart, with an IAM role through EKS Pod
     Identity and node-template tags on each GPU group's Auto Scaling group) or ``none`` (default for an existing
-    cluster: its own autoscaler scales the GPU groups) or ``auto-mode`` (a new cluster in EKS Auto Mode: a GPU
-    NodePool instead of node groups, and no NVIDIA plugin from the stack). ``karpenter`` is reserved."""
+    cluster: its own autoscaler scales the GPU groups), ``karpenter`` (the official chart, its interruption queue,
+    an EC2NodeClass and a GPU NodePool instead of GPU node groups) or ``auto-mode`` (a new cluster in EKS Auto Mode:
+    a GPU NodePool on the default NodeClass, and no NVIDIA plugin from the stack)."""
     kubernetes_version: Optional[str] = None
     """An existing cluster's Kubernetes minor (``1.33``), to match the cluster-autoscaler image; a new cluster's
     is its ``version``."""

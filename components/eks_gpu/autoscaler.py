@@ -60,20 +60,30 @@ def tag_groups(parent: pulumi.Resource, node_groups: Sequence[tuple[str, Any, Ma
     return tags
 
 
+def pod_identity(parent: pulumi.Resource, component: str, name: str, cluster_name: Any, policy: Any,
+                 namespace: str, service_account: str, depends_on: Sequence[pulumi.Resource],
+                 tags: Mapping[str, str]) -> list:
+    """A role ``name`` for one service account through EKS Pod Identity, with an inline ``policy``, and the agent
+    add-on (``{component}-pod-identity-agent``); returns what a release using it must wait for."""
+    child = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(name, assume_role_policy=pod_identity_trust(), tags=dict(tags), opts=child)
+    inline = aws.iam.RolePolicy(name, role=role.name, policy=policy, opts=child)
+    agent = aws.eks.Addon(f"{component}-pod-identity-agent", cluster_name=cluster_name,
+                          addon_name=sf.POD_IDENTITY_ADDON, tags=dict(tags),
+                          opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)))
+    association = aws.eks.PodIdentityAssociation(
+        name, cluster_name=cluster_name, namespace=namespace, service_account=service_account, role_arn=role.arn,
+        tags=dict(tags), opts=child)
+    return [inline, agent, association]
+
+
 def install(parent: pulumi.Resource, name: str, cluster_name: Any, region: Any, version: str,
             node_selector: Mapping[str, Any], depends_on: Sequence[pulumi.Resource], tags: Mapping[str, str],
             provider: Any) -> Any:
     """The role, its policy, the Pod Identity agent and association, and the Helm release (after all of them)."""
-    child = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(f"{name}-cluster-autoscaler", assume_role_policy=pod_identity_trust(), tags=dict(tags),
-                        opts=child)
-    policy = aws.iam.RolePolicy(f"{name}-cluster-autoscaler", role=role.name,
-                                policy=pulumi.Output.from_input(cluster_name).apply(iam_policy), opts=child)
-    agent = aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster_name, addon_name=sf.POD_IDENTITY_ADDON,
-                          tags=dict(tags), opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)))
-    association = aws.eks.PodIdentityAssociation(
-        f"{name}-cluster-autoscaler", cluster_name=cluster_name, namespace=sf.CLUSTER_AUTOSCALER_NAMESPACE,
-        service_account=sf.CLUSTER_AUTOSCALER_SERVICE_ACCOUNT, role_arn=role.arn, tags=dict(tags), opts=child)
+    waits = pod_identity(parent, name, f"{name}-cluster-autoscaler", cluster_name,
+                         pulumi.Output.from_input(cluster_name).apply(iam_policy), sf.CLUSTER_AUTOSCALER_NAMESPACE,
+                         sf.CLUSTER_AUTOSCALER_SERVICE_ACCOUNT, depends_on, tags)
     chart = sf.CLUSTER_AUTOSCALER_CHART
     return k8s.helm.v3.Release(
         f"{name}-cluster-autoscaler",
@@ -83,5 +93,4 @@ def install(parent: pulumi.Resource, name: str, cluster_name: Any, region: Any, 
         values=values(cluster_name, region, version, node_selector),
         description="gpuready: scales the GPU node groups from zero",
         atomic=True, cleanup_on_fail=True, timeout=600,
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider,
-                                    depends_on=[policy, agent, association, *depends_on]))
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[*waits, *depends_on]))

@@ -13,7 +13,7 @@ from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
-from . import autoscaler, facts
+from . import autoscaler, facts, karpenter
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
@@ -49,7 +49,7 @@ class EksGpuCluster(GpuCluster):
     node_group_names: pulumi.Output[list[str]]
     """Every GPU node group: one per GPU count and model."""
     autoscaler: Optional[pulumi.Resource]
-    """The cluster-autoscaler Helm release, where the stack installs it."""
+    """The cluster-autoscaler or Karpenter Helm release, where the stack installs one."""
     oidc_provider_arn: Optional[pulumi.Output[str]]
     capacity: EksCapacity
 
@@ -62,6 +62,7 @@ class EksGpuCluster(GpuCluster):
 
         self.oidc_provider_arn = None
         auto_mode = cap.autoscaler == sf.AUTO_MODE
+        node_pools = cap.autoscaler in (sf.AUTO_MODE, sf.KARPENTER)  # a GPU NodePool instead of node groups
         node_role, node_policies = self._role(f"{name}-gpu-node", "node", tags, auto_mode=auto_mode)
         system_nodes = []
         if args.cluster is not None:
@@ -83,18 +84,24 @@ class EksGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS})
-        node_groups = [] if auto_mode else self._gpu_node_groups(name, args, cluster_name, node_role, node_policies,
+        node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster_name, node_role, node_policies,
                                                                   tags)
 
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
         self.autoscaler = None
-        if auto_mode:
+        selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
+        if node_pools:
             spec = node_pool(self.gpu_node_labels, taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
-                             sf.AUTO_MODE_NODE_CLASS)
-            pool = k8s.apiextensions.CustomResource(
-                f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"], metadata=spec["metadata"],
-                spec=spec["spec"],
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[cluster, *node_policies]))
+                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS)
+            if auto_mode:
+                pool = k8s.apiextensions.CustomResource(
+                    f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"],
+                    metadata=spec["metadata"], spec=spec["spec"],
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[cluster, *node_policies]))
+            else:
+                self.autoscaler, pool = karpenter.install(
+                    self, name, cluster_name, ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
+                    selector, system_nodes, tags, provider, ng.root_volume_gib, ng.root_volume_kms_key_id, spec)
             self.node_group_name = pulumi.Output.from_input(sf.NODE_POOL_NAME)
             self.node_group_names = pulumi.Output.from_input([sf.NODE_POOL_NAME])
             gpu_capacity = [pool]
@@ -105,7 +112,6 @@ class EksGpuCluster(GpuCluster):
         if cap.autoscaler == sf.CLUSTER_AUTOSCALER:
             autoscaler.tag_groups(self, node_groups)
             region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
-            selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
             self.autoscaler = autoscaler.install(self, name, cluster_name, region, cap.kubernetes_version, selector,
                                                  system_nodes, tags, provider)
         self.software = K8sGpuSoftware(

@@ -19,8 +19,8 @@ MODES = MappingProxyType({
     NONE: "nothing installed: the cluster's own autoscaler must scale the GPU node groups",
 })
 """``gpuready:autoscaler`` values. Default: cluster-autoscaler for a new cluster, none for an existing one."""
-AVAILABLE_MODES = (CLUSTER_AUTOSCALER, AUTO_MODE, NONE)
-"""Modes this version builds; the others are refused with a clear error until they land."""
+AVAILABLE_MODES = (CLUSTER_AUTOSCALER, KARPENTER, AUTO_MODE, NONE)
+"""Modes this version builds (all of them)."""
 
 DEFAULT_KUBERNETES_VERSION = "1.34"
 """Version of a new cluster when none is given: pinned, so that the cluster-autoscaler image matches it."""
@@ -107,3 +107,32 @@ AUTO_MODE_NODE_POLICIES = (
 """The node role of Auto Mode nodes (no CNI policy: Auto Mode runs the network itself)."""
 CAPACITY_TYPES = MappingProxyType({"ON_DEMAND": "on-demand", "SPOT": "spot"})
 """EKS capacity type -> ``karpenter.sh/capacity-type`` value."""
+
+KARPENTER_CHART = Chart(
+    "oci://public.ecr.aws/karpenter/karpenter", "", "1.13.0",
+    "aws/karpenter-provider-aws fe623d537 (Release v1.13.0) charts/karpenter")
+"""An OCI chart: ``name`` is the full reference and there is no repository."""
+KARPENTER_NAMESPACE = "kube-system"
+KARPENTER_SERVICE_ACCOUNT = "karpenter"
+KARPENTER_AMI_ALIAS = "al2023@v20260724"
+"""EKS-optimized AL2023 release (awslabs/amazon-eks-ami tag v20260724), pinned: for GPU instance types Karpenter
+picks its NVIDIA variant (driver and toolkit), so nodes change only when this changes."""
+KARPENTER_NODE_CLASS_API = "karpenter.k8s.aws/v1"
+KARPENTER_NODE_CLASS = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": NODE_POOL_NAME}
+KARPENTER_AMI_TYPES = ("AL2023_x86_64_NVIDIA", "AL2023_ARM_64_NVIDIA")
+"""Node images the pinned ``al2023`` alias gives (Bottlerocket would need a bottlerocket@ alias)."""
+KARPENTER_INTERRUPTION_EVENTS = MappingProxyType({
+    "health": ("aws.health", "AWS Health Event"),
+    "spot": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    "state": ("aws.ec2", "EC2 Instance State-change Notification"),
+    "reservation": ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
+})
+"""EventBridge rules feeding the interruption queue (Karpenter's getting-started CloudFormation, v1.13.0)."""
+KARPENTER_READ_ACTIONS = (
+    "ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceStatus",
+    "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates",
+    "ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory",
+    "ec2:DescribeSubnets", "pricing:GetProducts", "iam:ListInstanceProfiles",
+)
+"""Read-only calls Karpenter's controller makes on every resource of the region."""

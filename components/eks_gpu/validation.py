@@ -184,7 +184,7 @@ def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[Gpu
     taint = k8s_facts.PLATFORMS["eks"].taint
     labels = {**args.node_group.labels, **facts.GPU_NODE_LABELS}
     scale_groups = []
-    if mode == sf.AUTO_MODE:
+    if mode in (sf.AUTO_MODE, sf.KARPENTER):
         scale_groups.append(ScaleGroup(sf.NODE_POOL_NAME, tuple(t for g in groups for t in g.instance_types), labels,
                                        (taint,)))
         groups = ()
@@ -207,13 +207,17 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
     if mode == sf.AUTO_MODE:
         _check_auto_mode_software(args)
         node_image = sf.AUTO_MODE_NODE_IMAGE
+    if mode == sf.KARPENTER and args.node_group.ami_type not in sf.KARPENTER_AMI_TYPES:
+        raise ConfigError("node_group.ami_type", args.node_group.ami_type,
+                          f"Karpenter's GPU nodes boot the pinned {sf.KARPENTER_AMI_ALIAS} alias (AL2023 NVIDIA)",
+                          f"use {' or '.join(sf.KARPENTER_AMI_TYPES)}")
     check_options("software", args.software, k8s_facts.NODE_IMAGES[node_image], node_image,
                   tuple((r.gpu_model, r.gpu_memory_gib) for r in rows))
     ng = args.node_group
     groups = split(rows)
     _check_scale_from_zero(args, mode, groups, max(r.gpus for r in rows))
     price = {r.name: r.price_usd_hour or 0.0 for r in rows}
-    if mode == sf.AUTO_MODE:  # one NodePool of every type, capped at max_size nodes of the largest
+    if mode in (sf.AUTO_MODE, sf.KARPENTER):  # one NodePool of every type, capped at max_size nodes of the largest
         groups = (GpuGroup("", tuple(r.name for r in rows), max(r.gpus for r in rows), rows[0].gpu_model),)
     return EksCapacity(
         instances=rows, node_image=node_image,

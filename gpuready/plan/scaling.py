@@ -76,6 +76,8 @@ def scaler(items: Sequence[Item]) -> str:
     if any(((r.props.get("computeConfig") or {}).get("enabled")) for r in items if r.type == EKS_CLUSTER):
         return sf.AUTO_MODE
     charts = {r.props.get("chart") for r in items if r.type == HELM_RELEASE}
+    if sf.KARPENTER_CHART.name in charts:
+        return sf.KARPENTER
     return sf.CLUSTER_AUTOSCALER if sf.CLUSTER_AUTOSCALER_CHART.name in charts else sf.NONE
 
 
@@ -114,7 +116,7 @@ def smoke_pod(outputs: Mapping[str, Any], groups: Sequence[ScaleGroup]) -> tuple
 def scale_from_zero(items: Sequence[Item], outputs: Optional[Mapping[str, Any]] = None) -> Optional[ScaleFromZero]:
     """The check for the stack's EKS GPU node groups at min size 0; ``None`` when it has none."""
     mode = scaler(items)
-    if mode == sf.AUTO_MODE:
+    if mode in (sf.AUTO_MODE, sf.KARPENTER):
         groups = node_pools(items)
     else:
         groups = [g for g in gpu_node_groups(items) if g.min_size == 0]

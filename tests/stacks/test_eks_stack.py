@@ -158,3 +158,19 @@ def test_auto_mode_is_refused_for_an_existing_cluster_and_with_the_operator():
                    "gpuready:publicAccessCidrs": None, "gpuready:autoscaler": "auto-mode"})
     with pytest.raises(ConfigError, match="its own NVIDIA device plugin"):
         _render(**{"gpuready:autoscaler": "auto-mode", "gpuready:install": "gpu-operator"})
+
+
+def test_karpenter_variant_renders_its_controller_queue_and_gpu_node_pool(tmp_path, capsys):
+    rendering = _render(**{"gpuready:autoscaler": "karpenter"})
+    assert [r.name for r in rendering.of_type("aws:eks/nodeGroup:NodeGroup")] == ["eks-system"]
+    assert len(rendering.of_type("aws:cloudwatch/eventRule:EventRule")) == 5
+    (pool,) = rendering.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "16"}
+    assert rendering.outputs["autoscaler"] == "karpenter" and rendering.outputs["nodeGroupName"] == "gpuready-gpu"
+    path = tmp_path / "Pulumi.eks-karpenter.yaml"
+    path.write_text((ROOT / "stacks" / "Pulumi.eks.yaml").read_text() + "  gpuready:autoscaler: karpenter\n")
+    assert main(["plan", "--stack-file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "scale from zero: karpenter adds gpuready-gpu (g6.xlarge, 1 GPU; g6.2xlarge, 1 GPU; g6.12xlarge, " \
+           "4 GPUs)" in out
+    assert "chart: oci://public.ecr.aws/karpenter/karpenter 1.13.0" in out and "no violations" in out

@@ -1,5 +1,5 @@
 """EKS Auto Mode as EksGpuCluster builds it: the cluster's compute, storage and load balancing with their role
-policies, a GPU NodePool on the default NodeClass (checked against Karpenter's NodePool CRD), and no NVIDIA plugin."""
+policies, a GPU NodePool on the default NodeClass (checked against the NodePool CRD of the Karpenter chart), and no NVIDIA plugin."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .helpers import ATTACH, CLUSTER, NODE_GROUP, RELEASE, ROLE, args, build
 
 AUTO = {"autoscaler": AutoscalerArgs(mode="auto-mode")}
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
-CRD = ROOT / "tests" / "data" / "karpenter-crds-1.14.1" / "karpenter.sh_nodepools.yaml"
+CRD = ROOT / "tests" / "data" / "helm-charts" / "karpenter-1.13.0" / "crds" / "karpenter.sh_nodepools.yaml"
 
 
 @pytest.fixture

@@ -1,0 +1,174 @@
+"""Karpenter as EksGpuCluster installs it, checked against the vendored chart (values, strict render), its CRDs
+(EC2NodeClass, NodePool) and botocore's service models (every IAM action)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import botocore.session
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from components.eks_gpu import AutoscalerArgs
+from components.eks_gpu import scaler_facts as sf
+from components.eks_gpu.validation import check
+from components.errors import ConfigError
+from tests.conftest import ROOT, one
+
+from .helpers import NODE_GROUP, RELEASE, args, build
+
+KARPENTER = {"autoscaler": AutoscalerArgs(mode="karpenter")}
+CHART_DIR = ROOT / "tests" / "data" / "helm-charts" / f"karpenter-{sf.KARPENTER_CHART.version}"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+
+
+@pytest.fixture(scope="module")
+def built():
+    from gpuready.plan.render import run
+
+    holder = {}
+
+    def program():
+        from components.eks_gpu import EksGpuCluster
+
+        holder["eks"] = EksGpuCluster("ml", args(**KARPENTER))
+
+    return run(program, project="gpuready", stack="test", config={"aws:region": "us-east-1"}), holder["eks"]
+
+
+def _release(rendering):
+    (release,) = [r for r in rendering.of_type(RELEASE) if r.inputs["chart"] == sf.KARPENTER_CHART.name]
+    return release
+
+
+def _schema(crd_file: str) -> dict:
+    crd = yaml.safe_load((CHART_DIR / "crds" / crd_file).read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    return version["schema"]["openAPIV3Schema"]
+
+
+def _manifest(resource) -> dict:
+    return {"apiVersion": resource.inputs["apiVersion"], "kind": resource.inputs["kind"],
+            "metadata": resource.inputs["metadata"], "spec": resource.inputs["spec"]}
+
+
+def test_release_is_the_pinned_oci_chart_with_known_values(built):
+    rendering, _ = built
+    release = _release(rendering)
+    chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
+    assert release.inputs["chart"] == "oci://public.ecr.aws/karpenter/" + chart["name"]
+    assert release.inputs["version"] == chart["version"] and release.inputs["namespace"] == "kube-system"
+    values = release.inputs["values"]
+    defaults = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+    assert set(values["settings"]) <= set(defaults["settings"]) and set(values) <= set(defaults)
+    assert set(values["serviceAccount"]) <= set(defaults["serviceAccount"])
+    queue = one(rendering, "aws:sqs/queue:Queue", "ml-karpenter")
+    assert values["settings"] == {"clusterName": "ml", "interruptionQueue": queue.outputs["name"]}
+    assert values["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "ml-system"}
+    waits_for = {urn.rsplit("::", 1)[1] + " " + urn.split("::")[2].rsplit("$", 1)[-1] for urn in release.dependencies}
+    assert {"ml-karpenter aws:iam/rolePolicy:RolePolicy",
+            "ml-karpenter aws:eks/podIdentityAssociation:PodIdentityAssociation",
+            "ml-karpenter-node aws:eks/accessEntry:AccessEntry", "ml-system aws:eks/nodeGroup:NodeGroup"} <= waits_for
+
+
+def test_chart_renders_valid_objects_with_our_values(built):
+    helm_python = pytest.importorskip("helm_python")
+    values = _release(built[0]).inputs["values"]
+    files = helm_python.Chart.load(str(CHART_DIR)).render(values, name="karpenter", namespace="kube-system",
+                                                          is_install=True)
+    objects = [doc for path, text in files.items() if path.endswith(".yaml") for doc in yaml.safe_load_all(text)
+               if doc]
+    for o in objects:
+        kubernetes_validate.validate(o, "1.34.0", strict=True)
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["CLUSTER_NAME"] == "ml" and env["INTERRUPTION_QUEUE"] == "ml-karpenter"
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "karpenter"
+
+
+def test_controller_policy_actions_are_aws_operations_and_scoped(built):
+    rendering, _ = built
+    policy = json.loads(one(rendering, "aws:iam/rolePolicy:RolePolicy", "ml-karpenter").inputs["policy"])
+    session = botocore.session.get_session()
+    models = {"ec2": "ec2", "iam": "iam", "eks": "eks", "sqs": "sqs", "ssm": "ssm", "pricing": "pricing"}
+    operations = {prefix: set(session.get_service_model(service).operation_names) for prefix, service in models.items()}
+    for statement in policy["Statement"]:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        for action in actions:
+            prefix, _, operation = action.partition(":")
+            if prefix == "ec2" and operation in ("RunInstances", "CreateFleet", "CreateTags", "TerminateInstances"):
+                assert operation in operations["ec2"]
+            assert operation in operations[prefix] or (prefix, operation) == ("iam", "PassRole"), action
+        mutating = [a for a in actions if not a.split(":")[1].startswith(("Describe", "Get", "List"))]
+        if mutating and statement["Resource"] == "*":
+            pytest.fail(f"{statement['Sid']}: {mutating} on every resource")
+    deletes = [s for s in policy["Statement"] if s["Sid"] == "DeleteOwn"][0]
+    assert deletes["Condition"]["StringEquals"] == {"aws:ResourceTag/kubernetes.io/cluster/ml": "owned"}
+    passes = [s for s in policy["Statement"] if s["Sid"] == "PassNodeRole"][0]
+    assert passes["Resource"].endswith(":role/ml-karpenter-node")
+
+
+def test_interruption_queue_gets_every_event(built):
+    rendering, _ = built
+    queue = one(rendering, "aws:sqs/queue:Queue", "ml-karpenter")
+    assert queue.inputs["messageRetentionSeconds"] == 300 and queue.inputs["sqsManagedSseEnabled"] is True
+    patterns = {json.loads(r.inputs["eventPattern"])["detail-type"][0]
+                for r in rendering.of_type("aws:cloudwatch/eventRule:EventRule")}
+    assert patterns == {detail for _, detail in sf.KARPENTER_INTERRUPTION_EVENTS.values()}
+    targets = rendering.of_type("aws:cloudwatch/eventTarget:EventTarget")
+    assert len(targets) == 5 and {t.inputs["arn"] for t in targets} == {queue.outputs["arn"]}
+    policy = json.loads(one(rendering, "aws:sqs/queuePolicy:QueuePolicy", "ml-karpenter").inputs["policy"])
+    assert policy["Statement"][0]["Principal"]["Service"] == ["events.amazonaws.com", "sqs.amazonaws.com"]
+
+
+def test_node_class_is_valid_pinned_encrypted_and_imdsv2(built):
+    rendering, _ = built
+    (nodeclass,) = rendering.of_type(NODE_CLASS)
+    manifest = _manifest(nodeclass)
+    jsonschema.validate(manifest, _schema("karpenter.k8s.aws_ec2nodeclasses.yaml"))
+    spec = manifest["spec"]
+    assert manifest["metadata"]["name"] == "gpuready-gpu"
+    (alias,) = spec["amiSelectorTerms"]
+    assert re.fullmatch(r"al2023@v\d{8}", alias["alias"])  # pinned, never @latest
+    (volume,) = spec["blockDeviceMappings"]
+    assert volume["ebs"]["encrypted"] is True and int(volume["ebs"]["volumeSize"].removesuffix("Gi")) >= 100
+    assert spec["metadataOptions"]["httpTokens"] == "required"
+    assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
+    assert spec["role"] == "ml-karpenter-node"
+    assert spec["subnetSelectorTerms"] == [{"id": "subnet-a"}, {"id": "subnet-b"}]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**manifest, "spec": {**spec, "metadataOptions": {"httpTokens": "sometimes"}}},
+                            _schema("karpenter.k8s.aws_ec2nodeclasses.yaml"))
+
+
+def test_node_pool_is_valid_and_capped_at_the_stacks_gpus(built):
+    rendering, eks = built
+    (pool,) = rendering.of_type(NODE_POOL)
+    manifest = _manifest(pool)
+    jsonschema.validate(manifest, _schema("karpenter.sh_nodepools.yaml"))
+    template = manifest["spec"]["template"]
+    assert template["spec"]["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                "name": "gpuready-gpu"}
+    assert template["metadata"]["labels"] == eks.gpu_node_labels
+    assert template["spec"]["taints"] == [eks.gpu_taint]
+    assert manifest["spec"]["limits"] == {"nvidia.com/gpu": "12"}
+    assert {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]} in \
+        template["spec"]["requirements"]
+    names = {urn.rsplit("::", 1)[1] for urn in pool.dependencies}
+    assert {"ml-karpenter", "ml-gpu-nodeclass"} <= names
+
+
+def test_no_gpu_node_groups_and_the_device_plugin_is_still_installed(built):
+    rendering, eks = built
+    assert [r.name for r in rendering.of_type(NODE_GROUP)] == ["ml-system"]
+    assert eks.software.install_plan.provider("device-plugin") == "nvidia-device-plugin"
+
+
+def test_bottlerocket_is_refused_with_karpenter():
+    with pytest.raises(ConfigError) as error:
+        check(args({"ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}, **KARPENTER))
+    assert error.value.field == "node_group.ami_type"

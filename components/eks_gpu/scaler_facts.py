@@ -19,8 +19,6 @@ MODES = MappingProxyType({
     NONE: "nothing installed: the cluster's own autoscaler must scale the GPU node groups",
 })
 """``gpuready:autoscaler`` values. Default: cluster-autoscaler for a new cluster, none for an existing one."""
-AVAILABLE_MODES = (CLUSTER_AUTOSCALER, KARPENTER, AUTO_MODE, NONE)
-"""Modes this version builds (all of them)."""
 
 DEFAULT_KUBERNETES_VERSION = "1.34"
 """Version of a new cluster when none is given: pinned, so that the cluster-autoscaler image matches it."""

@@ -135,9 +135,6 @@ def _check_autoscaler(args: EksGpuClusterArgs) -> tuple[str, Optional[str]]:
     if mode == sf.AUTO_MODE and not new:
         raise ConfigError(field, mode, "EKS Auto Mode is switched on when the cluster is created",
                           "use it with a new cluster, or none / cluster-autoscaler for an existing one")
-    if mode not in sf.AVAILABLE_MODES:
-        raise ConfigError(field, mode, "not built by this version of gpuready yet",
-                          f"use {' or '.join(sf.AVAILABLE_MODES)}")
     if mode == sf.NONE and new and args.node_group.min_size == 0:
         raise ConfigError(field, mode, "a new cluster has no autoscaler, so GPU pods wait forever for a node of a "
                           "group at min_size 0", "use cluster-autoscaler (the default), or set min_size >= 1")

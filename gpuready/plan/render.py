@@ -97,6 +97,8 @@ class PlanMocks(pulumi.runtime.Mocks):
                 state.setdefault("certificateAuthority", {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})
                 issuer = f"https://oidc.eks.{self.region}.amazonaws.com/id/{args.name.upper()}"
                 state.setdefault("identities", [{"oidcs": [{"issuer": issuer}]}])
+            elif args.typ == "aws:sqs/queue:Queue":
+                state.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT_ID}/{state['name']}")
             elif args.typ == "aws:eks/nodeGroup:NodeGroup":
                 state.setdefault("nodeGroupName", args.name)
                 # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.

@@ -171,3 +171,13 @@ def test_bottlerocket_is_refused_with_karpenter():
     with pytest.raises(ConfigError) as error:
         check(args({"ami_type": "BOTTLEROCKET_x86_64_NVIDIA"}, **KARPENTER))
     assert error.value.field == "node_group.ami_type"
+
+
+def test_existing_cluster_can_get_karpenter(render):
+    from components.eks_gpu import ExistingClusterArgs
+
+    rendering, eks = build(render, cluster=None, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="x"),
+                           **KARPENTER)
+    assert rendering.of_type(NODE_GROUP) == [] and eks.capacity.autoscaler == "karpenter"
+    values = _release(rendering).inputs["values"]
+    assert values["settings"]["clusterName"] == "prod" and values["nodeSelector"] == {}

@@ -1,4 +1,4 @@
-"""``EksGpuCluster``: an EKS cluster (new or existing) with a GPU managed node group and the NVIDIA software."""
+"""``EksGpuCluster``: an EKS cluster (new or existing) with GPU nodes that scale from zero and the NVIDIA software."""
 
 from __future__ import annotations
 
@@ -38,8 +38,10 @@ def eks_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str,
 
 
 class EksGpuCluster(GpuCluster):
-    """A GPU managed node group (NVIDIA AMI, GPU taint, IMDSv2, encrypted volume, scaling from zero) in a new or
-    existing EKS cluster, and :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
+    """GPU nodes (NVIDIA AMI, GPU taint, IMDSv2, encrypted volume) in a new or existing EKS cluster, with what scales
+    them from zero (``args.autoscaler``): managed node groups, one per GPU count and model, and cluster-autoscaler
+    (or the cluster's own autoscaler), or a GPU NodePool of Karpenter or EKS Auto Mode; and
+    :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
 
     Inputs are checked before any resource is declared (see :mod:`.validation`).
     """

@@ -61,20 +61,23 @@ def tag_groups(parent: pulumi.Resource, node_groups: Sequence[tuple[str, Any, Ma
 
 
 def pod_identity(parent: pulumi.Resource, component: str, name: str, cluster_name: Any, policy: Any,
-                 namespace: str, service_account: str, depends_on: Sequence[pulumi.Resource],
+                 namespace: str, service_account: str, system_nodes: Sequence[pulumi.Resource],
                  tags: Mapping[str, str]) -> list:
-    """A role ``name`` for one service account through EKS Pod Identity, with an inline ``policy``, and the agent
-    add-on (``{component}-pod-identity-agent``); returns what a release using it must wait for."""
+    """A role ``name`` for one service account through EKS Pod Identity, with an inline ``policy``; returns what a
+    release using it must wait for. A new cluster (one with ``system_nodes``) also gets the agent add-on
+    (``{component}-pod-identity-agent``); an existing cluster must already run it (creating it twice fails)."""
     child = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(name, assume_role_policy=pod_identity_trust(), tags=dict(tags), opts=child)
     inline = aws.iam.RolePolicy(name, role=role.name, policy=policy, opts=child)
-    agent = aws.eks.Addon(f"{component}-pod-identity-agent", cluster_name=cluster_name,
-                          addon_name=sf.POD_IDENTITY_ADDON, tags=dict(tags),
-                          opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)))
     association = aws.eks.PodIdentityAssociation(
         name, cluster_name=cluster_name, namespace=namespace, service_account=service_account, role_arn=role.arn,
         tags=dict(tags), opts=child)
-    return [inline, agent, association]
+    if not system_nodes:
+        return [inline, association]
+    agent = aws.eks.Addon(f"{component}-pod-identity-agent", cluster_name=cluster_name,
+                          addon_name=sf.POD_IDENTITY_ADDON, tags=dict(tags),
+                          opts=pulumi.ResourceOptions(parent=parent, depends_on=list(system_nodes)))
+    return [inline, association, agent]
 
 
 def install(parent: pulumi.Resource, name: str, cluster_name: Any, region: Any, version: str,

@@ -213,3 +213,10 @@ def test_none_on_a_new_cluster_is_fine_with_warm_nodes():
     from components.eks_gpu.validation import check
 
     assert check(args({"min_size": 1}, autoscaler=AutoscalerArgs(mode="none"))).autoscaler == "none"
+
+
+def test_existing_cluster_keeps_its_own_pod_identity_agent(render):
+    rendering, _ = build(render, cluster=None, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="x"),
+                         autoscaler=AutoscalerArgs(mode="cluster-autoscaler", kubernetes_version="1.32"))
+    assert rendering.of_type("aws:eks/addon:Addon") == []  # creating the add-on a second time fails
+    assert one(rendering, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "ml-cluster-autoscaler")

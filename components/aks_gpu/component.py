@@ -8,7 +8,7 @@ from typing import Optional
 import pulumi
 import yaml
 
-from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
@@ -60,7 +60,11 @@ class AksGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         extra_taints = (k8s_facts.Taint(*facts.SPOT_TAINT),) if pool.spot else ()
-        taint = self._gpu_nodes("aks", {**pool.labels, "kubernetes.azure.com/accelerator": "nvidia"}, extra_taints)
+        software = K8sGpuSoftwareArgs(platform="aks", node_image=cap.node_image, options=args.software,
+                                      gpu_models=((cap.vm.gpu_model, cap.vm.gpu_memory_gib),),
+                                      extra_taints=extra_taints)
+        node_labels = {**pool.labels, **plan(software).node_labels}
+        taint = self._gpu_nodes("aks", {**node_labels, "kubernetes.azure.com/accelerator": "nvidia"}, extra_taints)
         agent_pool = cs.AgentPool(
             f"{name}-gpu",
             agent_pool_name=facts.GPU_POOL_NAME,
@@ -76,7 +80,7 @@ class AksGpuCluster(GpuCluster):
             min_count=pool.min_count,
             max_count=pool.max_count,
             node_taints=[f"{taint.key}={taint.value}:{taint.effect}"],
-            node_labels=dict(pool.labels) or None,
+            node_labels=node_labels or None,
             gpu_profile=cs.GPUProfileArgs(driver=cap.gpu_driver),
             gpu_instance_profile=cap.gpu_instance_profile,
             scale_set_priority=facts.PRIORITY_SPOT if pool.spot else facts.PRIORITY_REGULAR,
@@ -94,8 +98,7 @@ class AksGpuCluster(GpuCluster):
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
-            K8sGpuSoftwareArgs(platform="aks", node_image=cap.node_image, options=args.software,
-                               gpu_models=((cap.vm.gpu_model, cap.vm.gpu_memory_gib),), extra_taints=extra_taints),
+            software,
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[agent_pool]))
 
         self.node_pool_name = agent_pool.name

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
@@ -72,7 +72,9 @@ class EksGpuCluster(GpuCluster):
         launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
                                                 ng.root_volume_gib, ng.root_volume_kms_key_id, tags)
 
-        taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS})
+        software = K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
+                                      gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances))
+        taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS, **plan(software).node_labels})
         node_group = aws.eks.NodeGroup(
             f"{name}-gpu",
             cluster_name=cluster_name,
@@ -98,8 +100,7 @@ class EksGpuCluster(GpuCluster):
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
-            K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
-                               gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances)),
+            software,
             # The releases wait for their deployments (NFD master, the operator), which run on the system nodes.
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[node_group, *system_nodes]))

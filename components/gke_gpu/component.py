@@ -8,7 +8,7 @@ from typing import Any, Optional
 import pulumi
 
 from ..errors import ConfigError
-from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
@@ -77,7 +77,10 @@ class GkeGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         operator = args.software.install == "gpu-operator"
-        node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {})}
+        software = K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
+                                      gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),))
+        node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
+                       **plan(software).node_labels}
         taint = self._gpu_nodes("gke", {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator})
         sharing = pool.gpu_sharing
         accelerator = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
@@ -103,7 +106,7 @@ class GkeGpuCluster(GpuCluster):
                 cap.machine.machine_type, account.email, pool.disk_size_gb, node_labels, labels,
                 image_type=facts.IMAGE_TYPES[args.software.install],
                 # The GPU Operator's driver is an unsigned kernel module, which Secure Boot refuses to load.
-                secure_boot=not operator, spot=pool.spot, accelerators=[accelerator],
+                secure_boot=cap.driver_version != facts.DRIVER_DISABLED, spot=pool.spot, accelerators=[accelerator],
                 taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=taint.key, value=taint.value,
                                                                   effect=facts.GPU_TAINT_EFFECT)]),
             opts=pulumi.ResourceOptions(parent=self, depends_on=grants))
@@ -111,8 +114,7 @@ class GkeGpuCluster(GpuCluster):
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
-            K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
-                               gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),)),
+            software,
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[node_pool, *system_pools]))
 

@@ -4,6 +4,7 @@ container v1 discovery document."""
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import Mapping
 
 TYPE_TOKEN = "gpuready:gcp:GkeGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
@@ -31,6 +32,14 @@ GPU_TAINT_EFFECT = "NO_SCHEDULE"
 NO_GKE_DEVICE_PLUGIN_LABEL = MappingProxyType({"gke-no-default-nvidia-gpu-device-plugin": "true"})
 """Node label that keeps GKE's own device plugin off the nodes, for the GPU Operator's (NVIDIA GPU Operator docs,
 Google GKE)."""
+
+
+def node_image(driver_version: str, node_labels: Mapping[str, str]) -> str:
+    """Key of ``components.k8s_gpu.facts.NODE_IMAGES`` for a GPU pool with this ``gpuDriverVersion`` and labels."""
+    if driver_version == DRIVER_DISABLED:
+        return "gke/driver-disabled"
+    plugin_off = all(node_labels.get(k) == v for k, v in NO_GKE_DEVICE_PLUGIN_LABEL.items())
+    return "gke/driver-installed-operator" if plugin_off else "gke/driver-installed"
 
 IMAGE_TYPES = MappingProxyType({"device-plugin": "COS_CONTAINERD", "gpu-operator": "UBUNTU_CONTAINERD"})
 """Node image per install mode: the GPU Operator builds its driver on Ubuntu; GKE's own driver runs on COS."""

@@ -89,9 +89,6 @@ def _driver(pool: GpuNodePoolArgs, install: str) -> str:
     if version not in (*facts.DRIVER_INSTALLED, facts.DRIVER_DISABLED):
         raise ConfigError("node_pool.gpu_driver_version", version, "not a GKE driver installation setting",
                           f"use {', '.join(facts.DRIVER_INSTALLED)} or {facts.DRIVER_DISABLED}")
-    if install == "gpu-operator" and version != facts.DRIVER_DISABLED:
-        raise ConfigError("node_pool.gpu_driver_version", version, "the GPU Operator installs its own driver, so "
-                          "GKE's would be a second one", f"use {facts.DRIVER_DISABLED} (the default with the operator)")
     return version
 
 
@@ -185,7 +182,7 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
     driver = _driver(pool, install)
     _check_pool(pool, install)
     software = _software(args)
-    node_image = "gke/driver-disabled" if driver == facts.DRIVER_DISABLED else "gke/driver-installed"
+    node_image = facts.node_image(driver, facts.NO_GKE_DEVICE_PLUGIN_LABEL if install == "gpu-operator" else {})
     check_options("software", software, k8s_facts.NODE_IMAGES[node_image], node_image,
                   ((row.gpu_model, row.gpu_memory_gib),))
     return GkeCapacity(

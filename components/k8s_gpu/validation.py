@@ -83,6 +83,11 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
         raise ConfigError(f"{field}.install", options.install,
                           f"{image_key} ships no {' or '.join(missing)}, and the device plugin chart installs neither",
                           "use install 'gpu-operator', which installs them")
+    if options.install == "gpu-operator" and image.operator_image:
+        raise ConfigError(f"{field}.install", options.install,
+                          f"{image_key} runs the platform's own device plugin, which gives containers the driver "
+                          "without the container toolkit the operator's pods need",
+                          f"use node image {image.operator_image} (the platform's device plugin turned off)")
     replicas = options.time_slicing_replicas
     if replicas is not None:
         low, high = facts.TIME_SLICING_REPLICAS

@@ -47,6 +47,8 @@ class RenderedResource:
     """Top-level input names whose value is, or holds, a secret (shown unwrapped in ``inputs``)."""
     property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Input name -> URNs of the resources whose outputs it was built from (as the engine receives them)."""
+    dependencies: tuple[str, ...] = ()
+    """URNs the resource waits for besides its inputs' (``depends_on``)."""
 
 
 @dataclass
@@ -156,7 +158,8 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 urn=response.urn, type=request.type, name=request.name, parent=request.parent,
                 custom=bool(request.custom), remote=bool(request.remote), inputs=inputs, secret_inputs=frozenset(secret),
                 property_dependencies={k: tuple(v.urns) for k, v in request.propertyDependencies.items() if v.urns},
-                outputs=dict(self.resources[response.urn].state), provider=request.provider)
+                outputs=dict(self.resources[response.urn].state), provider=request.provider,
+                dependencies=tuple(request.dependencies))
             with self._lock:
                 self.records.append(record)
         return response

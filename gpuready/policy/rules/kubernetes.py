@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from components.eks_gpu import facts as eks_facts
+from components.gke_gpu import facts as gke_facts
 from components.k8s_gpu import facts as k8s_facts
 from components.k8s_gpu.scheduling import tolerates
 
@@ -82,8 +83,9 @@ def _node_image(pool) -> Optional[str]:
     elif pool.resource_type == GKE_NODE_POOL:
         accelerators = get(pool.props, "nodeConfig.guestAccelerators") or [{}]
         version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
-        key = {"INSTALLATION_DISABLED": "gke/driver-disabled", "DEFAULT": "gke/driver-installed",
-               "LATEST": "gke/driver-installed"}.get(version, "")
+        # GKE's device plugin is off where the pool carries its opt-out label: the GPU Operator's then runs.
+        key = gke_facts.node_image(version, get(pool.props, "nodeConfig.labels") or {}) \
+            if version in (*gke_facts.DRIVER_INSTALLED, gke_facts.DRIVER_DISABLED) else ""
     else:
         key = "aks/driver-none" if get(pool.props, "gpuProfile.driver") == "None" else "aks/driver-installed"
     return key if key in k8s_facts.NODE_IMAGES else None

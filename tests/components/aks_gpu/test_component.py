@@ -105,3 +105,15 @@ def test_children_parented_with_stable_names_and_camel_case(built):
         "ml", "ml-gpu", "ml-gpu-software", "ml-k8s"]
     for resource in rendering.resources:
         assert list(non_camel_keys(resource.inputs)) == [], resource.urn
+
+
+def test_operator_mig_names_the_profile_in_the_pools_node_label(render):
+    """The operator's MIG manager partitions by the node label; its ClusterPolicy keeps the CRD's all-disabled."""
+    rendering, aks = build(render, software=GpuSoftwareOptions(install="gpu-operator",
+                                                               mig=MigArgs(config="all-1g.10gb")))
+    (pool,) = rendering.of_type(POOL)
+    assert pool.inputs["nodeLabels"] == {"nvidia.com/mig.config": "all-1g.10gb"}
+    assert "gpuInstanceProfile" not in pool.inputs
+    assert aks.gpu_node_labels["nvidia.com/mig.config"] == "all-1g.10gb"
+    (release,) = rendering.of_type(RELEASE)
+    assert "config" not in release.inputs["values"]["migManager"]

@@ -83,8 +83,9 @@ def test_gpu_operator_disables_gke_driver_and_device_plugin(render):
     assert config["shieldedInstanceConfig"]["enableSecureBoot"] is False
     (release,) = rendering.of_type(RELEASE)
     values = release.inputs["values"]
-    assert (values["driver"], values["toolkit"], values["devicePlugin"]) == (
-        {"enabled": True}, {"enabled": True}, {"enabled": True})
+    assert (values["driver"], values["toolkit"]["enabled"], values["devicePlugin"]) == (
+        {"enabled": True}, True, {"enabled": True})
+    assert values["toolkit"]["env"] == [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]  # GKE 1.33+
     assert gke.capacity.node_image == "gke/driver-disabled"
 
 
@@ -134,3 +135,34 @@ def test_children_parented_with_stable_names_and_camel_case(built):
                       "ml-nodes-stackdriver-resourceMetadata-writer", "ml-system"]
     for resource in rendering.resources:
         assert list(non_camel_keys(resource.inputs)) == [], resource.urn
+
+
+def test_gpu_operator_on_gkes_own_driver(render):
+    """NVIDIA's GKE guide: GKE's driver, its device plugin off by label, the operator's toolkit and device plugin."""
+    rendering, gke = build(render, {"machine_type": "a2-ultragpu-1g", "gpu_driver_version": "LATEST"},
+                           software=GpuSoftwareOptions(install="gpu-operator", mig=MigArgs(config="all-1g.10gb")))
+    assert gke.capacity.node_image == "gke/driver-installed-operator"
+    config = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]
+    accelerator = config["guestAccelerators"][0]
+    assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "LATEST"}
+    assert "gpuPartitionSize" not in accelerator  # the operator's MIG manager partitions, by the node label
+    assert config["labels"] == {"gke-no-default-nvidia-gpu-device-plugin": "true",
+                                "nvidia.com/mig.config": "all-1g.10gb"}
+    assert gke.gpu_node_labels["nvidia.com/mig.config"] == "all-1g.10gb"
+    assert config["shieldedInstanceConfig"]["enableSecureBoot"] is True  # GKE's driver is signed
+    (release,) = rendering.of_type(RELEASE)
+    values = release.inputs["values"]
+    assert (values["driver"], values["toolkit"]["enabled"], values["devicePlugin"]["enabled"]) == (
+        {"enabled": False}, True, True)
+    assert values["hostPaths"] == {"driverInstallDir": "/home/kubernetes/bin/nvidia"}
+    assert values["migManager"] == {"enabled": True, "env": [{"name": "WITH_REBOOT", "value": "true"}]}
+    (quota,) = rendering.of_type("kubernetes:core/v1:ResourceQuota")
+    assert quota.urn in release.dependencies
+
+
+def test_operator_mig_with_the_operators_driver_labels_the_pool(render):
+    rendering, _ = build(render, {"machine_type": "a2-highgpu-1g"},
+                         software=GpuSoftwareOptions(install="gpu-operator", mig=MigArgs(config="all-1g.5gb")))
+    config = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]
+    assert config["labels"]["nvidia.com/mig.config"] == "all-1g.5gb"
+    assert "gpuPartitionSize" not in config["guestAccelerators"][0]

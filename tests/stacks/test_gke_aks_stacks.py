@@ -63,6 +63,21 @@ def test_gke_operator_mode_from_config():
     assert release.inputs["chart"] == "gpu-operator"
 
 
+def test_plan_passes_the_gke_operator_on_gkes_own_driver(tmp_path, capsys):
+    """The README's variant: GKE installs the driver, the GPU Operator the rest, MIG by the operator's manager."""
+    import yaml
+
+    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.gke.yaml").read_text())
+    stack["config"].update({"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST",
+                            "gpuready:machineType": "a2-highgpu-1g", "gpuready:mig": {"config": "all-1g.5gb"}})
+    path = tmp_path / "Pulumi.gke-operator.yaml"
+    path.write_text(yaml.safe_dump(stack))
+    assert main(["plan", "--stack-file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "driver: LATEST" in out and "nvidia.com/mig.config=all-1g.5gb" in out
+    assert "ResourceQuota" in out and "no violations" in out
+
+
 @pytest.mark.parametrize("stack,changes,field", [
     ("gke", {"gpuready:machineType": "g2-standard-8", "gpuready:accelerator": "nvidia-tesla-t4"},
      "node_pool.accelerator"),

@@ -155,6 +155,21 @@ def test_no_double_driver():
     assert "AL2023_x86_64_NVIDIA" in report.violations[0].message
 
 
+def test_no_double_driver_on_gke_with_the_operator_beside_gkes_driver():
+    """GKE's driver, its device plugin off by label, the operator's toolkit and device plugin: nothing twice."""
+    operator = render_stack("gke", **{"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST"})
+    assert violations(operator).violations == []
+
+    # Without the opt-out label GKE's device plugin runs beside the operator's.
+    plugin_on = render_stack("gke", break_resource(GKE_POOL, lambda p: set_prop(p, "node_config.labels", {}),
+                                                   name="gke-gpu"),
+                             **{"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST"})
+    report = violations(plugin_on)
+    assert broken(report) == {("no-double-driver", "mandatory", "gke-gpu-software-gpu-operator")}
+    messages = " ".join(v.message for v in report.violations)
+    assert "installs the device-plugin" in messages and "(gke/driver-installed)" in messages
+
+
 def test_helm_pinned_version():
     unpinned = render_stack("eks", break_resource(RELEASE, lambda p: set_prop(p, "version", None),
                                                   name="eks-gpu-software-device-plugin"))

@@ -80,7 +80,8 @@ class GkeGpuClusterArgs:
     """Create the cluster with these settings; give either this or ``existing_cluster``."""
     existing_cluster: Optional[ExistingClusterArgs] = None
     software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
-    """NVIDIA software: ``device-plugin`` mode uses GKE's own driver and device plugin; ``gpu-operator`` disables
-    them and installs NVIDIA's."""
+    """NVIDIA software: ``device-plugin`` mode uses GKE's own driver and device plugin; ``gpu-operator`` turns GKE's
+    device plugin off and runs NVIDIA's, on GKE's driver (``DEFAULT``/``LATEST``) or its own
+    (``INSTALLATION_DISABLED``, the default)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Resource labels for every Google Cloud resource (cost allocation)."""

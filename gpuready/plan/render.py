@@ -75,9 +75,14 @@ def _arn(type_: str, name: str, region: str) -> str:
 
 class PlanMocks(pulumi.runtime.Mocks):
     """Answers registrations with the inputs plus the few outputs programs read back: ids, names, ARNs, and an EKS
-    cluster's endpoint, certificate and OIDC issuer."""
+    cluster's endpoint, certificate and OIDC issuer.
 
-    def __init__(self, config: dict[str, str]) -> None:
+    With ``preview`` it answers as a first ``pulumi preview`` does: the inputs and the name only, so that ids, ARNs
+    and every other output the cloud computes are unknown, and so is every input built from them.
+    """
+
+    def __init__(self, config: dict[str, str], preview: bool = False) -> None:
+        self.preview = preview
         self.region = config.get("aws:region", "us-east-1")
         self.gcp_project = config.get("gcp:project", "example-project")
         self.azure_location = config.get("azure-native:location", "eastus")
@@ -85,6 +90,8 @@ class PlanMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
         state.setdefault("name", args.name)
+        if self.preview:
+            return None, state
         if args.typ.startswith("aws:"):
             state.setdefault("arn", _arn(args.typ, state["name"], self.region))
             if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
@@ -188,16 +195,18 @@ def _program_context(program_dir: Path):
         sys.path[:] = path
 
 
-def run(program: Callable[[], object], *, project: str, stack: str, config: dict[str, str]) -> Rendering:
+def run(program: Callable[[], object], *, project: str, stack: str, config: dict[str, str],
+        preview: bool = False) -> Rendering:
     """Run ``program`` under Pulumi's mock runtime with ``config``; return every resource it declared.
 
-    Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
+    ``preview`` runs it as a first ``pulumi preview``: outputs the cloud computes are unknown
+    (:class:`pulumi.output.Unknown` in the recorded inputs). Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
     """
     sys.unraisablehook = _quiet_leftover_loops
-    mocks = PlanMocks(config)
+    mocks = PlanMocks(config, preview)
     monitor = _RecordingMonitor(mocks)
     settings.set_root_resource(None)  # set_mocks reuses an existing root stack, and with it earlier exports
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config), [])
     _sync_await(run_pulumi_func(program))
     root = pulumi.runtime.get_root_resource()

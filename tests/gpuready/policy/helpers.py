@@ -44,9 +44,10 @@ def break_resource(type_: str, change: Callable[[dict], None], name: Optional[st
     return transformation
 
 
-def render_stack(stack: str, *transformations, **config_changes) -> Rendering:
+def render_stack(stack: str, *transformations, preview: bool = False, **config_changes) -> Rendering:
     """The reference stack ``stack`` rendered offline, with config changes (None removes a key) and transformations
-    applied to every resource it declares, as ``pulumi.runtime.register_stack_transformation`` applies them."""
+    applied to every resource it declares, as ``pulumi.runtime.register_stack_transformation`` applies them.
+    ``preview`` renders it as a first ``pulumi preview`` sees it: the outputs the cloud computes are unknown."""
     project = find_project(ROOT)
     config = load_stack_config(project.stack_file(stack), project.name)
     for key, value in config_changes.items():
@@ -63,7 +64,7 @@ def render_stack(stack: str, *transformations, **config_changes) -> Rendering:
 
         main()
 
-    return run(program, project=project.name, stack=stack, config=config)
+    return run(program, project=project.name, stack=stack, config=config, preview=preview)
 
 
 def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optional[Path] = None) -> PolicyReport:

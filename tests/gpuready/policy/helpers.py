@@ -67,12 +67,16 @@ def render_stack(stack: str, *transformations, preview: bool = False, **config_c
     return run(program, project=project.name, stack=stack, config=config, preview=preview)
 
 
-def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optional[Path] = None) -> PolicyReport:
+def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optional[Path] = None,
+               decided: bool = True) -> PolicyReport:
+    """The rules' report on ``rendering``; with ``decided``, checks that every rule decided every resource."""
     path = None
     if config is not None:
         path = (tmp or Path("/tmp")) / "policy-config.json"
         path.write_text(json.dumps(config))
-    return run_policies(rendering, path)
+    report = run_policies(rendering, path)
+    assert not decided or report.undecided == {}, report.undecided
+    return report
 
 
 def broken(report: PolicyReport) -> set[tuple[str, str, str]]:

@@ -239,9 +239,10 @@ def test_iam_rules(render):
         import pulumi_gcp as gcp
 
         role = aws.iam.Role("job", assume_role_policy="{}")
-        aws.iam.RolePolicy("job", role=role.name, policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        # role.id is unknown in a preview: the rules must not need it.
+        aws.iam.RolePolicy("job", role=role.id, policy=json.dumps({"Version": "2012-10-17", "Statement": [
             {"Effect": "Allow", "Action": action, "Resource": "*"}]}))
-        aws.iam.RolePolicyAttachment("job", role=role.name, policy_arn=policy_arn)
+        aws.iam.RolePolicyAttachment("job", role=role.id, policy_arn=policy_arn)
         gcp.projects.IAMMember("job", project="p", role=gcp_role, member="serviceAccount:job@p.iam")
 
     bad = violations(render(lambda: program("*", "arn:aws:iam::aws:policy/AdministratorAccess", "roles/owner")))

@@ -207,11 +207,12 @@ def test_caps_decide_from_the_known_capacity_when_some_is_unknown():
 def test_iam_rules_with_unknown_arns_and_documents():
     role = "aws:iam/role:Role"
     attachment = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+    everything = json.dumps({"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})
     resources = [
         Resource(attachment, "custom", {"role": U, "policyArn": U}),
         Resource(role, "admin", {"name": U, "managedPolicyArns": [U, "arn:aws:iam::aws:policy/AdministratorAccess"],
-                                 "inlinePolicies": [{"name": "computed", "policy": U}, {"name": "all", "policy": json.dumps(
-                                     {"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})}]}),
+                                 "inlinePolicies": [{"name": "computed", "policy": U},
+                                                    {"name": "all", "policy": everything}]}),
         Resource(attachment, "read-only", {"role": U, "policyArn": "arn:aws:iam::aws:policy/ReadOnlyAccess"}),
         Resource("gcp:projects/iAMMember:IAMMember", "member", {"member": U, "role": "roles/viewer", "project": "p"}),
     ]

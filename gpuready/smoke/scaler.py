@@ -164,15 +164,14 @@ def not_triggered(message: str, context: Context) -> Finding:
 
 def cloud_error(text: str, group: str, source: str = "cluster-autoscaler") -> Finding:
     """A failed launch, classified: EC2 capacity, EC2 quota, IAM, or a node that never joined."""
-    activities = f"aws autoscaling describe-scaling-activities --auto-scaling-group-name {group} --max-items 3" \
-        if group else "the controller's logs"
+    activities = f"aws autoscaling describe-scaling-activities --auto-scaling-group-name {group} --max-items 3"
     if re.search(r"VcpuLimitExceeded|VCPULimitExceeded|MaxSpotInstanceCountExceeded|quota", text, re.I):
         return Finding("quota", source, f"EC2 refused the GPU instance{_for(group)}: the account's vCPU quota for "
                        "the instance family is used up", text,
                        ("request more in Service Quotas (EC2: 'Running On-Demand G and VT instances' or 'Running "
                         "On-Demand P instances', or their Spot counterparts) for this region, or use a smaller type",))
     if re.search(r"AccessDenied|UnauthorizedOperation|not authorized", text):
-        return Finding("iam", source, f"the autoscaler may not change the group{_for(group)}", text,
+        return Finding("iam", source, f"the autoscaler's IAM role may not resize {group or 'the node group'}", text,
                        ("its IAM role needs autoscaling:SetDesiredCapacity and TerminateInstanceInAutoScalingGroup "
                         "on the cluster's tagged groups (gpuready:autoscaler builds it)",))
     if re.search(r"failed to register|ScaleUpTimedOut", text):
@@ -181,13 +180,14 @@ def cloud_error(text: str, group: str, source: str = "cluster-autoscaler") -> Fi
                               "the API and the registries, the AMI",))
     capacity = re.search(r"InsufficientInstanceCapacity|insufficient capacity|Unfulfillable|"
                          r"placeholder-cannot-be-fulfilled|cannot provision", text, re.I)
-    summary = (f"EC2 could not launch the GPU instance{_for(group)}: no capacity for the type in the group's zones "
-               "right now" + ("" if re.search(r"InsufficientInstanceCapacity|insufficient capacity", text, re.I)
-                              else ", or the account's vCPU quota"))
+    summary = (f"EC2 could not launch the GPU instance{_for(group)}: no capacity for the type in its zones right now"
+               + ("" if re.search(r"InsufficientInstanceCapacity|insufficient capacity", text, re.I)
+                  else ", or the account's vCPU quota"))
+    cause = f"; the cause: {activities}" if group else ""
     return Finding("capacity" if capacity else "scale-up-failed", source,
                    summary if capacity else f"a scale-up failed{_for(group)}", text,
                    ("other zones (subnets) or GPU types (gpuready:instanceTypes), ON_DEMAND instead of SPOT, a quota "
-                    f"increase, or retry later; the cause: {activities}",))
+                    f"increase, or retry later{cause}",))
 
 
 def _for(group: str) -> str:

@@ -14,8 +14,9 @@ from urllib.parse import parse_qs, urlparse
 
 
 class FakeKube:
-    def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=()):
-        self.phases, self.logs = list(phases), logs
+    def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
+                 forbidden=()):
+        self.phases, self.logs, self.forbidden = list(phases), logs, tuple(forbidden)
         self.stages = list(stages) or [{"events": list(events), "nodes": list(nodes)}]
         self.stage, self.listed = 0, False
         self.objects: dict[tuple[str, str], dict] = {}
@@ -65,6 +66,9 @@ class FakeKube:
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 path = url.path.rstrip("/")
+                if any(f in path for f in fake.forbidden):  # RBAC: the user may not read these
+                    return self._send(403, {"kind": "Status", "status": "Failure", "reason": "Forbidden",
+                                            "code": 403})
                 if path.endswith("/log"):
                     return self._send(200, fake.logs.encode(), "text/plain")
                 if path.endswith("/pods") and query.get("watch") in ("true", "1"):

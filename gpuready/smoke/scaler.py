@@ -236,9 +236,8 @@ def cluster_autoscaler(pod_events, context: Context, status: Optional[Mapping[st
     if status is not None:
         state = read_status(status)
         if now and state["updated"] and (now - state["updated"]).total_seconds() > CA_STALE_S:
-            minutes = (now - state["updated"]).total_seconds() / 60
-            findings.append(Finding("no-autoscaler", "cluster-autoscaler", f"cluster-autoscaler last wrote its status "
-                                    f"{minutes:.0f} min ago: it is not running",
+            findings.append(Finding("no-autoscaler", "cluster-autoscaler", "cluster-autoscaler has not written its "
+                                    f"status since {state['updated']:%Y-%m-%d %H:%M:%S %Z}: it is not running",
                                     fixes=(DEPLOYMENTS["cluster-autoscaler"],)))
         for group in state["groups"]:
             if group["scaleUp"] == "Backoff" and group["name"] not in failures:
@@ -370,7 +369,7 @@ def scheduler(pod_events, nodes: list[Mapping[str, Any]], context: Context) -> l
 
 # all together ----------------------------------------------------------------------------------------------------
 
-def no_autoscaler(context: Context, pending_for: float) -> Finding:
+def no_autoscaler(context: Context) -> Finding:
     scaler = context.autoscaler
     if scaler in DEPLOYMENTS:
         check = f"is the {scaler} controller ready? {DEPLOYMENTS[scaler]}"
@@ -382,7 +381,7 @@ def no_autoscaler(context: Context, pending_for: float) -> Finding:
     else:
         check = ("is a cluster-autoscaler or Karpenter running? kubectl get deploy -A | grep -iE "
                  "'autoscaler|karpenter'")
-    return Finding("no-autoscaler", "gpuready", f"no autoscaler reacted to the pod in {pending_for:.0f} s", "",
+    return Finding("no-autoscaler", "gpuready", f"no autoscaler reacted to the pod in {QUIET_AFTER_S // 60} min", "",
                    (check,))
 
 
@@ -396,7 +395,7 @@ def explain(pod_events: list[Mapping[str, Any]], context: Context, *, pending_fo
     findings = cluster_autoscaler(pod_events, context, status, status_events, since, now) + \
         karpenter(pod_events, context, nodeclaims, nodeclaim_events)
     if not findings and pending_for >= QUIET_AFTER_S:
-        findings.append(no_autoscaler(context, pending_for))
+        findings.append(no_autoscaler(context))
     return findings
 
 

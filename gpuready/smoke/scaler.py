@@ -21,7 +21,8 @@ DEPLOYMENTS = {
     "cluster-autoscaler": "kubectl -n kube-system get deploy -l app.kubernetes.io/name=aws-cluster-autoscaler; "
                           "kubectl -n kube-system logs -l app.kubernetes.io/name=aws-cluster-autoscaler --tail=50",
     "karpenter": "kubectl get deploy -A -l app.kubernetes.io/name=karpenter; kubectl get nodepools,nodeclaims",
-    "auto-mode": "aws eks describe-cluster --name CLUSTER --query cluster.computeConfig; kubectl get nodepools,nodeclaims",
+    "auto-mode": "aws eks describe-cluster --name CLUSTER --query cluster.computeConfig; "
+                 "kubectl get nodepools,nodeclaims",
 }
 
 

@@ -83,7 +83,8 @@ class FakeKube:
                     if found:
                         return self._send(200, found[0])
                 if path.startswith("/apis/karpenter.sh/v1/nodeclaims/"):
-                    found = [c for c in fake.now().get("nodeclaims", ()) if c["metadata"]["name"] == path.split("/")[-1]]
+                    name = path.split("/")[-1]
+                    found = [c for c in fake.now().get("nodeclaims", ()) if c["metadata"]["name"] == name]
                     if found:
                         return self._send(200, found[0])
                 if path == "/api/v1/nodes":

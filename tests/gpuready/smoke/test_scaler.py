@@ -72,7 +72,7 @@ def test_the_latest_word_counts_whatever_the_list_order():
     data = scenario("ca-backoff.json")
     pods = [e for e in data["events"] if e["involvedObject"]["kind"] == "Pod"]
     for events in (pods, pods[::-1]):
-        assert kinds(scaler.cluster_autoscaler(events, EKS)) == ["no-scale-up"]
+        assert kinds(scaler.cluster_autoscaler.explain(events, EKS)) == ["no-scale-up"]
 
 
 def test_backoff_is_ec2_capacity_or_quota_and_old_failures_are_ignored():
@@ -90,7 +90,7 @@ def test_backoff_is_ec2_capacity_or_quota_and_old_failures_are_ignored():
 
 def test_a_backoff_in_the_status_alone_is_reported():
     data = scenario("ca-backoff.json")
-    findings = scaler.cluster_autoscaler([], EKS, data["configmaps"][0], (), SINCE, UPDATED)
+    findings = scaler.cluster_autoscaler.explain([], EKS, data["configmaps"][0], (), SINCE, UPDATED)
     assert kinds(findings) == ["capacity"] and "AWS cannot provision any more instances" in findings[0].quote
 
 
@@ -134,7 +134,7 @@ def test_karpenter_insufficient_capacity_on_a_deleted_nodeclaim():
 
 def test_karpenter_nominated_claim_not_looked_up_is_a_launch_in_progress():
     events = [e for e in scenario("karpenter-launching.json")["events"] if e["reason"] == "Nominated"]
-    assert kinds(scaler.karpenter(events, EKS)) == ["launching"]
+    assert kinds(scaler.karpenter.explain(events, EKS)) == ["launching"]
 
 
 def test_karpenter_refusals_per_nodepool():
@@ -167,9 +167,17 @@ def test_scheduler_and_karpenter_failed_scheduling_are_told_apart():
     events = scenario("karpenter-nodepool-limit.json")["events"]
     said = scaler.scheduler(events, [], EKS)
     assert [f.quote for f in said if f.kind == "scheduler"] == [events[0]["message"]]
-    assert kinds(scaler.karpenter(events[:1], EKS)) == []
+    assert kinds(scaler.karpenter.explain(events[:1], EKS)) == []
 
 
 def test_go_and_rfc3339_times():
     assert scaler.parse_time("2026-11-22 10:03:10.482913377 +0000 UTC") == UPDATED
     assert scaler.parse_time("2026-11-22T10:03:10.482913Z") == UPDATED + timedelta(microseconds=482913)
+
+
+def test_a_failure_followed_by_an_accepted_scale_up_is_over():
+    events = [e for e in scenario("ca-backoff.json")["events"] if e["involvedObject"]["kind"] == "ConfigMap"]
+    retried = {**events[1], "lastTimestamp": "2026-11-22T10:05:02Z",
+               "message": events[1]["message"].replace("setting group", "group").replace("size to", "size set to")}
+    assert kinds(scaler.cluster_autoscaler.explain([], EKS, None, events, SINCE)) == ["capacity"]
+    assert kinds(scaler.cluster_autoscaler.explain([], EKS, None, events + [retried], SINCE)) == []

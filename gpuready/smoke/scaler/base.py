@@ -31,8 +31,9 @@ class Context:
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing that keeps the pod Pending. ``kind``: scaling-up, launching, no-scale-up, capacity, quota, iam,
-    not-registered, device-plugin, no-autoscaler, scheduler, no-gpu-node (stable codes for --json)."""
+    """One thing that keeps the pod Pending. ``kind``: scaling-up, launching (both: keep waiting), no-scale-up,
+    capacity, quota, iam, scale-up-failed, launch-failed, not-registered, device-plugin, no-autoscaler, scheduler,
+    no-gpu-node (stable codes for --json)."""
     kind: str
     source: str
     summary: str
@@ -87,14 +88,15 @@ def latest(events: Iterable[Mapping[str, Any]], reasons: Iterable[str], since: O
     return sorted(picked, key=lambda e: when(e) or datetime.min.replace(tzinfo=timezone.utc))
 
 
-def cloud_error(text: str, group: str, source: str = "cluster-autoscaler") -> Finding:
-    """A failed launch, classified: EC2 capacity, EC2 quota, IAM, or a node that never joined."""
-    activities = f"aws autoscaling describe-scaling-activities --auto-scaling-group-name {group} --max-items 3"
+def cloud_error(text: str, group: str, source: str = "cluster-autoscaler", cloud: str = "EC2") -> Finding:
+    """A failed launch, classified: the cloud's capacity or quota, IAM, or a node that never joined."""
+    aws = cloud == "EC2"
     if re.search(r"VcpuLimitExceeded|VCPULimitExceeded|MaxSpotInstanceCountExceeded|quota", text, re.I):
-        return Finding("quota", source, f"EC2 refused the GPU instance{_for(group)}: the account's vCPU quota for "
-                       "the instance family is used up", text,
+        return Finding("quota", source, f"{cloud} refused the GPU instance{_for(group)}: the account's quota for the "
+                       "GPU family is used up", text,
                        ("request more in Service Quotas (EC2: 'Running On-Demand G and VT instances' or 'Running "
-                        "On-Demand P instances', or their Spot counterparts) for this region, or use a smaller type",))
+                        "On-Demand P instances', or their Spot counterparts) for this region, or use a smaller type"
+                        if aws else "request a quota increase for the GPU family in this region",))
     if re.search(r"AccessDenied|UnauthorizedOperation|not authorized", text):
         return Finding("iam", source, f"the autoscaler's IAM role may not resize {group or 'the node group'}", text,
                        ("its IAM role needs autoscaling:SetDesiredCapacity and TerminateInstanceInAutoScalingGroup "
@@ -102,17 +104,19 @@ def cloud_error(text: str, group: str, source: str = "cluster-autoscaler") -> Fi
     if re.search(r"failed to register|ScaleUpTimedOut", text):
         return Finding("not-registered", source, f"a node was started{_for(group)} but never joined the cluster",
                        text, ("check the instance's bootstrap: node IAM role and access entry, subnets' route to "
-                              "the API and the registries, the AMI",))
+                              "the API and the registries, the AMI" if aws else "check the node pool's events",))
     capacity = re.search(r"InsufficientInstanceCapacity|insufficient capacity|Unfulfillable|"
-                         r"placeholder-cannot-be-fulfilled|cannot provision", text, re.I)
-    summary = (f"EC2 could not launch the GPU instance{_for(group)}: no capacity for the type in its zones right now"
-               + ("" if re.search(r"InsufficientInstanceCapacity|insufficient capacity", text, re.I)
-                  else ", or the account's vCPU quota"))
-    cause = f"; the cause: {activities}" if group else ""
+                         r"placeholder-cannot-be-fulfilled|cannot provision|RESOURCE_POOL_EXHAUSTED|STOCKOUT|"
+                         r"AllocationFailed|SkuNotAvailable", text, re.I)
+    summary = (f"{cloud} could not launch the GPU instance{_for(group)}: no capacity for the type in its zones right "
+               "now" + ("" if not aws or re.search(r"InsufficientInstanceCapacity|insufficient capacity", text, re.I)
+                        else ", or the account's vCPU quota"))
+    cause = (f"; the cause: aws autoscaling describe-scaling-activities --auto-scaling-group-name {group} "
+             "--max-items 3" if aws and group else "")
+    fix = ("other zones (subnets) or GPU types (gpuready:instanceTypes), ON_DEMAND instead of SPOT, a quota increase, "
+           f"or retry later{cause}" if aws else "other zones or GPU machine types, no Spot, or retry later")
     return Finding("capacity" if capacity else "scale-up-failed", source,
-                   summary if capacity else f"a scale-up failed{_for(group)}", text,
-                   ("other zones (subnets) or GPU types (gpuready:instanceTypes), ON_DEMAND instead of SPOT, a quota "
-                    f"increase, or retry later{cause}",))
+                   summary if capacity else f"a scale-up failed{_for(group)}", text, (fix,))
 
 
 def _for(group: str) -> str:

@@ -32,38 +32,53 @@ def triggered(message: str) -> Finding:
                    "(instance start, driver, device plugin); still waiting", message)
 
 
+MAX_SIZE = {"eks": "gpuready:maxSize", "gke": "gpuready:maxNodes", "aks": "gpuready:maxCount"}
+"""The stack key capping a platform's GPU node group."""
+
+
+def _eks(context: Context) -> bool:
+    """Node groups are EC2 Auto Scaling groups whose templates at zero nodes are tags (GKE and AKS know theirs)."""
+    return context.platform in (None, "eks")
+
+
+def _gpu_fix(context: Context) -> str:
+    template = (f"at zero nodes cluster-autoscaler learns a group's GPUs from its Auto Scaling group's tag "
+                f"{TEMPLATE}/resources/nvidia.com/gpu=<GPUs per node> (or from its first instance type); tag it, or "
+                if _eks(context) else "")
+    return (f"no group's template offers {context.gpus} nvidia.com/gpu: {template}ask for no more GPUs than the "
+            "group's machine type has (--gpus)")
+
+
 def _labels_fix(context: Context) -> str:
     tags = ", ".join(f"{TEMPLATE}/label/{k}={v}" for k, v in sorted(context.node_labels.items())) or "(none)"
-    return ("expected for the groups that are not GPU groups; for the GPU group at zero nodes cluster-autoscaler "
-            f"knows only the labels its Auto Scaling group is tagged with: tag it with {tags}")
+    where = (f"at zero nodes cluster-autoscaler knows only the labels its Auto Scaling group is tagged with: tag it "
+             f"with {tags}" if _eks(context) else "its node pool must carry the pod's node selector labels")
+    return f"expected for the groups that are not GPU groups; for the GPU group, {where}"
 
 
 def _taint_fix(context: Context) -> str:
     tolerated = ", ".join(f"{t['key']}:{t['effect']}" for t in context.taints) or "none"
-    return ("expected for tainted system groups; for the GPU group, its taint template tags "
-            f"({TEMPLATE}/taint/<key>=<value>:<effect>) must be taints the smoke pod tolerates ({tolerated})")
+    where = f"its taint template tags ({TEMPLATE}/taint/<key>=<value>:<effect>)" if _eks(context) else "its taints"
+    return (f"expected for tainted system groups; for the GPU group, {where} must be taints the smoke pod tolerates "
+            f"({tolerated})")
 
 
 REASONS: tuple[tuple[str, Any], ...] = (
-    (r"Insufficient nvidia\.com/gpu", lambda c: (
-        f"no group's template offers {c.gpus} nvidia.com/gpu: at zero nodes cluster-autoscaler learns a group's GPUs "
-        f"from its Auto Scaling group's tag {TEMPLATE}/resources/nvidia.com/gpu=<GPUs per node> (or from its first "
-        "instance type); tag it, or ask for no more GPUs than the group's instance type has (--gpus)")),
-    (r"Insufficient (\S+)", lambda c: "no group's node template has enough of that resource for the "
-                                                     "pod: a larger instance type, or a smaller request"),
+    (r"Insufficient nvidia\.com/gpu", _gpu_fix),
+    (r"Insufficient (\S+)", lambda c: "no group's node template has enough of that resource for the pod: a larger "
+                                      "machine type, or a smaller request"),
     (r"didn't match Pod's node affinity/selector", _labels_fix),
     (r"untolerated taint|didn't tolerate", _taint_fix),
     (r"max node group size reached", lambda c: (
-        "the group is at its maxSize: running GPU work holds its nodes, or raise it "
-        "(pulumi config set gpuready:maxSize N; pulumi up)")),
+        "the group is at its maximum size: running GPU work holds its nodes, or raise it "
+        f"(pulumi config set {MAX_SIZE.get(c.platform or 'eks', 'gpuready:maxSize')} N; pulumi up)")),
     (r"in backoff after failed scale-up", lambda c: (
-        "a recent scale-up of the group failed (EC2 capacity, quota or IAM: see cluster-autoscaler-status below); "
+        "a recent scale-up of the group failed (capacity, quota or IAM: see cluster-autoscaler-status below); "
         "cluster-autoscaler retries after a backoff of up to 30 min")),
     (r"not ready for scale-up", lambda c: (
         "cluster-autoscaler holds the group back (nodes that never registered, or a recent failure): "
         "kubectl -n kube-system describe configmap cluster-autoscaler-status")),
-    (r"max total nodes in cluster reached", lambda c: "cluster-autoscaler's --max-nodes-total is "
-                                                                     "reached"),
+    (r"max total nodes in cluster reached", lambda c: "cluster-autoscaler's --max-nodes-total is reached"),
     (r"exceeded quota|limit reached", lambda c: (
         "cluster-autoscaler's resource limits (--cores-total, --memory-total, --gpu-total) are reached")),
     (r"wouldn't fit if a new node is added", lambda c: "no group's node template can hold the pod"),
@@ -125,7 +140,7 @@ def explain(pod_events, context: Context, status: Optional[Mapping[str, Any]] = 
         message = event.get("message", "")
         name = (re.search(r"group (\S+?)(?::|\s|$)", message) or [None, ""])[1]
         if event["reason"] != "ScaledUpGroup":
-            failures[name] = cloud_error(f"{event['reason']}: {message}", name)
+            failures[name] = cloud_error(f"{event['reason']}: {message}", name, cloud=_cloud(context))
         elif " size set to " in message:  # executor.go: the cloud accepted the new size
             failures.pop(name, None)
     if status is not None:
@@ -136,5 +151,10 @@ def explain(pod_events, context: Context, status: Optional[Mapping[str, Any]] = 
                                     fixes=(DEPLOYMENTS["cluster-autoscaler"],)))
         for group in state["groups"]:
             if group["scaleUp"] == "Backoff" and group["name"] not in failures:
-                failures[group["name"]] = cloud_error(f"ScaleUp: Backoff {group['error']}".strip(), group["name"])
+                failures[group["name"]] = cloud_error(f"ScaleUp: Backoff {group['error']}".strip(), group["name"],
+                                                      cloud=_cloud(context))
     return findings + list(failures.values())
+
+
+def _cloud(context: Context) -> str:
+    return {"gke": "Compute Engine", "aks": "Azure"}.get(context.platform or "eks", "EC2")

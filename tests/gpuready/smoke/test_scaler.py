@@ -181,3 +181,12 @@ def test_a_failure_followed_by_an_accepted_scale_up_is_over():
                "message": events[1]["message"].replace("setting group", "group").replace("size to", "size set to")}
     assert kinds(scaler.cluster_autoscaler.explain([], EKS, None, events, SINCE)) == ["capacity"]
     assert kinds(scaler.cluster_autoscaler.explain([], EKS, None, events + [retried], SINCE)) == []
+
+
+def test_gke_and_aks_get_their_own_words():
+    for platform, key, cloud in (("gke", "gpuready:maxNodes", "Compute Engine"), ("aks", "gpuready:maxCount", "Azure")):
+        context = scaler.Context(**{**EKS.__dict__, "platform": platform})
+        finding, = explain("ca-not-triggered.json", context=context)
+        assert "node-template" not in str(finding.fixes) and key in finding.fixes[2]
+        capacity = explain("ca-backoff.json", context=context)[1]
+        assert capacity.summary.startswith(cloud) and "aws" not in capacity.fixes[0]

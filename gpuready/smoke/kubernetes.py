@@ -90,7 +90,7 @@ def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: sc
 
     pod_events = events(namespace, pod)
     ns, name = scaler.CA_STATUS
-    found, status = _read(client, lambda: plain(core_api.read_namespaced_config_map(name, ns)))
+    _, status = _read(client, lambda: plain(core_api.read_namespaced_config_map(name, ns)))
     status_events = (_read(client, lambda: events(ns, name))[1] or []) if status else []
     claims, claim_events = {}, []
     for claim in scaler.nominated(pod_events)[-1:]:

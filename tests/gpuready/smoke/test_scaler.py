@@ -190,3 +190,17 @@ def test_gke_and_aks_get_their_own_words():
         assert "node-template" not in str(finding.fixes) and key in finding.fixes[2]
         capacity = explain("ca-backoff.json", context=context)[1]
         assert capacity.summary.startswith(cloud) and "aws" not in capacity.fixes[0]
+
+
+@pytest.mark.parametrize("reason, message, kind", [
+    ("InsufficientCapacity", "creating instance, insufficient capacity, with fleet error(s), "
+                             "InsufficientInstanceCapacity: We currently do not have sufficient g6.xlarge capacity",
+     "capacity"),
+    ("VCPULimitExceeded", "An instance was requested that would exceed your VCPU quota", "quota"),
+    ("LaunchTemplateNotFound", "Launch templates not found when creating fleet request", "launch-failed"),
+    ("AwaitingReconciliation", "object is awaiting reconciliation", "launching"),
+])
+def test_karpenter_launched_condition(reason, message, kind):
+    claim = scenario("karpenter-launching.json")["nodeclaims"][0]
+    claim["status"]["conditions"][0].update(status="Unknown", reason=reason, message=message)
+    assert scaler.karpenter.nodeclaim_state("gpu-8xq2m", claim).kind == kind

@@ -13,6 +13,7 @@ from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
 from .args import AksGpuClusterArgs, ClusterArgs
@@ -122,7 +123,7 @@ class AksGpuCluster(GpuCluster):
                 workload_identity=cs.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True)),
             api_server_access_profile=cs.ManagedClusterAPIServerAccessProfileArgs(
                 authorized_ip_ranges=list(cluster.authorized_ip_ranges))
-            if cluster.authorized_ip_ranges else None,
+            if restricts(cluster.authorized_ip_ranges) else None,
             network_profile=cs.ContainerServiceNetworkProfileArgs(network_plugin="azure",
                                                                   network_plugin_mode="overlay"),
             auto_upgrade_profile=cs.ManagedClusterAutoUpgradeProfileArgs(upgrade_channel="stable",

@@ -12,6 +12,7 @@ from ..k8s_gpu import K8sGpuSoftwareArgs
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
 from .args import ClusterArgs, GkeGpuClusterArgs
@@ -160,7 +161,7 @@ class GkeGpuCluster(GpuCluster):
                 cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
                     cidr_block=cidr, display_name=f"allowed-{i}")
                     for i, cidr in enumerate(cluster.master_authorized_networks)])
-            if cluster.master_authorized_networks else None,
+            if restricts(cluster.master_authorized_networks) else None,
             ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
             enable_shielded_nodes=True,
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(

@@ -7,6 +7,7 @@ Platforms add entries to :data:`DESCRIBERS` and :data:`POOLS`; nothing else chan
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -80,14 +81,30 @@ def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any
     return facts
 
 
+API_ACCESS = "Kubernetes API reachable from"
+"""The fact every cluster describer sets: who can reach the cluster's API endpoint."""
+
+
+def _api_access(public: bool, cidrs: list[str]) -> str:
+    """``API_ACCESS`` of an endpoint: private, or public to ``cidrs`` (empty: anywhere)."""
+    if not public:
+        return "inside the cluster's network only (private endpoint)"
+    networks = [ipaddress.ip_network(c, strict=False) for c in cidrs]
+    if not networks or any(n.prefixlen == 0 for n in networks):
+        return "anywhere (0.0.0.0/0)"
+    if not any(n.is_global for n in networks):
+        return (f"{', '.join(cidrs)} (private or reserved ranges only: nothing on the internet matches them; to run pulumi up "
+                f"from outside the network, set gpuready:apiAllowedCidrs to your egress IP)")
+    return ", ".join(cidrs)
+
+
 def _eks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     vpc = r.inputs.get("vpcConfig") or {}
     public = vpc.get("endpointPublicAccess", True)
     encrypted = [res for c in [r.inputs.get("encryptionConfig") or {}] for res in c.get("resources") or []]
     return {
         "version": r.inputs.get("version") or "EKS default",
-        "API endpoint": ("public from " + ", ".join(vpc.get("publicAccessCidrs") or ["0.0.0.0/0"]) + " and private")
-        if public else "private only",
+        API_ACCESS: _api_access(public, vpc.get("publicAccessCidrs") or []),
         "encrypted with KMS": ", ".join(encrypted) or "nothing",
         "auth": (r.inputs.get("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP"),
     }
@@ -126,7 +143,7 @@ def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     return {
         "release channel": (r.inputs.get("releaseChannel") or {}).get("channel", "default"),
         "nodes": "private" if private.get("enablePrivateNodes") else "public IPs",
-        "API endpoint": "from " + ", ".join(networks) if networks else "anywhere (with credentials)",
+        API_ACCESS: _api_access(not private.get("enablePrivateEndpoint"), networks),
         "workload identity": (r.inputs.get("workloadIdentityConfig") or {}).get("workloadPool", "off"),
         "managed DCGM": "DCGM" in components,
     }
@@ -162,8 +179,7 @@ def _aks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     access = r.inputs.get("apiServerAccessProfile") or {}
     return {
         "version": r.inputs.get("kubernetesVersion") or "AKS default",
-        "API endpoint": "from " + ", ".join(access.get("authorizedIPRanges") or [])
-        if access.get("authorizedIPRanges") else "anywhere (with credentials)",
+        API_ACCESS: _api_access(not access.get("enablePrivateCluster"), access.get("authorizedIPRanges") or []),
         "local accounts": "disabled" if r.inputs.get("disableLocalAccounts") else "enabled",
         "system pool": [f"{p.get('name')}: {int(p.get('count', 0))}x {p.get('vmSize')}"
                         for p in r.inputs.get("agentPoolProfiles") or []],

@@ -18,6 +18,10 @@ KEYS = {
     "availabilityZones": "zones of the GPU pool (list of 1, 2, 3)",
     "nodeLabels": "extra labels of the GPU nodes (map)",
     "kubernetesVersion": "Kubernetes version of a new cluster (default: AKS's default)",
+    "deployerAdmin": "grant whoever runs pulumi up Azure Kubernetes Service RBAC Cluster Admin on the new cluster "
+                     "(default true)",
+    "deployerPrincipalType": "what runs pulumi up: User (default, az login) or ServicePrincipal (CI)",
+    "adminGroupObjectIds": "Entra ID groups made admins of the new cluster (list of object IDs)",
     "vnetSubnetId": "subnet for the nodes of a new cluster (default: AKS creates a network)",
     "tags": "tags for every Azure resource (map)",
     **API_ACCESS_KEYS,
@@ -41,7 +45,10 @@ def build(config: StackConfig) -> None:
         cluster=None if existing else ClusterArgs(
             kubernetes_version=config.get_str("kubernetesVersion"),
             authorized_ip_ranges=allowed,
-            vnet_subnet_id=config.get_str("vnetSubnetId")),
+            vnet_subnet_id=config.get_str("vnetSubnetId"),
+            deployer_admin=config.get_bool("deployerAdmin", True),
+            deployer_principal_type=config.get_str("deployerPrincipalType", "User"),
+            admin_group_object_ids=config.get_list("adminGroupObjectIds", [])),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         node_pool=GpuAgentPoolArgs(
             vm_size=config.require_str("vmSize"),

@@ -181,9 +181,22 @@ def _aks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
         "version": r.inputs.get("kubernetesVersion") or "AKS default",
         API_ACCESS: _api_access(not access.get("enablePrivateCluster"), access.get("authorizedIPRanges") or []),
         "local accounts": "disabled" if r.inputs.get("disableLocalAccounts") else "enabled",
+        **({"admin groups": aad["adminGroupObjectIDs"]}
+           if (aad := r.inputs.get("aadProfile") or {}).get("adminGroupObjectIDs") else {}),
         "system pool": [f"{p.get('name')}: {int(p.get('count', 0))}x {p.get('vmSize')}"
                         for p in r.inputs.get("agentPoolProfiles") or []],
     }
+
+
+_AZURE_ROLES = {"b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b": "Azure Kubernetes Service RBAC Cluster Admin"}
+"""Built-in Azure role ids -> names, for the role assignments the components make."""
+
+
+def _azure_role_assignment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    role = str(r.inputs.get("roleDefinitionId", "")).rsplit("/", 1)[-1]
+    scope = str(r.inputs.get("scope", ""))
+    return {"role": _AZURE_ROLES.get(role, role), "to": f"{r.inputs.get('principalType', 'User')} "
+            f"{r.inputs.get('principalId')}", "on": scope.rsplit("/", 1)[-1] or scope}
 
 
 def _aks_agent_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -245,6 +258,7 @@ DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] =
     "gcp:container/nodePool:NodePool": _gke_node_pool,
     "azure-native:containerservice:ManagedCluster": _aks_cluster,
     "azure-native:containerservice:AgentPool": _aks_agent_pool,
+    "azure-native:authorization:RoleAssignment": _azure_role_assignment,
 }
 """Resource type -> function giving the facts ``gpuready plan`` prints for it."""
 

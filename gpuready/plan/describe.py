@@ -149,6 +149,22 @@ def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     }
 
 
+def _gke_subnetwork(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    return {"region": r.inputs.get("region"), "nodes": r.inputs.get("ipCidrRange"),
+            **{s.get("rangeName"): s.get("ipCidrRange") for s in r.inputs.get("secondaryIpRanges") or []},
+            "private Google access": bool(r.inputs.get("privateIpGoogleAccess"))}
+
+
+def _gke_router_nat(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    scope = r.inputs.get("sourceSubnetworkIpRangesToNat")
+    by_urn = rendering.by_urn()
+    subnets = [by_urn[u].name for u in r.property_dependencies.get("subnetworks", ()) if u in by_urn] or \
+        [s.get("name") for s in r.inputs.get("subnetworks") or []]
+    return {"internet egress for": subnets if scope == "LIST_OF_SUBNETWORKS" else f"every subnetwork ({scope})",
+            "addresses": {"AUTO_ONLY": "allocated by Google"}.get(r.inputs.get("natIpAllocateOption"),
+                                                                  r.inputs.get("natIpAllocateOption"))}
+
+
 def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     config = r.inputs.get("nodeConfig") or {}
     accelerators = config.get("guestAccelerators") or []
@@ -256,6 +272,8 @@ DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] =
     "kubernetes:core/v1:Namespace": _namespace,
     "gcp:container/cluster:Cluster": _gke_cluster,
     "gcp:container/nodePool:NodePool": _gke_node_pool,
+    "gcp:compute/subnetwork:Subnetwork": _gke_subnetwork,
+    "gcp:compute/routerNat:RouterNat": _gke_router_nat,
     "azure-native:containerservice:ManagedCluster": _aks_cluster,
     "azure-native:containerservice:AgentPool": _aks_agent_pool,
     "azure-native:authorization:RoleAssignment": _azure_role_assignment,

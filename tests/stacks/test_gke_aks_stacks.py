@@ -116,3 +116,22 @@ def test_aks_deployer_and_admin_groups_get_cluster_admin_offline(capsys):
     assert grant.inputs["principalType"] == "ServicePrincipal"
     assert main(["plan", "--stack", "aks"]) == 0
     assert "role: Azure Kubernetes Service RBAC Cluster Admin" in capsys.readouterr().out
+
+
+def test_gke_private_nodes_get_cloud_nat_on_the_network_the_stack_creates(capsys):
+    nat = "gcp:compute/routerNat:RouterNat"
+    rendering = _render("gke")
+    (subnet,) = rendering.of_type("gcp:compute/subnetwork:Subnetwork")
+    (router_nat,) = rendering.of_type(nat)
+    assert router_nat.property_dependencies["subnetworks"] == (subnet.urn,)
+    yours = {"gpuready:network": {"network": "shared-vpc", "subnetwork": "gpu-nodes"}}
+    assert not _render("gke", **yours).of_type(nat)
+    (router_nat,) = _render("gke", **yours, **{"gpuready:cloudNat": True}).of_type(nat)
+    assert router_nat.inputs["subnetworks"][0]["name"] == \
+        "projects/my-gpu-project/regions/us-central1/subnetworks/gpu-nodes"
+    assert main(["plan", "--stack", "gke"]) == 0
+    assert "internet egress for: gke-subnet" in capsys.readouterr().out
+    with pytest.raises(ConfigError) as error:
+        _render("gke", **{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "x",
+                          "gpuready:apiAllowedCidrs": None, "gpuready:cloudNat": False})
+    assert error.value.field == "gpuready:cloudNat"

@@ -115,7 +115,8 @@ class AksGpuCluster(GpuCluster):
                         f"{facts.CLUSTER_ADMIN_ROLE}")
         principals = [(f"{name}-deployer-admin", client.object_id, cluster.deployer_principal_type)] \
             if cluster.deployer_admin else []
-        principals += [(f"{name}-admins-{group}", group, facts.GROUP_PRINCIPAL_TYPE) for group in cluster.admin_group_object_ids]
+        principals += [(f"{name}-admins-{group}", group, facts.GROUP_PRINCIPAL_TYPE)
+                       for group in cluster.admin_group_object_ids]
         return [auth.RoleAssignment(resource, principal_id=principal, principal_type=kind, role_definition_id=role,
                                     scope=scope, description="gpuready: cluster admin (installs the GPU software)",
                                     opts=pulumi.ResourceOptions(parent=self))

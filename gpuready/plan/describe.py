@@ -89,12 +89,15 @@ def _api_access(public: bool, cidrs: list[str]) -> str:
     """``API_ACCESS`` of an endpoint: private, or public to ``cidrs`` (empty: anywhere)."""
     if not public:
         return "inside the cluster's network only (private endpoint)"
-    networks = [ipaddress.ip_network(c, strict=False) for c in cidrs]
+    try:
+        networks = [ipaddress.ip_network(c, strict=False) for c in cidrs]
+    except (TypeError, ValueError):  # not CIDRs (any program can be planned): shown as they are
+        return ", ".join(map(str, cidrs))
     if not networks or any(n.prefixlen == 0 for n in networks):
         return "anywhere (0.0.0.0/0)"
     if not any(n.is_global for n in networks):
-        return (f"{', '.join(cidrs)} (private or reserved ranges only: nothing on the internet matches them; to run pulumi up "
-                f"from outside the network, set gpuready:apiAllowedCidrs to your egress IP)")
+        return (f"{', '.join(cidrs)} (private or reserved ranges only: nothing on the internet matches them; to run "
+                f"pulumi up from outside the network, set gpuready:apiAllowedCidrs to your egress IP)")
     return ", ".join(cidrs)
 
 

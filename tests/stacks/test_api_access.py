@@ -8,24 +8,14 @@ import pytest
 
 from components.errors import ConfigError
 from gpuready.cli import main
-from gpuready.plan.render import render
-from gpuready.project import find_project, load_stack_config
+from gpuready.plan.describe import API_ACCESS, describe
 from tests.conftest import ROOT
+
+from .test_gke_aks_stacks import _render
 
 CLUSTERS = {"eks": "aws:eks/cluster:Cluster", "gke": "gcp:container/cluster:Cluster",
             "aks": "azure-native:containerservice:ManagedCluster"}
 OLD_KEYS = {"eks": "publicAccessCidrs", "gke": "masterAuthorizedNetworks", "aks": "authorizedIpRanges"}
-
-
-def _render(stack: str, **changes):
-    project = find_project(ROOT)
-    config = load_stack_config(project.stack_file(stack), project.name)
-    for key, value in changes.items():
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value if isinstance(value, str) else json.dumps(value)
-    return render(project.main, project.name, stack, config)
 
 
 def _allowed(stack: str, inputs: dict) -> list[str]:
@@ -62,9 +52,10 @@ def test_anywhere_is_accepted_when_asked_for(stack):
 
 
 def test_a_private_eks_endpoint_needs_no_allow_list():
-    (cluster,) = _render("eks", **{"gpuready:apiAllowedCidrs": None,
-                                   "gpuready:endpointPublicAccess": False}).of_type(CLUSTERS["eks"])
+    rendering = _render("eks", **{"gpuready:apiAllowedCidrs": None, "gpuready:endpointPublicAccess": False})
+    (cluster,) = rendering.of_type(CLUSTERS["eks"])
     assert cluster.inputs["vpcConfig"]["endpointPublicAccess"] is False
+    assert describe(cluster, rendering)[API_ACCESS] == "inside the cluster's network only (private endpoint)"
 
 
 @pytest.mark.parametrize("stack", sorted(CLUSTERS))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pulumi
 import pytest
 
 from components.gke_gpu import ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GpuSharingArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions, MigArgs
-from tests.conftest import non_camel_keys
+from tests.conftest import explicit_dependencies, non_camel_keys
 
 from tests.conftest import one
 
@@ -141,18 +140,8 @@ ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
 
 
 def _software_depends_on(render, **overrides):
-    """The resources the GPU software component waits for (what its Helm releases wait for)."""
-    waits = []
-
-    def record(args):
-        if args.type_ == "gpuready:k8s:GpuSoftware":
-            waits.extend(args.opts.depends_on or [])
-
-    def program():
-        pulumi.runtime.register_stack_transformation(record)
-        GkeGpuCluster("ml", args(**overrides))
-
-    return render(program), waits
+    """What the GPU software component (its namespace and Helm releases) waits for."""
+    return explicit_dependencies(render, "gpuready:k8s:GpuSoftware", lambda: GkeGpuCluster("ml", args(**overrides)))
 
 
 def test_private_nodes_reach_the_internet_through_cloud_nat_on_the_network_created(render):
@@ -181,7 +170,7 @@ def test_private_nodes_reach_the_internet_through_cloud_nat_on_the_network_creat
                                           "sourceIpRangesToNats": ["ALL_IP_RANGES"]}]
     assert nat.property_dependencies["subnetworks"] == (subnet.urn,)
     # The DCGM exporter's image comes from nvcr.io: the releases wait for the NAT.
-    assert rendering.of_type(RELEASE) and any(getattr(w, "_name", None) == "ml-nat" for w in waits)
+    assert rendering.of_type(RELEASE) and "ml-nat" in waits
 
 
 def test_your_network_gets_cloud_nat_only_when_asked(render):

@@ -24,6 +24,11 @@ from pulumi.runtime.sync_await import _sync_await
 
 ACCOUNT_ID = "123456789012"
 """AWS's documented example account, used in placeholder ARNs."""
+AZURE_CLIENT = {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": "00000000-0000-4000-8000-000000000001",
+                "subscriptionId": "00000000-0000-4000-8000-000000000000",
+                "tenantId": "00000000-0000-4000-8000-00000000000a"}
+"""What ``azure-native:authorization:getClientConfig`` answers offline: a user signed in with the Azure CLI (its
+client id) in placeholder subscription and tenant."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,9 @@ class PlanMocks(pulumi.runtime.Mocks):
                 state.setdefault("identities", [{"oidcs": [{"issuer": issuer}]}])
             elif args.typ == "aws:eks/nodeGroup:NodeGroup":
                 state.setdefault("nodeGroupName", args.name)
+        elif args.typ == "azure-native:containerservice:ManagedCluster":
+            return (f"/subscriptions/{AZURE_CLIENT['subscriptionId']}/resourceGroups/{state.get('resourceGroupName')}"
+                    f"/providers/Microsoft.ContainerService/managedClusters/{args.name}"), state
         elif args.typ == "gcp:container/cluster:Cluster":
             state.setdefault("endpoint", "203.0.113.10")
             state.setdefault("masterAuth", {"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})
@@ -125,6 +133,8 @@ class PlanMocks(pulumi.runtime.Mocks):
                       f"    server: https://{name}-dns.hcp.{self.azure_location}.azmk8s.io:443\n"
                       f"    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n")
             return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
+        if args.token == "azure-native:authorization:getClientConfig":
+            return dict(AZURE_CLIENT)
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
         return {}

@@ -1,13 +1,13 @@
 """Security rules: IMDSv2 and encrypted volumes, volumes big enough for deep-learning images, no public IPs on GPU
-nodes, no open EKS endpoint, no wildcard or administrator IAM."""
+nodes, no open API endpoint (EKS, GKE, AKS), no wildcard or administrator IAM."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 
-from ..gpu import (AKS_AGENT_POOL, BATCH_CE, EKS_CLUSTER, EKS_NODE_GROUP, GKE_NODE_POOL, GPU_CAPACITY_TYPES,
-                   LAUNCH_TEMPLATE, get, is_gpu_capacity)
+from ..gpu import (AKS_AGENT_POOL, AKS_CLUSTER, BATCH_CE, EKS_CLUSTER, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL,
+                   GPU_CAPACITY_TYPES, LAUNCH_TEMPLATE, get, is_gpu_capacity)
 from ..rule import ADVISORY, MANDATORY, dependencies, each, known, of_type, resource_rule, stack_rule
 
 
@@ -106,9 +106,14 @@ gpu_nodes_no_public_ip = stack_rule(
     "gpu-nodes-no-public-ip", "GPU nodes and instances get no public IP address.", MANDATORY, _check_public_ips)
 
 
+def _anywhere(cidrs) -> bool:
+    """Whether an endpoint allow-list lets in the whole internet: empty, or with a /0."""
+    return not cidrs or any(str(c).endswith("/0") for c in cidrs)
+
+
 def _check_endpoint(resource_type, name, props, config):
     vpc = props.get("vpcConfig") or {}
-    if vpc.get("endpointPublicAccess", True) and "0.0.0.0/0" in (vpc.get("publicAccessCidrs") or ["0.0.0.0/0"]):
+    if vpc.get("endpointPublicAccess", True) and _anywhere(vpc.get("publicAccessCidrs")):
         yield "the Kubernetes API endpoint is public to the whole internet", \
             "set publicAccessCidrs to your networks, or endpointPublicAccess to false"
 
@@ -116,6 +121,26 @@ def _check_endpoint(resource_type, name, props, config):
 eks_endpoint_allow_list = resource_rule(
     "eks-endpoint-allow-list", "An EKS API endpoint is not public without an allow-list.", ADVISORY, (EKS_CLUSTER,),
     _check_endpoint)
+
+
+def _check_api_allow_list(resource_type, name, props, config):
+    if resource_type == GKE_CLUSTER:
+        public = not get(props, "privateClusterConfig.enablePrivateEndpoint", False)
+        cidrs = [c.get("cidrBlock") for c in get(props, "masterAuthorizedNetworksConfig.cidrBlocks", None) or []]
+        fix = "set masterAuthorizedNetworksConfig.cidrBlocks to your networks"
+    else:
+        public = not get(props, "apiServerAccessProfile.enablePrivateCluster", False)
+        cidrs = get(props, "apiServerAccessProfile.authorizedIPRanges", None) or []
+        fix = "set apiServerAccessProfile.authorizedIPRanges to your networks"
+    if public and _anywhere(cidrs):
+        yield "the Kubernetes API endpoint is public to the whole internet, with no allow-list", \
+            f"{fix} (gpuready:apiAllowedCidrs in the reference stacks), or make the endpoint private"
+
+
+api_endpoint_allow_list = resource_rule(
+    "api-endpoint-allow-list", "A GKE or AKS API endpoint is not public without an allow-list (CIS GKE and AKS "
+    "benchmarks: authorized networks / authorized IP ranges).", ADVISORY, (GKE_CLUSTER, AKS_CLUSTER),
+    _check_api_allow_list)
 
 _INLINE_POLICIES = ("aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy",
                     "aws:iam/groupPolicy:GroupPolicy")
@@ -172,4 +197,4 @@ iam_no_administrator = resource_rule(
                 "gcp:projects/iAMMember:IAMMember", "gcp:projects/iAMBinding:IAMBinding"), _check_admin)
 
 RULES = [launch_template_imdsv2, launch_template_encrypted, gpu_root_volume_size, gpu_nodes_no_public_ip,
-         eks_endpoint_allow_list, iam_no_wildcard_actions, iam_no_administrator]
+         eks_endpoint_allow_list, api_endpoint_allow_list, iam_no_wildcard_actions, iam_no_administrator]

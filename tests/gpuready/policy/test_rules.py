@@ -227,11 +227,39 @@ def test_gpu_nodes_no_public_ip(render_stack):
 
 
 def test_eks_endpoint_allow_list(reference, render_stack):
-    open_endpoint = render_stack("eks", **{"gpuready:publicAccessCidrs": None})
+    open_endpoint = render_stack("eks", **{"gpuready:apiAllowedCidrs": ["0.0.0.0/0"]})
     assert broken(violations(open_endpoint)) == {("eks-endpoint-allow-list", "advisory", "eks")}
     assert violations(open_endpoint).mandatory == []
-    private = render_stack("eks", **{"gpuready:publicAccessCidrs": None, "gpuready:endpointPublicAccess": False})
+    private = render_stack("eks", **{"gpuready:apiAllowedCidrs": None, "gpuready:endpointPublicAccess": False})
     assert violations(private).violations == []
+
+
+@pytest.mark.parametrize("stack", ["gke", "aks"])
+def test_api_endpoint_allow_list(stack, render_stack):
+    anywhere = render_stack(stack, **{"gpuready:apiAllowedCidrs": ["0.0.0.0/0"]})
+    report = violations(anywhere)
+    assert broken(report) == {("api-endpoint-allow-list", "advisory", stack)} and report.mandatory == []
+    assert "public to the whole internet" in report.violations[0].message
+    # Your own networks only: compliant (the reference stacks, and a public egress address).
+    assert violations(render_stack(stack, **{"gpuready:apiAllowedCidrs": ["8.20.30.40/32"]})).violations == []
+
+
+def test_api_endpoint_allow_list_reads_what_the_cluster_receives(render_stack):
+    def open_gke(props):
+        props["master_authorized_networks_config"] = None
+
+    assert broken(violations(render_stack("gke", break_resource("gcp:container/cluster:Cluster", open_gke)))) == {
+        ("api-endpoint-allow-list", "advisory", "gke")}
+
+    def private_gke(props):
+        open_gke(props)
+        set_prop(props, "private_cluster_config.enable_private_endpoint", True)
+
+    assert violations(render_stack("gke", break_resource("gcp:container/cluster:Cluster", private_gke))).violations \
+        == []
+    aks = render_stack("aks", break_resource("azure-native:containerservice:ManagedCluster",
+                                             lambda p: p.__setitem__("api_server_access_profile", None)))
+    assert broken(violations(aks)) == {("api-endpoint-allow-list", "advisory", "aks")}
 
 
 def test_iam_rules(render):

@@ -13,6 +13,7 @@ from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
 from .args import AksGpuClusterArgs, ClusterArgs
@@ -47,9 +48,11 @@ class AksGpuCluster(GpuCluster):
         pool = args.node_pool
         cs = azure.containerservice
 
+        admins = []
         if args.cluster is not None:
             cluster = self._cluster(name, args, args.cluster, tags)
             cluster_name = cluster.name
+            admins = self._admins(name, args.cluster, cluster.id)
             credentials = cs.list_managed_cluster_user_credentials_output(
                 resource_group_name=args.resource_group_name, resource_name=cluster.name, format="exec",
                 opts=pulumi.InvokeOutputOptions(parent=self))
@@ -99,10 +102,28 @@ class AksGpuCluster(GpuCluster):
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
             software,
-            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[agent_pool]))
+            # Azure RBAC takes minutes to honour a new role assignment (README, aks).
+            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
+                                        depends_on=[agent_pool, *admins]))
 
         self.node_pool_name = agent_pool.name
         self._register(cluster_name, config, "nodePoolName", self.node_pool_name, cap)
+
+    def _admins(self, name: str, cluster: ClusterArgs, scope: pulumi.Output[str]) -> list:
+        """Role assignments making the deployer and the admin groups cluster admins through Azure RBAC."""
+        auth = azure.authorization
+        client = auth.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        role = client.subscription_id.apply(
+            lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
+                        f"{facts.CLUSTER_ADMIN_ROLE}")
+        principals = [(f"{name}-deployer-admin", client.object_id, cluster.deployer_principal_type)] \
+            if cluster.deployer_admin else []
+        principals += [(f"{name}-admins-{group}", group, facts.GROUP_PRINCIPAL_TYPE)
+                       for group in cluster.admin_group_object_ids]
+        return [auth.RoleAssignment(resource, principal_id=principal, principal_type=kind, role_definition_id=role,
+                                    scope=scope, description="gpuready: cluster admin (installs the GPU software)",
+                                    opts=pulumi.ResourceOptions(parent=self))
+                for resource, principal, kind in principals]
 
     def _cluster(self, name: str, args: AksGpuClusterArgs, cluster: ClusterArgs, tags: dict[str, str]):
         cs = azure.containerservice
@@ -118,14 +139,16 @@ class AksGpuCluster(GpuCluster):
                 count=cluster.system_nodes, os_type="Linux", os_sku=facts.OS_SKU, type="VirtualMachineScaleSets",
                 enable_node_public_ip=False, vnet_subnet_id=cluster.vnet_subnet_id)],
             enable_rbac=True,
-            aad_profile=cs.ManagedClusterAADProfileArgs(managed=True, enable_azure_rbac=True),
+            aad_profile=cs.ManagedClusterAADProfileArgs(
+                managed=True, enable_azure_rbac=True,
+                admin_group_object_ids=list(cluster.admin_group_object_ids) or None),
             disable_local_accounts=True,
             oidc_issuer_profile=cs.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
             security_profile=cs.ManagedClusterSecurityProfileArgs(
                 workload_identity=cs.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True)),
             api_server_access_profile=cs.ManagedClusterAPIServerAccessProfileArgs(
                 authorized_ip_ranges=list(cluster.authorized_ip_ranges))
-            if cluster.authorized_ip_ranges else None,
+            if restricts(cluster.authorized_ip_ranges) else None,
             network_profile=cs.ContainerServiceNetworkProfileArgs(network_plugin="azure",
                                                                   network_plugin_mode="overlay"),
             auto_upgrade_profile=cs.ManagedClusterAutoUpgradeProfileArgs(upgrade_channel="stable",

@@ -25,8 +25,13 @@ class ClusterArgs:
     """A new GKE Standard cluster: private nodes, Workload Identity, shielded nodes, a release channel."""
 
     network: Optional[pulumi.Input[str]] = None
-    """VPC network (``default`` when omitted) and subnetwork with secondary ranges (GKE creates them when omitted)."""
+    """Your VPC network, and ``subnetwork`` in the cluster's region. When omitted the component creates both
+    (``facts.SUBNET_RANGES``), with Cloud NAT."""
     subnetwork: Optional[pulumi.Input[str]] = None
+    cloud_nat: Optional[bool] = None
+    """A Cloud Router and Cloud NAT for the nodes' subnetwork, so that the private nodes pull images from the
+    internet (Docker Hub, nvcr.io). Default: on for the network the component creates, off for yours (which may
+    have its NAT already; a subnetwork takes one NAT per region)."""
     release_channel: str = "REGULAR"
     master_ipv4_cidr_block: str = "172.16.0.32/28"
     """The control plane's private range (a /28 unused in the network)."""

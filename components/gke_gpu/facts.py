@@ -60,5 +60,14 @@ WORKLOAD_METADATA_MODE = "GKE_METADATA"
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 MONITORING_COMPONENTS = ("SYSTEM_COMPONENTS", "DCGM")
 """GKE's managed DCGM metrics: the DCGM component with Google Cloud Managed Service for Prometheus."""
+SUBNET_RANGES = MappingProxyType({"nodes": "10.10.0.0/20", "services": "10.10.16.0/20", "pods": "10.12.0.0/14"})
+"""The subnetwork a new cluster gets when no network is given: its primary range (nodes) and the secondary ranges
+GKE takes pods and services from, by range name; none overlaps the control plane's 172.16.0.32/28."""
+NAT_IP_ALLOCATION = "AUTO_ONLY"
+NAT_SOURCE_SUBNETWORKS = "LIST_OF_SUBNETWORKS"
+NAT_SUBNETWORK_RANGES = ("ALL_IP_RANGES",)
+NAT_LOG_FILTER = "ERRORS_ONLY"
+"""Cloud NAT for the nodes' subnetwork only (all its ranges, pods included), with Google-allocated addresses: private
+nodes have no public IP, and images from Docker Hub or nvcr.io are on the internet. Errors are logged."""
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 """Untainted nodes of a new cluster for kube-dns, the GPU Operator's controller and NFD's master."""

@@ -176,6 +176,12 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
         if cluster.system_nodes < 1:
             raise ConfigError("cluster.system_nodes", cluster.system_nodes, "a new cluster needs CPU nodes for "
                               "kube-dns and the GPU software's controllers", "use 1 or more")
+        if cluster.network is None and cluster.subnetwork is not None:
+            raise ConfigError("cluster.network", None, "a subnetwork without its network",
+                              "give network too, or neither (a network and subnetwork are created)")
+        if cluster.network is not None and cluster.cloud_nat and cluster.subnetwork is None:
+            raise ConfigError("cluster.subnetwork", None, "Cloud NAT on your network needs the subnetwork the "
+                              "nodes use", "give subnetwork, or leave cloud_nat off if the network has its NAT")
     pool = args.node_pool
     row = _machine(pool)
     install = args.software.install

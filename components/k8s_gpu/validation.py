@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Mapping, Optional, Sequence
 
@@ -43,6 +44,11 @@ def check_cluster_choice(cluster: object, existing: Optional[ExistingClusterArgs
                           "give cluster=ClusterArgs() to create one, or existing_cluster")
     if existing is not None and not existing.name:
         raise ConfigError("existing_cluster.name", existing.name, "required", "give the cluster's name")
+
+
+def restricts(cidrs: Sequence[str]) -> bool:
+    """Whether an API endpoint allow-list keeps anyone out: it is not empty and holds no /0 (anywhere)."""
+    return bool(cidrs) and all(ipaddress.ip_network(c, strict=False).prefixlen > 0 for c in cidrs)
 
 
 def mig_profiles(model: str, memory_gib: float) -> Optional[tuple[str, ...]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import PlannedResource, PlanResult
+from .describe import API_ACCESS
 
 
 def _value(value: Any) -> str:
@@ -44,6 +45,9 @@ def render_text(result: PlanResult) -> str:
                      f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")
     else:
         lines.append("  no GPU capacity found in this stack")
+    access = [(r.name, r.facts[API_ACCESS]) for r in result.resources if API_ACCESS in r.facts]
+    if access:
+        lines += ["", f"{API_ACCESS}:", *(f"  {name}: {value}" for name, value in access)]
     if result.policy is not None:
         lines += ["", *_policy_lines(result)]
     return "\n".join(lines) + "\n"

@@ -35,7 +35,7 @@ def test_entry_point_only_builds_the_pack_from_the_rule_collection():
 
 def test_rules_have_unique_kebab_names_descriptions_and_levels():
     names = [r.name for r in RULES]
-    assert len(names) == len(set(names)) == 18
+    assert len(names) == len(set(names)) == 19
     for rule in RULES:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
         assert isinstance(rule, (ResourceValidationPolicy, StackValidationPolicy))

@@ -41,7 +41,7 @@ def test_reference_stack_builds_network_cluster_node_group_and_software(renderin
     assert set(ng.inputs["subnetIds"]) == private
     assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true"}
     (cluster,) = rendering.of_type("aws:eks/cluster:Cluster")
-    assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["10.0.0.0/8"]
 
 
 def test_reference_stack_exports_what_gpuready_smoke_reads(rendering):
@@ -61,7 +61,7 @@ def test_every_input_key_is_camel_case(rendering):
 
 def test_existing_cluster_with_secret_kubeconfig_and_the_operator():
     rendering = _render(**{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
-                           "gpuready:install": "gpu-operator", "gpuready:publicAccessCidrs": None})
+                           "gpuready:install": "gpu-operator", "gpuready:apiAllowedCidrs": None})
     assert not rendering.of_type("aws:eks/cluster:Cluster")
     (provider,) = rendering.of_type("pulumi:providers:kubernetes")
     assert provider.secret_inputs == {"kubeconfig"}

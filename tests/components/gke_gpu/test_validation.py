@@ -57,6 +57,8 @@ from .helpers import args
     ({}, {"cluster": ClusterArgs(release_channel="NIGHTLY")}, "cluster.release_channel", "RAPID"),
     ({}, {"cluster": ClusterArgs(master_authorized_networks=["10.0.0.0/33"])}, "cluster.master_authorized_networks",
      "not a CIDR"),
+    ({}, {"cluster": ClusterArgs(subnetwork="gpu-nodes")}, "cluster.network", "without its network"),
+    ({}, {"cluster": ClusterArgs(network="shared-vpc", cloud_nat=True)}, "cluster.subnetwork", "Cloud NAT"),
 ])
 def test_impossible_setups_are_refused(pool, overrides, field, words):
     with pytest.raises(ConfigError) as error:

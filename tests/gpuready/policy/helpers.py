@@ -44,9 +44,10 @@ def break_resource(type_: str, change: Callable[[dict], None], name: Optional[st
     return transformation
 
 
-def render_stack(stack: str, *transformations, **config_changes) -> Rendering:
+def render_stack(stack: str, *transformations, preview: bool = False, **config_changes) -> Rendering:
     """The reference stack ``stack`` rendered offline, with config changes (None removes a key) and transformations
-    applied to every resource it declares, as ``pulumi.runtime.register_stack_transformation`` applies them."""
+    applied to every resource it declares, as ``pulumi.runtime.register_stack_transformation`` applies them.
+    ``preview`` renders it as a first ``pulumi preview`` sees it: the outputs the cloud computes are unknown."""
     project = find_project(ROOT)
     config = load_stack_config(project.stack_file(stack), project.name)
     for key, value in config_changes.items():
@@ -63,15 +64,19 @@ def render_stack(stack: str, *transformations, **config_changes) -> Rendering:
 
         main()
 
-    return run(program, project=project.name, stack=stack, config=config)
+    return run(program, project=project.name, stack=stack, config=config, preview=preview)
 
 
-def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optional[Path] = None) -> PolicyReport:
+def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optional[Path] = None,
+               decided: bool = True) -> PolicyReport:
+    """The rules' report on ``rendering``; with ``decided``, checks that every rule decided every resource."""
     path = None
     if config is not None:
         path = (tmp or Path("/tmp")) / "policy-config.json"
         path.write_text(json.dumps(config))
-    return run_policies(rendering, path)
+    report = run_policies(rendering, path)
+    assert not decided or report.undecided == {}, report.undecided
+    return report
 
 
 def broken(report: PolicyReport) -> set[tuple[str, str, str]]:

@@ -34,7 +34,7 @@ def test_own_program_with_violations_exits_1_and_groups_them_by_resource(tmp_pat
     program = _program(tmp_path, "arn:aws:iam::aws:policy/AdministratorAccess", "optional")
     assert main(["plan", "--program", str(program), "--stack", "dev"]) == 1
     out = capsys.readouterr().out
-    assert "Policies: 18 rules, 2 mandatory and 0 advisory violations:" in out
+    assert "Policies: 19 rules, 2 mandatory and 0 advisory violations:" in out
     assert "  aws:iam/rolePolicyAttachment:RolePolicyAttachment admin\n    [mandatory] iam-no-administrator: admin: " \
            "AdministratorAccess attached. Fix: " in out
     assert "[mandatory] launch-template-imdsv2: gpu: instances accept IMDSv1" in out
@@ -43,7 +43,7 @@ def test_own_program_with_violations_exits_1_and_groups_them_by_resource(tmp_pat
 def test_compliant_program_exits_0(tmp_path, capsys):
     program = _program(tmp_path, "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "required")
     assert main(["plan", "--program", str(program), "--stack", "dev"]) == 0
-    assert "Policies: 18 rules, no violations" in capsys.readouterr().out
+    assert "Policies: 19 rules, no violations" in capsys.readouterr().out
 
 
 def test_json_and_junit_for_ci(tmp_path, capsys):
@@ -56,7 +56,7 @@ def test_json_and_junit_for_ci(tmp_path, capsys):
     assert (violation["policy"], violation["level"], violation["resource"]) == ("iam-no-administrator", "mandatory",
                                                                                "admin")
     suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite.get("tests") == "18" and suite.get("failures") == "1"
+    assert suite.get("tests") == "19" and suite.get("failures") == "1"
     failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
     assert failed == ["iam-no-administrator"]
 

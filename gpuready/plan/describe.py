@@ -264,6 +264,13 @@ def _namespace(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     return {"pod security": labels.get("pod-security.kubernetes.io/enforce", "cluster default")}
 
 
+def _resource_quota(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    spec = r.inputs.get("spec") or {}
+    scopes = [", ".join(e.get("values") or ()) for e in (spec.get("scopeSelector") or {}).get("matchExpressions") or ()
+              if e.get("scopeName") == "PriorityClass"]
+    return {"pods": (spec.get("hard") or {}).get("pods"), **({"priority classes": "; ".join(scopes)} if scopes else {})}
+
+
 DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] = {
     "aws:batch/computeEnvironment:ComputeEnvironment": _batch_compute_environment,
     "aws:batch/jobQueue:JobQueue": _batch_job_queue,
@@ -273,6 +280,7 @@ DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] =
     "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
     "kubernetes:helm.sh/v3:Release": _helm_release,
     "kubernetes:core/v1:Namespace": _namespace,
+    "kubernetes:core/v1:ResourceQuota": _resource_quota,
     "gcp:container/cluster:Cluster": _gke_cluster,
     "gcp:container/nodePool:NodePool": _gke_node_pool,
     "gcp:compute/subnetwork:Subnetwork": _gke_subnetwork,

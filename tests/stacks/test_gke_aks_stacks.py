@@ -75,7 +75,7 @@ def test_plan_passes_the_gke_operator_on_gkes_own_driver(tmp_path, capsys):
     assert main(["plan", "--stack-file", str(path)]) == 0
     out = capsys.readouterr().out
     assert "driver: LATEST" in out and "nvidia.com/mig.config=all-1g.5gb" in out
-    assert "ResourceQuota" in out and "no violations" in out
+    assert "priority classes: system-node-critical, system-cluster-critical" in out and "no violations" in out
 
 
 @pytest.mark.parametrize("stack,changes,field", [

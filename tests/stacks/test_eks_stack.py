@@ -41,7 +41,7 @@ def test_reference_stack_builds_network_cluster_node_group_and_software(renderin
     assert set(ng.inputs["subnetIds"]) == private
     assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true"}
     (cluster,) = rendering.of_type("aws:eks/cluster:Cluster")
-    assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["10.0.0.0/8"]
+    assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["0.0.0.0/0"]
 
 
 def test_reference_stack_exports_what_gpuready_smoke_reads(rendering):

@@ -23,7 +23,7 @@ from components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
 from gpuready.plan.render import run
 from gpuready.policy import RULES
 
-from .helpers import break_resource, broken, set_prop, violations
+from .helpers import ENDPOINT_RULES, break_resource, broken, set_prop, violations
 from .helpers import render_stack as render_known
 
 CE = "aws:batch/computeEnvironment:ComputeEnvironment"
@@ -70,6 +70,16 @@ def test_reference_stacks_pass_every_rule(reference, stack, tmp_path):
                         tmp_path)
     assert report.violations == []
     assert len(report.policies) == len(RULES)
+
+
+@pytest.mark.parametrize("stack", sorted(ENDPOINT_RULES))
+def test_shipped_kubernetes_stacks_allow_anywhere_and_are_told(stack, preview, tmp_path):
+    """The stack files reach their API from anywhere so a first pulumi up works; the pack says to narrow it."""
+    from tests.conftest import ROOT
+
+    report = violations(render_known(stack, preview=preview, shipped=True),
+                        json.loads((ROOT / "policies" / "policy-config.json").read_text()), tmp_path)
+    assert {(v.policy, v.level) for v in report.violations} == {(ENDPOINT_RULES[stack], "advisory")}
 
 
 def _append_cpu_type(props):

@@ -69,7 +69,8 @@ def test_plan_passes_the_gke_operator_on_gkes_own_driver(tmp_path, capsys):
 
     stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.gke.yaml").read_text())
     stack["config"].update({"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST",
-                            "gpuready:machineType": "a2-highgpu-1g", "gpuready:mig": {"config": "all-1g.5gb"}})
+                            "gpuready:machineType": "a2-highgpu-1g", "gpuready:mig": {"config": "all-1g.5gb"},
+                            "gpuready:apiAllowedCidrs": ["198.51.100.0/24"]})
     path = tmp_path / "Pulumi.gke-operator.yaml"
     path.write_text(yaml.safe_dump(stack))
     assert main(["plan", "--stack-file", str(path)]) == 0

@@ -33,7 +33,7 @@ def main() -> None:
                           f"use one of {', '.join(sorted(PLATFORMS))}")
     try:
         module = importlib.import_module(PLATFORMS[platform])
-        config.reject_unknown({"platform", *module.KEYS})
+        config.reject_unknown({"platform", *module.KEYS}, getattr(module, "RENAMED", {}))
         module.build(config)
     except MissingExtra as missing:
         raise MissingExtra(f"{missing}. The {platform} platform needs: pip install 'gpuready[{EXTRAS[platform]}]'") \

@@ -5,7 +5,8 @@ from __future__ import annotations
 from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, ExistingClusterArgs, GpuAgentPoolArgs
 
 from .config import StackConfig
-from .kubernetes import EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, existing_cluster, export, software_options
+from .kubernetes import (API_ACCESS_KEYS, EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, api_allowed_cidrs, existing_cluster,
+                         export, software_options)
 
 KEYS = {
     "resourceGroupName": "resource group of the cluster (required; an existing one)",
@@ -17,13 +18,18 @@ KEYS = {
     "availabilityZones": "zones of the GPU pool (list of 1, 2, 3)",
     "nodeLabels": "extra labels of the GPU nodes (map)",
     "kubernetesVersion": "Kubernetes version of a new cluster (default: AKS's default)",
-    "authorizedIpRanges": "CIDRs allowed to reach the API server (list; default anywhere)",
+    "deployerAdmin": "grant whoever runs pulumi up Azure Kubernetes Service RBAC Cluster Admin on the new cluster "
+                     "(default true)",
+    "deployerPrincipalType": "what runs pulumi up: User (default, az login) or ServicePrincipal (CI)",
+    "adminGroupObjectIds": "Entra ID groups made admins of the new cluster (list of object IDs)",
     "vnetSubnetId": "subnet for the nodes of a new cluster (default: AKS creates a network)",
     "tags": "tags for every Azure resource (map)",
+    **API_ACCESS_KEYS,
     **SOFTWARE_KEYS,
     **EXISTING_CLUSTER_KEYS,
 }
 """The ``gpuready:`` keys this platform reads (besides ``platform``); ``azure-native:location`` is the region."""
+RENAMED = {"authorizedIpRanges": "apiAllowedCidrs"}
 
 
 def build(config: StackConfig) -> None:
@@ -31,14 +37,18 @@ def build(config: StackConfig) -> None:
     import pulumi
 
     existing = existing_cluster(config)
+    allowed = api_allowed_cidrs(config, existing is not None)
     location = pulumi.Config("azure-native").get("location") or "eastus"
     cluster = AksGpuCluster("aks", AksGpuClusterArgs(
         resource_group_name=config.require_str("resourceGroupName"),
         location=location,
         cluster=None if existing else ClusterArgs(
             kubernetes_version=config.get_str("kubernetesVersion"),
-            authorized_ip_ranges=config.get_list("authorizedIpRanges", []),
-            vnet_subnet_id=config.get_str("vnetSubnetId")),
+            authorized_ip_ranges=allowed,
+            vnet_subnet_id=config.get_str("vnetSubnetId"),
+            deployer_admin=config.get_bool("deployerAdmin", True),
+            deployer_principal_type=config.get_str("deployerPrincipalType", "User"),
+            admin_group_object_ids=config.get_list("adminGroupObjectIds", [])),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         node_pool=GpuAgentPoolArgs(
             vm_size=config.require_str("vmSize"),

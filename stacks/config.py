@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Optional
 
 import pulumi
@@ -98,14 +99,20 @@ class StackConfig:
                                   f"give {NAMESPACE}:{key}.{sub} a {expected.__name__}")
         return value
 
-    def reject_unknown(self, known: Iterable[str]) -> None:
-        """Raise for a ``gpuready:`` key the platform does not read: Pulumi would ignore a misspelled key."""
+    def reject_unknown(self, known: Iterable[str], renamed: Mapping[str, str] = MappingProxyType({})) -> None:
+        """Raise for a ``gpuready:`` key the platform does not read: Pulumi would ignore a misspelled key.
+
+        ``renamed``: old key -> the key that replaced it, named in the error.
+        """
         known = set(known)
         from pulumi.runtime import config as runtime_config
 
         present = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
         for full_key in sorted(present):
             namespace, _, key = full_key.partition(":")
+            if namespace == NAMESPACE and key in renamed:
+                raise ConfigError(full_key, self._raw(key), f"renamed to {NAMESPACE}:{renamed[key]}",
+                                  f"rename the key to {NAMESPACE}:{renamed[key]} in the stack file (same value)")
             if namespace == NAMESPACE and key not in known:
                 close = difflib.get_close_matches(key, sorted(known), n=1)
                 raise ConfigError(full_key, self._raw(key), "not a key this platform reads",

@@ -9,7 +9,8 @@ from components.eks_gpu import AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGp
 from components.errors import ConfigError
 
 from .config import StackConfig
-from .kubernetes import EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, existing_cluster, export, software_options
+from .kubernetes import (API_ACCESS_KEYS, EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, api_allowed_cidrs, existing_cluster,
+                         export, software_options)
 
 KEYS = {
     "instanceTypes": "GPU instance types of the node group (list, required), e.g. [g6.xlarge, g6.2xlarge]",
@@ -25,13 +26,14 @@ KEYS = {
     "autoscaler": "what scales GPU nodes from zero: cluster-autoscaler (default for a new cluster), karpenter, "
                   "auto-mode (new cluster in EKS Auto Mode) or none (default for existingCluster: its own autoscaler)",
     "endpointPublicAccess": "public API endpoint (default true); false: private only, run pulumi inside the VPC",
-    "publicAccessCidrs": "allow-list of the public API endpoint (list of CIDRs; default anywhere)",
     "network": "existing network {vpcId, subnetIds}; or {cidrBlock, availabilityZones} for a new VPC",
     "tags": "tags for every AWS resource (map)",
+    **API_ACCESS_KEYS,
     **SOFTWARE_KEYS,
     **EXISTING_CLUSTER_KEYS,
 }
 """The ``gpuready:`` keys this platform reads (besides ``platform``)."""
+RENAMED = {"publicAccessCidrs": "apiAllowedCidrs"}
 
 _NETWORK_KEYS = {"vpcId": str, "subnetIds": list, "cidrBlock": str, "availabilityZones": int}
 
@@ -52,13 +54,14 @@ def build(config: StackConfig) -> None:
         subnet_ids = vpc.private_subnet_ids
 
     existing = existing_cluster(config)
+    public = config.get_bool("endpointPublicAccess", True)
+    allowed = api_allowed_cidrs(config, existing is not None, public)
 
     cluster = EksGpuCluster("eks", EksGpuClusterArgs(
         subnet_ids=subnet_ids,
         cluster=None if existing else ClusterArgs(
             version=config.get_str("kubernetesVersion"),
-            endpoint_public_access=config.get_bool("endpointPublicAccess", True),
-            public_access_cidrs=config.get_list("publicAccessCidrs", [])),
+            endpoint_public_access=public, public_access_cidrs=allowed),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         autoscaler=AutoscalerArgs(mode=config.get_str("autoscaler"),
                                   kubernetes_version=config.get_str("kubernetesVersion") if existing else None),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from components.errors import ConfigError
 from components.gke_gpu import (ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs,
                                 GpuSharingArgs)
 
 from .config import StackConfig
-from .kubernetes import EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, existing_cluster, export, software_options
+from .kubernetes import (API_ACCESS_KEYS, EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, api_allowed_cidrs, existing_cluster,
+                         export, software_options)
 
 KEYS = {
     "location": "region (regional cluster) or zone of the cluster (required), e.g. us-central1",
@@ -25,18 +27,26 @@ KEYS = {
     "nodeLabels": "extra labels of the GPU nodes (map)",
     "managedDcgm": "GKE's managed DCGM metrics in Cloud Monitoring (default true; the exporter chart is then off)",
     "releaseChannel": "GKE release channel of a new cluster (default REGULAR)",
-    "masterAuthorizedNetworks": "CIDRs allowed to reach the API endpoint (list; default anywhere)",
-    "network": "VPC network and subnetwork of a new cluster: {network, subnetwork} (default: the default network)",
+    "network": "your VPC network and subnetwork for a new cluster: {network, subnetwork} (default: the stack creates "
+               "both, with Cloud NAT)",
+    "cloudNat": "Cloud Router + Cloud NAT so the private nodes pull images from the internet (default: true on the "
+                "network the stack creates, false on yours; true needs network.subnetwork)",
     "labels": "resource labels for every Google Cloud resource (map)",
+    **API_ACCESS_KEYS,
     **SOFTWARE_KEYS,
     **EXISTING_CLUSTER_KEYS,
 }
 """The ``gpuready:`` keys this platform reads (besides ``platform``); ``gcp:project`` names the project."""
+RENAMED = {"masterAuthorizedNetworks": "apiAllowedCidrs"}
 
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
     existing = existing_cluster(config)
+    allowed = api_allowed_cidrs(config, existing is not None)
+    if existing and config.get_bool("cloudNat", None) is not None:
+        raise ConfigError("gpuready:cloudNat", config.get_bool("cloudNat", None), "only read when the stack creates "
+                          "the cluster", "remove it; your cluster's network keeps its own NAT")
     network = config.get_object("network", {"network": str, "subnetwork": str}, {})
     sharing = config.get_object("gpuSharing", {"strategy": str, "maxClientsPerGpu": int})
     defaults = GpuSharingArgs()
@@ -44,8 +54,9 @@ def build(config: StackConfig) -> None:
         location=config.require_str("location"),
         cluster=None if existing else ClusterArgs(
             network=network.get("network"), subnetwork=network.get("subnetwork"),
+            cloud_nat=config.get_bool("cloudNat", None),
             release_channel=config.get_str("releaseChannel", "REGULAR"),
-            master_authorized_networks=config.get_list("masterAuthorizedNetworks", []),
+            master_authorized_networks=allowed,
             managed_dcgm=config.get_bool("managedDcgm", True)),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         node_pool=GpuNodePoolArgs(

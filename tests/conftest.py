@@ -60,3 +60,22 @@ def render_component(render: Callable[..., Rendering], build: Callable[[], Any])
         holder["component"] = build()
 
     return render(program), holder["component"]
+
+
+def explicit_dependencies(render: Callable[..., Rendering], type_: str, build: Callable[[], Any]) -> tuple[
+        Rendering, list[str]]:
+    """Render a program that builds components; returns (rendering, names of what resources of ``type_`` were
+    declared to depend on), as a stack transformation sees their ``depends_on``."""
+    names: list[str] = []
+
+    def record(args):
+        if args.type_ == type_:
+            names.extend(getattr(r, "_name", None) for r in args.opts.depends_on or [])
+
+    def program():
+        import pulumi
+
+        pulumi.runtime.register_stack_transformation(record)
+        build()
+
+    return render(program), names

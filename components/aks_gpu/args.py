@@ -22,6 +22,14 @@ class ClusterArgs:
     """Subnet for the nodes (Azure CNI overlay); AKS creates a network when omitted."""
     system_nodes: int = 2
     """Untainted CPU nodes for CoreDNS and the GPU software's controllers."""
+    deployer_admin: bool = True
+    """Grant whoever runs ``pulumi up`` (the Azure client config's object id) "Azure Kubernetes Service RBAC Cluster
+    Admin" on the cluster. With Azure RBAC on and local accounts off nothing else lets the GPU software in."""
+    deployer_principal_type: str = "User"
+    """What the deployer is: ``User`` (``az login``), or ``ServicePrincipal`` (CI)."""
+    admin_group_object_ids: Sequence[str] = ()
+    """Entra ID groups made cluster admins (``aadProfile.adminGroupObjectIDs``, and the same role as the
+    deployer), instead of or besides the deployer."""
 
 
 @dataclass(frozen=True, kw_only=True)

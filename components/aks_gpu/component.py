@@ -8,11 +8,12 @@ from typing import Optional
 import pulumi
 import yaml
 
-from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
 from .args import AksGpuClusterArgs, ClusterArgs
@@ -47,9 +48,11 @@ class AksGpuCluster(GpuCluster):
         pool = args.node_pool
         cs = azure.containerservice
 
+        admins = []
         if args.cluster is not None:
             cluster = self._cluster(name, args, args.cluster, tags)
             cluster_name = cluster.name
+            admins = self._admins(name, args.cluster, cluster.id)
             credentials = cs.list_managed_cluster_user_credentials_output(
                 resource_group_name=args.resource_group_name, resource_name=cluster.name, format="exec",
                 opts=pulumi.InvokeOutputOptions(parent=self))
@@ -60,7 +63,11 @@ class AksGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         extra_taints = (k8s_facts.Taint(*facts.SPOT_TAINT),) if pool.spot else ()
-        taint = self._gpu_nodes("aks", {**pool.labels, "kubernetes.azure.com/accelerator": "nvidia"}, extra_taints)
+        software = K8sGpuSoftwareArgs(platform="aks", node_image=cap.node_image, options=args.software,
+                                      gpu_models=((cap.vm.gpu_model, cap.vm.gpu_memory_gib),),
+                                      extra_taints=extra_taints)
+        node_labels = {**pool.labels, **plan(software).node_labels}
+        taint = self._gpu_nodes("aks", {**node_labels, "kubernetes.azure.com/accelerator": "nvidia"}, extra_taints)
         agent_pool = cs.AgentPool(
             f"{name}-gpu",
             agent_pool_name=facts.GPU_POOL_NAME,
@@ -76,7 +83,7 @@ class AksGpuCluster(GpuCluster):
             min_count=pool.min_count,
             max_count=pool.max_count,
             node_taints=[f"{taint.key}={taint.value}:{taint.effect}"],
-            node_labels=dict(pool.labels) or None,
+            node_labels=node_labels or None,
             gpu_profile=cs.GPUProfileArgs(driver=cap.gpu_driver),
             gpu_instance_profile=cap.gpu_instance_profile,
             scale_set_priority=facts.PRIORITY_SPOT if pool.spot else facts.PRIORITY_REGULAR,
@@ -94,12 +101,29 @@ class AksGpuCluster(GpuCluster):
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
-            K8sGpuSoftwareArgs(platform="aks", node_image=cap.node_image, options=args.software,
-                               gpu_models=((cap.vm.gpu_model, cap.vm.gpu_memory_gib),), extra_taints=extra_taints),
-            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[agent_pool]))
+            software,
+            # Azure RBAC takes minutes to honour a new role assignment (README, aks).
+            opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
+                                        depends_on=[agent_pool, *admins]))
 
         self.node_pool_name = agent_pool.name
         self._register(cluster_name, config, "nodePoolName", self.node_pool_name, cap)
+
+    def _admins(self, name: str, cluster: ClusterArgs, scope: pulumi.Output[str]) -> list:
+        """Role assignments making the deployer and the admin groups cluster admins through Azure RBAC."""
+        auth = azure.authorization
+        client = auth.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        role = client.subscription_id.apply(
+            lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
+                        f"{facts.CLUSTER_ADMIN_ROLE}")
+        principals = [(f"{name}-deployer-admin", client.object_id, cluster.deployer_principal_type)] \
+            if cluster.deployer_admin else []
+        principals += [(f"{name}-admins-{group}", group, facts.GROUP_PRINCIPAL_TYPE)
+                       for group in cluster.admin_group_object_ids]
+        return [auth.RoleAssignment(resource, principal_id=principal, principal_type=kind, role_definition_id=role,
+                                    scope=scope, description="gpuready: cluster admin (installs the GPU software)",
+                                    opts=pulumi.ResourceOptions(parent=self))
+                for resource, principal, kind in principals]
 
     def _cluster(self, name: str, args: AksGpuClusterArgs, cluster: ClusterArgs, tags: dict[str, str]):
         cs = azure.containerservice
@@ -115,14 +139,16 @@ class AksGpuCluster(GpuCluster):
                 count=cluster.system_nodes, os_type="Linux", os_sku=facts.OS_SKU, type="VirtualMachineScaleSets",
                 enable_node_public_ip=False, vnet_subnet_id=cluster.vnet_subnet_id)],
             enable_rbac=True,
-            aad_profile=cs.ManagedClusterAADProfileArgs(managed=True, enable_azure_rbac=True),
+            aad_profile=cs.ManagedClusterAADProfileArgs(
+                managed=True, enable_azure_rbac=True,
+                admin_group_object_ids=list(cluster.admin_group_object_ids) or None),
             disable_local_accounts=True,
             oidc_issuer_profile=cs.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
             security_profile=cs.ManagedClusterSecurityProfileArgs(
                 workload_identity=cs.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True)),
             api_server_access_profile=cs.ManagedClusterAPIServerAccessProfileArgs(
                 authorized_ip_ranges=list(cluster.authorized_ip_ranges))
-            if cluster.authorized_ip_ranges else None,
+            if restricts(cluster.authorized_ip_ranges) else None,
             network_profile=cs.ContainerServiceNetworkProfileArgs(network_plugin="azure",
                                                                   network_plugin_mode="overlay"),
             auto_upgrade_profile=cs.ManagedClusterAutoUpgradeProfileArgs(upgrade_channel="stable",

@@ -29,5 +29,11 @@ SYSTEM_VM_SIZE = "Standard_D4s_v5"
 SYSTEM_POOL_NAME = "system"
 GPU_POOL_NAME = "gpu"
 """Agent pool names: lowercase letters and digits, 12 characters at most for Linux."""
+CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+"""Built-in role "Azure Kubernetes Service RBAC Cluster Admin": with Azure RBAC on, what lets a principal manage
+every Kubernetes object (the namespace and Helm releases of the GPU software)."""
+DEPLOYER_PRINCIPAL_TYPES = ("User", "ServicePrincipal")
+GROUP_PRINCIPAL_TYPE = "Group"
+"""``principalType`` of a role assignment: Azure refuses one that does not match the principal."""
 AAD_SERVER_APP_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 """The Azure Kubernetes Service AAD server application every AKS cluster with Entra ID accepts tokens for."""

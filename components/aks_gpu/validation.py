@@ -16,10 +16,11 @@ from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
 from . import facts
-from .args import AksGpuClusterArgs
+from .args import AksGpuClusterArgs, ClusterArgs
 
 _LOCATION = re.compile(r"^[a-z]+[a-z0-9]*$")
 _VERSION = re.compile(r"^1\.(\d+)(\.\d+)?$")
+_GUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,20 @@ def _instance_profile(args: AksGpuClusterArgs, vm: catalog.GpuInstanceType) -> O
     return facts.MIG_PROFILES[size.split(".")[0]]
 
 
+def _check_admins(cluster: ClusterArgs) -> None:
+    if cluster.deployer_principal_type not in facts.DEPLOYER_PRINCIPAL_TYPES:
+        raise ConfigError("cluster.deployer_principal_type", cluster.deployer_principal_type,
+                          "not what runs pulumi up", "use User (az login) or ServicePrincipal (CI)")
+    bad = [g for g in cluster.admin_group_object_ids if not _GUID.match(g)]
+    if bad:
+        raise ConfigError("cluster.admin_group_object_ids", bad, "not Entra ID object IDs",
+                          "use the groups' object IDs: az ad group show -g NAME --query id -o tsv")
+    if not cluster.deployer_admin and not cluster.admin_group_object_ids:
+        raise ConfigError("cluster.deployer_admin", False, "with Azure RBAC on and local accounts off, no one could "
+                          "install the GPU software", "keep deployer_admin, or name admin_group_object_ids (a group "
+                          "that whoever runs pulumi up is in)")
+
+
 def check(args: AksGpuClusterArgs) -> AksCapacity:
     """Raise :class:`ConfigError` for the first input that cannot work; return the capacity and derived settings."""
     if not _LOCATION.match(args.location):
@@ -75,6 +90,7 @@ def check(args: AksGpuClusterArgs) -> AksCapacity:
         if cluster.system_nodes < 1:
             raise ConfigError("cluster.system_nodes", cluster.system_nodes, "AKS needs a system pool",
                               "use 2 (CoreDNS survives the loss of one)")
+        _check_admins(cluster)
     pool = args.node_pool
     vm = catalog.find("azure", pool.vm_size)
     if vm is None:

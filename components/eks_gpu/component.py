@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import pulumi
 
-from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu import facts as k8s_facts
@@ -85,7 +85,9 @@ class EksGpuCluster(GpuCluster):
             cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
-        taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS})
+        software = K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
+                                      gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances))
+        taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS, **plan(software).node_labels})
         node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster_name, node_role, node_policies,
                                                                   tags)
 
@@ -118,8 +120,7 @@ class EksGpuCluster(GpuCluster):
                                                  system_nodes, tags, provider)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
-            K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
-                               gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances)),
+            software,
             # The releases wait for their deployments (NFD master, the operator), which run on the system nodes.
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[*gpu_capacity, *system_nodes]))

@@ -25,8 +25,13 @@ class ClusterArgs:
     """A new GKE Standard cluster: private nodes, Workload Identity, shielded nodes, a release channel."""
 
     network: Optional[pulumi.Input[str]] = None
-    """VPC network (``default`` when omitted) and subnetwork with secondary ranges (GKE creates them when omitted)."""
+    """Your VPC network, and ``subnetwork`` in the cluster's region. When omitted the component creates both
+    (``facts.SUBNET_RANGES``), with Cloud NAT."""
     subnetwork: Optional[pulumi.Input[str]] = None
+    cloud_nat: Optional[bool] = None
+    """A Cloud Router and Cloud NAT for the nodes' subnetwork, so that the private nodes pull images from the
+    internet (Docker Hub, nvcr.io). Default: on for the network the component creates, off for yours (which may
+    have its NAT already; a subnetwork takes one NAT per region)."""
     release_channel: str = "REGULAR"
     master_ipv4_cidr_block: str = "172.16.0.32/28"
     """The control plane's private range (a /28 unused in the network)."""
@@ -80,7 +85,8 @@ class GkeGpuClusterArgs:
     """Create the cluster with these settings; give either this or ``existing_cluster``."""
     existing_cluster: Optional[ExistingClusterArgs] = None
     software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
-    """NVIDIA software: ``device-plugin`` mode uses GKE's own driver and device plugin; ``gpu-operator`` disables
-    them and installs NVIDIA's."""
+    """NVIDIA software: ``device-plugin`` mode uses GKE's own driver and device plugin; ``gpu-operator`` turns GKE's
+    device plugin off and runs NVIDIA's, on GKE's driver (``DEFAULT``/``LATEST``) or its own
+    (``INSTALLATION_DISABLED``, the default)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Resource labels for every Google Cloud resource (cost allocation)."""

@@ -8,10 +8,11 @@ from typing import Any, Optional
 import pulumi
 
 from ..errors import ConfigError
-from ..k8s_gpu import K8sGpuSoftwareArgs
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
 from .args import ClusterArgs, GkeGpuClusterArgs
@@ -28,6 +29,11 @@ def gke_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str)
     get-credentials`` writes it."""
     return kubeconfig(cluster_name, f"https://{endpoint}", certificate_authority, "gke-gcloud-auth-plugin", [],
                       "gcloud components install gke-gcloud-auth-plugin")
+
+
+def _region(location: str) -> str:
+    """``us-central1`` for the region ``us-central1`` or the zone ``us-central1-a``."""
+    return re.sub(r"-[a-z]$", "", location)
 
 
 class GkeGpuCluster(GpuCluster):
@@ -58,9 +64,10 @@ class GkeGpuCluster(GpuCluster):
                                          role=role, member=member, opts=child)
                   for role in facts.NODE_SERVICE_ACCOUNT_ROLES]
 
-        system_pools = []
+        system_pools, nat = [], []
         if args.cluster is not None:
-            cluster = self._cluster(name, args, args.cluster, project, labels)
+            network, subnetwork, nat = self._network(name, args.cluster, project, _region(args.location))
+            cluster = self._cluster(name, args, args.cluster, project, labels, network, subnetwork)
             cluster_name = cluster.name
             config = pulumi.Output.secret(pulumi.Output.all(
                 cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate,
@@ -77,7 +84,10 @@ class GkeGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         operator = args.software.install == "gpu-operator"
-        node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {})}
+        software = K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
+                                      gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),))
+        node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
+                       **plan(software).node_labels}
         taint = self._gpu_nodes("gke", {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator})
         sharing = pool.gpu_sharing
         accelerator = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
@@ -103,7 +113,7 @@ class GkeGpuCluster(GpuCluster):
                 cap.machine.machine_type, account.email, pool.disk_size_gb, node_labels, labels,
                 image_type=facts.IMAGE_TYPES[args.software.install],
                 # The GPU Operator's driver is an unsigned kernel module, which Secure Boot refuses to load.
-                secure_boot=not operator, spot=pool.spot, accelerators=[accelerator],
+                secure_boot=cap.driver_version != facts.DRIVER_DISABLED, spot=pool.spot, accelerators=[accelerator],
                 taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=taint.key, value=taint.value,
                                                                   effect=facts.GPU_TAINT_EFFECT)]),
             opts=pulumi.ResourceOptions(parent=self, depends_on=grants))
@@ -111,10 +121,9 @@ class GkeGpuCluster(GpuCluster):
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
-            K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
-                               gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),)),
+            software,
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
-                                        depends_on=[node_pool, *system_pools]))
+                                        depends_on=[node_pool, *system_pools, *nat]))
 
         self.node_pool_name = node_pool.name
         self._register(cluster_name, config, "nodePoolName", self.node_pool_name, cap)
@@ -140,14 +149,48 @@ class GkeGpuCluster(GpuCluster):
             guest_accelerators=accelerators,
             taints=taints)
 
+    def _network(self, name: str, cluster: ClusterArgs, project: str, region: str) -> tuple[Any, Any, list]:
+        """(network, subnetwork, [Cloud NAT]) of a new cluster: the user's, or created with their Cloud NAT."""
+        child = pulumi.ResourceOptions(parent=self)
+        network, subnetwork, nat = cluster.network, cluster.subnetwork, cluster.cloud_nat
+        if network is not None:
+            if not nat:
+                return network, subnetwork, []
+            # Cloud NAT names a subnetwork by its URL, which a subnetwork's name alone is not.
+            nat_link = pulumi.Output.from_input(subnetwork).apply(
+                lambda s: s if "/" in s else f"projects/{project}/regions/{region}/subnetworks/{s}")
+        else:
+            created = gcp.compute.Network(f"{name}-network", project=project, auto_create_subnetworks=False,
+                                          description=f"gpuready {name}: GKE GPU cluster", opts=child)
+            ranges = facts.SUBNET_RANGES
+            network = created.id
+            subnetwork = gcp.compute.Subnetwork(
+                f"{name}-subnet", project=project, region=region, network=network, ip_cidr_range=ranges["nodes"],
+                secondary_ip_ranges=[gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=key, ip_cidr_range=cidr)
+                                     for key, cidr in ranges.items() if key != "nodes"],
+                private_ip_google_access=True, opts=child).id
+            nat_link = subnetwork
+            if nat is False:
+                return network, subnetwork, []
+        router = gcp.compute.Router(f"{name}-router", project=project, region=region, network=network,
+                                    description=f"gpuready {name}: Cloud NAT for the GKE nodes", opts=child)
+        return network, subnetwork, [gcp.compute.RouterNat(
+            f"{name}-nat", project=project, region=region, router=router.name,
+            nat_ip_allocate_option=facts.NAT_IP_ALLOCATION,
+            source_subnetwork_ip_ranges_to_nat=facts.NAT_SOURCE_SUBNETWORKS,
+            subnetworks=[gcp.compute.RouterNatSubnetworkArgs(
+                name=nat_link, source_ip_ranges_to_nats=list(facts.NAT_SUBNETWORK_RANGES))],
+            log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter=facts.NAT_LOG_FILTER), opts=child)]
+
     def _cluster(self, name: str, args: GkeGpuClusterArgs, cluster: ClusterArgs, project: str,
-                 labels: dict[str, str]):
+                 labels: dict[str, str], network: Any, subnetwork: Any):
+        created = cluster.network is None
         return gcp.container.Cluster(
             name,
             location=args.location,
             project=project,
-            network=cluster.network,
-            subnetwork=cluster.subnetwork,
+            network=network,
+            subnetwork=subnetwork,
             remove_default_node_pool=True,
             initial_node_count=1,
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=cluster.release_channel),
@@ -160,8 +203,10 @@ class GkeGpuCluster(GpuCluster):
                 cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
                     cidr_block=cidr, display_name=f"allowed-{i}")
                     for i, cidr in enumerate(cluster.master_authorized_networks)])
-            if cluster.master_authorized_networks else None,
-            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
+            if restricts(cluster.master_authorized_networks) else None,
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name="pods", services_secondary_range_name="services")
+            if created else gcp.container.ClusterIpAllocationPolicyArgs(),
             enable_shielded_nodes=True,
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
                 enable_components=list(facts.MONITORING_COMPONENTS),

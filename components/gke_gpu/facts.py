@@ -4,6 +4,7 @@ container v1 discovery document."""
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import Mapping
 
 TYPE_TOKEN = "gpuready:gcp:GkeGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
@@ -32,6 +33,14 @@ NO_GKE_DEVICE_PLUGIN_LABEL = MappingProxyType({"gke-no-default-nvidia-gpu-device
 """Node label that keeps GKE's own device plugin off the nodes, for the GPU Operator's (NVIDIA GPU Operator docs,
 Google GKE)."""
 
+
+def node_image(driver_version: str, node_labels: Mapping[str, str]) -> str:
+    """Key of ``components.k8s_gpu.facts.NODE_IMAGES`` for a GPU pool with this ``gpuDriverVersion`` and labels."""
+    if driver_version == DRIVER_DISABLED:
+        return "gke/driver-disabled"
+    plugin_off = all(node_labels.get(k) == v for k, v in NO_GKE_DEVICE_PLUGIN_LABEL.items())
+    return "gke/driver-installed-operator" if plugin_off else "gke/driver-installed"
+
 IMAGE_TYPES = MappingProxyType({"device-plugin": "COS_CONTAINERD", "gpu-operator": "UBUNTU_CONTAINERD"})
 """Node image per install mode: the GPU Operator builds its driver on Ubuntu; GKE's own driver runs on COS."""
 DISK_TYPE = "pd-balanced"
@@ -51,5 +60,14 @@ WORKLOAD_METADATA_MODE = "GKE_METADATA"
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 MONITORING_COMPONENTS = ("SYSTEM_COMPONENTS", "DCGM")
 """GKE's managed DCGM metrics: the DCGM component with Google Cloud Managed Service for Prometheus."""
+SUBNET_RANGES = MappingProxyType({"nodes": "10.10.0.0/20", "services": "10.10.16.0/20", "pods": "10.12.0.0/14"})
+"""The subnetwork a new cluster gets when no network is given: its primary range (nodes) and the secondary ranges
+GKE takes pods and services from, by range name; none overlaps the control plane's 172.16.0.32/28."""
+NAT_IP_ALLOCATION = "AUTO_ONLY"
+NAT_SOURCE_SUBNETWORKS = "LIST_OF_SUBNETWORKS"
+NAT_SUBNETWORK_RANGES = ("ALL_IP_RANGES",)
+NAT_LOG_FILTER = "ERRORS_ONLY"
+"""Cloud NAT for the nodes' subnetwork only (all its ranges, pods included), with Google-allocated addresses: private
+nodes have no public IP, and images from Docker Hub or nvcr.io are on the internet. Errors are logged."""
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 """Untainted nodes of a new cluster for kube-dns, the GPU Operator's controller and NFD's master."""

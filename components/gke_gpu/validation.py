@@ -89,9 +89,6 @@ def _driver(pool: GpuNodePoolArgs, install: str) -> str:
     if version not in (*facts.DRIVER_INSTALLED, facts.DRIVER_DISABLED):
         raise ConfigError("node_pool.gpu_driver_version", version, "not a GKE driver installation setting",
                           f"use {', '.join(facts.DRIVER_INSTALLED)} or {facts.DRIVER_DISABLED}")
-    if install == "gpu-operator" and version != facts.DRIVER_DISABLED:
-        raise ConfigError("node_pool.gpu_driver_version", version, "the GPU Operator installs its own driver, so "
-                          "GKE's would be a second one", f"use {facts.DRIVER_DISABLED} (the default with the operator)")
     return version
 
 
@@ -179,13 +176,19 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
         if cluster.system_nodes < 1:
             raise ConfigError("cluster.system_nodes", cluster.system_nodes, "a new cluster needs CPU nodes for "
                               "kube-dns and the GPU software's controllers", "use 1 or more")
+        if cluster.network is None and cluster.subnetwork is not None:
+            raise ConfigError("cluster.network", None, "a subnetwork without its network",
+                              "give network too, or neither (a network and subnetwork are created)")
+        if cluster.network is not None and cluster.cloud_nat and cluster.subnetwork is None:
+            raise ConfigError("cluster.subnetwork", None, "Cloud NAT on your network needs the subnetwork the "
+                              "nodes use", "give subnetwork, or leave cloud_nat off if the network has its NAT")
     pool = args.node_pool
     row = _machine(pool)
     install = args.software.install
     driver = _driver(pool, install)
     _check_pool(pool, install)
     software = _software(args)
-    node_image = "gke/driver-disabled" if driver == facts.DRIVER_DISABLED else "gke/driver-installed"
+    node_image = facts.node_image(driver, facts.NO_GKE_DEVICE_PLUGIN_LABEL if install == "gpu-operator" else {})
     check_options("software", software, k8s_facts.NODE_IMAGES[node_image], node_image,
                   ((row.gpu_model, row.gpu_memory_gib),))
     return GkeCapacity(

@@ -27,7 +27,8 @@ class MigArgs:
     """How partitions are advertised: ``single`` (every GPU cut the same way; pods ask for ``nvidia.com/gpu``) or
     ``mixed`` (pods ask for ``nvidia.com/mig-1g.10gb`` and the like)."""
     config: str = "all-balanced"
-    """The mig-parted configuration the GPU Operator's MIG manager applies: ``all-1g.10gb``, ``all-balanced``...
+    """The mig-parted configuration the GPU Operator's MIG manager applies, set as the GPU nodes' label
+    ``nvidia.com/mig.config``: ``all-1g.10gb``, ``all-balanced``...
     (ignored where the platform partitions GPUs itself: GKE's ``gpuPartitionSize``, AKS's ``gpuInstanceProfile``)."""
 
 

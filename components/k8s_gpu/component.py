@@ -42,6 +42,12 @@ class K8sGpuSoftware(pulumi.ComponentResource):
             metadata={"name": args.options.namespace,
                       "labels": {**facts.PRIVILEGED_NAMESPACE_LABELS, "app.kubernetes.io/managed-by": "gpuready"}},
             opts=pulumi.ResourceOptions(parent=self))
+        # GKE refuses the charts' system-node-critical pods outside kube-system until this quota admits them.
+        quota = [k8s.core.v1.ResourceQuota(
+            f"{name}-critical-pods",
+            metadata={**install.resource_quota["metadata"], "namespace": namespace.metadata.name},
+            spec=install.resource_quota["spec"],
+            opts=pulumi.ResourceOptions(parent=self))] if install.resource_quota else []
         releases = []
         for release in install.releases:
             releases.append(k8s.helm.v3.Release(
@@ -57,7 +63,7 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                 atomic=True,
                 cleanup_on_fail=True,
                 timeout=900,
-                opts=pulumi.ResourceOptions(parent=self)))
+                opts=pulumi.ResourceOptions(parent=self, depends_on=quota)))
         self.namespace = namespace.metadata.name
         self.release_names = pulumi.Output.all(*[r.name for r in releases])
         self.register_outputs({

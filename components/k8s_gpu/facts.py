@@ -71,6 +71,11 @@ class Platform:
     boot_labels: MappingProxyType
     """Labels a GPU node of this platform carries when it registers (used by tests and by diagnosis)."""
     source: str
+    critical_pods_need_quota: bool = False
+    """Pods with priorityClassName system-node-critical or system-cluster-critical (every NVIDIA chart's daemonsets)
+    are refused outside kube-system unless a ResourceQuota of their namespace admits those PriorityClasses."""
+    toolkit_env: tuple[tuple[str, str], ...] = ()
+    """Environment of the GPU Operator's container toolkit on this platform."""
 
 
 PLATFORMS = MappingProxyType({
@@ -86,7 +91,10 @@ PLATFORMS = MappingProxyType({
         (("cloud.google.com/gke-accelerator", "Exists", ()),),
         MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-nodepool": "gpu"}),
         "GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule and labels their nodes "
-        "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE)"),
+        "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE). GKE admits critical pods "
+        "outside kube-system only under a ResourceQuota scoped to their PriorityClass, and on GKE 1.33+ the "
+        "toolkit misconfigures containerd unless it reads the config file (NVIDIA GPU Operator docs, Google GKE)",
+        critical_pods_need_quota=True, toolkit_env=(("RUNTIME_CONFIG_SOURCE", "file"),)),
     "aks": Platform(
         "aks", Taint("sku", "gpu", "NoSchedule"),
         (("kubernetes.azure.com/accelerator", "In", ("nvidia",)),),
@@ -106,6 +114,10 @@ class NodeImage:
     note: str
     driver_root: str = ""
     """Host directory of a driver installed outside the usual paths, which pods reading NVML must mount."""
+    mig_manager_env: tuple[tuple[str, str], ...] = ()
+    """Environment of the GPU Operator's MIG manager on this image."""
+    operator_image: str = ""
+    """Where the GPU Operator cannot run beside this image's own software: the key of the same nodes set up for it."""
 
 
 _DRIVER_TOOLKIT = frozenset({DRIVER, TOOLKIT})
@@ -129,7 +141,14 @@ NODE_IMAGES = MappingProxyType({
         "GKE with gpuDriverInstallationConfig DEFAULT or LATEST: GKE installs the driver under "
         "/home/kubernetes/bin/nvidia, runs its own device plugin (which mounts the driver into GPU containers), "
         "partitions MIG from gpuPartitionSize and labels nodes cloud.google.com/gke-accelerator",
-        driver_root="/home/kubernetes/bin/nvidia"),
+        driver_root="/home/kubernetes/bin/nvidia", operator_image="gke/driver-installed-operator"),
+    "gke/driver-installed-operator": NodeImage(
+        "gke", frozenset({DRIVER, GPU_LABELS}),
+        "GKE with DEFAULT or LATEST and the node label gke-no-default-nvidia-gpu-device-plugin=true: GKE installs the "
+        "driver under /home/kubernetes/bin/nvidia and labels nodes; its device plugin, which gave containers the "
+        "driver, is off, so the GPU Operator runs the container toolkit, device plugin and MIG manager (NVIDIA GPU "
+        "Operator docs, Google GKE, Using the Google Driver Installer). Changing MIG mode reboots the node there",
+        driver_root="/home/kubernetes/bin/nvidia", mig_manager_env=(("WITH_REBOOT", "true"),)),
     "gke/driver-disabled": NodeImage(
         "gke", frozenset(),
         "GKE Ubuntu nodes with INSTALLATION_DISABLED and the label gke-no-default-nvidia-gpu-device-plugin=true: "
@@ -156,6 +175,16 @@ MIG_PROFILES = MappingProxyType({
     ("H200", 141): ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
 })
 """MIG-capable GPUs; any other GPU model cannot be partitioned."""
+
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+"""Node label naming the mig-parted configuration the GPU Operator's MIG manager applies to that node. The
+ClusterPolicy's ``migManager.config.default`` is only the fallback, and its CRD accepts no value but ``all-disabled``
+or ``""``."""
+
+CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+CRITICAL_PODS_QUOTA = MappingProxyType({"name": "gpuready-critical-pods", "pods": "1000"})
+"""The ResourceQuota that admits critical pods where the platform asks for one (NVIDIA's GKE guide creates it): its
+pod limit only has to stay above the NVIDIA pods of the largest pool (about 10 per GPU node)."""
 
 MIG_CONFIGS_ANY_GPU = ("all-disabled", "all-enabled", "all-balanced")
 """mig-parted configs in the GPU Operator's default MIG config that apply to every MIG-capable GPU; the others are

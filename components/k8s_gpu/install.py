@@ -6,7 +6,7 @@ that driver, container toolkit and device plugin each come from exactly one plac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import dataclasses
@@ -34,6 +34,12 @@ class InstallPlan:
     node_image: facts.NodeImage
     platform: facts.Platform
     releases: tuple[Release, ...]
+    node_labels: dict[str, str] = field(default_factory=dict)
+    """Labels the GPU nodes must carry from boot for the releases to work (the MIG manager's configuration):
+    each platform component adds them to its node group or pool."""
+    resource_quota: Optional[dict[str, Any]] = None
+    """ResourceQuota manifest the namespace needs before the releases (where the platform admits critical pods
+    only under one), or ``None``."""
 
     def provider(self, software: str) -> Optional[str]:
         """Who provides ``software`` on the GPU nodes: ``node image``, a chart name, or ``None``."""
@@ -111,11 +117,30 @@ def _dcgm_exporter_release(options: GpuSoftwareOptions, image: facts.NodeImage, 
     return Release("dcgm-exporter", facts.CHARTS["dcgm-exporter"], values, ("dcgm-exporter",))
 
 
+def _env(pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"name": name, "value": value} for name, value in pairs]
+
+
+def _mig_manager(options: GpuSoftwareOptions, image: facts.NodeImage) -> bool:
+    """Whether the GPU Operator's MIG manager partitions the GPUs (MIG asked for, and the platform does not)."""
+    return options.install == "gpu-operator" and options.mig is not None and \
+        facts.MIG_PARTITIONING not in image.ships
+
+
+def critical_pods_quota(namespace: str) -> dict[str, Any]:
+    """A ResourceQuota admitting pods of the system-critical PriorityClasses in ``namespace``."""
+    quota = facts.CRITICAL_PODS_QUOTA
+    return {"apiVersion": "v1", "kind": "ResourceQuota",
+            "metadata": {"name": quota["name"], "namespace": namespace},
+            "spec": {"hard": {"pods": quota["pods"]}, "scopeSelector": {"matchExpressions": [
+                {"scopeName": "PriorityClass", "operator": "In", "values": list(facts.CRITICAL_PRIORITY_CLASSES)}]}}}
+
+
 def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
                       extra: Sequence[facts.Taint]) -> Release:
     tolerations = gpu_tolerations(platform, extra)
     wanted = {s: s not in image.ships for s in facts.NODE_SOFTWARE}
-    mig_manager = options.mig is not None and facts.MIG_PARTITIONING not in image.ships
+    mig_manager = _mig_manager(options, image)
     device_plugin: dict[str, Any] = {"enabled": wanted[facts.DEVICE_PLUGIN]}
     if options.time_slicing_replicas:
         device_plugin["config"] = {"create": True, "name": "gpuready-device-plugin-config", "default": "default",
@@ -133,10 +158,19 @@ def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platf
         "daemonsets": {"tolerations": tolerations},
         "node-feature-discovery": {"worker": {"tolerations": [dict(facts.CONTROL_PLANE_TOLERATION), *tolerations]}},
     }
+    if image.driver_root and not wanted[facts.DRIVER]:
+        # The platform's driver (GKE's): the operator's validator and toolkit find it, and the toolkit installs
+        # beside it, in a directory that is writable and kept across reboots (NVIDIA GPU Operator docs, Google GKE).
+        values["hostPaths"] = {"driverInstallDir": image.driver_root}
+        if wanted[facts.TOOLKIT]:
+            values["toolkit"]["installDir"] = image.driver_root
+    if wanted[facts.TOOLKIT] and platform.toolkit_env:
+        values["toolkit"]["env"] = _env(platform.toolkit_env)
     if options.mig:
         values["mig"] = {"strategy": options.mig.strategy}
-        if mig_manager:
-            values["migManager"]["config"] = {"default": options.mig.config}
+    if mig_manager and image.mig_manager_env:
+        # The configuration itself comes from each node's nvidia.com/mig.config label (InstallPlan.node_labels).
+        values["migManager"]["env"] = _env(image.mig_manager_env)
     installs = tuple(s for s in facts.NODE_SOFTWARE if wanted[s]) + \
         (("gpu-feature-discovery",) if options.gpu_feature_discovery else ()) + \
         (("dcgm-exporter",) if options.dcgm_exporter else ()) + \
@@ -164,4 +198,9 @@ def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
         releases = [_device_plugin_release(options, image, platform, args.extra_taints),
                     _dcgm_exporter_release(options, image, platform, args.extra_taints)
                     if options.dcgm_exporter else None]
-    return InstallPlan(image, platform, tuple(r for r in releases if r is not None))
+    installed = tuple(r for r in releases if r is not None)
+    return InstallPlan(
+        image, platform, installed,
+        node_labels={facts.MIG_CONFIG_LABEL: options.mig.config} if _mig_manager(options, image) else {},
+        resource_quota=critical_pods_quota(options.namespace)
+        if installed and platform.critical_pods_need_quota else None)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Mapping, Optional, Sequence
 
@@ -45,6 +46,11 @@ def check_cluster_choice(cluster: object, existing: Optional[ExistingClusterArgs
         raise ConfigError("existing_cluster.name", existing.name, "required", "give the cluster's name")
 
 
+def restricts(cidrs: Sequence[str]) -> bool:
+    """Whether an API endpoint allow-list keeps anyone out: it is not empty and holds no /0 (anywhere)."""
+    return bool(cidrs) and all(ipaddress.ip_network(c, strict=False).prefixlen > 0 for c in cidrs)
+
+
 def mig_profiles(model: str, memory_gib: float) -> Optional[tuple[str, ...]]:
     """MIG profiles of a GPU, or ``None`` when it cannot be partitioned."""
     return facts.MIG_PROFILES.get((model, round(memory_gib)))
@@ -83,6 +89,11 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
         raise ConfigError(f"{field}.install", options.install,
                           f"{image_key} ships no {' or '.join(missing)}, and the device plugin chart installs neither",
                           "use install 'gpu-operator', which installs them")
+    if options.install == "gpu-operator" and image.operator_image:
+        raise ConfigError(f"{field}.install", options.install,
+                          f"{image_key} runs the platform's own device plugin, which gives containers the driver "
+                          "without the container toolkit the operator's pods need",
+                          f"use node image {image.operator_image} (the platform's device plugin turned off)")
     replicas = options.time_slicing_replicas
     if replicas is not None:
         low, high = facts.TIME_SLICING_REPLICAS

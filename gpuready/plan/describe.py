@@ -7,6 +7,7 @@ Platforms add entries to :data:`DESCRIBERS` and :data:`POOLS`; nothing else chan
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -80,14 +81,33 @@ def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any
     return facts
 
 
+API_ACCESS = "Kubernetes API reachable from"
+"""The fact every cluster describer sets: who can reach the cluster's API endpoint."""
+
+
+def _api_access(public: bool, cidrs: list[str]) -> str:
+    """``API_ACCESS`` of an endpoint: private, or public to ``cidrs`` (empty: anywhere)."""
+    if not public:
+        return "inside the cluster's network only (private endpoint)"
+    try:
+        networks = [ipaddress.ip_network(c, strict=False) for c in cidrs]
+    except (TypeError, ValueError):  # not CIDRs (any program can be planned): shown as they are
+        return ", ".join(map(str, cidrs))
+    if not networks or any(n.prefixlen == 0 for n in networks):
+        return "anywhere (0.0.0.0/0)"
+    if not any(n.is_global for n in networks):
+        return (f"{', '.join(cidrs)} (private or reserved ranges only: nothing on the internet matches them; to run "
+                f"pulumi up from outside the network, set gpuready:apiAllowedCidrs to your egress IP)")
+    return ", ".join(cidrs)
+
+
 def _eks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     vpc = r.inputs.get("vpcConfig") or {}
     public = vpc.get("endpointPublicAccess", True)
     encrypted = [res for c in [r.inputs.get("encryptionConfig") or {}] for res in c.get("resources") or []]
     return {
         "version": r.inputs.get("version") or "EKS default",
-        "API endpoint": ("public from " + ", ".join(vpc.get("publicAccessCidrs") or ["0.0.0.0/0"]) + " and private")
-        if public else "private only",
+        API_ACCESS: _api_access(public, vpc.get("publicAccessCidrs") or []),
         "encrypted with KMS": ", ".join(encrypted) or "nothing",
         "auth": (r.inputs.get("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP"),
     }
@@ -140,10 +160,26 @@ def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     return {
         "release channel": (r.inputs.get("releaseChannel") or {}).get("channel", "default"),
         "nodes": "private" if private.get("enablePrivateNodes") else "public IPs",
-        "API endpoint": "from " + ", ".join(networks) if networks else "anywhere (with credentials)",
+        API_ACCESS: _api_access(not private.get("enablePrivateEndpoint"), networks),
         "workload identity": (r.inputs.get("workloadIdentityConfig") or {}).get("workloadPool", "off"),
         "managed DCGM": "DCGM" in components,
     }
+
+
+def _gke_subnetwork(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    return {"region": r.inputs.get("region"), "nodes": r.inputs.get("ipCidrRange"),
+            **{s.get("rangeName"): s.get("ipCidrRange") for s in r.inputs.get("secondaryIpRanges") or []},
+            "private Google access": bool(r.inputs.get("privateIpGoogleAccess"))}
+
+
+def _gke_router_nat(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    scope = r.inputs.get("sourceSubnetworkIpRangesToNat")
+    by_urn = rendering.by_urn()
+    subnets = [by_urn[u].name for u in r.property_dependencies.get("subnetworks", ()) if u in by_urn] or \
+        [s.get("name") for s in r.inputs.get("subnetworks") or []]
+    return {"internet egress for": subnets if scope == "LIST_OF_SUBNETWORKS" else f"every subnetwork ({scope})",
+            "addresses": {"AUTO_ONLY": "allocated by Google"}.get(r.inputs.get("natIpAllocateOption"),
+                                                                  r.inputs.get("natIpAllocateOption"))}
 
 
 def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -176,12 +212,24 @@ def _aks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     access = r.inputs.get("apiServerAccessProfile") or {}
     return {
         "version": r.inputs.get("kubernetesVersion") or "AKS default",
-        "API endpoint": "from " + ", ".join(access.get("authorizedIPRanges") or [])
-        if access.get("authorizedIPRanges") else "anywhere (with credentials)",
+        API_ACCESS: _api_access(not access.get("enablePrivateCluster"), access.get("authorizedIPRanges") or []),
         "local accounts": "disabled" if r.inputs.get("disableLocalAccounts") else "enabled",
+        **({"admin groups": aad["adminGroupObjectIDs"]}
+           if (aad := r.inputs.get("aadProfile") or {}).get("adminGroupObjectIDs") else {}),
         "system pool": [f"{p.get('name')}: {int(p.get('count', 0))}x {p.get('vmSize')}"
                         for p in r.inputs.get("agentPoolProfiles") or []],
     }
+
+
+_AZURE_ROLES = {"b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b": "Azure Kubernetes Service RBAC Cluster Admin"}
+"""Built-in Azure role ids -> names, for the role assignments the components make."""
+
+
+def _azure_role_assignment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    role = str(r.inputs.get("roleDefinitionId", "")).rsplit("/", 1)[-1]
+    scope = str(r.inputs.get("scope", ""))
+    return {"role": _AZURE_ROLES.get(role, role), "to": f"{r.inputs.get('principalType', 'User')} "
+            f"{r.inputs.get('principalId')}", "on": scope.rsplit("/", 1)[-1] or scope}
 
 
 def _aks_agent_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -230,6 +278,13 @@ def _namespace(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     return {"pod security": labels.get("pod-security.kubernetes.io/enforce", "cluster default")}
 
 
+def _resource_quota(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    spec = r.inputs.get("spec") or {}
+    scopes = [", ".join(e.get("values") or ()) for e in (spec.get("scopeSelector") or {}).get("matchExpressions") or ()
+              if e.get("scopeName") == "PriorityClass"]
+    return {"pods": (spec.get("hard") or {}).get("pods"), **({"priority classes": "; ".join(scopes)} if scopes else {})}
+
+
 DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] = {
     "aws:batch/computeEnvironment:ComputeEnvironment": _batch_compute_environment,
     "aws:batch/jobQueue:JobQueue": _batch_job_queue,
@@ -240,10 +295,14 @@ DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] =
     "kubernetes:karpenter.sh/v1:NodePool": _eks_node_pool,
     "kubernetes:helm.sh/v3:Release": _helm_release,
     "kubernetes:core/v1:Namespace": _namespace,
+    "kubernetes:core/v1:ResourceQuota": _resource_quota,
     "gcp:container/cluster:Cluster": _gke_cluster,
     "gcp:container/nodePool:NodePool": _gke_node_pool,
+    "gcp:compute/subnetwork:Subnetwork": _gke_subnetwork,
+    "gcp:compute/routerNat:RouterNat": _gke_router_nat,
     "azure-native:containerservice:ManagedCluster": _aks_cluster,
     "azure-native:containerservice:AgentPool": _aks_agent_pool,
+    "azure-native:authorization:RoleAssignment": _azure_role_assignment,
 }
 """Resource type -> function giving the facts ``gpuready plan`` prints for it."""
 

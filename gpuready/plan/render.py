@@ -24,6 +24,11 @@ from pulumi.runtime.sync_await import _sync_await
 
 ACCOUNT_ID = "123456789012"
 """AWS's documented example account, used in placeholder ARNs."""
+AZURE_CLIENT = {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": "00000000-0000-4000-8000-000000000001",
+                "subscriptionId": "00000000-0000-4000-8000-000000000000",
+                "tenantId": "00000000-0000-4000-8000-00000000000a"}
+"""What ``azure-native:authorization:getClientConfig`` answers offline: a user signed in with the Azure CLI (its
+client id) in placeholder subscription and tenant."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ class RenderedResource:
     property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Input name -> URNs of the resources whose outputs it was built from (as the engine receives them)."""
     dependencies: tuple[str, ...] = ()
-    """URNs of the resources it waits for (``depends_on``, including the parent's)."""
+    """URNs the resource waits for besides its inputs' (``depends_on``)."""
 
 
 @dataclass
@@ -77,9 +82,14 @@ def _arn(type_: str, name: str, region: str) -> str:
 
 class PlanMocks(pulumi.runtime.Mocks):
     """Answers registrations with the inputs plus the few outputs programs read back: ids, names, ARNs, and an EKS
-    cluster's endpoint, certificate and OIDC issuer."""
+    cluster's endpoint, certificate and OIDC issuer.
 
-    def __init__(self, config: dict[str, str]) -> None:
+    With ``preview`` it answers as a first ``pulumi preview`` does: the inputs and the name only, so that ids, ARNs
+    and every other output the cloud computes are unknown, and so is every input built from them.
+    """
+
+    def __init__(self, config: dict[str, str], preview: bool = False) -> None:
+        self.preview = preview
         self.region = config.get("aws:region", "us-east-1")
         self.gcp_project = config.get("gcp:project", "example-project")
         self.azure_location = config.get("azure-native:location", "eastus")
@@ -87,6 +97,8 @@ class PlanMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
         state.setdefault("name", args.name)
+        if self.preview:
+            return None, state
         if args.typ.startswith("aws:"):
             state.setdefault("arn", _arn(args.typ, state["name"], self.region))
             if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
@@ -103,6 +115,9 @@ class PlanMocks(pulumi.runtime.Mocks):
                 state.setdefault("nodeGroupName", args.name)
                 # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.
                 state.setdefault("resources", [{"autoscalingGroups": [{"name": f"eks-{args.name}-0000"}]}])
+        elif args.typ == "azure-native:containerservice:ManagedCluster":
+            return (f"/subscriptions/{AZURE_CLIENT['subscriptionId']}/resourceGroups/{state.get('resourceGroupName')}"
+                    f"/providers/Microsoft.ContainerService/managedClusters/{args.name}"), state
         elif args.typ == "gcp:container/cluster:Cluster":
             state.setdefault("endpoint", "203.0.113.10")
             state.setdefault("masterAuth", {"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})
@@ -124,6 +139,8 @@ class PlanMocks(pulumi.runtime.Mocks):
                       f"    server: https://{name}-dns.hcp.{self.azure_location}.azmk8s.io:443\n"
                       f"    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n")
             return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
+        if args.token == "azure-native:authorization:getClientConfig":
+            return dict(AZURE_CLIENT)
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
         return {}
@@ -195,16 +212,18 @@ def _program_context(program_dir: Path):
         sys.path[:] = path
 
 
-def run(program: Callable[[], object], *, project: str, stack: str, config: dict[str, str]) -> Rendering:
+def run(program: Callable[[], object], *, project: str, stack: str, config: dict[str, str],
+        preview: bool = False) -> Rendering:
     """Run ``program`` under Pulumi's mock runtime with ``config``; return every resource it declared.
 
-    Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
+    ``preview`` runs it as a first ``pulumi preview``: outputs the cloud computes are unknown
+    (:class:`pulumi.output.Unknown` in the recorded inputs). Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
     """
     sys.unraisablehook = _quiet_leftover_loops
-    mocks = PlanMocks(config)
+    mocks = PlanMocks(config, preview)
     monitor = _RecordingMonitor(mocks)
     settings.set_root_resource(None)  # set_mocks reuses an existing root stack, and with it earlier exports
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config), [])
     _sync_await(run_pulumi_func(program))
     root = pulumi.runtime.get_root_resource()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import PlannedResource, PlanResult
+from .describe import API_ACCESS
 
 
 def _value(value: Any) -> str:
@@ -51,6 +52,9 @@ def render_text(result: PlanResult) -> str:
             lines.append("  warning: GPU node groups at minSize 0 rely on the cluster's own autoscaler; without one, "
                          "GPU pods stay Pending (set gpuready:autoscaler cluster-autoscaler)")
         lines += [f"  problem: {p}" for p in scaling["problems"]]
+    access = [(r.name, r.facts[API_ACCESS]) for r in result.resources if API_ACCESS in r.facts]
+    if access:
+        lines += ["", f"{API_ACCESS}:", *(f"  {name}: {value}" for name, value in access)]
     if result.policy is not None:
         lines += ["", *_policy_lines(result)]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from pulumi_policy import (PolicyCustomTimeouts, PolicyResource, PolicyResourceO
 from ..plan.render import Rendering
 from . import config as policy_config
 from .rules import RULES
+from .unknown import UnknownValueError, as_engine_sends
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class PolicyReport:
     policies: dict[str, str] = field(default_factory=dict)
     """Every rule that ran -> its enforcement level."""
     violations: list[Violation] = field(default_factory=list)
+    undecided: dict[str, str] = field(default_factory=dict)
+    """Rule -> what it could not decide because a value it needs is unknown (only in a preview render)."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -48,7 +51,7 @@ def _options(parent: str) -> PolicyResourceOptions:
 def _policy_resources(rendering: Rendering) -> list[PolicyResource]:
     by_urn = {}
     for r in rendering.resources:
-        by_urn[r.urn] = PolicyResource(resource_type=r.type, props=r.inputs, urn=r.urn, name=r.name,
+        by_urn[r.urn] = PolicyResource(resource_type=r.type, props=as_engine_sends(r.inputs), urn=r.urn, name=r.name,
                                        opts=_options(r.parent), provider=None, parent=None, dependencies=[],
                                        property_dependencies={})
     for r in rendering.resources:
@@ -61,11 +64,21 @@ def _policy_resources(rendering: Rendering) -> list[PolicyResource]:
     return [by_urn[r.urn] for r in rendering.resources]
 
 
-def _call(validate: Any, args: Any, report: Any) -> None:
-    for fn in validate if isinstance(validate, list) else [validate]:
-        result = fn(args, report)
-        if inspect.isawaitable(result):
-            _sync_await(result)
+def _call(validate: Any, args: Any, report: Any) -> Optional[str]:
+    """Run a policy's validation; what it could not decide, as the engine would report it (None: all decided)."""
+    try:
+        for fn in validate if isinstance(validate, list) else [validate]:
+            result = fn(args, report)
+            if inspect.isawaitable(result):
+                _sync_await(result)
+    except UnknownValueError as error:
+        return error.message
+    return None
+
+
+def _undecided(report: PolicyReport, policy: str, message: Optional[str]) -> None:
+    if message:
+        report.undecided[policy] = "; ".join(filter(None, [report.undecided.get(policy), message]))
 
 
 def run(rendering: Rendering, config_file: Optional[Path] = None, policies: Sequence[Any] = RULES) -> PolicyReport:
@@ -85,7 +98,7 @@ def run(rendering: Rendering, config_file: Optional[Path] = None, policies: Sequ
                                                        _r.resource_type))
                 args = ResourceValidationArgs(resource.resource_type, resource.props, resource.urn, resource.name,
                                               resource.opts, None, settings)
-                _call(policy.validate, args, violation)
+                _undecided(report, policy.name, _call(policy.validate, args, violation))
         else:
             by_urn = {r.urn: r for r in resources}
 
@@ -93,5 +106,5 @@ def run(rendering: Rendering, config_file: Optional[Path] = None, policies: Sequ
                 r = by_urn.get(urn or "")
                 report.violations.append(Violation(policy.name, level, message, urn or "", r.name if r else "",
                                                    r.resource_type if r else ""))
-            _call(policy.validate, StackValidationArgs(resources, settings), violation)
+            _undecided(report, policy.name, _call(policy.validate, StackValidationArgs(resources, settings), violation))
     return report

@@ -7,12 +7,15 @@ import json
 import sys
 import time
 import uuid
-from typing import Any, Callable
+from dataclasses import asdict
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional
 
 from components.batch_gpu.facts import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
+from . import scaler
 from .result import SmokeResult
 
 TTL_SECONDS = 600
@@ -74,36 +77,53 @@ def _client(kubeconfig: str):
     return client, config.new_client_from_config_dict(data)
 
 
-def explain_pending(core_api: Any, namespace: str, pod: str, node_labels: dict[str, str]) -> list[str]:
-    """Why a GPU pod stays Pending: the scheduler's events, and GPU nodes that advertise no GPU."""
-    reasons = []
-    events = core_api.list_namespaced_event(namespace, field_selector=f"involvedObject.name={pod}").items
-    for event in events:
-        if event.reason == "FailedScheduling":
-            message = event.message or ""
-            reasons.append(f"scheduler: {message}")
-            if "Insufficient nvidia.com/gpu" in message:
-                reasons.append("no node has that many free GPUs: ask for fewer, or let the node group scale up "
-                               "(is a cluster autoscaler or Karpenter running?)")
-            if "untolerated taint" in message:
-                reasons.append("the pod does not tolerate a taint of the nodes it could use")
-    selector = ",".join(f"{k}={v}" for k, v in node_labels.items())
-    nodes = core_api.list_node(label_selector=selector).items if selector else []
-    if not nodes:
-        reasons.append(f"no node carries the GPU labels {selector or '(none)'}: the GPU node group is at zero "
-                       "nodes, or its labels differ")
-    for node in nodes:
-        allocatable = (node.status.allocatable or {}).get("nvidia.com/gpu", "0")
-        if str(allocatable) in ("0", ""):
-            reasons.append(f"GPU node {node.metadata.name} advertises 0 nvidia.com/gpu: the NVIDIA device plugin "
-                           "is not running there (tolerations, node selector, or the driver)")
-    return reasons
+def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: scaler.Context, pending_for: float,
+                    since: Optional[datetime] = None) -> list[scaler.Finding]:
+    """Why a GPU pod stays Pending: what the autoscalers said (the pod's events from every source,
+    cluster-autoscaler's status ConfigMap and its events, Karpenter's NodeClaims), the scheduler's last word, and GPU
+    nodes that advertise no GPU. Objects the caller may not read are left out."""
+    core_api, plain = client.CoreV1Api(api), api.sanitize_for_serialization
+
+    def events(ns: str, name: str) -> list[dict]:
+        return [plain(e) for e in core_api.list_namespaced_event(ns, field_selector=f"involvedObject.name={name}")
+                .items]
+
+    pod_events = events(namespace, pod)
+    ns, name = scaler.CA_STATUS
+    _, status = _read(client, lambda: plain(core_api.read_namespaced_config_map(name, ns)))
+    status_events = (_read(client, lambda: events(ns, name))[1] or []) if status else []
+    claims, claim_events = {}, []
+    for claim in scaler.nominated(pod_events)[-1:]:
+        found, value = _read(client, lambda: client.CustomObjectsApi(api).get_cluster_custom_object(
+            "karpenter.sh", "v1", "nodeclaims", claim))
+        if found:
+            claims[claim] = value
+        if found and value is None:  # deleted: a cluster-scoped object's events live in "default"
+            claim_events = _read(client, lambda: events("default", claim))[1] or []
+    selector = ",".join(f"{k}={v}" for k, v in context.node_labels.items())
+    nodes = [plain(n) for n in core_api.list_node(label_selector=selector).items] if selector else []
+    return scaler.explain(pod_events, context, pending_for=pending_for, status=status, status_events=status_events,
+                          nodeclaims=claims, nodeclaim_events=claim_events, since=since,
+                          now=datetime.now(timezone.utc)) + scaler.scheduler(pod_events, nodes, context)
+
+
+def _read(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
+    """(True, object), (True, None) when it does not exist, (False, None) when we may not read it."""
+    try:
+        return True, call()
+    except client.exceptions.ApiException as error:
+        if error.status == 404:
+            return True, None
+        if error.status in (401, 403):
+            return False, None
+        raise
 
 
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
-        namespace: str = "default", explain_after: float = 300.0, progress=sys.stderr,
+        namespace: str = "default", explain_after: float = 20.0, progress=sys.stderr,
         clock: Callable[[], float] = time.monotonic) -> SmokeResult:
-    """Run the probe as a Job on the stack's GPU nodes and report what it found."""
+    """Run the probe as a Job on the stack's GPU nodes and report what it found. A Pending pod is explained after
+    ``explain_after`` seconds and again as often; what changed is printed to ``progress``."""
     kubeconfig = outputs.get("kubeconfig")
     if not kubeconfig:
         raise UserError("the stack's outputs lack kubeconfig: pass outputs read with --show-secrets")
@@ -112,12 +132,14 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     taints = outputs.get("gpuNodeTaints") or ([outputs["gpuTaint"]] if outputs.get("gpuTaint") else [])
     labels = outputs.get("gpuNodeLabels") or {}
     name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
+    context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
+                             autoscaler=outputs.get("autoscaler"), platform=outputs.get("platform"))
     config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
     core_api.create_namespaced_config_map(namespace, config_map)
     try:
         batch_api.create_namespaced_job(namespace, job)
-        phase, pod_name = _wait(client, core_api, namespace, name, timeout, explain_after, labels, result, progress,
+        phase, pod_name = _wait(client, api, namespace, name, timeout, explain_after, context, result, progress,
                                 clock)
         result.job.update({"pod": pod_name, "phase": phase})
         if phase not in ("Succeeded", "Failed"):
@@ -139,29 +161,38 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
             _delete(client, core_api, batch_api, namespace, name, progress)
 
 
-def _wait(client, core_api, namespace, name, timeout, explain_after, labels, result, progress, clock):
+def _wait(client, api, namespace, name, timeout, explain_after, context, result, progress, clock):
     from kubernetes import watch
 
-    started, phase, pod_name, explained = clock(), None, None, False
+    core_api = client.CoreV1Api(api)
+    started, phase, pod_name, since, shown = clock(), None, None, None, None
+
+    def explain() -> None:
+        nonlocal shown
+        findings = explain_pending(client, api, namespace, pod_name, context, clock() - started, since)
+        result.diagnosis = [f.text() for f in findings]
+        result.findings = [{**asdict(f), "waiting": f.waiting} for f in findings]
+        for text in result.diagnosis:
+            if text not in (shown or ()):
+                print(f"gpuready: {name}: {text}", file=progress)
+        shown = set(result.diagnosis) | (shown or set())
+
     while clock() - started < timeout:
         remaining = max(1, int(timeout - (clock() - started)))
         stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace, label_selector=f"job-name={name}",
                                       timeout_seconds=min(remaining, max(1, int(explain_after))))
         for event in stream:
             pod = event["object"]
-            pod_name = pod.metadata.name
+            pod_name, since = pod.metadata.name, pod.metadata.creation_timestamp
             if pod.status.phase != phase:
                 phase = pod.status.phase
                 print(f"gpuready: {name}: pod {pod_name} {phase} after {clock() - started:.0f} s", file=progress)
             if phase in ("Succeeded", "Failed"):
                 return phase, pod_name
-        if phase == "Pending" and pod_name and not explained and clock() - started >= explain_after:
-            explained = True
-            result.diagnosis = explain_pending(core_api, namespace, pod_name, labels)
-            for line in result.diagnosis:
-                print(f"gpuready: {name}: {line}", file=progress)
-    if phase == "Pending" and pod_name and not explained:
-        result.diagnosis = explain_pending(core_api, namespace, pod_name, labels)
+        if phase == "Pending" and pod_name and clock() - started >= explain_after:
+            explain()
+    if phase == "Pending" and pod_name and shown is None:
+        explain()
     return phase, pod_name
 
 

@@ -19,6 +19,8 @@ class SmokeResult:
     """The target's checks (job started, report found...) followed by the probe's."""
     probe: Optional[ProbeReport] = None
     diagnosis: list[str] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    """The diagnosis as data (Kubernetes: kind, source, summary, the controller's words, fixes, waiting)."""
     job: dict[str, Any] = field(default_factory=dict)
     """Where the probe ran: job id, queue, final status, log stream..."""
 
@@ -42,7 +44,7 @@ class SmokeResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "verdict": self.verdict, "checks": [asdict(c) for c in self.checks],
-                "diagnosis": self.diagnosis, "job": self.job,
+                "diagnosis": self.diagnosis, "findings": self.findings, "job": self.job,
                 "probe": asdict(self.probe) if self.probe else None}
 
 

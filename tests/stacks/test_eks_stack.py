@@ -44,7 +44,7 @@ def test_reference_stack_builds_network_cluster_node_group_and_software(renderin
     assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true",
                                    "k8s.amazonaws.com/accelerator": "nvidia-l4"}
     (cluster,) = rendering.of_type("aws:eks/cluster:Cluster")
-    assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["0.0.0.0/0"]
 
 
 def test_reference_stack_exports_what_gpuready_smoke_reads(rendering):
@@ -66,7 +66,7 @@ def test_every_input_key_is_camel_case(rendering):
 
 def test_existing_cluster_with_secret_kubeconfig_and_the_operator():
     rendering = _render(**{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
-                           "gpuready:install": "gpu-operator", "gpuready:publicAccessCidrs": None})
+                           "gpuready:install": "gpu-operator", "gpuready:apiAllowedCidrs": None})
     assert not rendering.of_type("aws:eks/cluster:Cluster")
     (provider,) = rendering.of_type("pulumi:providers:kubernetes")
     assert provider.secret_inputs == {"kubeconfig"}
@@ -108,7 +108,7 @@ def test_plan_shows_what_cluster_autoscaler_adds_from_zero(capsys):
 
 def test_existing_cluster_relies_on_its_own_autoscaler_and_plan_warns(tmp_path, capsys):
     stack = (ROOT / "stacks" / "Pulumi.eks.yaml").read_text().replace(
-        "  gpuready:publicAccessCidrs:\n    - 203.0.113.0/24\n",
+        "  gpuready:apiAllowedCidrs:\n    - 0.0.0.0/0\n",
         "  gpuready:existingCluster: prod\n  gpuready:kubeconfig: 'apiVersion: v1'\n")
     path = tmp_path / "Pulumi.eks-existing.yaml"
     path.write_text(stack)
@@ -120,7 +120,7 @@ def test_existing_cluster_relies_on_its_own_autoscaler_and_plan_warns(tmp_path, 
 
 def test_existing_cluster_with_cluster_autoscaler_needs_its_version():
     existing = {"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
-                "gpuready:publicAccessCidrs": None, "gpuready:autoscaler": "cluster-autoscaler"}
+                "gpuready:apiAllowedCidrs": None, "gpuready:autoscaler": "cluster-autoscaler"}
     with pytest.raises(ConfigError, match="gpuready:kubernetesVersion"):
         _render(**existing)
     rendering = _render(**existing, **{"gpuready:kubernetesVersion": "1.33"})
@@ -149,13 +149,13 @@ def test_auto_mode_variant_renders_a_node_pool_and_no_nvidia_plugin(tmp_path, ca
     out = capsys.readouterr().out
     assert ("scale from zero: auto-mode adds gpuready-gpu (g6.xlarge, 1 GPU; g6.2xlarge, 1 GPU; g6.12xlarge, "
             "4 GPUs)") in out
-    assert "total: 16 GPUs (L4)" in out and "Policies:" in out and "no violations" in out
+    assert "total: 16 GPUs (L4)" in out and " 0 mandatory " in out and "gpu-scale-from-zero" not in out
 
 
 def test_auto_mode_is_refused_for_an_existing_cluster_and_with_the_operator():
     with pytest.raises(ConfigError, match="when the cluster is created"):
         _render(**{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
-                   "gpuready:publicAccessCidrs": None, "gpuready:autoscaler": "auto-mode"})
+                   "gpuready:apiAllowedCidrs": None, "gpuready:autoscaler": "auto-mode"})
     with pytest.raises(ConfigError, match="its own NVIDIA device plugin"):
         _render(**{"gpuready:autoscaler": "auto-mode", "gpuready:install": "gpu-operator"})
 
@@ -173,4 +173,4 @@ def test_karpenter_variant_renders_its_controller_queue_and_gpu_node_pool(tmp_pa
     out = capsys.readouterr().out
     assert "scale from zero: karpenter adds gpuready-gpu (g6.xlarge, 1 GPU; g6.2xlarge, 1 GPU; g6.12xlarge, " \
            "4 GPUs)" in out
-    assert "chart: oci://public.ecr.aws/karpenter/karpenter 1.13.0" in out and "no violations" in out
+    assert "chart: oci://public.ecr.aws/karpenter/karpenter 1.13.0" in out and " 0 mandatory " in out

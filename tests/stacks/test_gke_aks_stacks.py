@@ -63,6 +63,22 @@ def test_gke_operator_mode_from_config():
     assert release.inputs["chart"] == "gpu-operator"
 
 
+def test_plan_passes_the_gke_operator_on_gkes_own_driver(tmp_path, capsys):
+    """The README's variant: GKE installs the driver, the GPU Operator the rest, MIG by the operator's manager."""
+    import yaml
+
+    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.gke.yaml").read_text())
+    stack["config"].update({"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST",
+                            "gpuready:machineType": "a2-highgpu-1g", "gpuready:mig": {"config": "all-1g.5gb"},
+                            "gpuready:apiAllowedCidrs": ["198.51.100.0/24"]})
+    path = tmp_path / "Pulumi.gke-operator.yaml"
+    path.write_text(yaml.safe_dump(stack))
+    assert main(["plan", "--stack-file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "driver: LATEST" in out and "nvidia.com/mig.config=all-1g.5gb" in out
+    assert "priority classes: system-node-critical, system-cluster-critical" in out and "no violations" in out
+
+
 @pytest.mark.parametrize("stack,changes,field", [
     ("gke", {"gpuready:machineType": "g2-standard-8", "gpuready:accelerator": "nvidia-tesla-t4"},
      "node_pool.accelerator"),
@@ -100,3 +116,38 @@ def test_plan_cli_for_gke_and_aks(capsys):
     out = capsys.readouterr().out
     assert "taints: sku=gpu:NoSchedule" in out and "GPU driver: Install" in out
     assert "total: 4 GPUs (T4), $4.82/h" in out
+
+
+def test_aks_deployer_and_admin_groups_get_cluster_admin_offline(capsys):
+    role = "azure-native:authorization:RoleAssignment"
+    (grant,) = _render("aks").of_type(role)
+    assert grant.name == "aks-deployer-admin" and grant.inputs["principalType"] == "User"
+    group = "6f1c2a5e-1111-4222-8333-944455556666"
+    rendering = _render("aks", **{"gpuready:deployerAdmin": False, "gpuready:adminGroupObjectIds": [group]})
+    (grant,) = rendering.of_type(role)
+    assert (grant.inputs["principalId"], grant.inputs["principalType"]) == (group, "Group")
+    (cluster,) = rendering.of_type("azure-native:containerservice:ManagedCluster")
+    assert cluster.inputs["aadProfile"]["adminGroupObjectIDs"] == [group]
+    (grant,) = _render("aks", **{"gpuready:deployerPrincipalType": "ServicePrincipal"}).of_type(role)
+    assert grant.inputs["principalType"] == "ServicePrincipal"
+    assert main(["plan", "--stack", "aks"]) == 0
+    assert "role: Azure Kubernetes Service RBAC Cluster Admin" in capsys.readouterr().out
+
+
+def test_gke_private_nodes_get_cloud_nat_on_the_network_the_stack_creates(capsys):
+    nat = "gcp:compute/routerNat:RouterNat"
+    rendering = _render("gke")
+    (subnet,) = rendering.of_type("gcp:compute/subnetwork:Subnetwork")
+    (router_nat,) = rendering.of_type(nat)
+    assert router_nat.property_dependencies["subnetworks"] == (subnet.urn,)
+    yours = {"gpuready:network": {"network": "shared-vpc", "subnetwork": "gpu-nodes"}}
+    assert not _render("gke", **yours).of_type(nat)
+    (router_nat,) = _render("gke", **yours, **{"gpuready:cloudNat": True}).of_type(nat)
+    assert router_nat.inputs["subnetworks"][0]["name"] == \
+        "projects/my-gpu-project/regions/us-central1/subnetworks/gpu-nodes"
+    assert main(["plan", "--stack", "gke"]) == 0
+    assert "internet egress for: gke-subnet" in capsys.readouterr().out
+    with pytest.raises(ConfigError) as error:
+        _render("gke", **{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "x",
+                          "gpuready:apiAllowedCidrs": None, "gpuready:cloudNat": False})
+    assert error.value.field == "gpuready:cloudNat"

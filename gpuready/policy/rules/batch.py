@@ -9,24 +9,30 @@ from components import catalog
 from components.batch_gpu.validation import usable_memory_mib
 
 from ..gpu import BATCH_CE, BATCH_JOB, BATCH_QUEUE, gpu_rows, instance_types, is_gpu_capacity
-from ..rule import MANDATORY, dependencies, of_type, stack_rule
+from ..rule import MANDATORY, dependencies, each, known, of_type, stack_rule
 
 
-def _gpu_queues(resources):
-    for queue in of_type(resources, BATCH_QUEUE):
-        environments = dependencies(queue, "computeEnvironmentOrders", BATCH_CE)
-        if any(is_gpu_capacity(e.resource_type, e.props) for e in environments):
-            yield queue, environments
+def _environments(queue):
+    """A queue's compute environments, from the engine's dependencies: their ARNs are unknown in a preview."""
+    return dependencies(queue, "computeEnvironmentOrders", BATCH_CE)
+
+
+def _is_gpu_queue(queue) -> bool:
+    return any(is_gpu_capacity(e.resource_type, e.props) for e in _environments(queue))
 
 
 def _check_gpu_only(resources, config):
-    for queue, environments in _gpu_queues(resources):
-        for env in environments:
+    def check(queue):
+        if not _is_gpu_queue(queue):
+            return
+        for env in _environments(queue):
             cpu = [t for t in instance_types(BATCH_CE, env.props) if catalog.find("aws", t) is None]
             if cpu:
                 yield queue, (f"GPU job queue takes compute environment {env.name}, which launches CPU instance "
                               f"types {', '.join(cpu)}: GPU jobs wait behind CPU work and CPU jobs hold GPU "
                               "instances"), "move CPU types to a CPU-only compute environment and queue"
+
+    yield from each(of_type(resources, BATCH_QUEUE), check)
 
 
 gpu_queue_gpu_only = stack_rule(
@@ -38,7 +44,10 @@ gpu_queue_gpu_only = stack_rule(
 
 def _check_runnable_timeout(resources, config):
     limit = int(config.get("maxRunnableMinutes", 240))
-    for queue, _ in _gpu_queues(resources):
+
+    def check(queue):
+        if not _is_gpu_queue(queue):
+            return
         actions = [a for a in queue.props.get("jobStateTimeLimitActions") or []
                    if a.get("state") == "RUNNABLE" and a.get("action") == "CANCEL"]
         if not actions:
@@ -50,6 +59,8 @@ def _check_runnable_timeout(resources, config):
         if slow:
             yield queue, (f"cancels RUNNABLE jobs only after {int(max(a['maxTimeSeconds'] for a in slow)) // 60} "
                           f"minutes, more than the {limit} allowed"), f"set maxTimeSeconds to {limit * 60} or less"
+
+    yield from each(of_type(resources, BATCH_QUEUE), check)
 
 
 gpu_queue_runnable_timeout = stack_rule(
@@ -89,9 +100,11 @@ def _needs(container: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _check_job_fits(resources, config):
-    rows = [row for env in of_type(resources, BATCH_CE) for row in gpu_rows(BATCH_CE, env.props)]
+    found, unknown = known(of_type(resources, BATCH_CE), lambda env: gpu_rows(BATCH_CE, env.props))
+    rows = [row for env_rows in found for row in env_rows]
     largest = sorted(rows, key=lambda r: (r.gpus, r.vcpus, r.memory_gib), reverse=True)
-    for job in of_type(resources, BATCH_JOB):
+
+    def check(job):
         for container in _containers(job.props):
             needs = _needs(container)
             if needs["GPU"] <= 0:
@@ -99,11 +112,15 @@ def _check_job_fits(resources, config):
             if any(needs["GPU"] <= r.gpus and needs["VCPU"] <= r.vcpus and needs["MEMORY"] <= usable_memory_mib(r)
                    for r in rows):
                 continue
+            if unknown:  # it may fit the compute environment whose instance types are unknown
+                raise unknown
             offered = ", ".join(f"{r.name} ({r.gpus} GPU, {r.vcpus} vCPU, {usable_memory_mib(r)} MiB usable)"
                                 for r in largest[:2]) or "no GPU compute environment in this stack"
             yield job, (f"asks for {needs['GPU']} GPU, {needs['VCPU']} vCPU, {needs['MEMORY']} MiB, which no GPU "
                         f"compute environment in the stack offers (largest: {offered}), so it sits in RUNNABLE "
                         "forever"), "ask for less, or add an instance type that holds it"
+
+    yield from each(of_type(resources, BATCH_JOB), check)
 
 
 gpu_job_fits = stack_rule(

@@ -7,7 +7,7 @@ from components.eks_gpu import facts as eks_facts
 from gpuready.plan.describe import POOLS
 
 from ..gpu import BATCH_CE, EKS_NODE_GROUP, GKE_NODE_POOL, GPU_CAPACITY_TYPES, get, is_gpu_capacity
-from ..rule import ADVISORY, MANDATORY, resource_rule, stack_rule
+from ..rule import ADVISORY, MANDATORY, known, resource_rule, stack_rule
 
 _NVIDIA_EKS_AMI_TYPES = (*eks_facts.GPU_AMI_TYPES, *eks_facts.RETIRED_AMI_TYPES)
 
@@ -73,16 +73,23 @@ def _check_caps(resources, config):
     max_gpus, max_usd = config.get("maxGpus"), config.get("maxUsdPerHour")
     if max_gpus is None and max_usd is None:
         return
-    pools = [p for p in (POOLS[r.resource_type](r.name, dict(r.props)) for r in resources if r.resource_type in POOLS)
-             if p]
+    found, unknown = known([r for r in resources if r.resource_type in POOLS],
+                           lambda r: POOLS[r.resource_type](r.name, r.props))
+    pools = [p for p in found if p]
     gpus = sum(p.max_gpus for p in pools)
     usd = round(sum(p.max_usd_per_hour for p in pools), 2)
+    # Capacity whose size is unknown only adds: known capacity over a cap is a violation, under it undecided.
+    at_least = "at least " if unknown else ""
     if max_gpus is not None and gpus > max_gpus:
-        yield None, f"can run {gpus} GPUs at once, more than the cap of {max_gpus}", \
+        yield None, f"can run {at_least}{gpus} GPUs at once, more than the cap of {int(max_gpus)}", \
             "lower maxVcpus / max nodes, or raise maxGpus in the policy config"
+    elif max_gpus is not None and unknown:
+        yield unknown
     if max_usd is not None and usd > max_usd:
-        yield None, f"can cost ${usd:,.2f}/h on demand at full scale, more than the cap of ${max_usd:,.2f}/h", \
-            "lower maxVcpus / max nodes, or raise maxUsdPerHour in the policy config"
+        yield None, (f"can cost {at_least}${usd:,.2f}/h on demand at full scale, more than the cap of "
+                     f"${max_usd:,.2f}/h"), "lower maxVcpus / max nodes, or raise maxUsdPerHour in the policy config"
+    elif max_usd is not None and unknown:
+        yield unknown
 
 
 gpu_capacity_caps = stack_rule(
@@ -93,10 +100,11 @@ gpu_capacity_caps = stack_rule(
     {"maxGpus": {"type": "integer", "minimum": 0}, "maxUsdPerHour": {"type": "number", "minimum": 0}})
 
 
-def _tags(resource_type, props) -> dict:
+def _tags(resource_type, props) -> set[str]:
+    """The tag (label) keys: a tag whose value is unknown still counts."""
     if resource_type == GKE_NODE_POOL:
-        return get(props, "nodeConfig.resourceLabels", {}) or {}
-    return props.get("tags") or {}
+        return set(get(props, "nodeConfig.resourceLabels", {}) or {})
+    return set(props.get("tags") or {})
 
 
 def _check_tags(resource_type, name, props, config):

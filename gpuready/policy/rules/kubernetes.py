@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Optional
 
 from components.eks_gpu import facts as eks_facts
+from components.gke_gpu import facts as gke_facts
 from components.k8s_gpu import facts as k8s_facts
 from components.k8s_gpu.scheduling import tolerates
 
 from ..gpu import AKS_AGENT_POOL, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL, HELM_RELEASE, get, is_gpu_capacity
-from ..rule import MANDATORY, of_type, resource_rule, stack_rule
+from ..rule import MANDATORY, each, known, of_type, resource_rule, stack_rule
 
 KUBERNETES_POOLS = (EKS_NODE_GROUP, GKE_NODE_POOL, AKS_AGENT_POOL)
 _EFFECTS = {api: k8s for k8s, api in eks_facts.TAINT_EFFECTS_K8S.items()}
@@ -36,7 +37,10 @@ def node_taints(pool) -> list[k8s_facts.Taint]:
 
 
 def gpu_pools(resources):
-    return [p for p in of_type(resources, *KUBERNETES_POOLS) if is_gpu_capacity(p.resource_type, p.props)]
+    """The GPU node pools, and the error of the first pool whose machine types are unknown (None: all known)."""
+    found, unknown = known(of_type(resources, *KUBERNETES_POOLS),
+                           lambda pool: pool if is_gpu_capacity(pool.resource_type, pool.props) else None)
+    return [pool for pool in found if pool], unknown
 
 
 def _nvidia_releases(resources):
@@ -48,25 +52,39 @@ def _enabled(values, key: str, default: bool) -> bool:
 
 
 def _check_taints(resources, config):
-    pools = gpu_pools(resources)
-    for pool in pools:
+    pools, unknown = gpu_pools(resources)
+
+    def check_pool(pool):
         wanted = k8s_facts.PLATFORMS[_PLATFORM[pool.resource_type]].taint
         if not any(t.key in (wanted.key, "nvidia.com/gpu") and t.effect == "NoSchedule" for t in node_taints(pool)):
             yield pool, ("GPU nodes without the GPU taint: any pod lands on them and holds a GPU node for CPU "
                          "work"), f"taint the pool {wanted.key}={wanted.value}:{wanted.effect}"
-    hard = {(t, pool.name) for pool in pools for t in node_taints(pool) if t.effect in ("NoSchedule", "NoExecute")}
-    for release in _nvidia_releases(resources):
-        values = release.props.get("values") or {}
-        for daemonset in k8s_facts.CHART_DAEMONSETS[release.props["chart"]]:
-            if not _enabled(values, daemonset.enabled_key, daemonset.enabled_default):
-                continue
-            tolerations = get(values, daemonset.tolerations_key, list(daemonset.default_tolerations))
-            for taint, pool in sorted(hard, key=lambda x: (x[1], x[0].key)):
-                if not tolerates(tolerations, taint):
-                    yield release, (f"its {daemonset.name} daemonset does not tolerate {taint.key}={taint.value}:"
-                                    f"{taint.effect} of {pool}, so it never runs on those GPU nodes"), (
-                        f"add {{key: {taint.key}, operator: Exists, effect: {taint.effect}}} to "
-                        f"{daemonset.tolerations_key} in the release values")
+
+    yield from each(pools, check_pool)
+    if unknown:
+        yield unknown
+    taints, unknown_taints = known(pools, lambda pool: [(t, pool.name) for t in node_taints(pool)])
+    hard = {(t, pool) for pool_taints in taints for t, pool in pool_taints if t.effect in ("NoSchedule", "NoExecute")}
+    yield from each(_nvidia_releases(resources), lambda release: _check_tolerations(release, hard,
+                                                                                   unknown or unknown_taints))
+
+
+def _check_tolerations(release, hard, unknown):
+    """A release's daemonsets against the known GPU-node taints ``hard``; then ``unknown``, the error of a pool whose
+    type or taints are unknown, if any daemonset runs (it may not tolerate that pool's taints)."""
+    values = release.props.get("values") or {}
+    running = [d for d in k8s_facts.CHART_DAEMONSETS[release.props["chart"]]
+               if _enabled(values, d.enabled_key, d.enabled_default)]
+    for daemonset in running:
+        tolerations = get(values, daemonset.tolerations_key, list(daemonset.default_tolerations))
+        for taint, pool in sorted(hard, key=lambda x: (x[1], x[0].key)):
+            if not tolerates(tolerations, taint):
+                yield release, (f"its {daemonset.name} daemonset does not tolerate {taint.key}={taint.value}:"
+                                f"{taint.effect} of {pool}, so it never runs on those GPU nodes"), (
+                    f"add {{key: {taint.key}, operator: Exists, effect: {taint.effect}}} to "
+                    f"{daemonset.tolerations_key} in the release values")
+    if unknown and running:
+        raise unknown
 
 
 gpu_taint_tolerated = stack_rule(
@@ -82,8 +100,9 @@ def _node_image(pool) -> Optional[str]:
     elif pool.resource_type == GKE_NODE_POOL:
         accelerators = get(pool.props, "nodeConfig.guestAccelerators") or [{}]
         version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
-        key = {"INSTALLATION_DISABLED": "gke/driver-disabled", "DEFAULT": "gke/driver-installed",
-               "LATEST": "gke/driver-installed"}.get(version, "")
+        # GKE's device plugin is off where the pool carries its opt-out label: the GPU Operator's then runs.
+        key = gke_facts.node_image(version, get(pool.props, "nodeConfig.labels") or {}) \
+            if version in (*gke_facts.DRIVER_INSTALLED, gke_facts.DRIVER_DISABLED) else ""
     else:
         key = "aks/driver-none" if get(pool.props, "gpuProfile.driver") == "None" else "aks/driver-installed"
     return key if key in k8s_facts.NODE_IMAGES else None
@@ -98,16 +117,23 @@ _INSTALLS = {
 
 
 def _check_double_install(resources, config):
-    images = {pool.name: _node_image(pool) for pool in gpu_pools(resources)}
-    for release in _nvidia_releases(resources):
+    pools, unknown = gpu_pools(resources)
+    images, unknown_image = known(pools, lambda pool: (pool.name, _node_image(pool)))
+    unknown = unknown or unknown_image
+
+    def check(release):
         values = release.props.get("values") or {}
-        for software, switch in _INSTALLS.get(release.props["chart"], ()):
-            if not get(values, switch, True):
-                continue
-            for pool, image in sorted(images.items()):
+        installs = [(software, switch) for software, switch in _INSTALLS.get(release.props["chart"], ())
+                    if get(values, switch, True)]
+        for software, switch in installs:
+            for pool, image in sorted(images):
                 if image and software in k8s_facts.NODE_IMAGES[image].ships:
                     yield release, (f"installs the {software} that {pool}'s node image ({image}) already ships: two "
                                     f"of them fight over the GPUs"), f"set {switch}: false in the release values"
+        if unknown and installs:  # the pool whose image is unknown may ship it too
+            raise unknown
+
+    yield from each(_nvidia_releases(resources), check)
 
 
 no_double_driver = stack_rule(
@@ -128,7 +154,8 @@ helm_pinned_version = resource_rule(
 
 
 def _check_metrics(resources, config):
-    if not gpu_pools(resources):
+    pools, unknown = gpu_pools(resources)
+    if not pools and not unknown:
         return
     for release in of_type(resources, HELM_RELEASE):
         chart, values = release.props.get("chart"), release.props.get("values") or {}
@@ -136,6 +163,8 @@ def _check_metrics(resources, config):
             return
     if any("DCGM" in (get(c.props, "monitoringConfig.enableComponents") or []) for c in of_type(resources, GKE_CLUSTER)):
         return
+    if not pools:  # the only pools that may have GPUs have unknown machine types
+        raise unknown
     yield None, "GPU nodes without GPU metrics: nobody sees idle, throttled or failing GPUs", \
         "install the DCGM exporter (dcgmExporter: true) or, on GKE, enable managed DCGM metrics"
 

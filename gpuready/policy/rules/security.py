@@ -1,13 +1,14 @@
 """Security rules: IMDSv2 and encrypted volumes, volumes big enough for deep-learning images, no public IPs on GPU
-nodes, no open EKS endpoint, no wildcard or administrator IAM."""
+nodes, no open API endpoint (EKS, GKE, AKS), no wildcard or administrator IAM."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
-from ..gpu import (AKS_AGENT_POOL, BATCH_CE, EKS_CLUSTER, EKS_NODE_GROUP, GKE_NODE_POOL, GPU_CAPACITY_TYPES,
-                   LAUNCH_TEMPLATE, get, is_gpu_capacity)
-from ..rule import ADVISORY, MANDATORY, dependencies, of_type, resource_rule, stack_rule
+from ..gpu import (AKS_AGENT_POOL, AKS_CLUSTER, BATCH_CE, EKS_CLUSTER, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL,
+                   GPU_CAPACITY_TYPES, LAUNCH_TEMPLATE, get, is_gpu_capacity)
+from ..rule import ADVISORY, MANDATORY, dependencies, each, known, of_type, resource_rule, stack_rule
 
 
 def _check_imdsv2(resource_type, name, props, config):
@@ -54,14 +55,17 @@ def _volume_gib(pool) -> tuple[int, str]:
 
 def _check_volume_size(resources, config):
     minimum = int(config.get("minGiB", 100))
-    for pool in of_type(resources, *GPU_CAPACITY_TYPES):
+
+    def check(pool):
         if not is_gpu_capacity(pool.resource_type, pool.props):
-            continue
+            return
         size, where = _volume_gib(pool)
         if size < minimum:
             yield pool, (f"GPU nodes get a {size} GiB volume ({where}); a 10 GB deep-learning image and its layers "
                          f"fill it, and pods stay in ContainerCreating or jobs in STARTING"), \
                 f"give them {minimum} GiB or more"
+
+    yield from each(of_type(resources, *GPU_CAPACITY_TYPES), check)
 
 
 gpu_root_volume_size = stack_rule(
@@ -71,38 +75,45 @@ gpu_root_volume_size = stack_rule(
 
 
 def _check_public_ips(resources, config):
-    for pool in of_type(resources, *GPU_CAPACITY_TYPES):
-        if not is_gpu_capacity(pool.resource_type, pool.props):
-            continue
-        if pool.resource_type == AKS_AGENT_POOL and pool.props.get("enableNodePublicIP"):
-            yield pool, "GPU nodes with public IPs", "set enableNodePublicIP to false"
-        if pool.resource_type == GKE_NODE_POOL:
-            for cluster in dependencies(pool, "cluster"):
-                if not get(cluster.props, "privateClusterConfig.enablePrivateNodes", False):
-                    yield pool, f"GPU nodes of cluster {cluster.name} get public IPs (no private nodes)", \
-                        "set privateClusterConfig.enablePrivateNodes to true"
-        if pool.resource_type in (BATCH_CE, EKS_NODE_GROUP):
-            prop = "computeResources" if pool.resource_type == BATCH_CE else "subnetIds"
-            public = [s.name for s in dependencies(pool, prop, "aws:ec2/subnet:Subnet")
-                      if _true(s.props.get("mapPublicIpOnLaunch"))]
-            if public:
-                yield pool, f"GPU instances launch in subnets that give public IPs: {', '.join(public)}", \
-                    "use private subnets behind a NAT gateway"
-            lt_prop = "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate"
-            for template in dependencies(pool, lt_prop, LAUNCH_TEMPLATE):
-                if any(_true(n.get("associatePublicIpAddress")) for n in template.props.get("networkInterfaces") or []):
-                    yield pool, f"launch template {template.name} gives GPU instances a public IP", \
-                        "remove associatePublicIpAddress"
+    yield from each(of_type(resources, *GPU_CAPACITY_TYPES), _public_ips)
+
+
+def _public_ips(pool):
+    if not is_gpu_capacity(pool.resource_type, pool.props):
+        return
+    if pool.resource_type == AKS_AGENT_POOL and pool.props.get("enableNodePublicIP"):
+        yield pool, "GPU nodes with public IPs", "set enableNodePublicIP to false"
+    if pool.resource_type == GKE_NODE_POOL:
+        for cluster in dependencies(pool, "cluster"):
+            if not get(cluster.props, "privateClusterConfig.enablePrivateNodes", False):
+                yield pool, f"GPU nodes of cluster {cluster.name} get public IPs (no private nodes)", \
+                    "set privateClusterConfig.enablePrivateNodes to true"
+    if pool.resource_type in (BATCH_CE, EKS_NODE_GROUP):
+        prop = "computeResources" if pool.resource_type == BATCH_CE else "subnetIds"
+        public = [s.name for s in dependencies(pool, prop, "aws:ec2/subnet:Subnet")
+                  if _true(s.props.get("mapPublicIpOnLaunch"))]
+        if public:
+            yield pool, f"GPU instances launch in subnets that give public IPs: {', '.join(public)}", \
+                "use private subnets behind a NAT gateway"
+        lt_prop = "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate"
+        for template in dependencies(pool, lt_prop, LAUNCH_TEMPLATE):
+            if any(_true(n.get("associatePublicIpAddress")) for n in template.props.get("networkInterfaces") or []):
+                yield pool, f"launch template {template.name} gives GPU instances a public IP", \
+                    "remove associatePublicIpAddress"
 
 
 gpu_nodes_no_public_ip = stack_rule(
     "gpu-nodes-no-public-ip", "GPU nodes and instances get no public IP address.", MANDATORY, _check_public_ips)
 
 
+def _anywhere(cidrs) -> bool:
+    """Whether an endpoint allow-list lets in the whole internet: empty, or with a /0."""
+    return not cidrs or any(str(c).endswith("/0") for c in cidrs)
+
+
 def _check_endpoint(resource_type, name, props, config):
     vpc = props.get("vpcConfig") or {}
-    cidrs = vpc.get("publicAccessCidrs") or ["0.0.0.0/0"]
-    if vpc.get("endpointPublicAccess", True) and "0.0.0.0/0" in cidrs:
+    if vpc.get("endpointPublicAccess", True) and _anywhere(vpc.get("publicAccessCidrs")):
         yield "the Kubernetes API endpoint is public to the whole internet", \
             "set publicAccessCidrs to your networks, or endpointPublicAccess to false"
 
@@ -110,6 +121,26 @@ def _check_endpoint(resource_type, name, props, config):
 eks_endpoint_allow_list = resource_rule(
     "eks-endpoint-allow-list", "An EKS API endpoint is not public without an allow-list.", ADVISORY, (EKS_CLUSTER,),
     _check_endpoint)
+
+
+def _check_api_allow_list(resource_type, name, props, config):
+    if resource_type == GKE_CLUSTER:
+        public = not get(props, "privateClusterConfig.enablePrivateEndpoint", False)
+        cidrs = [c.get("cidrBlock") for c in get(props, "masterAuthorizedNetworksConfig.cidrBlocks", None) or []]
+        fix = "set masterAuthorizedNetworksConfig.cidrBlocks to your networks"
+    else:
+        public = not get(props, "apiServerAccessProfile.enablePrivateCluster", False)
+        cidrs = get(props, "apiServerAccessProfile.authorizedIPRanges", None) or []
+        fix = "set apiServerAccessProfile.authorizedIPRanges to your networks"
+    if public and _anywhere(cidrs):
+        yield "the Kubernetes API endpoint is public to the whole internet, with no allow-list", \
+            f"{fix} (gpuready:apiAllowedCidrs in the reference stacks), or make the endpoint private"
+
+
+api_endpoint_allow_list = resource_rule(
+    "api-endpoint-allow-list", "A GKE or AKS API endpoint is not public without an allow-list (CIS GKE and AKS "
+    "benchmarks: authorized networks / authorized IP ranges).", ADVISORY, (GKE_CLUSTER, AKS_CLUSTER),
+    _check_api_allow_list)
 
 _INLINE_POLICIES = ("aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy",
                     "aws:iam/groupPolicy:GroupPolicy")
@@ -122,16 +153,19 @@ def _statements(document):
         except json.JSONDecodeError:
             return []
     statements = (document or {}).get("Statement") or []
-    return [statements] if isinstance(statements, dict) else statements
+    return [statements] if isinstance(statements, Mapping) else statements
 
 
 def _check_wildcards(resource_type, name, props, config):
-    documents = [props.get("policy")] + [p.get("policy") for p in props.get("inlinePolicies") or []]
-    for statement in (s for d in documents for s in _statements(d)):
-        actions = statement.get("Action")
-        actions = [actions] if isinstance(actions, str) else actions or []
-        if statement.get("Effect") == "Allow" and "*" in actions:
-            yield "an inline policy allows every action (\"Action\": \"*\")", "list the actions the role needs"
+    def check(holder):
+        for statement in _statements(holder.get("policy")):
+            actions = statement.get("Action")
+            actions = [actions] if isinstance(actions, str) else actions or []
+            if statement.get("Effect") == "Allow" and "*" in actions:
+                yield "an inline policy allows every action (\"Action\": \"*\")", "list the actions the role needs"
+
+    # Each document on its own: one built from another resource's output (an ARN) is unknown in a preview.
+    yield from each([props, *(props.get("inlinePolicies") or [])], check)
 
 
 iam_no_wildcard_actions = resource_rule(
@@ -143,11 +177,17 @@ GCP_BASIC_ROLES = ("roles/owner", "roles/editor")
 
 
 def _check_admin(resource_type, name, props, config):
-    arns = [props.get("policyArn")] + list(props.get("managedPolicyArns") or [])
-    if ADMIN_POLICY in arns:
+    if resource_type.startswith("gcp:"):
+        if props.get("role") in GCP_BASIC_ROLES:
+            yield f"basic role {props['role']} granted", "grant the predefined roles the member needs"
+        return
+    # An ARN built from another resource's output (a policy of the stack) is unknown in a preview.
+    listed = props.get("managedPolicyArns") or []
+    arns, unknown = known(range(len(listed)), listed.__getitem__)
+    if ADMIN_POLICY in [props.get("policyArn"), *arns]:
         yield "AdministratorAccess attached", "attach the AWS managed policies the role needs, and no others"
-    if props.get("role") in GCP_BASIC_ROLES:
-        yield f"basic role {props['role']} granted", "grant the predefined roles the member needs"
+    elif unknown:
+        raise unknown
 
 
 iam_no_administrator = resource_rule(
@@ -157,4 +197,4 @@ iam_no_administrator = resource_rule(
                 "gcp:projects/iAMMember:IAMMember", "gcp:projects/iAMBinding:IAMBinding"), _check_admin)
 
 RULES = [launch_template_imdsv2, launch_template_encrypted, gpu_root_volume_size, gpu_nodes_no_public_ip,
-         eks_endpoint_allow_list, iam_no_wildcard_actions, iam_no_administrator]
+         eks_endpoint_allow_list, api_endpoint_allow_list, iam_no_wildcard_actions, iam_no_administrator]

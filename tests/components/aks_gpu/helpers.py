@@ -11,6 +11,7 @@ from tests.conftest import render_component
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 
 
 def args(node_pool: dict[str, Any] | None = None, **overrides: Any) -> AksGpuClusterArgs:

@@ -6,13 +6,14 @@ import json
 
 import pytest
 
-from components.aks_gpu import ExistingClusterArgs, facts
+from components.aks_gpu import AksGpuCluster, ClusterArgs, ExistingClusterArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions, MigArgs
 from components.k8s_gpu import facts as k8s_facts
 from components.k8s_gpu.scheduling import schedulable
-from tests.conftest import non_camel_keys
+from gpuready.plan.render import AZURE_CLIENT
+from tests.conftest import explicit_dependencies, non_camel_keys
 
-from .helpers import CLUSTER, POOL, RELEASE, build
+from .helpers import CLUSTER, POOL, RELEASE, ROLE_ASSIGNMENT, args, build
 
 
 @pytest.fixture
@@ -95,6 +96,7 @@ def test_kubeconfig_is_built_from_aks_credential_with_kubelogin(built):
 def test_existing_cluster(render):
     rendering, _ = build(render, cluster=None, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="kc"))
     assert not rendering.of_type(CLUSTER)
+    assert not rendering.of_type(ROLE_ASSIGNMENT)  # your cluster, your access
     assert rendering.of_type(POOL)[0].inputs["resourceName"] == "prod"
 
 
@@ -102,6 +104,54 @@ def test_children_parented_with_stable_names_and_camel_case(built):
     rendering, _ = built
     (component,) = rendering.of_type(facts.TYPE_TOKEN)
     assert sorted(r.name for r in rendering.resources if r.parent == component.urn) == [
-        "ml", "ml-gpu", "ml-gpu-software", "ml-k8s"]
+        "ml", "ml-deployer-admin", "ml-gpu", "ml-gpu-software", "ml-k8s"]
     for resource in rendering.resources:
         assert list(non_camel_keys(resource.inputs)) == [], resource.urn
+
+
+def test_operator_mig_names_the_profile_in_the_pools_node_label(render):
+    """The operator's MIG manager partitions by the node label; its ClusterPolicy keeps the CRD's all-disabled."""
+    rendering, aks = build(render, software=GpuSoftwareOptions(install="gpu-operator",
+                                                               mig=MigArgs(config="all-1g.10gb")))
+    (pool,) = rendering.of_type(POOL)
+    assert pool.inputs["nodeLabels"] == {"nvidia.com/mig.config": "all-1g.10gb"}
+    assert "gpuInstanceProfile" not in pool.inputs
+    assert aks.gpu_node_labels["nvidia.com/mig.config"] == "all-1g.10gb"
+    (release,) = rendering.of_type(RELEASE)
+    assert "config" not in release.inputs["values"]["migManager"]
+
+
+def _software_depends_on(render, **overrides):
+    """What the GPU software component (its namespace and Helm releases) waits for."""
+    return explicit_dependencies(render, "gpuready:k8s:GpuSoftware", lambda: AksGpuCluster("ml", args(**overrides)))
+
+
+def test_the_deployer_is_cluster_admin_before_the_gpu_software_installs(render):
+    rendering, waits = _software_depends_on(render)
+    (grant,) = rendering.of_type(ROLE_ASSIGNMENT)
+    (cluster,) = rendering.of_type(CLUSTER)
+    i = grant.inputs
+    # Azure RBAC on, local accounts off: this role assignment is the only way in for the Helm releases.
+    assert cluster.inputs["aadProfile"]["enableAzureRBAC"] is True and cluster.inputs["disableLocalAccounts"] is True
+    assert i["principalId"] == AZURE_CLIENT["objectId"] and i["principalType"] == "User"
+    assert i["roleDefinitionId"] == (f"/subscriptions/{AZURE_CLIENT['subscriptionId']}/providers/"
+                                     "Microsoft.Authorization/roleDefinitions/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
+    assert i["scope"].endswith("/providers/Microsoft.ContainerService/managedClusters/ml")
+    assert grant.property_dependencies["scope"] == (cluster.urn,)
+    assert "ml-deployer-admin" in waits, waits
+
+
+def test_admin_groups_instead_of_the_deployer(render):
+    group = "6f1c2a5e-1111-4222-8333-944455556666"
+    rendering, waits = _software_depends_on(render, cluster=ClusterArgs(
+        deployer_admin=False, admin_group_object_ids=[group], deployer_principal_type="ServicePrincipal"))
+    (cluster,) = rendering.of_type(CLUSTER)
+    assert cluster.inputs["aadProfile"]["adminGroupObjectIDs"] == [group]
+    (grant,) = rendering.of_type(ROLE_ASSIGNMENT)
+    assert (grant.name, grant.inputs["principalId"], grant.inputs["principalType"]) == (
+        f"ml-admins-{group}", group, "Group")
+    assert f"ml-admins-{group}" in waits
+    both, _ = build(render, cluster=ClusterArgs(admin_group_object_ids=[group],
+                                                 deployer_principal_type="ServicePrincipal"))
+    assert sorted((g.name, g.inputs["principalType"]) for g in both.of_type(ROLE_ASSIGNMENT)) == [
+        (f"ml-admins-{group}", "Group"), ("ml-deployer-admin", "ServicePrincipal")]

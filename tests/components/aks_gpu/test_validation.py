@@ -30,6 +30,11 @@ from .helpers import args
     ({}, {"cluster": ClusterArgs(authorized_ip_ranges=["1.2.3.4/40"])}, "cluster.authorized_ip_ranges",
      "not a CIDR"),
     ({}, {"cluster": ClusterArgs(system_nodes=0)}, "cluster.system_nodes", "system pool"),
+    ({}, {"cluster": ClusterArgs(deployer_admin=False)}, "cluster.deployer_admin", "no one could install"),
+    ({}, {"cluster": ClusterArgs(deployer_principal_type="Application")}, "cluster.deployer_principal_type",
+     "ServicePrincipal"),
+    ({}, {"cluster": ClusterArgs(admin_group_object_ids=["ml-admins"])}, "cluster.admin_group_object_ids",
+     "az ad group show"),
 ])
 def test_impossible_setups_are_refused(pool, overrides, field, words):
     with pytest.raises(ConfigError) as error:

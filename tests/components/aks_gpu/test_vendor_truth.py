@@ -63,3 +63,17 @@ def test_every_catalog_vm_size_makes_a_pool_and_mig_sizes_get_a_valid_profile():
             smallest = "all-1g.5gb" if row.gpu_memory_gib < 50 else "all-1g.10gb"
             mig = check(args({"vm_size": row.name}, software=GpuSoftwareOptions(mig=MigArgs(config=smallest))))
             assert mig.gpu_instance_profile == "MIG1g" and "MIG1g" in _values(models.GPUInstanceProfile), row.name
+
+
+def test_admin_access_values_are_azure_values(render):
+    from pulumi_azure_native.authorization import PrincipalType
+
+    from components.aks_gpu import ClusterArgs
+
+    assert {*facts.DEPLOYER_PRINCIPAL_TYPES, facts.GROUP_PRINCIPAL_TYPE} <= _values(PrincipalType)
+    rendering, _ = build(render, cluster=ClusterArgs(admin_group_object_ids=["6f1c2a5e-1111-4222-8333-944455556666"]))
+    (cluster,) = rendering.of_type(CLUSTER)
+    aad = models.ManagedClusterAADProfile()
+    assert set(cluster.inputs["aadProfile"]) <= {f._rest_name for f in aad._attr_to_rest_field.values()}
+    assert {g.inputs["principalType"] for g in rendering.of_type("azure-native:authorization:RoleAssignment")} <= \
+        _values(PrincipalType)

@@ -170,3 +170,17 @@ def test_existing_cluster_gets_no_system_nodes(render):
 def test_inputs_are_camel_case(built):
     for resource in built[0].resources:
         assert list(non_camel_keys(resource.inputs)) == [], resource.urn
+
+
+def test_operator_mig_names_the_profile_in_the_node_group_label(render):
+    """The operator's MIG manager partitions by the node label; its ClusterPolicy keeps the CRD's all-disabled."""
+    from components.k8s_gpu import MigArgs
+
+    rendering, eks = build(render, {"instance_types": ["p4de.24xlarge"]}, software=GpuSoftwareOptions(
+        install="gpu-operator", mig=MigArgs(strategy="mixed", config="all-1g.10gb")))
+    ng = one(rendering, NODE_GROUP, "ml-gpu")
+    assert ng.inputs["labels"] == {"nvidia.com/gpu.present": "true", "nvidia.com/mig.config": "all-1g.10gb",
+                                   "k8s.amazonaws.com/accelerator": "nvidia-a100"}
+    assert eks.gpu_node_labels == {"nvidia.com/gpu.present": "true", "nvidia.com/mig.config": "all-1g.10gb"}
+    (release,) = [r for r in rendering.of_type(RELEASE) if r.inputs["chart"] == "gpu-operator"]
+    assert release.inputs["values"]["migManager"] == {"enabled": True}

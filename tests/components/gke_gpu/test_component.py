@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from components.gke_gpu import ExistingClusterArgs, GpuSharingArgs, facts
+from components.gke_gpu import ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GpuSharingArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions, MigArgs
-from tests.conftest import non_camel_keys
+from tests.conftest import explicit_dependencies, non_camel_keys
 
 from tests.conftest import one
 
-from .helpers import CLUSTER, NODE_POOL, RELEASE, build
+from .helpers import CLUSTER, NODE_POOL, RELEASE, args, build
 
 
 @pytest.fixture
@@ -83,8 +83,9 @@ def test_gpu_operator_disables_gke_driver_and_device_plugin(render):
     assert config["shieldedInstanceConfig"]["enableSecureBoot"] is False
     (release,) = rendering.of_type(RELEASE)
     values = release.inputs["values"]
-    assert (values["driver"], values["toolkit"], values["devicePlugin"]) == (
-        {"enabled": True}, {"enabled": True}, {"enabled": True})
+    assert (values["driver"], values["toolkit"]["enabled"], values["devicePlugin"]) == (
+        {"enabled": True}, True, {"enabled": True})
+    assert values["toolkit"]["env"] == [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]  # GKE 1.33+
     assert gke.capacity.node_image == "gke/driver-disabled"
 
 
@@ -128,9 +129,93 @@ def test_children_parented_with_stable_names_and_camel_case(built):
     rendering, _ = built
     (component,) = rendering.of_type(facts.TYPE_TOKEN)
     direct = sorted(r.name for r in rendering.resources if r.parent == component.urn)
-    assert direct == ["ml", "ml-gpu", "ml-gpu-software", "ml-k8s", "ml-nodes",
+    assert direct == ["ml", "ml-gpu", "ml-gpu-software", "ml-k8s", "ml-nat", "ml-network", "ml-nodes",
                       "ml-nodes-artifactregistry-reader", "ml-nodes-logging-logWriter",
                       "ml-nodes-monitoring-metricWriter", "ml-nodes-monitoring-viewer",
-                      "ml-nodes-stackdriver-resourceMetadata-writer", "ml-system"]
+                      "ml-nodes-stackdriver-resourceMetadata-writer", "ml-router", "ml-subnet", "ml-system"]
     for resource in rendering.resources:
         assert list(non_camel_keys(resource.inputs)) == [], resource.urn
+
+
+def test_gpu_operator_on_gkes_own_driver(render):
+    """NVIDIA's GKE guide: GKE's driver, its device plugin off by label, the operator's toolkit and device plugin."""
+    rendering, gke = build(render, {"machine_type": "a2-ultragpu-1g", "gpu_driver_version": "LATEST"},
+                           software=GpuSoftwareOptions(install="gpu-operator", mig=MigArgs(config="all-1g.10gb")))
+    assert gke.capacity.node_image == "gke/driver-installed-operator"
+    config = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]
+    accelerator = config["guestAccelerators"][0]
+    assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "LATEST"}
+    assert "gpuPartitionSize" not in accelerator  # the operator's MIG manager partitions, by the node label
+    assert config["labels"] == {"gke-no-default-nvidia-gpu-device-plugin": "true",
+                                "nvidia.com/mig.config": "all-1g.10gb"}
+    assert gke.gpu_node_labels["nvidia.com/mig.config"] == "all-1g.10gb"
+    assert config["shieldedInstanceConfig"]["enableSecureBoot"] is True  # GKE's driver is signed
+    (release,) = rendering.of_type(RELEASE)
+    values = release.inputs["values"]
+    assert (values["driver"], values["toolkit"]["enabled"], values["devicePlugin"]["enabled"]) == (
+        {"enabled": False}, True, True)
+    assert values["hostPaths"] == {"driverInstallDir": "/home/kubernetes/bin/nvidia"}
+    assert values["migManager"] == {"enabled": True, "env": [{"name": "WITH_REBOOT", "value": "true"}]}
+    (quota,) = rendering.of_type("kubernetes:core/v1:ResourceQuota")
+    assert quota.urn in release.dependencies
+
+
+def test_operator_mig_with_the_operators_driver_labels_the_pool(render):
+    rendering, _ = build(render, {"machine_type": "a2-highgpu-1g"},
+                         software=GpuSoftwareOptions(install="gpu-operator", mig=MigArgs(config="all-1g.5gb")))
+    config = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]
+    assert config["labels"]["nvidia.com/mig.config"] == "all-1g.5gb"
+    assert "gpuPartitionSize" not in config["guestAccelerators"][0]
+
+
+ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
+
+
+def _software_depends_on(render, **overrides):
+    """What the GPU software component (its namespace and Helm releases) waits for."""
+    return explicit_dependencies(render, "gpuready:k8s:GpuSoftware", lambda: GkeGpuCluster("ml", args(**overrides)))
+
+
+def test_private_nodes_reach_the_internet_through_cloud_nat_on_the_network_created(render):
+    rendering, waits = _software_depends_on(render, cluster=ClusterArgs(managed_dcgm=False))
+    (network,) = rendering.of_type("gcp:compute/network:Network")
+    (subnet,) = rendering.of_type("gcp:compute/subnetwork:Subnetwork")
+    (router,) = rendering.of_type("gcp:compute/router:Router")
+    (nat,) = rendering.of_type(ROUTER_NAT)
+    cluster = one(rendering, CLUSTER, "ml")
+    assert cluster.inputs["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert network.inputs["autoCreateSubnetworks"] is False
+    assert (subnet.inputs["region"], subnet.inputs["ipCidrRange"], subnet.inputs["privateIpGoogleAccess"]) == (
+        "us-central1", "10.10.0.0/20", True)
+    assert {r["rangeName"]: r["ipCidrRange"] for r in subnet.inputs["secondaryIpRanges"]} == {
+        "services": "10.10.16.0/20", "pods": "10.12.0.0/14"}
+    # The cluster runs in that subnetwork, pods and services in its secondary ranges.
+    assert cluster.property_dependencies["network"] == (network.urn,)
+    assert cluster.property_dependencies["subnetwork"] == (subnet.urn,)
+    assert cluster.inputs["ipAllocationPolicy"] == {"clusterSecondaryRangeName": "pods",
+                                                    "servicesSecondaryRangeName": "services"}
+    assert router.property_dependencies["network"] == (network.urn,) and router.inputs["region"] == "us-central1"
+    assert nat.property_dependencies["router"] == (router.urn,) and nat.inputs["region"] == "us-central1"
+    assert (nat.inputs["natIpAllocateOption"], nat.inputs["sourceSubnetworkIpRangesToNat"]) == (
+        "AUTO_ONLY", "LIST_OF_SUBNETWORKS")
+    assert nat.inputs["subnetworks"] == [{"name": "ml-subnet-id",  # the subnetwork's id (a mock here)
+                                          "sourceIpRangesToNats": ["ALL_IP_RANGES"]}]
+    assert nat.property_dependencies["subnetworks"] == (subnet.urn,)
+    # The DCGM exporter's image comes from nvcr.io: the releases wait for the NAT.
+    assert rendering.of_type(RELEASE) and "ml-nat" in waits
+
+
+def test_your_network_gets_cloud_nat_only_when_asked(render):
+    theirs = ClusterArgs(network="shared-vpc", subnetwork="gpu-nodes")
+    rendering, _ = build(render, cluster=theirs)
+    assert not rendering.of_type(ROUTER_NAT) and not rendering.of_type("gcp:compute/network:Network")
+    cluster = one(rendering, CLUSTER, "ml")
+    assert (cluster.inputs["network"], cluster.inputs["subnetwork"]) == ("shared-vpc", "gpu-nodes")
+    rendering, _ = build(render, location="us-central1-a",
+                         cluster=ClusterArgs(network="shared-vpc", subnetwork="gpu-nodes", cloud_nat=True))
+    (router,) = rendering.of_type("gcp:compute/router:Router")
+    (nat,) = rendering.of_type(ROUTER_NAT)
+    assert (router.inputs["network"], router.inputs["region"]) == ("shared-vpc", "us-central1")
+    assert nat.inputs["subnetworks"][0]["name"] == "projects/ml-project/regions/us-central1/subnetworks/gpu-nodes"
+    rendering, _ = build(render, cluster=ClusterArgs(cloud_nat=False))
+    assert not rendering.of_type(ROUTER_NAT) and rendering.of_type("gcp:compute/subnetwork:Subnetwork")

@@ -26,8 +26,6 @@ from .helpers import args
     ({"machine_type": "e2-standard-8"}, {}, "node_pool.machine_type", "not a GPU machine family"),
     ({"machine_type": "g2-standard-7"}, {}, "node_pool.machine_type", "unknown GPU machine type"),
     ({"gpu_driver_version": "SPECIFIC"}, {}, "node_pool.gpu_driver_version", "not a GKE driver"),
-    ({"gpu_driver_version": "LATEST"}, {"software": GpuSoftwareOptions(install="gpu-operator")},
-     "node_pool.gpu_driver_version", "second one"),
     ({"gpu_driver_version": "INSTALLATION_DISABLED"}, {}, "software.install", "ships no driver"),
     ({"gpu_sharing": GpuSharingArgs(strategy="SLICING")}, {}, "node_pool.gpu_sharing.strategy", "TIME_SHARING"),
     ({"gpu_sharing": GpuSharingArgs(max_clients_per_gpu=64)}, {}, "node_pool.gpu_sharing.max_clients_per_gpu",
@@ -59,6 +57,8 @@ from .helpers import args
     ({}, {"cluster": ClusterArgs(release_channel="NIGHTLY")}, "cluster.release_channel", "RAPID"),
     ({}, {"cluster": ClusterArgs(master_authorized_networks=["10.0.0.0/33"])}, "cluster.master_authorized_networks",
      "not a CIDR"),
+    ({}, {"cluster": ClusterArgs(subnetwork="gpu-nodes")}, "cluster.network", "without its network"),
+    ({}, {"cluster": ClusterArgs(network="shared-vpc", cloud_nat=True)}, "cluster.subnetwork", "Cloud NAT"),
 ])
 def test_impossible_setups_are_refused(pool, overrides, field, words):
     with pytest.raises(ConfigError) as error:
@@ -86,3 +86,10 @@ def test_every_catalog_gcp_row_pairs_machine_family_and_accelerator():
         family = row.machine_type.split("-")[0]
         assert row.accelerator in facts.FAMILY_ACCELERATORS[family], row.name
         assert (":" in row.name) == (family in facts.ATTACHED_GPU_FAMILIES), row.name
+
+
+@pytest.mark.parametrize("version", ["DEFAULT", "LATEST"])
+def test_the_operator_runs_on_gkes_own_driver(version):
+    cap = check(args({"gpu_driver_version": version}, software=GpuSoftwareOptions(install="gpu-operator")),
+                "ml-project")
+    assert (cap.node_image, cap.driver_version) == ("gke/driver-installed-operator", version)

@@ -60,3 +60,32 @@ def test_rendered_enum_values_are_gke_enum_values(render, schemas, pool, softwar
     # except the accelerators list, which the API calls accelerators).
     api_fields = set(schemas["NodeConfig"]["properties"]) | {"guestAccelerators"}
     assert set(config) <= api_fields, set(config) - api_fields
+
+
+@pytest.fixture(scope="module")
+def compute():
+    path = resources.files("googleapiclient").joinpath("discovery_cache/documents/compute.v1.json")
+    return json.loads(path.read_text())["schemas"]
+
+
+def test_cloud_nat_values_are_compute_api_values(render, compute):
+    assert facts.NAT_IP_ALLOCATION in _enum(compute, "RouterNat", "natIpAllocateOption")
+    assert facts.NAT_SOURCE_SUBNETWORKS in _enum(compute, "RouterNat", "sourceSubnetworkIpRangesToNat")
+    assert set(facts.NAT_SUBNETWORK_RANGES) <= set(_enum(compute, "RouterNatSubnetworkToNat", "sourceIpRangesToNat"))
+    assert facts.NAT_LOG_FILTER in _enum(compute, "RouterNatLogConfig", "filter")
+    rendering, _ = build(render)
+    (nat,) = rendering.of_type("gcp:compute/routerNat:RouterNat")
+    # Pulumi pluralises the API's sourceIpRangesToNat; every other field keeps the API's name.
+    assert set(nat.inputs) - {"router", "region", "project"} <= set(compute["RouterNat"]["properties"])
+    (subnet_to_nat,) = nat.inputs["subnetworks"]
+    assert set(subnet_to_nat["sourceIpRangesToNats"]) <= set(
+        _enum(compute, "RouterNatSubnetworkToNat", "sourceIpRangesToNat"))
+    assert set(nat.inputs["logConfig"]) <= set(compute["RouterNatLogConfig"]["properties"])
+    (subnet,) = rendering.of_type("gcp:compute/subnetwork:Subnetwork")
+    assert set(subnet.inputs) - {"project"} <= set(compute["Subnetwork"]["properties"])
+    for secondary in subnet.inputs["secondaryIpRanges"]:
+        assert set(secondary) <= set(compute["SubnetworkSecondaryRange"]["properties"])
+    (network,) = rendering.of_type("gcp:compute/network:Network")
+    assert set(network.inputs) - {"project"} <= set(compute["Network"]["properties"])
+    (router,) = rendering.of_type("gcp:compute/router:Router")
+    assert set(router.inputs) - {"project"} <= set(compute["Router"]["properties"])

@@ -117,3 +117,25 @@ _SWITCHES = {
                      "dcgm-exporter": "dcgmExporter.enabled", facts.MIG_PARTITIONING: "migManager.enabled",
                      "node-feature-discovery": "nfd.enabled"},
 }
+
+
+def priority_classes(chart: str, values: dict[str, Any]) -> set[str]:
+    """Every ``priorityClassName`` a release of ``chart`` with ``values`` sets, wherever the chart or its subcharts
+    read one (merged values, defaults included)."""
+    def walk(tree: Any) -> Iterator[str]:
+        if isinstance(tree, dict):
+            for key, value in tree.items():
+                if key == "priorityClassName" and isinstance(value, str) and value:
+                    yield value
+                yield from walk(value)
+    return set(walk(merged(chart, values)))
+
+
+@functools.lru_cache(maxsize=None)
+def cluster_policy_schema() -> dict[str, Any]:
+    """The OpenAPI schema of the ClusterPolicy custom resource, from the pinned gpu-operator chart's CRD."""
+    path = (CHARTS_DIR / "charts" / f"gpu-operator-{facts.CHARTS['gpu-operator'].version}" / "crds"
+            / "nvidia.com_clusterpolicies.yaml")
+    crd = yaml.safe_load(path.read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    return version["schema"]["openAPIV3Schema"]

@@ -33,6 +33,9 @@ def _releases():
     mig = plan(K8sGpuSoftwareArgs(platform="eks", node_image="eks/AL2023_x86_64_NVIDIA", options=GpuSoftwareOptions(
         install="gpu-operator", mig=MigArgs(strategy="mixed", config="all-1g.10gb"))))
     yield pytest.param("eks/AL2023_x86_64_NVIDIA", mig.releases[0], id="eks-operator-mig")
+    gke_mig = plan(K8sGpuSoftwareArgs(platform="gke", node_image="gke/driver-installed-operator",
+                                      options=GpuSoftwareOptions(install="gpu-operator", mig=MigArgs())))
+    yield pytest.param("gke/driver-installed-operator", gke_mig.releases[0], id="gke-operator-gke-driver-mig")
     aks_mig = plan(K8sGpuSoftwareArgs(platform="aks", node_image="aks/driver-installed",
                                       options=GpuSoftwareOptions(mig=MigArgs(strategy="single"))))
     yield pytest.param("aks/driver-installed", aks_mig.releases[0], id="aks-device-plugin-mig")
@@ -120,3 +123,11 @@ def test_daemonset_facts_match_the_pinned_charts(chart):
             defaults, daemonset.tolerations_key.split(".")), daemonset.name
         if daemonset.enabled_key:
             assert charts._default(defaults, daemonset.enabled_key.split(".")) is daemonset.enabled_default
+
+
+@pytest.mark.parametrize("image,release", [p for p in RELEASES if p.values[1].chart.name == "gpu-operator"])
+def test_the_cluster_policy_mig_default_is_in_the_crds_enum(image, release):
+    """The chart copies migManager.config.default into the ClusterPolicy, whose CRD admits only a few values."""
+    schema = charts.cluster_policy_schema()["properties"]["spec"]["properties"]["migManager"]
+    allowed = schema["properties"]["config"]["properties"]["default"]["enum"]
+    assert charts.merged("gpu-operator", release.values)["migManager"]["config"]["default"] in allowed

@@ -13,14 +13,15 @@ from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftware, K8sGpuSoftwar
 from .test_chart_values import RELEASES
 
 NS = "kubernetes:core/v1:Namespace"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUBERNETES_VERSIONS = ("1.30.0", "1.33.0", "1.37.0")
 
 
-def _render(render, **options):
+def _render(render, image="eks/AL2023_x86_64_NVIDIA", **options):
     def program():
         provider = k8s.Provider("cluster", kubeconfig="{}")
-        K8sGpuSoftware("gpu", K8sGpuSoftwareArgs(platform="eks", node_image="eks/AL2023_x86_64_NVIDIA",
+        K8sGpuSoftware("gpu", K8sGpuSoftwareArgs(platform=image.split("/")[0], node_image=image,
                                                  options=GpuSoftwareOptions(**options)),
                        opts=pulumi.ResourceOptions(providers={"kubernetes": provider}))
     return render(program)
@@ -85,3 +86,30 @@ def test_strict_validation_catches_a_misspelled_field():
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {
             "containers": [{"name": "p", "image": "b"}], "tolerations": [{"key": "a", "operater": "Exists"}]}},
             "1.30.0", strict=True)
+
+
+@pytest.mark.parametrize("image,options", [
+    ("gke/driver-installed", {"dcgm_exporter": True}),
+    ("gke/driver-disabled", {"install": "gpu-operator"}),
+    ("gke/driver-installed-operator", {"install": "gpu-operator"}),
+])
+def test_gke_namespace_admits_critical_pods_before_any_release(render, image, options):
+    """GKE refuses system-node-critical pods outside kube-system unless a quota of their namespace admits them."""
+    rendering = _render(render, image, **options)
+    (quota,) = rendering.of_type(QUOTA)
+    assert quota.name == "gpu-critical-pods"
+    assert quota.inputs["metadata"]["namespace"] == "nvidia-gpu"
+    assert quota.inputs["spec"]["scopeSelector"] == {"matchExpressions": [{
+        "scopeName": "PriorityClass", "operator": "In", "values": ["system-node-critical", "system-cluster-critical"]}]}
+    releases = rendering.of_type(RELEASE)
+    assert releases and all(quota.urn in r.dependencies for r in releases)
+    for version in KUBERNETES_VERSIONS:
+        kubernetes_validate.validate({"apiVersion": "v1", "kind": "ResourceQuota", **quota.inputs}, version,
+                                     strict=True)
+
+
+def test_no_quota_where_the_platform_admits_critical_pods_or_nothing_is_installed(render):
+    assert _render(render).of_type(QUOTA) == []
+    assert _render(render, "aks/driver-installed").of_type(QUOTA) == []
+    # GKE provides driver, device plugin and (managed) metrics: no release, no namespace, no quota.
+    assert _render(render, "gke/driver-installed", dcgm_exporter=False).of_type(QUOTA) == []

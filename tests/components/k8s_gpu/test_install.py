@@ -12,7 +12,8 @@ from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, 
 from . import charts
 
 MATRIX = [(image, mode) for image, mode in itertools.product(facts.NODE_IMAGES, facts.INSTALL_MODES)
-          if mode == "gpu-operator" or {facts.DRIVER, facts.TOOLKIT} <= facts.NODE_IMAGES[image].ships]
+          if (mode == "gpu-operator" and not facts.NODE_IMAGES[image].operator_image)
+          or (mode == "device-plugin" and {facts.DRIVER, facts.TOOLKIT} <= facts.NODE_IMAGES[image].ships)]
 
 
 def _plan(image: str, **options):
@@ -22,7 +23,9 @@ def _plan(image: str, **options):
 
 def test_matrix_covers_every_image_with_at_least_the_operator():
     assert {image for image, _ in MATRIX} == set(facts.NODE_IMAGES)
-    assert len(MATRIX) == 20  # 11 images x 2 modes, less device-plugin mode on the 2 images without a driver
+    # 12 images x 2 modes, less device-plugin mode on the 3 images without a toolkit, less the operator beside
+    # GKE's own device plugin (it runs on gke/driver-installed-operator instead).
+    assert len(MATRIX) == 20
 
 
 @pytest.mark.parametrize("image,mode", MATRIX)
@@ -62,7 +65,7 @@ def test_bottlerocket_gets_no_second_device_plugin_in_either_mode():
 def test_operator_installs_the_driver_only_where_the_image_has_none():
     assert _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator").releases[0].values["driver"] == {"enabled": False}
     assert _plan("aks/driver-none", install="gpu-operator").releases[0].values["driver"] == {"enabled": True}
-    assert _plan("gke/driver-disabled", install="gpu-operator").releases[0].values["toolkit"] == {"enabled": True}
+    assert _plan("gke/driver-disabled", install="gpu-operator").releases[0].values["toolkit"]["enabled"] is True
 
 
 def test_service_monitor_only_when_the_prometheus_operator_is_there():
@@ -100,13 +103,33 @@ def test_time_slicing_is_rendered_into_the_device_plugin_config_file(mode):
         "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
 
 
-def test_mig_with_the_operator_enables_its_mig_manager_with_the_chosen_config():
-    values = _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator",
-                   mig=MigArgs(strategy="mixed", config="all-1g.10gb")).releases[0].values
+@pytest.mark.parametrize("image", ["eks/AL2023_x86_64_NVIDIA", "aks/driver-none", "gke/driver-disabled",
+                                   "gke/driver-installed-operator"])
+def test_mig_with_the_operator_takes_the_chosen_config_from_the_node_label(image):
+    result = _plan(image, install="gpu-operator", mig=MigArgs(strategy="mixed", config="all-1g.10gb"))
+    values = result.releases[0].values
     assert values["mig"] == {"strategy": "mixed"}
-    assert values["migManager"] == {"enabled": True, "config": {"default": "all-1g.10gb"}}
-    assert _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator").releases[0].values["migManager"] == \
-        {"enabled": False}
+    assert values["migManager"]["enabled"] is True
+    assert result.node_labels == {"nvidia.com/mig.config": "all-1g.10gb"}
+    # The ClusterPolicy keeps the chart's fallback, the only value besides "" that the operator's CRD accepts.
+    assert charts.merged("gpu-operator", values)["migManager"]["config"]["default"] == "all-disabled"
+    plain = _plan(image, install="gpu-operator")
+    assert plain.releases[0].values["migManager"] == {"enabled": False} and plain.node_labels == {}
+
+
+@pytest.mark.parametrize("mig", [MigArgs(), MigArgs(config="all-1g.10gb"), MigArgs(strategy="mixed")])
+def test_the_cluster_policy_mig_default_is_one_the_operators_crd_accepts(mig):
+    result = _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator", mig=mig)
+    schema = charts.cluster_policy_schema()["properties"]["spec"]["properties"]["migManager"]
+    default = schema["properties"]["config"]["properties"]["default"]
+    values = charts.merged("gpu-operator", result.releases[0].values)
+    assert values["migManager"]["config"]["default"] in default["enum"]
+    assert result.node_labels["nvidia.com/mig.config"] == mig.config
+
+
+def test_no_mig_label_where_the_platform_partitions():
+    assert _plan("aks/driver-installed", mig=MigArgs(strategy="single", config="all-1g.10gb")).node_labels == {}
+    assert _plan("eks/AL2023_x86_64_NVIDIA").node_labels == {}
 
 
 def test_mig_on_aks_is_partitioned_by_aks_and_advertised_by_the_device_plugin():
@@ -131,4 +154,47 @@ def test_gke_needs_no_nvidia_chart_but_the_exporter_which_mounts_gkes_driver():
 def test_gpu_feature_discovery_defaults_to_on_where_nothing_else_labels_gpus():
     assert "gpu-feature-discovery" in _plan("aks/driver-installed").releases[0].installs
     assert "gpu-feature-discovery" in _plan("gke/driver-disabled", install="gpu-operator").releases[0].installs
-    assert "gpu-feature-discovery" not in _plan("gke/driver-installed", install="gpu-operator").releases[0].installs
+    assert "gpu-feature-discovery" not in _plan("gke/driver-installed-operator", install="gpu-operator") \
+        .releases[0].installs
+
+
+def test_gke_operator_on_gkes_driver_follows_nvidias_gke_guide():
+    result = _plan("gke/driver-installed-operator", install="gpu-operator",
+                   mig=MigArgs(strategy="single", config="all-1g.10gb"))
+    (release,) = result.releases
+    values = release.values
+    assert values["driver"] == {"enabled": False}
+    assert values["hostPaths"] == {"driverInstallDir": "/home/kubernetes/bin/nvidia"}
+    assert values["toolkit"] == {"enabled": True, "installDir": "/home/kubernetes/bin/nvidia",
+                                 "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]}
+    assert values["devicePlugin"]["enabled"] is True
+    assert values["migManager"] == {"enabled": True, "env": [{"name": "WITH_REBOOT", "value": "true"}]}
+    assert result.provider(facts.DRIVER) == "node image"
+    assert result.provider(facts.TOOLKIT) == result.provider(facts.DEVICE_PLUGIN) == "gpu-operator"
+
+
+def test_the_operator_beside_gkes_own_device_plugin_is_refused():
+    with pytest.raises(ValueError, match="gke/driver-installed-operator"):
+        _plan("gke/driver-installed", install="gpu-operator")
+
+
+def test_gke_operator_installing_the_driver_keeps_its_default_paths_but_fixes_the_toolkit():
+    values = _plan("gke/driver-disabled", install="gpu-operator").releases[0].values
+    assert "hostPaths" not in values and "installDir" not in values["toolkit"]
+    assert values["toolkit"]["env"] == [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
+    assert "env" not in _plan("eks/AL2023_x86_64_NVIDIA", install="gpu-operator").releases[0].values["toolkit"]
+    assert "env" not in _plan("aks/driver-none", install="gpu-operator").releases[0].values["toolkit"]
+
+
+@pytest.mark.parametrize("image,mode", MATRIX)
+def test_critical_pods_quota_exactly_where_the_platform_needs_one(image, mode):
+    result = _plan(image, install=mode)
+    needs = image.startswith("gke/") and bool(result.releases)
+    assert (result.resource_quota is not None) == needs
+    if needs:
+        assert result.resource_quota["metadata"]["namespace"] == "nvidia-gpu"
+        (expression,) = result.resource_quota["spec"]["scopeSelector"]["matchExpressions"]
+        assert expression["scopeName"] == "PriorityClass" and expression["operator"] == "In"
+        # Every priority class the releases' pods ask for, read from the pinned charts' values, is admitted.
+        for release in result.releases:
+            assert charts.priority_classes(release.chart.name, release.values) <= set(expression["values"])

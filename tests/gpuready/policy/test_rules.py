@@ -3,10 +3,16 @@
 Violations are made the way a user could make them: a config value, or a Pulumi stack transformation applied to
 the reference stack's own program (which bypasses the components' construction checks, as a hand-edited program
 would).
+
+Every test runs twice: on the program rendered with every value known (as ``gpuready plan`` renders it), and rendered
+as a first ``pulumi preview`` sees it, where ids, ARNs and every input built from them (a job queue's compute
+environment ARNs, a node group's launch template id, subnet ids, role ARNs) are the engine's unknown sentinel. Each
+rule must reach the same verdicts in both, and decide everything (``violations`` checks that nothing is undecided).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pulumi
@@ -14,9 +20,11 @@ import pulumi_aws as aws
 import pytest
 
 from components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
+from gpuready.plan.render import run
 from gpuready.policy import RULES
 
-from .helpers import break_resource, broken, render_stack, set_prop, violations
+from .helpers import ENDPOINT_RULES, break_resource, broken, set_prop, violations
+from .helpers import render_stack as render_known
 
 CE = "aws:batch/computeEnvironment:ComputeEnvironment"
 QUEUE = "aws:batch/jobQueue:JobQueue"
@@ -27,9 +35,27 @@ GKE_POOL = "gcp:container/nodePool:NodePool"
 AKS_POOL = "azure-native:containerservice:AgentPool"
 
 
+@pytest.fixture(scope="module", params=[False, True], ids=["known", "preview"])
+def preview(request):
+    return request.param
+
+
+@pytest.fixture
+def render_stack(preview):
+    return functools.partial(render_known, preview=preview)
+
+
+@pytest.fixture
+def render(preview):
+    """A small program rendered under mocks, in the test's mode."""
+    def _render(program):
+        return run(program, project="gpuready", stack="test", config={"aws:region": "us-east-1"}, preview=preview)
+    return _render
+
+
 @pytest.fixture(scope="module")
-def reference():
-    return {stack: render_stack(stack) for stack in ("aws-batch", "eks", "gke", "aks")}
+def reference(preview):
+    return {stack: render_known(stack, preview=preview) for stack in ("aws-batch", "eks", "gke", "aks")}
 
 
 def _rules(report, level=None):
@@ -46,12 +72,22 @@ def test_reference_stacks_pass_every_rule(reference, stack, tmp_path):
     assert len(report.policies) == len(RULES)
 
 
+@pytest.mark.parametrize("stack", sorted(ENDPOINT_RULES))
+def test_shipped_kubernetes_stacks_allow_anywhere_and_are_told(stack, preview, tmp_path):
+    """The stack files reach their API from anywhere so a first pulumi up works; the pack says to narrow it."""
+    from tests.conftest import ROOT
+
+    report = violations(render_known(stack, preview=preview, shipped=True),
+                        json.loads((ROOT / "policies" / "policy-config.json").read_text()), tmp_path)
+    assert {(v.policy, v.level) for v in report.violations} == {(ENDPOINT_RULES[stack], "advisory")}
+
+
 def _append_cpu_type(props):
     resources = props["compute_resources"]
     set_prop(props, "compute_resources.instance_types", [*pulumi.get(resources, "instance_types"), "m6i.large"])
 
 
-def test_gpu_queue_gpu_only(tmp_path):
+def test_gpu_queue_gpu_only(tmp_path, render_stack):
     report = violations(render_stack("aws-batch", break_resource(CE, _append_cpu_type)))
     assert broken(report) == {("gpu-queue-gpu-only", "mandatory", "gpu-gpu")}
     assert "m6i.large" in report.violations[0].message and "Fix:" in report.violations[0].message
@@ -60,7 +96,7 @@ def test_gpu_queue_gpu_only(tmp_path):
     assert violations(separate).violations == []
 
 
-def test_gpu_queue_runnable_timeout(reference, tmp_path):
+def test_gpu_queue_runnable_timeout(reference, tmp_path, render_stack):
     no_limit = render_stack("aws-batch", break_resource(QUEUE, lambda p: set_prop(
         p, "job_state_time_limit_actions", []), name="gpu-gpu"))
     assert broken(violations(no_limit)) == {("gpu-queue-runnable-timeout", "mandatory", "gpu-gpu")}
@@ -86,7 +122,7 @@ def test_gpu_job_fits(render):
     assert violations(render(lambda: program(1))).violations == []
 
 
-def test_gpu_nvidia_image():
+def test_gpu_nvidia_image(render_stack):
     batch = render_stack("aws-batch", break_resource(CE, lambda p: set_prop(
         p, "compute_resources.ec2_configurations[0].image_type", "ECS_AL2023")))
     assert broken(violations(batch)) == {("gpu-nvidia-image", "mandatory", "gpu-gpu-on-demand")}
@@ -99,7 +135,7 @@ def test_gpu_nvidia_image():
     assert broken(violations(eks)) == {("gpu-nvidia-image", "mandatory", "eks-gpu")}
 
 
-def test_gpu_scale_to_zero(tmp_path):
+def test_gpu_scale_to_zero(tmp_path, render_stack):
     warm = render_stack("eks", **{"gpuready:minSize": 1})
     assert broken(violations(warm)) == {("gpu-scale-to-zero", "mandatory", "eks-gpu"),
                                         ("gpu-scale-to-zero", "mandatory", "eks-gpu-4x")}
@@ -116,7 +152,7 @@ def test_gpu_capacity_caps(reference, tmp_path):
     assert violations(reference["aws-batch"], {"gpu-capacity-caps": {"maxGpus": 16}}, tmp_path).violations == []
 
 
-def test_cost_allocation_tags(tmp_path):
+def test_cost_allocation_tags(tmp_path, render_stack):
     untagged = render_stack("aks", **{"gpuready:tags": {"team": "ml"}})
     assert broken(violations(untagged)) == {("cost-allocation-tags", "advisory", "aks-gpu")}
     mandatory = violations(untagged, {"cost-allocation-tags": {"enforcementLevel": "mandatory",
@@ -126,7 +162,7 @@ def test_cost_allocation_tags(tmp_path):
     assert "cost-center" in violations(gke).violations[0].message
 
 
-def test_gpu_taint_tolerated():
+def test_gpu_taint_tolerated(render_stack):
     untainted = render_stack("eks", break_resource(NG, lambda p: set_prop(p, "taints", []), name="eks-gpu"))
     assert ("gpu-taint-tolerated", "mandatory", "eks-gpu") in broken(violations(untainted))
 
@@ -142,7 +178,7 @@ def test_gpu_taint_tolerated():
     assert "dcgm-exporter daemonset does not tolerate sku=gpu:NoSchedule" in report.violations[0].message
 
 
-def test_no_double_driver():
+def test_no_double_driver(render_stack):
     operator = render_stack("eks", **{"gpuready:install": "gpu-operator"})
     assert violations(operator).violations == []
 
@@ -157,13 +193,28 @@ def test_no_double_driver():
     assert "AL2023_x86_64_NVIDIA" in report.violations[0].message
 
 
-def test_helm_pinned_version():
+def test_no_double_driver_on_gke_with_the_operator_beside_gkes_driver(render_stack):
+    """GKE's driver, its device plugin off by label, the operator's toolkit and device plugin: nothing twice."""
+    operator = render_stack("gke", **{"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST"})
+    assert violations(operator).violations == []
+
+    # Without the opt-out label GKE's device plugin runs beside the operator's.
+    plugin_on = render_stack("gke", break_resource(GKE_POOL, lambda p: set_prop(p, "node_config.labels", {}),
+                                                   name="gke-gpu"),
+                             **{"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST"})
+    report = violations(plugin_on)
+    assert broken(report) == {("no-double-driver", "mandatory", "gke-gpu-software-gpu-operator")}
+    messages = " ".join(v.message for v in report.violations)
+    assert "installs the device-plugin" in messages and "(gke/driver-installed)" in messages
+
+
+def test_helm_pinned_version(render_stack):
     unpinned = render_stack("eks", break_resource(RELEASE, lambda p: set_prop(p, "version", None),
                                                   name="eks-gpu-software-device-plugin"))
     assert broken(violations(unpinned)) == {("helm-pinned-version", "mandatory", "eks-gpu-software-device-plugin")}
 
 
-def test_gpu_metrics(reference):
+def test_gpu_metrics(reference, render_stack):
     blind = render_stack("eks", **{"gpuready:dcgmExporter": False})
     assert broken(violations(blind)) == {("gpu-metrics", "mandatory", "stack")}
     gke_blind = render_stack("gke", **{"gpuready:managedDcgm": False, "gpuready:dcgmExporter": False})
@@ -171,7 +222,7 @@ def test_gpu_metrics(reference):
     assert violations(reference["gke"]).violations == []  # managed DCGM counts
 
 
-def test_launch_template_imdsv2_and_encryption():
+def test_launch_template_imdsv2_and_encryption(render_stack):
     v1 = render_stack("eks", break_resource(LT, lambda p: set_prop(p, "metadata_options.http_tokens", "optional"),
                                             name="eks-gpu"))
     assert broken(violations(v1)) == {("launch-template-imdsv2", "mandatory", "eks-gpu")}
@@ -180,7 +231,7 @@ def test_launch_template_imdsv2_and_encryption():
     assert broken(violations(plain)) == {("launch-template-encrypted", "mandatory", "gpu-gpu")}
 
 
-def test_gpu_root_volume_size():
+def test_gpu_root_volume_size(render_stack):
     small = render_stack("eks", **{"gpuready:rootVolumeGiB": 50})
     report = violations(small)
     assert broken(report) == {("gpu-root-volume-size", "advisory", "eks-gpu"),
@@ -190,7 +241,7 @@ def test_gpu_root_volume_size():
         ("gpu-root-volume-size", "advisory", "gke-gpu")}
 
 
-def test_gpu_nodes_no_public_ip():
+def test_gpu_nodes_no_public_ip(render_stack):
     aks = render_stack("aks", break_resource(AKS_POOL, lambda p: set_prop(p, "enable_node_public_ip", True)))
     assert broken(violations(aks)) == {("gpu-nodes-no-public-ip", "mandatory", "aks-gpu")}
     batch = render_stack("aws-batch", break_resource("aws:ec2/subnet:Subnet", lambda p: set_prop(
@@ -202,12 +253,40 @@ def test_gpu_nodes_no_public_ip():
     assert broken(violations(gke)) == {("gpu-nodes-no-public-ip", "mandatory", "gke-gpu")}
 
 
-def test_eks_endpoint_allow_list(reference):
-    open_endpoint = render_stack("eks", **{"gpuready:publicAccessCidrs": None})
+def test_eks_endpoint_allow_list(reference, render_stack):
+    open_endpoint = render_stack("eks", **{"gpuready:apiAllowedCidrs": ["0.0.0.0/0"]})
     assert broken(violations(open_endpoint)) == {("eks-endpoint-allow-list", "advisory", "eks")}
     assert violations(open_endpoint).mandatory == []
-    private = render_stack("eks", **{"gpuready:publicAccessCidrs": None, "gpuready:endpointPublicAccess": False})
+    private = render_stack("eks", **{"gpuready:apiAllowedCidrs": None, "gpuready:endpointPublicAccess": False})
     assert violations(private).violations == []
+
+
+@pytest.mark.parametrize("stack", ["gke", "aks"])
+def test_api_endpoint_allow_list(stack, render_stack):
+    anywhere = render_stack(stack, **{"gpuready:apiAllowedCidrs": ["0.0.0.0/0"]})
+    report = violations(anywhere)
+    assert broken(report) == {("api-endpoint-allow-list", "advisory", stack)} and report.mandatory == []
+    assert "public to the whole internet" in report.violations[0].message
+    # Your own networks only: compliant (the reference stacks, and a public egress address).
+    assert violations(render_stack(stack, **{"gpuready:apiAllowedCidrs": ["8.20.30.40/32"]})).violations == []
+
+
+def test_api_endpoint_allow_list_reads_what_the_cluster_receives(render_stack):
+    def open_gke(props):
+        props["master_authorized_networks_config"] = None
+
+    assert broken(violations(render_stack("gke", break_resource("gcp:container/cluster:Cluster", open_gke)))) == {
+        ("api-endpoint-allow-list", "advisory", "gke")}
+
+    def private_gke(props):
+        open_gke(props)
+        set_prop(props, "private_cluster_config.enable_private_endpoint", True)
+
+    assert violations(render_stack("gke", break_resource("gcp:container/cluster:Cluster", private_gke))).violations \
+        == []
+    aks = render_stack("aks", break_resource("azure-native:containerservice:ManagedCluster",
+                                             lambda p: p.__setitem__("api_server_access_profile", None)))
+    assert broken(violations(aks)) == {("api-endpoint-allow-list", "advisory", "aks")}
 
 
 def test_iam_rules(render):
@@ -215,9 +294,10 @@ def test_iam_rules(render):
         import pulumi_gcp as gcp
 
         role = aws.iam.Role("job", assume_role_policy="{}")
-        aws.iam.RolePolicy("job", role=role.name, policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        # role.id is unknown in a preview: the rules must not need it.
+        aws.iam.RolePolicy("job", role=role.id, policy=json.dumps({"Version": "2012-10-17", "Statement": [
             {"Effect": "Allow", "Action": action, "Resource": "*"}]}))
-        aws.iam.RolePolicyAttachment("job", role=role.name, policy_arn=policy_arn)
+        aws.iam.RolePolicyAttachment("job", role=role.id, policy_arn=policy_arn)
         gcp.projects.IAMMember("job", project="p", role=gcp_role, member="serviceAccount:job@p.iam")
 
     bad = violations(render(lambda: program("*", "arn:aws:iam::aws:policy/AdministratorAccess", "roles/owner")))
@@ -228,7 +308,7 @@ def test_iam_rules(render):
     assert violations(good).violations == []
 
 
-def test_gpu_scale_from_zero(reference):
+def test_gpu_scale_from_zero(reference, render_stack):
     assert "gpu-scale-from-zero" not in _rules(violations(reference["eks"]))
     tag = "aws:autoscaling/tag:Tag"
 
@@ -248,11 +328,11 @@ def test_gpu_scale_from_zero(reference):
     assert any(v.policy == "gpu-scale-from-zero" and "without an autoscaler" in v.message
                for v in violations(no_scaler).violations)
     existing = render_stack("eks", **{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "apiVersion: v1",
-                                      "gpuready:publicAccessCidrs": None})
+                                      "gpuready:apiAllowedCidrs": None})
     assert "gpu-scale-from-zero" not in _rules(violations(existing))  # its own autoscaler: gpuready plan warns
 
 
-def test_gpu_scale_from_zero_catches_a_plugin_on_auto_mode():
+def test_gpu_scale_from_zero_catches_a_plugin_on_auto_mode(render_stack):
     auto = render_stack("eks", **{"gpuready:autoscaler": "auto-mode"})
     assert "gpu-scale-from-zero" not in _rules(violations(auto))
     plugin = render_stack("eks", break_resource(RELEASE, lambda p: set_prop(p, "chart", "nvidia-device-plugin")),

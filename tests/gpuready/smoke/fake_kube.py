@@ -1,6 +1,8 @@
 """A small local HTTP server answering the few Kubernetes API calls the smoke target makes, shaped as the real API
 answers them (objects, lists, watch event streams, pod logs, Status on delete). It runs no pods: each scenario says
-which phases the Job's pod goes through, what its logs hold, and what the scheduler and the nodes report."""
+which phases the Job's pod goes through, what its logs hold, and what the scheduler, the autoscalers and the nodes
+report: one or more ``stages`` (each shaped as the files in tests/data/k8s-events: events, configmaps, nodeclaims,
+nodes), the next one served after each listing of the pod's events. Pod events are about the smoke pod."""
 
 from __future__ import annotations
 
@@ -12,8 +14,11 @@ from urllib.parse import parse_qs, urlparse
 
 
 class FakeKube:
-    def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=()):
-        self.phases, self.logs, self.events, self.nodes = list(phases), logs, list(events), list(nodes)
+    def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
+                 forbidden=()):
+        self.phases, self.logs, self.forbidden = list(phases), logs, tuple(forbidden)
+        self.stages = list(stages) or [{"events": list(events), "nodes": list(nodes)}]
+        self.stage, self.listed = 0, False
         self.objects: dict[tuple[str, str], dict] = {}
         self.created: list[tuple[str, str]] = []
         self.deleted: list[tuple[str, str]] = []
@@ -44,6 +49,7 @@ class FakeKube:
                     template = body["spec"]["template"]
                     fake.pod = {"apiVersion": "v1", "kind": "Pod",
                                 "metadata": {"name": f"{name}-x7k2p", "namespace": body["metadata"]["namespace"],
+                                             "creationTimestamp": body["metadata"]["creationTimestamp"],
                                              "labels": {**template["metadata"]["labels"], "job-name": name}},
                                 "spec": template["spec"], "status": {"phase": "Pending"}}
                 self._send(201, body)
@@ -60,16 +66,30 @@ class FakeKube:
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 path = url.path.rstrip("/")
+                if any(f in path for f in fake.forbidden):  # RBAC: the user may not read these
+                    return self._send(403, {"kind": "Status", "status": "Failure", "reason": "Forbidden",
+                                            "code": 403})
                 if path.endswith("/log"):
                     return self._send(200, fake.logs.encode(), "text/plain")
                 if path.endswith("/pods") and query.get("watch") in ("true", "1"):
                     return self._watch(float(query.get("timeoutSeconds", "1")))
                 if path.endswith("/events"):
                     return self._send(200, {"apiVersion": "v1", "kind": "EventList", "metadata": {},
-                                            "items": fake.events})
+                                            "items": fake.events(path.split("/")[-2], query)})
+                if "/configmaps/" in path:
+                    ns, name = path.split("/")[-3], path.split("/")[-1]
+                    found = [c for c in fake.now().get("configmaps", ())
+                             if (c["metadata"]["namespace"], c["metadata"]["name"]) == (ns, name)]
+                    if found:
+                        return self._send(200, found[0])
+                if path.startswith("/apis/karpenter.sh/v1/nodeclaims/"):
+                    name = path.split("/")[-1]
+                    found = [c for c in fake.now().get("nodeclaims", ()) if c["metadata"]["name"] == name]
+                    if found:
+                        return self._send(200, found[0])
                 if path == "/api/v1/nodes":
                     wanted = dict(p.split("=", 1) for p in filter(None, query.get("labelSelector", "").split(",")))
-                    items = [n for n in fake.nodes
+                    items = [n for n in fake.now().get("nodes", ())
                              if all(n["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
                     return self._send(200, {"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": items})
                 self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
@@ -95,6 +115,26 @@ class FakeKube:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def now(self) -> dict:
+        return self.stages[min(self.stage, len(self.stages) - 1)]
+
+    def events(self, namespace: str, query: dict) -> list[dict]:
+        """The stage's events in ``namespace`` matching ``involvedObject.name=X``; listing the pod's moves on."""
+        wanted = dict(p.split("=", 1) for p in filter(None, query.get("fieldSelector", "").split(",")))
+        if self.pod and wanted.get("involvedObject.name") == self.pod["metadata"]["name"]:
+            self.stage, self.listed = self.stage + self.listed, True
+        items = []
+        for event in self.now().get("events", ()):
+            event = json.loads(json.dumps(event))
+            involved = event["involvedObject"]
+            if involved.get("kind") == "Pod" and self.pod:
+                involved.update(name=self.pod["metadata"]["name"], namespace=self.pod["metadata"]["namespace"])
+                event["metadata"]["namespace"] = self.pod["metadata"]["namespace"]
+            if event["metadata"].get("namespace", "default") == namespace and \
+                    all(involved.get(k.split(".", 1)[1]) == v for k, v in wanted.items()):
+                items.append(event)
+        return items
 
     def kubeconfig(self) -> str:
         return json.dumps({"apiVersion": "v1", "kind": "Config", "current-context": "test",

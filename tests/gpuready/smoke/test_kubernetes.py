@@ -7,6 +7,9 @@ import io
 import json
 import subprocess
 import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
 
 import kubernetes_validate
 import pytest
@@ -139,3 +142,91 @@ def test_cli_on_a_kubernetes_stack(kube, tmp_path, capsys):
 
     assert main(["smoke", "--outputs", str(path), "--timeout", "30"]) == 1
     assert "FAIL     probe_report" in capsys.readouterr().out
+
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "k8s-events"
+
+
+def scenario(name: str, **extra) -> dict:
+    """A recorded scenario, cluster-autoscaler's status stamped as just written (it rewrites it every 10 s)."""
+    data = json.loads((DATA / name).read_text())
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f000 +0000 UTC")
+    for config_map in data.get("configmaps", ()):
+        config_map["metadata"]["annotations"]["cluster-autoscaler.kubernetes.io/last-updated"] = now
+    return {**data, **extra}
+
+
+def test_the_user_sees_the_scale_up_then_why_it_stopped(kube):
+    server, outputs = kube(phases=("Pending",), stages=[scenario("ca-triggered-scale-up.json"),
+                                                        scenario("ca-not-triggered.json")])
+    progress = io.StringIO()
+    result = target.run({**outputs, "autoscaler": "cluster-autoscaler"}, timeout=2.5, explain_after=0.5,
+                        progress=progress)
+    said = progress.getvalue()
+    adding = said.index("cluster-autoscaler is adding a node to group eks-gpu-1x-")
+    refused = said.index("cluster-autoscaler said: pod didn't trigger scale-up: 1 Insufficient nvidia.com/gpu")
+    assert adding < refused and said.count("is adding a node") == 1  # printed when it changes, not at every poll
+    assert "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu" in said and "gpuready:maxSize" in said
+    assert [f["kind"] for f in result.findings][:1] == ["no-scale-up"]  # the final report: the latest word
+    assert any("max node group size reached" in d for d in result.diagnosis)
+    assert {c.name: c.verdict for c in result.checks}["job_finished"] == "fail"
+    assert ("Job", result.job["name"]) in server.deleted
+
+
+def test_a_failed_scale_up_is_read_from_cluster_autoscaler_status(kube):
+    server, outputs = kube(phases=("Pending",), stages=[scenario("ca-backoff.json")])
+    result = target.run(outputs, timeout=1.5, explain_after=0.5, progress=io.StringIO())
+    assert [f["kind"] for f in result.findings][:2] == ["no-scale-up", "capacity"]
+    assert "iam" not in [f["kind"] for f in result.findings]  # yesterday's failure on the ConfigMap is old news
+    assert "AWS cannot provision any more instances for this node group" in "\n".join(result.diagnosis)
+
+
+def test_pod_events_are_enough_when_kube_system_is_forbidden(kube):
+    server, outputs = kube(phases=("Pending",), stages=[scenario("ca-backoff.json")], forbidden=("/configmaps/",))
+    result = target.run(outputs, timeout=1.5, explain_after=0.5, progress=io.StringIO())
+    assert [f["kind"] for f in result.findings] == ["no-scale-up", "scheduler", "no-gpu-node"]
+
+
+def test_karpenter_launch_then_a_node_without_gpus(kube):
+    server, outputs = kube(phases=("Pending",), stages=[scenario("karpenter-launching.json"),
+                                                        scenario("karpenter-no-gpu-allocatable.json")])
+    progress = io.StringIO()
+    result = target.run({**outputs, "autoscaler": "karpenter"}, timeout=2.5, explain_after=0.5, progress=progress)
+    said = progress.getvalue()
+    assert said.index("nodeclaim gpu-8xq2m (g6.xlarge) is running; waiting for it to join") < \
+        said.index("node ip-10-42-17-201.ec2.internal joined but has no allocatable nvidia.com/gpu yet: is the "
+                   "NVIDIA device plugin running on it?")
+    assert result.findings[0]["kind"] == "device-plugin" and not result.findings[0]["waiting"]
+
+
+def test_karpenter_capacity_on_a_nodeclaim_it_deleted(kube):
+    server, outputs = kube(phases=("Pending",), stages=[scenario("karpenter-insufficient-capacity.json")])
+    result = target.run(outputs, timeout=1.5, explain_after=0.5, progress=io.StringIO())
+    assert result.findings[0]["kind"] == "capacity"
+    assert "InsufficientInstanceCapacity" in result.findings[0]["quote"]
+
+
+def test_silence_from_every_autoscaler_asks_whether_it_runs(kube):
+    events = scenario("ca-triggered-scale-up.json")["events"][:1]  # the scheduler only
+    server, outputs = kube(phases=("Pending",), events=events)
+    started = time.monotonic()
+    progress = io.StringIO()
+    result = target.run({**outputs, "autoscaler": "cluster-autoscaler"}, timeout=400, explain_after=20,
+                        progress=progress, clock=lambda: (time.monotonic() - started) * 200)  # 1 s here: 200 s
+    said = progress.getvalue()
+    assert said.index("the scheduler found no node") < said.index("no autoscaler reacted to the pod in 2 min")
+    assert said.count("no autoscaler reacted") == 1  # said once, not at every poll
+    assert "kubectl -n kube-system get deploy -l app.kubernetes.io/name=aws-cluster-autoscaler" in said
+    assert result.findings[0]["kind"] == "no-autoscaler" and ("Job", result.job["name"]) in server.deleted
+
+
+def test_cli_json_carries_the_findings(kube, tmp_path, capsys):
+    server, outputs = kube(phases=("Pending",), stages=[scenario("ca-triggered-scale-up.json")])
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    from gpuready.cli import main
+
+    assert main(["smoke", "--outputs", str(path), "--timeout", "1", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["findings"][0]["kind"] == "scaling-up" and report["findings"][0]["waiting"] is True
+    assert report["findings"][0]["quote"].startswith("pod triggered scale-up: [{eks-gpu-1x-")

@@ -1,8 +1,10 @@
-"""Shared fixtures: Pulumi's mock runtime, set per test, and paths to the shared reference data."""
+"""Shared fixtures: Pulumi's mock runtime, set per test, and the path of the reference data the tests read."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -11,7 +13,21 @@ import pytest
 from gpuready.plan.render import Rendering, run
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+DATA = ROOT / "tests" / "data"
+"""Vendor artefacts the tests check against (charts, nvidia-smi captures, events), each with its provenance."""
+
+BESIDE = str(ROOT.parent / "shared") + os.sep
+"""Where reference data lives in the developers' workspace; a user's clone has nothing there."""
+
+
+def _refuse_reads_beside_the_checkout(event: str, args: tuple) -> None:
+    if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, os.PathLike)):
+        if os.path.abspath(args[0]).startswith(BESIDE):
+            raise RuntimeError(f"a test read {args[0]}, which a user's clone does not have: copy what it needs "
+                               f"into tests/data with its provenance")
+
+
+sys.addaudithook(_refuse_reads_beside_the_checkout)
 
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 FREE_FORM_KEYS = {"tags", "tagsAll", "options", "labels", "annotations", "values", "metadata", "resourceLabels",

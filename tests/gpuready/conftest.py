@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-CAPTURES = SHARED / "reference" / "nvidia-smi"
+CAPTURES = DATA / "nvidia-smi"
 H100 = CAPTURES / "h100-80gb-hbm3_driver-590.48.01.txt"
 
 

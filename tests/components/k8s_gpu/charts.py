@@ -1,39 +1,44 @@
-"""The real NVIDIA charts under ../shared/reference/helm-charts: their values.yaml, the keys their templates read,
+"""The real NVIDIA charts vendored in tests/data/helm-charts: their values.yaml, the keys their templates read,
 and what a release installs once our values are merged over the chart's defaults (as Helm merges them)."""
 
 from __future__ import annotations
 
 import copy
 import functools
+from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
 from components.k8s_gpu import facts
-from tests.conftest import SHARED
+from tests import helm
 
-CHARTS_DIR = SHARED / "reference" / "helm-charts"
+CHARTS_DIR = helm.CHARTS
 SUBCHARTS = {"nvidia-device-plugin": {"nfd": "node-feature-discovery"},
              "gpu-operator": {"node-feature-discovery": "node-feature-discovery"}}
 """Values key of an embedded subchart -> its chart (both embed node-feature-discovery 0.19.0)."""
 
 
-def _stem(chart: str) -> str:
+def chart_dir(chart: str) -> Path:
+    """The vendored chart at the version we pin (node-feature-discovery: the operator's embedded subchart)."""
     if chart == "node-feature-discovery":
-        return f"gpu-operator-{facts.CHARTS['gpu-operator'].version}-subchart-node-feature-discovery"
-    return f"{chart}-{facts.CHARTS[chart].version}"
+        return chart_dir("gpu-operator") / "charts" / "node-feature-discovery"
+    return helm.chart_dir(chart, facts.CHARTS[chart].version)
 
 
 @functools.lru_cache(maxsize=None)
 def defaults(chart: str) -> dict[str, Any]:
     """The chart's values.yaml, for the version we pin."""
-    return yaml.safe_load((CHARTS_DIR / f"{_stem(chart)}-values.yaml").read_text()) or {}
+    return yaml.safe_load((chart_dir(chart) / "values.yaml").read_text()) or {}
 
 
 @functools.lru_cache(maxsize=None)
 def template_keys(chart: str) -> frozenset[str]:
-    path = CHARTS_DIR / f"{_stem(chart)}-template-referenced-keys.txt"
-    return frozenset(path.read_text().split()) if path.exists() else frozenset()
+    """Every ``.Values.X`` the chart's templates read (generated from templates/, see PROVENANCE.md)."""
+    if chart not in facts.CHARTS:
+        return frozenset()
+    path = CHARTS_DIR / f"{chart}-{facts.CHARTS[chart].version}-template-referenced-keys.txt"
+    return frozenset(path.read_text().split())
 
 
 def merged(chart: str, values: dict[str, Any]) -> dict[str, Any]:
@@ -134,8 +139,4 @@ def priority_classes(chart: str, values: dict[str, Any]) -> set[str]:
 @functools.lru_cache(maxsize=None)
 def cluster_policy_schema() -> dict[str, Any]:
     """The OpenAPI schema of the ClusterPolicy custom resource, from the pinned gpu-operator chart's CRD."""
-    path = (CHARTS_DIR / "charts" / f"gpu-operator-{facts.CHARTS['gpu-operator'].version}" / "crds"
-            / "nvidia.com_clusterpolicies.yaml")
-    crd = yaml.safe_load(path.read_text())
-    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
-    return version["schema"]["openAPIV3Schema"]
+    return helm.crd_schema(helm.crds()["ClusterPolicy"])

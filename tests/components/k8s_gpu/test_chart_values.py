@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+import yaml
 
 from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
 from components.k8s_gpu.scheduling import schedulable
@@ -47,11 +48,13 @@ RELEASES = list(_releases())
 def test_reference_files_are_the_pinned_versions():
     for name, chart in facts.CHARTS.items():
         assert charts.defaults(name), name
-        chart_yaml = charts.CHARTS_DIR / f"{name}-{chart.version}-Chart.yaml"
-        if name != "gpu-operator":  # its Chart.yaml in git says v1.0.0-devel; CI stamps the version at publish
-            assert f'version: "{chart.version}"' in chart_yaml.read_text()
-    lock = (charts.CHARTS_DIR / "gpu-operator-v26.7.0-Chart.lock").read_text()
-    assert f"version: {facts.NFD_CHART_VERSION}" in lock
+        chart_yaml = yaml.safe_load((charts.chart_dir(name) / "Chart.yaml").read_text())
+        assert (chart_yaml["name"], str(chart_yaml["version"])) == (name, chart.version)
+    lock = yaml.safe_load((charts.chart_dir("gpu-operator") / "Chart.lock").read_text())
+    assert [(d["name"], d["version"]) for d in lock["dependencies"]] == [
+        ("node-feature-discovery", facts.NFD_CHART_VERSION)]
+    nfd = yaml.safe_load((charts.chart_dir("node-feature-discovery") / "Chart.yaml").read_text())
+    assert nfd["version"] == facts.NFD_CHART_VERSION
 
 
 @pytest.mark.parametrize("image,release", RELEASES)

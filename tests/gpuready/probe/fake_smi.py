@@ -1,4 +1,4 @@
-"""A stand-in ``nvidia-smi`` that replays a real capture from ../shared/reference/nvidia-smi.
+"""A stand-in ``nvidia-smi`` that replays a real capture from tests/data/nvidia-smi.
 
 It answers ``--query-gpu=FIELDS --format=csv`` with the capture's own cells for those fields (rejecting fields the
 capture's driver did not print, exactly as nvidia-smi rejects unknown fields), and the bare command with the

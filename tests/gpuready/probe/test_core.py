@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gpuready.probe import analyse_capture, core
-from tests.conftest import SHARED
+from tests.conftest import DATA
 from tests.gpuready.conftest import CAPTURES, H100
 L40S = CAPTURES / "l40s_driver-595.80.txt"
 
@@ -158,7 +158,7 @@ def test_report_line_round_trips_through_logs():
 
 
 def test_expected_figures_follow_gpu_specs():
-    specs = (SHARED / "reference" / "gpu-specs.md").read_text()
+    specs = (DATA / "gpu-specs.md").read_text()
     assert "| H100 SXM | 989 |" in specs and "| L4 | 121 |" in specs and "| L40S | 362 |" in specs
     assert core.expected_for("NVIDIA H100 80GB HBM3") == core.EXPECTED["H100 SXM"]
     assert core.expected_for("NVIDIA H100 PCIe") == core.EXPECTED["H100 PCIe"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import os
 import runpy
 import sys
@@ -73,6 +74,22 @@ class Rendering:
         return [r for r in self.resources if r.type == type_]
 
 
+EC2_ID_PREFIXES = {"aws:ec2/vpc:Vpc": "vpc", "aws:ec2/subnet:Subnet": "subnet", "aws:ec2/securityGroup:SecurityGroup": "sg",
+                   "aws:ec2/launchTemplate:LaunchTemplate": "lt", "aws:ec2/natGateway:NatGateway": "nat",
+                   "aws:ec2/internetGateway:InternetGateway": "igw", "aws:ec2/routeTable:RouteTable": "rtb",
+                   "aws:ec2/eip:Eip": "eipalloc"}
+"""EC2 ids have a fixed shape (``subnet-`` and 17 hex digits) that other APIs and CRDs check (Karpenter's
+EC2NodeClass ``subnetSelectorTerms[].id`` must match ``subnet-[0-9a-z]+``)."""
+
+
+def mock_id(type_: str, name: str) -> str:
+    """The id a resource gets offline: EC2's shape for EC2 resources, ``NAME-id`` otherwise."""
+    prefix = EC2_ID_PREFIXES.get(type_)
+    if prefix is None:
+        return f"{name}-id"
+    return f"{prefix}-{hashlib.sha256(name.encode()).hexdigest()[:17]}"
+
+
 def _arn(type_: str, name: str, region: str) -> str:
     """``aws:batch/computeEnvironment:ComputeEnvironment`` -> ``arn:aws:batch:REGION:ACCOUNT:computeEnvironment/NAME``."""
     module, _, _ = type_.partition(":")[2].partition(":")
@@ -124,7 +141,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         elif args.typ == "gcp:serviceaccount/account:Account":
             project = state.get("project") or self.gcp_project
             state.setdefault("email", f"{state.get('accountId', args.name)}@{project}.iam.gserviceaccount.com")
-        return f"{args.name}-id", state
+        return mock_id(args.typ, args.name), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         # A bare dict: the mock monitor rejects a (result, None) pair.

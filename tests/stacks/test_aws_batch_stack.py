@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuready.plan.render import render
+from gpuready.plan.render import mock_id, render
 from gpuready.project import find_project, load_stack_config
 from tests.conftest import ROOT, non_camel_keys
 
@@ -21,7 +21,7 @@ def test_reference_stack_builds_network_and_batch(rendering):
     assert types.count("gpuready:aws:BatchGpuEnvironment") == 1 and types.count("gpuready:aws:Network") == 1
     assert types.count("aws:ec2/natGateway:NatGateway") == 1
     (env,) = rendering.of_type("aws:batch/computeEnvironment:ComputeEnvironment")
-    private = {s.name + "-id" for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
+    private = {mock_id(s.type, s.name) for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
     assert set(env.inputs["computeResources"]["subnets"]) == private
     assert all(not s.inputs["mapPublicIpOnLaunch"] for s in rendering.of_type("aws:ec2/subnet:Subnet"))
 

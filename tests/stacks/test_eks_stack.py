@@ -8,7 +8,7 @@ import pytest
 
 from components.errors import ConfigError
 from gpuready.cli import main
-from gpuready.plan.render import render
+from gpuready.plan.render import mock_id, render
 from gpuready.project import find_project, load_stack_config
 from tests.conftest import ROOT, non_camel_keys
 
@@ -39,7 +39,7 @@ def test_reference_stack_builds_network_cluster_node_group_and_software(renderin
     assert [groups[g].inputs["instanceTypes"] for g in ("eks-gpu", "eks-gpu-4x")] == [
         ["g6.xlarge", "g6.2xlarge"], ["g6.12xlarge"]]
     ng = groups["eks-gpu"]
-    private = {s.name + "-id" for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
+    private = {mock_id(s.type, s.name) for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
     assert set(ng.inputs["subnetIds"]) == private
     assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true",
                                    "k8s.amazonaws.com/accelerator": "nvidia-l4"}

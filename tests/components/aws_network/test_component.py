@@ -6,6 +6,9 @@ import pytest
 
 from components.aws_network import AwsNetwork, AwsNetworkArgs
 from components.errors import ConfigError
+from gpuready.plan.render import mock_id
+
+SUBNET = "aws:ec2/subnet:Subnet"
 
 
 def test_private_subnets_route_through_one_nat_gateway(render):
@@ -16,10 +19,10 @@ def test_private_subnets_route_through_one_nat_gateway(render):
         {"us-east-1a", "us-east-1b", "us-east-1c"}
     assert not any(s.inputs["mapPublicIpOnLaunch"] for s in subnets.values())
     (nat,) = rendering.of_type("aws:ec2/natGateway:NatGateway")
-    assert nat.inputs["subnetId"] == "net-public-0-id"
+    assert nat.inputs["subnetId"] == mock_id(SUBNET, "net-public-0")
     routes = {t.name: t.inputs["routes"] for t in rendering.of_type("aws:ec2/routeTable:RouteTable")}
-    assert routes["net-private"] == [{"cidrBlock": "0.0.0.0/0", "natGatewayId": "net-nat-id"}]
-    assert routes["net-public"] == [{"cidrBlock": "0.0.0.0/0", "gatewayId": "net-id"}]
+    assert routes["net-private"] == [{"cidrBlock": "0.0.0.0/0", "natGatewayId": mock_id("aws:ec2/natGateway:NatGateway", "net-nat")}]
+    assert routes["net-public"] == [{"cidrBlock": "0.0.0.0/0", "gatewayId": mock_id("aws:ec2/internetGateway:InternetGateway", "net")}]
     cidrs = [s.inputs["cidrBlock"] for s in subnets.values()]
     assert len(set(cidrs)) == 6 and all(c.startswith("10.42.") and c.endswith("/20") for c in cidrs)
 

@@ -8,6 +8,7 @@ import pytest
 
 from components import catalog
 from components.batch_gpu import CpuQueueArgs, GpuJobArgs, MultiNodeArgs
+from gpuready.plan.render import mock_id
 from tests.conftest import non_camel_keys
 
 from .helpers import ATTACH, CE, JOB, LT, QUEUE, ROLE, SG, build, container
@@ -36,7 +37,7 @@ def test_launch_template_requires_imdsv2_and_encrypts_a_large_gp3_root(render):
     assert root["ebs"]["volumeSize"] == 300 and root["ebs"]["volumeType"] == "gp3"
     assert root["ebs"]["encrypted"] == "true"
     (env,) = rendering.of_type(CE)
-    assert env.inputs["computeResources"]["launchTemplate"] == {"launchTemplateId": "gpu-gpu-id", "version": "1"}
+    assert env.inputs["computeResources"]["launchTemplate"] == {"launchTemplateId": mock_id(LT, "gpu-gpu"), "version": "1"}
 
 
 def test_default_root_volume_fits_deep_learning_images(render):

@@ -8,6 +8,7 @@ import pytest
 
 from components.eks_gpu import ExistingClusterArgs, facts
 from components.k8s_gpu import GpuSoftwareOptions
+from gpuready.plan.render import mock_id
 from tests.conftest import non_camel_keys
 
 from tests.conftest import one
@@ -32,7 +33,7 @@ def test_node_group_is_a_tainted_nvidia_group_that_scales_from_zero(built):
     assert i["subnetIds"] == ["subnet-a", "subnet-b"]
     assert i["clusterName"] == "ml" and i["nodeRoleArn"].endswith(":role/ml-gpu-node")
     lt = one(rendering, LT, "ml-gpu")
-    assert i["launchTemplate"] == {"id": lt.name + "-id", "version": "1"}
+    assert i["launchTemplate"] == {"id": mock_id(LT, lt.name), "version": "1"}
     assert "diskSize" not in i  # the volume is in the launch template: EKS refuses both
 
 

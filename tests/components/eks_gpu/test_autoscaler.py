@@ -4,7 +4,6 @@ cluster-autoscaler source's flags and botocore's IAM-relevant service models."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import botocore.session
 import kubernetes_validate
@@ -14,6 +13,7 @@ import yaml
 from components.eks_gpu import AutoscalerArgs, ExistingClusterArgs
 from components.eks_gpu import scaler_facts as sf
 from components.errors import ConfigError
+from tests import helm
 from tests.conftest import ROOT, one
 
 from .helpers import NODE_GROUP, RELEASE, ROLE, args, build
@@ -91,11 +91,9 @@ def test_image_tags_match_their_kubernetes_minor():
 
 @pytest.mark.parametrize("version", ["1.30.0", "1.34.0"])
 def test_chart_renders_valid_objects_with_our_values(built, version):
-    helm_python = pytest.importorskip("helm_python")
-    values = _release(built[0]).inputs["values"]
-    files = helm_python.Chart.load(str(CHART_DIR)).render(values, name="cluster-autoscaler", namespace="kube-system",
-                                                          is_install=True)
-    objects = [doc for path, text in files.items() if path.endswith(".yaml") for doc in yaml.safe_load_all(text) if doc]
+    release = _release(built[0])
+    objects = helm.render(release.inputs["chart"], release.inputs["version"], release.inputs["values"],
+                          name="cluster-autoscaler", namespace="kube-system")
     kinds = {o["kind"] for o in objects}
     assert {"Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"} <= kinds
     for o in objects:

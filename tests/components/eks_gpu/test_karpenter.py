@@ -16,6 +16,7 @@ from components.eks_gpu import AutoscalerArgs
 from components.eks_gpu import scaler_facts as sf
 from components.eks_gpu.validation import check
 from components.errors import ConfigError
+from tests import helm
 from tests.conftest import ROOT, one
 
 from .helpers import NODE_GROUP, RELEASE, args, build
@@ -76,12 +77,9 @@ def test_release_is_the_pinned_oci_chart_with_known_values(built):
 
 
 def test_chart_renders_valid_objects_with_our_values(built):
-    helm_python = pytest.importorskip("helm_python")
-    values = _release(built[0]).inputs["values"]
-    files = helm_python.Chart.load(str(CHART_DIR)).render(values, name="karpenter", namespace="kube-system",
-                                                          is_install=True)
-    objects = [doc for path, text in files.items() if path.endswith(".yaml") for doc in yaml.safe_load_all(text)
-               if doc]
+    release = _release(built[0])
+    objects = helm.render(release.inputs["chart"], release.inputs["version"], release.inputs["values"],
+                          name="karpenter", namespace="kube-system")
     for o in objects:
         kubernetes_validate.validate(o, "1.34.0", strict=True)
     (deployment,) = [o for o in objects if o["kind"] == "Deployment"]

@@ -115,7 +115,8 @@ def _check_endpoint(resource_type, name, props, config):
     vpc = props.get("vpcConfig") or {}
     if vpc.get("endpointPublicAccess", True) and _anywhere(vpc.get("publicAccessCidrs")):
         yield "the Kubernetes API endpoint is public to the whole internet", \
-            "set publicAccessCidrs to your networks, or endpointPublicAccess to false"
+            ("set vpcConfig.publicAccessCidrs to your networks (gpuready:apiAllowedCidrs in the reference stacks), "
+             "or endpointPublicAccess to false")
 
 
 eks_endpoint_allow_list = resource_rule(

@@ -64,11 +64,17 @@ def find_project(start: Optional[Path] = None) -> Project:
     raise UserError("no Pulumi.yaml here or above: run from a Pulumi project, or give --program DIR")
 
 
+def _without_ciphertext(value: object) -> object:
+    if isinstance(value, dict):
+        return "[secret]" if set(value) == {"secure"} else {k: _without_ciphertext(v) for k, v in value.items()}
+    return [_without_ciphertext(v) for v in value] if isinstance(value, list) else value
+
+
 def load_stack_config(path: Path, project: str) -> dict[str, str]:
     """A stack file's ``config:`` as the Pulumi engine hands it to a program: ``namespace:key`` -> string.
 
     Keys without a namespace belong to the project; structured values are passed as JSON, as ``pulumi up`` does.
-    Encrypted (``secure:``) values cannot be read offline and become the placeholder ``[secret]``.
+    Encrypted (``secure:``) values cannot be read offline and become the placeholder ``[secret]``, nested ones too.
     """
     data = _read_yaml(path)
     config = data.get("config") or {}
@@ -77,9 +83,8 @@ def load_stack_config(path: Path, project: str) -> dict[str, str]:
     result = {}
     for key, value in config.items():
         full_key = key if ":" in key else f"{project}:{key}"
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            result[full_key] = "[secret]"
-        elif isinstance(value, str):
+        value = _without_ciphertext(value)
+        if isinstance(value, str):
             result[full_key] = value
         else:
             result[full_key] = json.dumps(value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -11,6 +11,7 @@ from components import catalog
 from ..errors import UserError
 from ..project import Project, find_project, load_project, load_stack_config
 from .describe import Pool, describe, pools
+from .secrets import SECRET, redact
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class PlannedResource:
     component: bool
     facts: dict[str, Any]
     inputs: dict[str, Any]
+    """The inputs, each secret shown as ``[secret]``."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,33 @@ class PlanResult:
     """EKS: what the stack's autoscaler adds for the smoke pod when the GPU groups are at zero (:func:`_scaling`)."""
     policy: Optional[Any] = None
     """The policy pack's report (:class:`gpuready.policy.PolicyReport`); ``None`` when policies were not run."""
+    secrets: frozenset = field(default=frozenset(), repr=False)
+    """The text of the stack's secrets, redacted from everything shown (never itself shown)."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The plan as JSON-like data, secrets shown as ``[secret]``."""
+        data = asdict(self)
+        del data["secrets"]
+        return redact(data, self.secrets)
+
+
+def _facts(r: Any, rendering: Any) -> dict[str, Any]:
+    """What :func:`describe` says of ``r`` from its masked inputs (a secret the describer cannot read as the value
+    it expects: from its real ones, redacted)."""
+    try:
+        facts = describe(replace(r, inputs=r.masked_inputs), rendering)
+    except (TypeError, ValueError, AttributeError):
+        facts = describe(r, rendering)
+    return redact(facts, rendering.secrets)
+
+
+def _redacted_policy(report: Any, secrets: frozenset) -> Any:
+    """``report`` with its messages redacted (rules decide on the real values, and may quote them)."""
+    if report is None or not secrets:
+        return report
+    return type(report)(policies=dict(report.policies),
+                        violations=[replace(v, message=redact(v.message, secrets)) for v in report.violations],
+                        undecided=redact(dict(report.undecided), secrets))
 
 
 def _capacity(found: list[Pool]) -> Capacity:
@@ -101,12 +127,13 @@ def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, prog
     config = load_stack_config(stack_file, project.name)
     rendering = render(project.main, project.name, stack, config)
     resources = [PlannedResource(type=r.type, name=r.name, urn=r.urn, parent=r.parent, component=not r.custom,
-                                 facts=describe(r, rendering), inputs=r.inputs) for r in rendering.resources]
+                                 facts=_facts(r, rendering), inputs=r.masked_inputs) for r in rendering.resources]
     report = None
     if policies:
         from ..policy import run as run_policies
 
         report = run_policies(rendering, policy_config)
+    outputs = {k: SECRET if k in rendering.secret_outputs else v for k, v in rendering.outputs.items()}
     return PlanResult(project=project.name, stack=stack, stack_file=str(stack_file), resources=resources,
-                      capacity=_capacity(pools(rendering)), outputs=rendering.outputs,
-                      scale_from_zero=_scaling(rendering), policy=report)
+                      capacity=_capacity(pools(rendering)), outputs=outputs, scale_from_zero=_scaling(rendering),
+                      policy=_redacted_policy(report, rendering.secrets), secrets=rendering.secrets)

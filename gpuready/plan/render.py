@@ -23,6 +23,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from .secrets import mask, texts
+
 ACCOUNT_ID = "123456789012"
 """AWS's documented example account, used in placeholder ARNs."""
 AZURE_CLIENT = {"clientId": "04b07795-8ddb-461a-bbee-02f9e1bf7b46", "objectId": "00000000-0000-4000-8000-000000000001",
@@ -51,6 +53,8 @@ class RenderedResource:
     """The explicit provider reference (``URN::ID``) the resource was registered with; '' for the default one."""
     secret_inputs: frozenset = frozenset()
     """Top-level input names whose value is, or holds, a secret (shown unwrapped in ``inputs``)."""
+    masked_inputs: dict[str, Any] = field(default_factory=dict)
+    """``inputs`` as they may be shown: each secret replaced, whole, by ``[secret]``."""
     property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Input name -> URNs of the resources whose outputs it was built from (as the engine receives them)."""
     dependencies: tuple[str, ...] = ()
@@ -66,6 +70,10 @@ class Rendering:
     config: dict[str, str]
     resources: list[RenderedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    secret_outputs: frozenset = frozenset()
+    """Stack outputs whose value is a secret (shown unwrapped in ``outputs``)."""
+    secrets: frozenset = frozenset()
+    """The text of every secret the program handed the engine: what must never be printed."""
 
     def by_urn(self) -> dict[str, RenderedResource]:
         return {r.urn: r for r in self.resources}
@@ -182,24 +190,28 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.records: list[RenderedResource] = []
+        self.secrets: set[str] = set()
         self._lock = threading.Lock()
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            inputs, secret = {}, set()
+            inputs, masked, secret, found = {}, {}, set(), set()
             for key, value in rpc.deserialize_properties(request.object).items():
                 inputs[key], is_secret = _unwrap_secrets(value)
+                masked[key] = mask(value, found)
                 if is_secret:
                     secret.add(key)
             record = RenderedResource(
                 urn=response.urn, type=request.type, name=request.name, parent=request.parent,
                 custom=bool(request.custom), remote=bool(request.remote), inputs=inputs, secret_inputs=frozenset(secret),
+                masked_inputs=masked,
                 property_dependencies={k: tuple(v.urns) for k, v in request.propertyDependencies.items() if v.urns},
                 outputs=dict(self.resources[response.urn].state), provider=request.provider,
                 dependencies=tuple(request.dependencies))
             with self._lock:
                 self.records.append(record)
+                self.secrets |= found
         return response
 
 
@@ -244,10 +256,16 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
     pulumi.runtime.set_all_config(dict(config), [])
     _sync_await(run_pulumi_func(program))
     root = pulumi.runtime.get_root_resource()
-    outputs = {key: _sync_await(pulumi.Output.from_input(value).future())
-               for key, value in (getattr(root, "outputs", None) or {}).items()}
+    outputs, secret_outputs = {}, set()
+    for key, value in (getattr(root, "outputs", None) or {}).items():
+        output = pulumi.Output.from_input(value)
+        outputs[key] = _sync_await(output.future())
+        if _sync_await(output.is_secret()):
+            secret_outputs.add(key)
+            monitor.secrets.update(texts(outputs[key]))
     resources = sorted(monitor.records, key=lambda r: r.urn)
-    return Rendering(project=project, stack=stack, config=dict(config), resources=resources, outputs=outputs)
+    return Rendering(project=project, stack=stack, config=dict(config), resources=resources, outputs=outputs,
+                     secret_outputs=frozenset(secret_outputs), secrets=frozenset(monitor.secrets))
 
 
 def render(program_dir: Path, project: str, stack: str, config: dict[str, str]) -> Rendering:

@@ -6,6 +6,7 @@ from typing import Any
 
 from . import PlannedResource, PlanResult
 from .describe import API_ACCESS
+from .secrets import SECRET, redact
 
 
 def _value(value: Any) -> str:
@@ -15,7 +16,8 @@ def _value(value: Any) -> str:
 
 
 def render_text(result: PlanResult) -> str:
-    """The plan as text: one line per resource (type, name), its GPU facts indented below it."""
+    """The plan as text: one line per resource (type, name), its GPU facts indented below it; secrets shown as
+    ``[secret]``."""
     children: dict[str, list[PlannedResource]] = {}
     urns = {r.urn for r in result.resources}
     for r in result.resources:
@@ -55,9 +57,27 @@ def render_text(result: PlanResult) -> str:
     access = [(r.name, r.facts[API_ACCESS]) for r in result.resources if API_ACCESS in r.facts]
     if access:
         lines += ["", f"{API_ACCESS}:", *(f"  {name}: {value}" for name, value in access)]
+    where: dict[str, list[str]] = {}
+    for r in result.resources:
+        for path in dict.fromkeys(_secret_paths(r.inputs)):
+            where.setdefault(path, []).append(r.name)
+    hidden = [f"output {k}" for k, v in result.outputs.items() if v == SECRET] + \
+        [f"{path} of {names[0] if len(names) == 1 else f'{len(names)} resources'}" for path, names in where.items()]
+    if hidden:
+        lines += ["", f"Secrets (shown as {SECRET}): {', '.join(hidden)}"]
     if result.policy is not None:
         lines += ["", *_policy_lines(result)]
-    return "\n".join(lines) + "\n"
+    return redact("\n".join(lines) + "\n", result.secrets)
+
+
+def _secret_paths(value: Any, prefix: str = "") -> list[str]:
+    if value == SECRET:
+        return [prefix]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _secret_paths(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _secret_paths(v, f"{prefix}[{i}]")]
+    return []
 
 
 def _policy_lines(result: PlanResult) -> list[str]:

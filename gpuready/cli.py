@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     smoke.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
     smoke.add_argument("--json", action="store_true", help="print the result as JSON")
     smoke.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML")
+    smoke.add_argument("--trust-kubeconfig-exec", action="store_true",
+                       help="let the outputs' kubeconfig run any credential command (default: only the ones "
+                            "gpuready stacks write: aws eks get-token, gke-gcloud-auth-plugin, kubelogin)")
     return parser
 
 
@@ -122,7 +125,7 @@ def _smoke(args: argparse.Namespace) -> int:
     from .smoke import run_on_stack
 
     return _show(run_on_stack(stack=args.stack, outputs_file=args.outputs, gpus=args.gpus, timeout=args.timeout,
-                              keep=args.keep, full=args.full), args)
+                              keep=args.keep, full=args.full, trust_kubeconfig_exec=args.trust_kubeconfig_exec), args)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

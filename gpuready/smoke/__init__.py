@@ -9,8 +9,9 @@ from .result import SmokeResult
 
 
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Optional[int], timeout: float,
-                 keep: bool, full: bool = False) -> SmokeResult:
-    """Pick the target from the stack's outputs (``platform``) and run the probe there."""
+                 keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False) -> SmokeResult:
+    """Pick the target from the stack's outputs (``platform``) and run the probe there (``trust_kubeconfig_exec``:
+    let the kubeconfig run any credential command, see :mod:`.kubeconfig`)."""
     from .outputs import load_outputs
 
     from ..errors import UserError
@@ -25,7 +26,8 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
         if platform in ("eks", "gke", "aks"):
             from . import kubernetes
 
-            return kubernetes.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
+            return kubernetes.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full,
+                                  trust_kubeconfig_exec=trust_kubeconfig_exec)
     except Exception as error:  # noqa: BLE001 (access and credential problems are the user's to fix)
         hint = _access_problem(error)
         if hint is None:

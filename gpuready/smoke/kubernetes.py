@@ -63,7 +63,7 @@ def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]]
     return config_map, job
 
 
-def _client(kubeconfig: str):
+def _client(kubeconfig: str, trust_exec: bool = False):
     try:
         from kubernetes import client, config
     except ImportError:
@@ -74,7 +74,9 @@ def _client(kubeconfig: str):
         import yaml
 
         data = yaml.safe_load(kubeconfig)
-    return client, config.new_client_from_config_dict(data)
+    from .kubeconfig import checked
+
+    return client, config.new_client_from_config_dict(checked(data, trust_exec))
 
 
 def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: scaler.Context, pending_for: float,
@@ -121,13 +123,14 @@ def _read(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
 
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
         namespace: str = "default", explain_after: float = 20.0, progress=sys.stderr,
-        clock: Callable[[], float] = time.monotonic) -> SmokeResult:
+        clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> SmokeResult:
     """Run the probe as a Job on the stack's GPU nodes and report what it found. A Pending pod is explained after
-    ``explain_after`` seconds and again as often; what changed is printed to ``progress``."""
+    ``explain_after`` seconds and again as often; what changed is printed to ``progress``. The kubeconfig's
+    credential command runs only when a stack writes such commands, or with ``trust_kubeconfig_exec``."""
     kubeconfig = outputs.get("kubeconfig")
     if not kubeconfig:
         raise UserError("the stack's outputs lack kubeconfig: pass outputs read with --show-secrets")
-    client, api = _client(kubeconfig)
+    client, api = _client(kubeconfig, trust_kubeconfig_exec)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
     taints = outputs.get("gpuNodeTaints") or ([outputs["gpuTaint"]] if outputs.get("gpuTaint") else [])
     labels = outputs.get("gpuNodeLabels") or {}

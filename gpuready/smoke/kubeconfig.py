@@ -1,0 +1,104 @@
+"""Which commands a kubeconfig may make the Kubernetes client run: the credential plugins gpuready's stacks write.
+
+A kubeconfig's user can name a program the client runs for a token (``exec``, or a legacy ``auth-provider``'s
+``cmd-path``), so an outputs file someone else wrote could run anything on this machine. :func:`checked` lets
+through only the commands the EKS, GKE and AKS stacks emit (``aws eks get-token``, ``gke-gcloud-auth-plugin``,
+``kubelogin get-token``), found on ``PATH``, unless the user says the file is trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from typing import Any, Optional, Sequence
+
+from ..errors import UserError
+
+TRUST_FLAG = "--trust-kubeconfig-exec"
+"""The ``gpuready smoke`` flag (SDK: ``trust_kubeconfig_exec=True``) that runs any command the kubeconfig names."""
+
+_AWS_GLOBAL_OPTIONS = ("--region", "--profile", "--output")
+"""Options ``aws eks update-kubeconfig`` writes before ``eks get-token``."""
+
+_ENV = frozenset({"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_STS_REGIONAL_ENDPOINTS"})
+"""Environment a trusted exec entry may set (what ``aws eks update-kubeconfig --profile`` writes); anything else
+(``LD_PRELOAD``, ``PATH``, a config file path) could make a known command run other code."""
+
+
+def _aws_args_ok(args: Sequence[str]) -> bool:
+    rest = list(args)
+    while rest and rest[0].split("=", 1)[0] in _AWS_GLOBAL_OPTIONS:
+        rest = rest[1:] if "=" in rest[0] else rest[2:]
+    return rest[:2] == ["eks", "get-token"]
+
+
+_KNOWN = {"aws": _aws_args_ok,
+          "gke-gcloud-auth-plugin": lambda args: True,
+          "kubelogin": lambda args: list(args[:1]) == ["get-token"]}
+"""Credential plugin -> whether the arguments are the ones the stacks (and the clouds' CLIs) write."""
+
+
+def _on_path(command: str) -> Optional[str]:
+    """The plugin ``command`` is, when it is one of :data:`_KNOWN` as ``PATH`` finds it; else ``None``."""
+    name = os.path.basename(command).removesuffix(".exe")
+    if name not in _KNOWN:
+        return None
+    if command == name or command == f"{name}.exe":
+        return name
+    found = shutil.which(name)
+    return name if found and os.path.realpath(found) == os.path.realpath(command) else None
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _users(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The user entries the client may use: the current context's, or every one when that cannot be told."""
+    users = [u for u in data.get("users") or [] if isinstance(u, dict)]
+    contexts = {c.get("name"): c.get("context") for c in data.get("contexts") or [] if isinstance(c, dict)}
+    context = contexts.get(data.get("current-context"))
+    name = context.get("user") if isinstance(context, dict) else None
+    chosen = [u for u in users if u.get("name") == name]
+    return chosen or users
+
+
+def _problem(user: Any) -> Optional[str]:
+    """Why the user entry's credential command may not run, or ``None``."""
+    if not isinstance(user, dict):
+        return None
+    provider = user.get("auth-provider")
+    cmd_path = (provider.get("config") or {}).get("cmd-path") if isinstance(provider, dict) else None
+    if cmd_path:
+        return f"runs `{_printable(str(cmd_path))}` (auth-provider cmd-path), which no gpuready stack writes"
+    spec = user.get("exec")
+    if not isinstance(spec, dict):
+        return None
+    command, args = str(spec.get("command") or ""), [str(a) for a in spec.get("args") or []]
+    shown = _printable(shlex.join([command, *args]))
+    name = _on_path(command)
+    if name is None or not _KNOWN[name](args):
+        return (f"runs `{shown}` for credentials, which no gpuready stack writes (they run `aws eks get-token`, "
+                f"`gke-gcloud-auth-plugin` or `kubelogin get-token`, found on PATH)")
+    env = sorted({str(e.get("name")) for e in spec.get("env") or [] if isinstance(e, dict)} - _ENV)
+    if env:
+        return f"runs `{shown}` with {', '.join(map(_printable, env))} set, which no gpuready stack writes"
+    return None
+
+
+def checked(data: Any, trust_exec: bool = False) -> Any:
+    """``data`` (a parsed kubeconfig), once every credential command it would make the client run is one the
+    stacks write; with ``trust_exec``, as it is.
+
+    Raises :class:`UserError` naming the command and :data:`TRUST_FLAG` otherwise, before anything runs.
+    """
+    if trust_exec or not isinstance(data, dict):
+        return data
+    for entry in _users(data):
+        problem = _problem(entry.get("user"))
+        if problem:
+            raise UserError(f"the kubeconfig in the stack's outputs (user {_printable(str(entry.get('name')))!r}) "
+                            f"{problem}; gpuready did not run it. If you wrote this outputs file and trust it, pass "
+                            f"{TRUST_FLAG} (SDK: trust_kubeconfig_exec=True)")
+    return data

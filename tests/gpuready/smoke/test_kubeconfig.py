@@ -1,0 +1,133 @@
+"""The smoke SDK runs a kubeconfig's credential command only when a gpuready stack writes such a command, or when
+the user says the file is trusted: a hostile outputs file runs nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.aks_gpu.component import aks_kubeconfig
+from components.eks_gpu.component import eks_kubeconfig
+from components.gke_gpu.component import gke_kubeconfig
+from gpuready.cli import main
+from gpuready.errors import UserError
+from gpuready.smoke import kubernetes
+from gpuready.smoke.kubeconfig import TRUST_FLAG, checked
+
+CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"
+
+
+def _aks_credential() -> str:
+    import base64
+
+    config = {"clusters": [{"name": "c", "cluster": {"server": "https://c.hcp.eastus.azmk8s.io:443",
+                                                       "certificate-authority-data": CA}}]}
+    return base64.b64encode(yaml.safe_dump(config).encode()).decode()
+
+
+STACK_KUBECONFIGS = {
+    "eks": eks_kubeconfig("gpu", "https://GPU.gr7.us-east-1.eks.amazonaws.com", CA, "us-east-1"),
+    "gke": gke_kubeconfig("gpu", "203.0.113.10", CA),
+    "aks": aks_kubeconfig("gpu", _aks_credential()),
+}
+
+UPDATE_KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: arn:aws:eks:us-east-1:123456789012:cluster/prod
+  cluster: {server: 'https://PROD.gr7.us-east-1.eks.amazonaws.com', certificate-authority-data: LS0t}
+contexts:
+- name: prod
+  context: {cluster: 'arn:aws:eks:us-east-1:123456789012:cluster/prod', user: prod}
+- name: other
+  context: {cluster: 'arn:aws:eks:us-east-1:123456789012:cluster/prod', user: other}
+current-context: prod
+users:
+- name: prod
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: aws
+      args: [--region, us-east-1, eks, get-token, --cluster-name, prod, --output, json]
+      env: [{name: AWS_PROFILE, value: ml}]
+- name: other
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: doctl, args: [kubernetes, cluster]}
+"""
+"""What ``aws eks update-kubeconfig --profile ml`` writes, beside a context gpuready does not use."""
+
+
+def _hostile(command: str, args: list[str], **user) -> dict:
+    data = json.loads(STACK_KUBECONFIGS["eks"])
+    data["users"][0]["user"]["exec"].update(command=command, args=args, **user)
+    return data
+
+
+@pytest.mark.parametrize("platform", sorted(STACK_KUBECONFIGS))
+def test_what_the_stacks_write_is_trusted(platform):
+    data = json.loads(STACK_KUBECONFIGS[platform])
+    assert checked(data) is data
+
+
+def test_what_aws_eks_update_kubeconfig_writes_is_trusted():
+    data = yaml.safe_load(UPDATE_KUBECONFIG)
+    assert checked(data) is data
+
+
+def test_a_known_plugin_found_on_path_by_its_full_path_is_trusted(tmp_path, monkeypatch):
+    plugin = tmp_path / "gke-gcloud-auth-plugin"
+    plugin.write_text("#!/bin/sh\n")
+    plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert checked(_hostile(str(plugin), []))
+
+
+@pytest.mark.parametrize("command,args,extra,shown", [
+    ("sh", ["-c", "touch /tmp/x"], {}, "`sh -c 'touch /tmp/x'`"),
+    ("aws", ["s3", "cp", "s3://b/x", "/tmp/x"], {}, "`aws s3 cp s3://b/x /tmp/x`"),
+    ("/tmp/elsewhere/aws", ["eks", "get-token"], {}, "`/tmp/elsewhere/aws eks get-token`"),
+    ("kubelogin", ["convert-kubeconfig"], {}, "`kubelogin convert-kubeconfig`"),
+    ("aws", ["eks", "get-token"], {"env": [{"name": "LD_PRELOAD", "value": "/tmp/x.so"}]}, "with LD_PRELOAD set"),
+    ("sh\x1b[2J", [], {}, r"`'sh\x1b[2J'`"),
+])
+def test_other_commands_are_refused_naming_them_and_the_flag(command, args, extra, shown):
+    with pytest.raises(UserError) as refused:
+        checked(_hostile(command, args, **extra))
+    message = str(refused.value)
+    assert shown in message and TRUST_FLAG in message and "\x1b" not in message
+    assert checked(_hostile(command, args, **extra), trust_exec=True)
+
+
+def test_a_legacy_auth_provider_command_is_refused():
+    data = json.loads(STACK_KUBECONFIGS["gke"])
+    data["users"][0]["user"] = {"auth-provider": {"name": "gcp", "config": {"cmd-path": "sh -c id"}}}
+    with pytest.raises(UserError, match=r"runs `sh -c id` \(auth-provider cmd-path\)"):
+        checked(data)
+
+
+def test_the_client_refuses_before_running_anything(tmp_path):
+    marker = tmp_path / "ran"
+    data = _hostile("sh", ["-c", f"touch {marker}"])
+    with pytest.raises(UserError, match=TRUST_FLAG):
+        kubernetes._client(json.dumps(data))
+    assert not marker.exists()
+    # Trusted, the kubernetes client runs the command as soon as it loads the kubeconfig (and logs its bad output).
+    kubernetes._client(yaml.safe_dump(data), trust_exec=True)
+    assert marker.exists()
+
+
+def test_smoke_cli_refuses_a_hostile_outputs_file(tmp_path, capsys):
+    marker = tmp_path / "ran"
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"platform": "eks",
+                                   "kubeconfig": json.dumps(_hostile("sh", ["-c", f"touch {marker}"]))}))
+    assert main(["smoke", "--outputs", str(outputs), "--timeout", "30"]) == 2
+    err = capsys.readouterr().err
+    assert f"runs `sh -c 'touch {marker}'` for credentials" in err and "--trust-kubeconfig-exec" in err
+    assert not marker.exists()

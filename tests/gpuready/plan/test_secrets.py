@@ -104,8 +104,9 @@ def test_policy_message_quoting_a_secret_shows_it_as_secret(tmp_path, capsys):
     human = capsys.readouterr().out
     assert "[mandatory] launch-template-encrypted: lt: volumes [secret] are not encrypted" in human
     assert main(["plan", "--stack-file", str(stack), "--program", str(tmp_path), "--json"]) == 1
-    for text in (human, capsys.readouterr().out, junit.read_text()):
-        assert "xvd-hidden-7" not in text
+    machine = capsys.readouterr().out
+    for text in (human, machine, junit.read_text()):
+        assert "xvd-hidden-7" not in text and "volumes [secret] are not encrypted" in text
 
 
 def test_encrypted_kubeconfig_plans_without_its_ciphertext(tmp_path, capsys, existing_eks):

@@ -77,6 +77,11 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                                 tags=tags, opts=child)
         for i, policy_arn in enumerate(args.job_role_policy_arns):
             aws.iam.RolePolicyAttachment(f"{name}-job-{i}", role=job_role.name, policy_arn=policy_arn, opts=child)
+        # The ARN from the role's name (known in a preview, unlike its arn output) keeps the job definitions'
+        # properties known, so the policy pack can check them before anything exists.
+        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        job_role_arn = pulumi.Output.all(identity.arn, identity.account_id, job_role.name).apply(
+            lambda a: f"arn:{a[0].split(':')[1]}:iam::{a[1]}:role/{a[2]}")
         # No serviceRole: Batch uses its service-linked role AWSServiceRoleForBatch, the one with which AWS updates
         # an environment in place (instance types, launch template version...) instead of replacing it.
         environment_opts = pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"])
@@ -166,7 +171,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
 
         log_group = aws.cloudwatch.LogGroup(f"{name}-jobs", retention_in_days=args.log_retention_days, tags=tags,
                                             opts=child)
-        container = _container_properties(args.job, log_group.name, job_role.arn)
+        container = _container_properties(args.job, log_group.name, job_role_arn)
         job_definition = aws.batch.JobDefinition(
             f"{name}-gpu-smoke",
             type="container",

@@ -256,6 +256,12 @@ def test_imds_hop_limit_spares_launch_templates_of_no_gpu_capacity(render):
     assert "imds-hop-limit" not in _rules(violations(render(program)))
 
 
+def test_batch_job_role_policies_pass_the_iam_rules(render_stack):
+    admin = render_stack("aws-batch", **{"gpuready:jobRolePolicyArns": [
+        "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "arn:aws:iam::aws:policy/AdministratorAccess"]})
+    assert broken(violations(admin)) == {("iam-no-administrator", "mandatory", "gpu-job-1")}
+
+
 def test_gpu_root_volume_size(render_stack):
     small = render_stack("eks", **{"gpuready:rootVolumeGiB": 50})
     report = violations(small)

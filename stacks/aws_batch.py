@@ -24,6 +24,7 @@ KEYS = {
     "cpuQueue": "also create a CPU-only queue: {instanceTypes, maxVcpus}",
     "runnableTimeoutMinutes": "cancel jobs blocked in RUNNABLE after this long (default 60, 10-1440)",
     "logRetentionDays": "job log retention (default 30)",
+    "jobRolePolicyArns": "IAM managed policy ARNs for the jobs' own role (default none: jobs get no AWS permissions)",
     "network": "existing network {vpcId, subnetIds, securityGroupIds}; or {cidrBlock, availabilityZones} for a new VPC",
     "tags": "tags for every resource (map)",
 }
@@ -79,6 +80,7 @@ def build(config: StackConfig) -> None:
         if cpu_queue is not None else None,
         runnable_timeout_minutes=config.get_int("runnableTimeoutMinutes", 60),
         log_retention_days=config.get_int("logRetentionDays", 30),
+        job_role_policy_arns=config.get_list("jobRolePolicyArns", []),
         tags=tags,
     ))
 
@@ -87,6 +89,7 @@ def build(config: StackConfig) -> None:
     pulumi.export("jobQueueName", env.job_queue_name)
     pulumi.export("jobQueueArn", env.job_queue_arn)
     pulumi.export("jobDefinitionArn", env.job_definition_arn)
+    pulumi.export("jobRoleArn", env.job_role_arn)
     if env.multi_node_job_definition_arn is not None:
         pulumi.export("multiNodeJobDefinitionArn", env.multi_node_job_definition_arn)
     if env.cpu_job_queue_arn is not None:

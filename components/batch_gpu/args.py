@@ -79,6 +79,9 @@ class BatchGpuEnvironmentArgs:
     runnable_timeout_minutes: int = 60
     """Cancel a job blocked at the head of the GPU queue for this long (10 to 1440). A job no instance can hold is
     cancelled after 10 minutes whatever this says."""
+    job_role_policy_arns: Sequence[str] = ()
+    """IAM managed policies attached to the jobs' role (none by default: jobs get no AWS permissions). Jobs cannot
+    use the instance role: IMDS answers only the instance itself."""
     log_retention_days: int = 30
     """Retention of the job log group that the job definitions write to."""
     tags: Mapping[str, str] = field(default_factory=dict)

@@ -21,10 +21,12 @@ def _assume_role_policy(service: str) -> str:
         {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]})
 
 
-def _container_properties(job: GpuJobArgs, log_group: pulumi.Output[str]) -> dict[str, Any]:
+def _container_properties(job: GpuJobArgs, log_group: pulumi.Output[str],
+                          job_role_arn: pulumi.Output[str]) -> dict[str, Any]:
     """Batch ``ContainerProperties`` (the API's own camelCase shape) for a GPU job."""
     return {
         "image": job.image,
+        "jobRoleArn": job_role_arn,
         "command": list(job.command),
         "resourceRequirements": [
             {"type": "GPU", "value": str(job.gpus)},
@@ -50,6 +52,8 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
     job_queue_arn: pulumi.Output[str]
     compute_environment_arns: pulumi.Output[list[str]]
     job_definition_arn: pulumi.Output[str]
+    job_role_arn: pulumi.Output[str]
+    """The IAM role every job assumes: no permissions unless ``job_role_policy_arns`` attaches some."""
     multi_node_job_definition_arn: Optional[pulumi.Output[str]]
     cpu_job_queue_arn: Optional[pulumi.Output[str]]
     log_group_name: pulumi.Output[str]
@@ -64,14 +68,25 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         tags = {"gpuready:component": name, **args.tags}
         spot = "spot" in args.capacity
 
-        service_role, service_policy = self._role(f"{name}-batch-service", "batch_service", tags)
         instance_role, _ = self._role(f"{name}-ecs-instance", "ecs_instance", tags)
         instance_profile = aws.iam.InstanceProfile(f"{name}-ecs-instance", role=instance_role.name, tags=tags,
                                                    opts=child)
         spot_fleet_role = self._role(f"{name}-spot-fleet", "spot_fleet", tags)[0] if spot else None
-        # Batch needs its role's policy while it creates and deletes the environments.
-        with_service_policy = pulumi.ResourceOptions(parent=self, depends_on=[service_policy],
-                                                     ignore_changes=["computeResources.desiredVcpus"])
+        job_role = aws.iam.Role(f"{name}-job", assume_role_policy=_assume_role_policy(facts.JOB_ROLE_PRINCIPAL),
+                                description="gpuready Batch GPU jobs' role (instance credentials are out of reach)",
+                                tags=tags, opts=child)
+        for i, policy_arn in enumerate(args.job_role_policy_arns):
+            aws.iam.RolePolicyAttachment(f"{name}-job-{i}", role=job_role.name, policy_arn=policy_arn, opts=child)
+        # The ARN from the role's name (known in a preview, unlike its arn output) keeps the job definitions'
+        # properties known, so the policy pack can check them before anything exists.
+        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        job_role_arn = pulumi.Output.all(identity.arn, identity.account_id, job_role.name).apply(
+            lambda a: f"arn:{a[0].split(':')[1]}:iam::{a[1]}:role/{a[2]}")
+        # No serviceRole: Batch uses its service-linked role AWSServiceRoleForBatch, the one with which AWS updates
+        # an environment in place (instance types, launch template version...) instead of replacing it.
+        environment_opts = pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"])
+        update_policy = aws.batch.ComputeEnvironmentUpdatePolicyArgs(
+            terminate_jobs_on_update=False, job_execution_timeout_minutes=facts.UPDATE_JOB_TIMEOUT_MINUTES)
 
         security_group_ids = args.security_group_ids
         if security_group_ids is None:
@@ -93,8 +108,10 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         launch_template = aws.ec2.LaunchTemplate(
             f"{name}-gpu",
             description="gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 root volume",
+            # Hop limit 1: IMDSv2 token responses do not cross the docker bridge, so job containers cannot read the
+            # instance role's credentials; the ECS agent (host network) still can. Jobs get job_role instead.
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2),
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
             block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name=facts.ROOT_DEVICE_NAME,
                 ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
@@ -114,7 +131,6 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 f"{name}-gpu-{kind}",
                 type="MANAGED",
                 state="ENABLED",
-                service_role=service_role.arn,
                 compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
                     type=resource_type,
                     allocation_strategy=strategy,
@@ -131,11 +147,10 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                     spot_iam_fleet_role=spot_fleet_role.arn if spot_fleet_role and kind == "spot" else None,
                     tags=tags,
                 ),
-                # desiredvCpus is Batch's to move as it scales (ignore_changes in with_service_policy).
-                update_policy=aws.batch.ComputeEnvironmentUpdatePolicyArgs(
-                    terminate_jobs_on_update=False, job_execution_timeout_minutes=30),
+                # desiredvCpus is Batch's to move as it scales (ignore_changes in environment_opts).
+                update_policy=update_policy,
                 tags=tags,
-                opts=with_service_policy,
+                opts=environment_opts,
             ))
 
         runnable_seconds = args.runnable_timeout_minutes * 60
@@ -156,7 +171,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
 
         log_group = aws.cloudwatch.LogGroup(f"{name}-jobs", retention_in_days=args.log_retention_days, tags=tags,
                                             opts=child)
-        container = _container_properties(args.job, log_group.name)
+        container = _container_properties(args.job, log_group.name, job_role_arn)
         job_definition = aws.batch.JobDefinition(
             f"{name}-gpu-smoke",
             type="container",
@@ -189,7 +204,6 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 f"{name}-cpu",
                 type="MANAGED",
                 state="ENABLED",
-                service_role=service_role.arn,
                 compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
                     type="EC2",
                     allocation_strategy=facts.CAPACITY["on-demand"][1],
@@ -204,8 +218,9 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                         image_type=facts.CPU_IMAGE_TYPE)],
                     tags=tags,
                 ),
+                update_policy=update_policy,
                 tags=tags,
-                opts=with_service_policy)
+                opts=environment_opts)
             cpu_queue = aws.batch.JobQueue(
                 f"{name}-cpu",
                 state="ENABLED",
@@ -218,6 +233,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         self.job_queue_arn = queue.arn
         self.compute_environment_arns = pulumi.Output.all(*[e.arn for e in environments])
         self.job_definition_arn = job_definition.arn
+        self.job_role_arn = job_role.arn
         self.multi_node_job_definition_arn = multi_node_definition.arn if multi_node_definition else None
         self.cpu_job_queue_arn = cpu_queue.arn if cpu_queue else None
         self.log_group_name = log_group.name
@@ -226,6 +242,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             "jobQueueArn": self.job_queue_arn,
             "computeEnvironmentArns": self.compute_environment_arns,
             "jobDefinitionArn": self.job_definition_arn,
+            "jobRoleArn": self.job_role_arn,
             "multiNodeJobDefinitionArn": self.multi_node_job_definition_arn,
             "cpuJobQueueArn": self.cpu_job_queue_arn,
             "logGroupName": self.log_group_name,

@@ -46,18 +46,23 @@ ROOT_VOLUME_GIB_RANGE = (30, 16_384)
 
 MANAGED_POLICIES = MappingProxyType(
     {
-        "batch_service": "arn:aws:iam::aws:policy/service-role/AWSBatchServiceRole",
         "ecs_instance": "arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
         "spot_fleet": "arn:aws:iam::aws:policy/service-role/AmazonEC2SpotFleetTaggingRole",
     }
 )
 SERVICE_PRINCIPALS = MappingProxyType(
     {
-        "batch_service": "batch.amazonaws.com",
         "ecs_instance": "ec2.amazonaws.com",
         "spot_fleet": "spotfleet.amazonaws.com",
     }
 )
+
+JOB_ROLE_PRINCIPAL = "ecs-tasks.amazonaws.com"
+"""Batch jobs on ECS assume their job role as ECS tasks do."""
+IMDS_HOP_LIMIT = 1
+"""Instance metadata answers reach the instance's own processes only, not containers behind the docker bridge."""
+UPDATE_JOB_TIMEOUT_MINUTES = 30
+"""How long an in-place update of a compute environment lets running jobs finish before it replaces instances."""
 
 SMOKE_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
 """Public CUDA image with Python and PyTorch for the smoke-test job (about 3 GB compressed). CUDA 12.4 needs driver

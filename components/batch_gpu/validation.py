@@ -7,6 +7,7 @@ the catalog facts the component reports as outputs.
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -15,6 +16,8 @@ from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from . import facts
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
+
+_POLICY_ARN = re.compile(r"arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/[\w+=,.@/-]+")
 
 _LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
                        3288, 3653)
@@ -142,6 +145,11 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
     if args.log_retention_days not in _LOG_RETENTION_DAYS:
         raise ConfigError("log_retention_days", args.log_retention_days, "not a CloudWatch Logs retention period",
                           f"use one of {', '.join(map(str, _LOG_RETENTION_DAYS[:9]))}...")
+
+    not_arns = [a for a in args.job_role_policy_arns if not (isinstance(a, str) and _POLICY_ARN.fullmatch(a))]
+    if not_arns:
+        raise ConfigError("job_role_policy_arns", not_arns, "not IAM managed policy ARNs",
+                          "list ARNs such as arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess")
 
     if args.cpu_queue is not None:
         gpu_in_cpu = [n for n in args.cpu_queue.instance_types if catalog.find("aws", n) is not None]

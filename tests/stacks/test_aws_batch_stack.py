@@ -36,3 +36,15 @@ def test_reference_stack_exports_what_gpuready_smoke_reads(rendering):
 def test_every_input_key_in_the_stack_tree_is_camel_case(rendering):
     for resource in rendering.resources:
         assert list(non_camel_keys(resource.inputs)) == [], resource.urn
+
+
+def test_jobs_role_is_exported_and_takes_the_policies_of_its_key():
+    project = find_project(ROOT)
+    config = load_stack_config(project.stack_file("aws-batch"), project.name)
+    config["gpuready:jobRolePolicyArns"] = '["arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"]'
+    rendering = render(project.main, project.name, "aws-batch", config)
+    (role,) = [r for r in rendering.of_type("aws:iam/role:Role") if r.name == "gpu-job"]
+    assert rendering.outputs["jobRoleArn"] == role.outputs["arn"]
+    (attached,) = [a for a in rendering.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+                   if a.inputs["role"] == role.outputs["name"]]
+    assert attached.inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"

@@ -1,4 +1,4 @@
-"""Security rules: IMDSv2 and encrypted volumes, volumes big enough for deep-learning images, no public IPs on GPU
+"""Security rules: IMDSv2 and encrypted volumes, instance credentials out of containers' reach on GPU capacity, volumes big enough for deep-learning images, no public IPs on GPU
 nodes, no open API endpoint (EKS, GKE, AKS), no wildcard or administrator IAM."""
 
 from __future__ import annotations
@@ -20,6 +20,40 @@ def _check_imdsv2(resource_type, name, props, config):
 launch_template_imdsv2 = resource_rule(
     "launch-template-imdsv2", "Launch templates require IMDSv2 (metadata tokens).", MANDATORY, (LAUNCH_TEMPLATE,),
     _check_imdsv2)
+
+
+def _gpu_launch_templates(pool):
+    """The launch templates a GPU compute environment or EKS node group launches its instances with."""
+    if not is_gpu_capacity(pool.resource_type, pool.props):
+        return []
+    return dependencies(pool, "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate",
+                        LAUNCH_TEMPLATE)
+
+
+def _check_hop_limit(resources, config):
+    templates = {}
+    for pool in of_type(resources, BATCH_CE, EKS_NODE_GROUP):
+        templates.update((t.urn, t) for t in _gpu_launch_templates(pool))
+    yield from each(templates.values(), _container_credentials)
+
+
+def _container_credentials(template):
+    options = template.props.get("metadataOptions") or {}
+    if options.get("httpTokens", "optional") != "required":
+        yield template, ("GPU instances answer IMDSv1, which no hop limit stops: every container on them reads the "
+                         "instance role's credentials"), "set metadataOptions.httpTokens to required"
+    hops = options.get("httpPutResponseHopLimit")
+    if hops is None or int(hops) != 1:
+        now = "not set (Amazon Linux 2023 AMIs then allow 2)" if hops is None else f"{int(hops)}"
+        yield template, (f"metadataOptions.httpPutResponseHopLimit is {now}, so job containers and pods behind a "
+                         f"bridge network get IMDSv2 tokens and the instance role's credentials"), \
+            ("set metadataOptions.httpPutResponseHopLimit to 1 and give jobs their own role (Batch jobRoleArn, "
+             "EKS Pod Identity or IRSA)")
+
+
+imds_hop_limit = stack_rule(
+    "imds-hop-limit", "Launch templates of GPU capacity (Batch, EKS) require IMDSv2 with hop limit 1, so containers "
+    "cannot read the instance role's credentials.", MANDATORY, _check_hop_limit)
 
 
 def _true(value) -> bool:
@@ -197,5 +231,5 @@ iam_no_administrator = resource_rule(
                 "aws:iam/groupPolicyAttachment:GroupPolicyAttachment", "aws:iam/role:Role",
                 "gcp:projects/iAMMember:IAMMember", "gcp:projects/iAMBinding:IAMBinding"), _check_admin)
 
-RULES = [launch_template_imdsv2, launch_template_encrypted, gpu_root_volume_size, gpu_nodes_no_public_ip,
+RULES = [launch_template_imdsv2, imds_hop_limit, launch_template_encrypted, gpu_root_volume_size, gpu_nodes_no_public_ip,
          eks_endpoint_allow_list, api_endpoint_allow_list, iam_no_wildcard_actions, iam_no_administrator]

@@ -31,7 +31,8 @@ def test_launch_template_requires_imdsv2_and_encrypts_a_large_gp3_root(render):
     rendering, _ = build(render, root_volume_gib=300)
     (template,) = rendering.of_type(LT)
     assert template.inputs["metadataOptions"]["httpTokens"] == "required"
-    assert template.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 2
+    # 1, not 2: a job container behind the docker bridge gets no IMDSv2 token, so no instance-role credentials.
+    assert template.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 1
     (root,) = template.inputs["blockDeviceMappings"]
     assert root["deviceName"] == "/dev/xvda"
     assert root["ebs"]["volumeSize"] == 300 and root["ebs"]["volumeType"] == "gp3"
@@ -80,7 +81,7 @@ def test_job_definition_requests_gpus_and_logs_to_the_stack_log_group(render):
 
 def test_spot_adds_a_spot_environment_and_its_fleet_role_only_then(render):
     on_demand, _ = build(render)
-    assert [r.name for r in on_demand.of_type(ROLE)] == ["gpu-batch-service", "gpu-ecs-instance"]
+    assert [r.name for r in on_demand.of_type(ROLE)] == ["gpu-ecs-instance", "gpu-job"]
 
     spot, _ = build(render, capacity=["spot"])
     (env,) = spot.of_type(CE)
@@ -93,13 +94,48 @@ def test_spot_adds_a_spot_environment_and_its_fleet_role_only_then(render):
 def test_roles_use_aws_managed_policies_only(render):
     rendering, _ = build(render, capacity=["spot"])
     policies = sorted(a.inputs["policyArn"] for a in rendering.of_type(ATTACH))
-    assert policies == ["arn:aws:iam::aws:policy/service-role/AWSBatchServiceRole",
-                        "arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
+    assert policies == ["arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role",
                         "arn:aws:iam::aws:policy/service-role/AmazonEC2SpotFleetTaggingRole"]
     assert not rendering.of_type("aws:iam/rolePolicy:RolePolicy")
     for role in rendering.of_type(ROLE):
         (statement,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
         assert statement["Action"] == "sts:AssumeRole" and list(statement["Principal"]) == ["Service"]
+
+
+def test_compute_environments_use_batchs_service_linked_role_and_update_in_place(render):
+    """No serviceRole: Batch uses AWSServiceRoleForBatch, without which AWS replaces an environment on most edits."""
+    rendering, _ = build(render, capacity=["spot", "on-demand"], cpu_queue=CpuQueueArgs())
+    for env in rendering.of_type(CE):
+        assert "serviceRole" not in env.inputs, env.name
+        assert env.inputs["updatePolicy"] == {"terminateJobsOnUpdate": False, "jobExecutionTimeoutMinutes": 30}
+        assert env.inputs["computeResources"]["allocationStrategy"] != "BEST_FIT"  # BEST_FIT cannot update in place
+    assert not any("batch" in json.loads(r.inputs["assumeRolePolicy"])["Statement"][0]["Principal"]["Service"]
+                   for r in rendering.of_type(ROLE))
+
+
+def test_jobs_assume_their_own_role_with_no_permissions_by_default(render):
+    rendering, env = build(render, multi_node=MultiNodeArgs(nodes=2))
+    job_role = next(r for r in rendering.of_type(ROLE) if r.name == "gpu-job")
+    (statement,) = json.loads(job_role.inputs["assumeRolePolicy"])["Statement"]
+    assert statement["Principal"] == {"Service": "ecs-tasks.amazonaws.com"}
+    assert not [a for a in rendering.of_type(ATTACH) if a.inputs["role"] == job_role.outputs["name"]]
+    single, multi = sorted(rendering.of_type(JOB), key=lambda j: j.inputs["type"])
+    # Built from the role's name, so that it is known in a preview: IAM ARNs carry no region.
+    arn = f"arn:aws:iam::123456789012:role/{job_role.outputs['name']}"
+    assert container(single)["jobRoleArn"] == arn
+    nodes = json.loads(multi.inputs["nodeProperties"])["nodeRangeProperties"]
+    assert [n["container"]["jobRoleArn"] for n in nodes] == [arn]
+    from pulumi.runtime.sync_await import _sync_await
+
+    assert _sync_await(env.job_role_arn.future()) == job_role.outputs["arn"]
+
+
+def test_job_role_gets_the_policies_given_and_no_others(render):
+    arns = ["arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "arn:aws:iam::123456789012:policy/team/datasets"]
+    rendering, _ = build(render, job_role_policy_arns=arns)
+    job_role = next(r for r in rendering.of_type(ROLE) if r.name == "gpu-job")
+    attached = [a.inputs["policyArn"] for a in rendering.of_type(ATTACH) if a.inputs["role"] == job_role.outputs["name"]]
+    assert attached == arns
 
 
 def test_security_group_is_egress_only_unless_multi_node(render):

@@ -144,3 +144,11 @@ def test_message_names_field_value_and_fix():
     e = error(root_volume_gib=8)
     assert str(e) == "root_volume_gib = 8: must be between 30 and 16384 GiB. Fix: use 100 GiB or more for " \
                      "deep-learning images"
+
+
+def test_job_role_policies_must_be_managed_policy_arns():
+    e = error(job_role_policy_arns=["arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "AmazonS3ReadOnlyAccess"])
+    assert e.field == "job_role_policy_arns" and e.value == ["AmazonS3ReadOnlyAccess"]
+    assert "arn:aws:iam::aws:policy/" in e.fix
+    check(args(job_role_policy_arns=["arn:aws-us-gov:iam::123456789012:policy/path/mine"]),
+          today=datetime.date(2026, 11, 22))

@@ -76,7 +76,7 @@ def _compute_environment_request(env) -> dict:
         if key in res:
             resources[key] = res[key]
     return {"computeEnvironmentName": env.name, "type": env.inputs["type"], "state": env.inputs["state"],
-            "serviceRole": env.inputs["serviceRole"], "computeResources": resources, "tags": env.inputs["tags"]}
+            "computeResources": resources, "tags": env.inputs["tags"]}
 
 
 @pytest.mark.parametrize("overrides", [{}, {"capacity": ["spot", "on-demand"], "cpu_queue": CpuQueueArgs()},
@@ -115,9 +115,29 @@ def test_rendered_resources_are_valid_batch_api_requests(render, batch, override
         assert log_driver["logDriver"] in batch.shape_for("LogDriver").enum
 
 
+def test_omitting_the_service_role_is_batchs_service_linked_role(batch):
+    doc = batch.operation_model("CreateComputeEnvironment").input_shape.members["serviceRole"].documentation
+    assert "that role is used by default for your compute environment unless you specify a different role" in doc
+    assert "serviceRole" not in batch.operation_model("CreateComputeEnvironment").input_shape.required_members
+    update = batch.operation_model("UpdateComputeEnvironment").input_shape.members["serviceRole"].documentation
+    assert "<b>AWSServiceRoleForBatch</b> service-linked role must be used" in update
+
+
+def test_job_role_is_a_container_property_assumed_as_an_ecs_task(batch):
+    assert "jobRoleArn" in batch.shape_for("ContainerProperties").members
+    assert "task-iam-roles" in batch.shape_for("ContainerProperties").members["jobRoleArn"].documentation
+    assert facts.JOB_ROLE_PRINCIPAL == "ecs-tasks.amazonaws.com"
+
+
 def test_launch_template_values_are_ec2_enums(render, ec2):
     rendering, _ = build(render)
     (template,) = rendering.of_type(LT)
+    options = template.inputs["metadataOptions"]
+    request = {"LaunchTemplateName": "t", "LaunchTemplateData": {"MetadataOptions": {
+        "HttpTokens": options["httpTokens"], "HttpEndpoint": options["httpEndpoint"],
+        "HttpPutResponseHopLimit": int(options["httpPutResponseHopLimit"])}}}
+    _valid(ec2, "CreateLaunchTemplate", request)
+    assert int(options["httpPutResponseHopLimit"]) == facts.IMDS_HOP_LIMIT == 1
     assert template.inputs["metadataOptions"]["httpTokens"] in ec2.shape_for("HttpTokensState").enum
     assert template.inputs["blockDeviceMappings"][0]["ebs"]["volumeType"] in ec2.shape_for("VolumeType").enum
     group = rendering.of_type("aws:ec2/placementGroup:PlacementGroup")

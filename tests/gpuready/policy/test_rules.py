@@ -225,10 +225,41 @@ def test_gpu_metrics(reference, render_stack):
 def test_launch_template_imdsv2_and_encryption(render_stack):
     v1 = render_stack("eks", break_resource(LT, lambda p: set_prop(p, "metadata_options.http_tokens", "optional"),
                                             name="eks-gpu"))
-    assert broken(violations(v1)) == {("launch-template-imdsv2", "mandatory", "eks-gpu")}
+    assert broken(violations(v1)) == {("launch-template-imdsv2", "mandatory", "eks-gpu"),
+                                      ("imds-hop-limit", "mandatory", "eks-gpu")}
     plain = render_stack("aws-batch", break_resource(LT, lambda p: set_prop(
         p, "block_device_mappings[0].ebs.encrypted", "false")))
     assert broken(violations(plain)) == {("launch-template-encrypted", "mandatory", "gpu-gpu")}
+
+
+@pytest.mark.parametrize("stack, template", [("aws-batch", "gpu-gpu"), ("eks", "eks-gpu")])
+@pytest.mark.parametrize("hops", [2, None])
+def test_imds_hop_limit_keeps_instance_credentials_from_containers(render_stack, stack, template, hops):
+    reached = render_stack(stack, break_resource(LT, lambda p: set_prop(
+        p, "metadata_options.http_put_response_hop_limit", hops), name=template))
+    report = violations(reached)
+    assert broken(report) == {("imds-hop-limit", "mandatory", template)}
+    (message,) = [v.message for v in report.violations]
+    assert "httpPutResponseHopLimit is " + ("2" if hops else "not set") in message
+    assert "Fix: set metadataOptions.httpPutResponseHopLimit to 1" in message
+
+
+def test_imds_hop_limit_spares_launch_templates_of_no_gpu_capacity(render):
+    def program():
+        template = aws.ec2.LaunchTemplate("cpu", metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_tokens="required", http_put_response_hop_limit=2))
+        aws.eks.NodeGroup("cpu", cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n",
+                          subnet_ids=["subnet-1"], instance_types=["m6i.large"],
+                          scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=0, max_size=1, desired_size=0),
+                          launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=template.id, version="1"))
+
+    assert "imds-hop-limit" not in _rules(violations(render(program)))
+
+
+def test_batch_job_role_policies_pass_the_iam_rules(render_stack):
+    admin = render_stack("aws-batch", **{"gpuready:jobRolePolicyArns": [
+        "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", "arn:aws:iam::aws:policy/AdministratorAccess"]})
+    assert broken(violations(admin)) == {("iam-no-administrator", "mandatory", "gpu-job-1")}
 
 
 def test_gpu_root_volume_size(render_stack):

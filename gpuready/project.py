@@ -52,9 +52,7 @@ def _read_yaml(path: Path) -> dict:
     """The map a Pulumi YAML file holds; a missing, undecodable or malformed file is a :class:`UserError` naming it."""
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"file {path} does not exist") from None
-    except OSError as e:
+    except OSError as e:  # a missing file is reported by the callers, which look for it first
         raise UserError(f"cannot read file {path}: {e.strerror}") from None
     try:
         text = data.decode("utf-8-sig")

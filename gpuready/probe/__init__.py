@@ -37,6 +37,8 @@ class ProbeReport:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ProbeReport":
+        """The report in ``data``; infinite and NaN figures become None, so whatever prints it writes strict JSON."""
+        data = core.finite(data)
         return cls(verdict=data.get("verdict", core.FAIL),
                    checks=tuple(Check(**c) for c in data.get("checks") or []),
                    gpus=tuple(data.get("gpus") or []), versions=data.get("versions"),
@@ -81,8 +83,8 @@ def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0) -> ProbeRep
                         "--format=csv wrote")
     error = None if rows else "no --query-gpu rows in the capture (give the CSV nvidia-smi printed)"
     checks = core.analyse(rows, versions, error, None, gpus_expected)
-    return ProbeReport.from_json(core.finite({"verdict": core.verdict(checks), "checks": checks, "gpus": rows,
-                                              "versions": versions}))
+    return ProbeReport.from_json({"verdict": core.verdict(checks), "checks": checks, "gpus": rows,
+                                  "versions": versions})
 
 
 __all__ = ["Check", "ProbeReport", "analyse_capture", "core", "decode_capture"]

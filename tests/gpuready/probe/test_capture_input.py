@@ -78,3 +78,11 @@ def test_numbers_too_large_for_a_float_stay_text_and_json_is_strict():
     assert report["checks"][0]["measured"] is None and report["checks"][0]["expected"] is None
     assert report["notes"] == ["checks[0].measured was inf, written as null",
                                "checks[0].expected was nan, written as null"]
+
+
+def test_reports_read_back_hold_no_infinite_figures():
+    from gpuready.probe import ProbeReport
+
+    report = ProbeReport.from_json({"verdict": "warn", "checks": [core.check("matmul", "warn", math.inf)],
+                                    "framework": {"tflops": math.nan}})
+    assert report.checks[0].measured is None and report.framework == {"tflops": None}

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
+import yaml
 
-from .errors import UserError
-from .files import read_map
+from .errors import UserError, printable
 
 
 @dataclass(frozen=True)
@@ -29,8 +31,70 @@ class Project:
         return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key given twice in one map (plain YAML keeps the last, silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:  # an unhashable key (a list or map used as a key); reported by the caller
+                continue
+            if first != key_node.start_mark.line + 1:
+                raise UserError(f"{printable(key)} is given twice (lines {first} and {key_node.start_mark.line + 1} "
+                                f"of {printable(self.name)}): YAML would silently keep the last; keep one of them")
+        return super().construct_mapping(node, deep)
+
+
 def _read_yaml(path: Path) -> dict:
-    return read_map(path, "file")
+    """The map a Pulumi YAML file holds; a missing, undecodable or malformed file is a :class:`UserError` naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:  # a missing file is reported by the callers, which look for it first
+        raise UserError(f"cannot read file {path}: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise UserError(f"file {path} is not UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}): "
+                        "save it as UTF-8, as Pulumi reads it") from None
+    try:
+        loader = _StrictLoader(text)
+        loader.name = str(path)
+        try:
+            loaded = loader.get_single_data() or {}
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        raise UserError(f"file {path} is not valid YAML: {printable(' '.join(str(e).split()), 400)}") from None
+    except RecursionError:
+        raise UserError(f"file {path} nests maps or lists too deeply to read") from None
+    if not isinstance(loaded, dict):
+        raise UserError(f"file {path} must hold a YAML map")
+    return loaded
+
+
+def _plain(key: str, value: Any, path: Path) -> Any:
+    """``value`` with only what Pulumi's config can hold (strings, finite numbers, booleans, null, lists, string-keyed
+    maps); dates become their ISO text, as Pulumi reads them. Anything else is a :class:`UserError` naming ``key``."""
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"{printable(key)} = {printable(value)} in {path}: not a finite number. Fix: give a number "
+                        "such as 64 (YAML reads .inf and .nan as infinity and not-a-number)")
+    if isinstance(value, list):
+        return [_plain(f"{key}[{i}]", v, path) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        for sub in value:
+            if not isinstance(sub, str):
+                raise UserError(f"{printable(key)}: key {printable(sub)} in {path} is not text. Fix: quote it "
+                                f"(\"{printable(sub)}\":), as config keys are strings")
+        return {sub: _plain(f"{key}.{sub}", v, path) for sub, v in value.items()}
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    raise UserError(f"{printable(key)} in {path} holds a YAML {type(value).__name__}, which Pulumi config cannot "
+                    "hold. Fix: use text, numbers, true/false, lists or maps")
 
 
 def load_project(directory: Path) -> Project:
@@ -82,6 +146,10 @@ def load_stack_config(path: Path, project: str) -> dict[str, str]:
         raise UserError(f"{path}: 'config' must be a map of keys to values")
     result = {}
     for key, value in config.items():
+        if not isinstance(key, str):
+            raise UserError(f"{path}: config key {printable(key)} is not text. Fix: write keys as "
+                            f"namespace:name, such as gpuready:maxVcpus")
+        value = _plain(key, value, path)
         full_key = key if ":" in key else f"{project}:{key}"
         value = _without_ciphertext(value)
         if isinstance(value, str):

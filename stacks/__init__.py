@@ -11,7 +11,7 @@ import importlib
 from components.errors import ConfigError
 from components.sdk import MissingExtra
 
-from .config import StackConfig
+from .config import StackConfig, for_stack
 
 PLATFORMS = {
     "aws-batch": "stacks.aws_batch",
@@ -35,6 +35,8 @@ def main() -> None:
         module = importlib.import_module(PLATFORMS[platform])
         config.reject_unknown({"platform", *module.KEYS}, getattr(module, "RENAMED", {}))
         module.build(config)
+    except ConfigError as error:
+        raise for_stack(error, platform) from None
     except MissingExtra as missing:
         raise MissingExtra(f"{missing}. The {platform} platform needs: pip install 'gpuready[{EXTRAS[platform]}]'") \
             from missing

@@ -4,14 +4,126 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Optional
 
 import pulumi
 
 from components.errors import ConfigError
+from gpuready.errors import printable
 
 NAMESPACE = "gpuready"
+
+ALLOW_LARGE = "allowLargeCapacity"
+"""The key that lifts :data:`CAPACITY_BOUNDS` (``gpuready:allowLargeCapacity: true``); every platform reads it."""
+CAPACITY_BOUNDS = {
+    # AWS Batch publishes no maxvCpus cap; 10,000 vCPUs is over 1,000 GPUs of g6.xlarge, far beyond the default EC2
+    # vCPU quotas of the G and P families (Service Quotas, "Running On-Demand G and VT / P instances").
+    "maxVcpus": 10_000, "minVcpus": 10_000, "cpuQueue.maxVcpus": 10_000,
+    # EKS service quota "Nodes per managed node group": 450 (docs.aws.amazon.com/eks/latest/userguide/service-quotas).
+    "maxSize": 450, "minSize": 450, "desiredSize": 450,
+    # GKE quota "Nodes per node pool zone": 1,000 (cloud.google.com/kubernetes-engine/quotas).
+    "maxNodes": 1_000, "minNodes": 1_000,
+    # AKS "Maximum nodes per node pool" (Virtual Machine Scale Sets): 1,000 (learn.microsoft.com/azure/aks/quotas-skus-regions).
+    "maxCount": 1_000, "minCount": 1_000,
+}
+"""Most a capacity key accepts unless ``gpuready:allowLargeCapacity`` is true: a typo (an extra 0, 10**12) would
+otherwise reach the cloud as a bill or a quota error. Values from each cloud's documented quotas."""
+
+FIELD_KEYS = {
+    "aws-batch": {
+        "instance_types": "instanceTypes", "capacity": "capacity", "max_vcpus": "maxVcpus", "min_vcpus": "minVcpus",
+        "image_type": "imageType", "image_id": "imageId", "root_volume_gib": "rootVolumeGiB", "job": "job",
+        "job.gpus": "job.gpus", "job.vcpus": "job.vcpus", "job.memory_mib": "job.memoryMiB",
+        "job.image": "job.image", "job.timeout_seconds": "job.timeoutSeconds", "multi_node": "multiNode",
+        "multi_node.nodes": "multiNode.nodes", "cpu_queue.instance_types": "cpuQueue.instanceTypes",
+        "cpu_queue.max_vcpus": "cpuQueue.maxVcpus", "runnable_timeout_minutes": "runnableTimeoutMinutes",
+        "log_retention_days": "logRetentionDays", "cidr_block": "network.cidrBlock",
+        "availability_zones": "network.availabilityZones", "vpc_id": "network.vpcId",
+    },
+    "eks": {
+        "node_group.instance_types": "instanceTypes", "node_group.ami_type": "amiType",
+        "node_group.capacity_type": "capacityType", "node_group.min_size": "minSize",
+        "node_group.desired_size": "desiredSize", "node_group.max_size": "maxSize",
+        "node_group.root_volume_gib": "rootVolumeGiB", "node_group.labels": "nodeLabels",
+        "cluster.version": "kubernetesVersion", "cluster.public_access_cidrs": "apiAllowedCidrs",
+        "autoscaler.mode": "autoscaler", "autoscaler.kubernetes_version": "kubernetesVersion",
+        "existing_cluster.name": "existingCluster", "cidr_block": "network.cidrBlock",
+        "availability_zones": "network.availabilityZones", "vpc_id": "network.vpcId",
+    },
+    "gke": {
+        "location": "location", "node_pool.machine_type": "machineType", "node_pool.accelerator": "accelerator",
+        "node_pool.accelerator_count": "acceleratorCount", "node_pool.gpu_driver_version": "gpuDriverVersion",
+        "node_pool.gpu_sharing": "gpuSharing", "node_pool.gpu_sharing.strategy": "gpuSharing.strategy",
+        "node_pool.gpu_sharing.max_clients_per_gpu": "gpuSharing.maxClientsPerGpu",
+        "node_pool.node_locations": "nodeLocations", "node_pool.min_nodes": "minNodes",
+        "node_pool.max_nodes": "maxNodes", "node_pool.disk_size_gb": "diskSizeGb", "node_pool.labels": "nodeLabels",
+        "cluster.network": "network.network", "cluster.subnetwork": "network.subnetwork",
+        "cluster.release_channel": "releaseChannel", "cluster.master_authorized_networks": "apiAllowedCidrs",
+        "existing_cluster.name": "existingCluster",
+    },
+    "aks": {
+        "node_pool.vm_size": "vmSize", "node_pool.min_count": "minCount", "node_pool.max_count": "maxCount",
+        "node_pool.os_disk_size_gb": "osDiskSizeGb", "node_pool.availability_zones": "availabilityZones",
+        "node_pool.labels": "nodeLabels", "cluster.kubernetes_version": "kubernetesVersion",
+        "cluster.authorized_ip_ranges": "apiAllowedCidrs", "cluster.deployer_admin": "deployerAdmin",
+        "cluster.deployer_principal_type": "deployerPrincipalType",
+        "cluster.admin_group_object_ids": "adminGroupObjectIds", "existing_cluster.name": "existingCluster",
+        "resource_group_name": "resourceGroupName",
+    },
+    "software": {
+        "software": "install", "software.install": "install", "software.time_slicing_replicas": "timeSlicingReplicas",
+        "software.mig": "mig", "software.mig.strategy": "mig.strategy", "software.mig.config": "mig.config",
+        "software.gpu_feature_discovery": "gpuFeatureDiscovery", "software.dcgm_exporter": "dcgmExporter",
+        "software.prometheus_operator": "prometheusOperator",
+    },
+}
+"""Platform -> a component's field path (as its ``ConfigError`` names it) -> the ``gpuready:`` key the user typed.
+``software`` holds the Kubernetes platforms' shared keys."""
+
+
+def _table(platform: str) -> dict[str, str]:
+    return {**FIELD_KEYS.get(platform, {}), **(FIELD_KEYS["software"] if platform != "aws-batch" else {})}
+
+
+def config_key(platform: str, field: str) -> str:
+    """The ``gpuready:`` key(s) behind a component field path such as ``node_group.max_size`` or ``min_vcpus/max_vcpus``
+    (each part mapped); a field already naming a config key, or one the table lacks, is returned escaped as it is."""
+    table = _table(platform)
+
+    def one(part: str) -> str:
+        if part.startswith(f"{NAMESPACE}:") or ":" in part:
+            return part
+        for prefix in sorted(table, key=len, reverse=True):  # longest known prefix: node_pool.labels.team
+            if part == prefix or part.startswith(prefix + "."):
+                return f"{NAMESPACE}:{table[prefix]}{part[len(prefix):]}"
+        parent = part.split(".")[0]
+        return f"{NAMESPACE}:{table[parent]}" if parent in table else part
+
+    parts = field.split("/")
+    parent = parts[0].rpartition(".")[0]  # node_group.min_size/desired_size: later parts share the first's parent
+    return printable("/".join(one(f"{parent}.{p}" if parent and "." not in p else p) for p in parts))
+
+
+def _in_text(platform: str, text: str) -> str:
+    """``text`` with the component field names it mentions (``max_vcpus``, ``job.memory_mib``) as ``gpuready:`` keys;
+    only names with ``_`` or ``.`` are replaced, so prose words such as "capacity" stay."""
+    names: dict[str, str] = {}
+    for field, key in _table(platform).items():
+        for name in (field, field.split(".")[-1]):
+            if "_" in name or "." in name:
+                names.setdefault(name, f"{NAMESPACE}:{key}")
+    if not names:
+        return text
+    pattern = re.compile(r"(?<![\w.:])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(?!\w)")
+    return pattern.sub(lambda m: names[m.group(1)], text)
+
+
+def for_stack(error: ConfigError, platform: str) -> ConfigError:
+    """``error`` as a stack user reads it: the field named by its ``gpuready:`` key, printed safely."""
+    return ConfigError(config_key(platform, error.field), error.value,
+                       printable(_in_text(platform, error.problem), 400), printable(_in_text(platform, error.fix), 400))
 
 
 class StackConfig:
@@ -52,7 +164,15 @@ class StackConfig:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
             raise ConfigError(f"{NAMESPACE}:{key}", value, "not a whole number", "use a number such as 64")
-        return int(value)
+        return self._bounded(key, int(value))
+
+    def _bounded(self, key: str, value: int) -> int:
+        most = CAPACITY_BOUNDS.get(key)
+        if most is not None and value > most and not self.get_bool(ALLOW_LARGE, False):
+            raise ConfigError(f"{NAMESPACE}:{key}", value, f"more than {most:,}, above the cloud's quota for it "
+                              "(most likely a typo)", f"use a smaller value, or set {NAMESPACE}:{ALLOW_LARGE}: "
+                              "true if you really mean it")
+        return value
 
     def get_secret(self, key: str) -> Optional[pulumi.Output[str]]:
         """A value set with ``pulumi config set --secret``; it stays a secret in every output it reaches."""
@@ -88,12 +208,14 @@ class StackConfig:
         for sub, sub_value in value.items():
             if sub not in allowed:
                 close = difflib.get_close_matches(sub, list(allowed), n=1)
-                raise ConfigError(f"{NAMESPACE}:{key}.{sub}", sub_value, "unknown key",
+                raise ConfigError(printable(f"{NAMESPACE}:{key}.{sub}"), sub_value, "unknown key",
                                   f"use {close[0]}" if close else f"use one of {', '.join(allowed)}")
             expected = allowed[sub]
             ok = isinstance(sub_value, expected) and not (expected is int and isinstance(sub_value, bool))
             if expected is int and isinstance(sub_value, float) and sub_value == int(sub_value):
                 value[sub], ok = int(sub_value), True
+            if ok and expected is int:
+                self._bounded(f"{key}.{sub}", value[sub])
             if not ok:
                 raise ConfigError(f"{NAMESPACE}:{key}.{sub}", sub_value, f"must be a {expected.__name__}",
                                   f"give {NAMESPACE}:{key}.{sub} a {expected.__name__}")
@@ -104,7 +226,7 @@ class StackConfig:
 
         ``renamed``: old key -> the key that replaced it, named in the error.
         """
-        known = set(known)
+        known = {*known, ALLOW_LARGE}
         from pulumi.runtime import config as runtime_config
 
         present = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
@@ -115,6 +237,6 @@ class StackConfig:
                                   f"rename the key to {NAMESPACE}:{renamed[key]} in the stack file (same value)")
             if namespace == NAMESPACE and key not in known:
                 close = difflib.get_close_matches(key, sorted(known), n=1)
-                raise ConfigError(full_key, self._raw(key), "not a key this platform reads",
+                raise ConfigError(printable(full_key), self._raw(key), "not a key this platform reads",
                                   f"did you mean {NAMESPACE}:{close[0]}?" if close else
                                   f"remove it; known keys: {', '.join(sorted(known))}")

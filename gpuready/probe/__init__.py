@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
+from ..errors import UserError
 from . import core
+
+NVIDIA_SMI_MARKERS = ("NVIDIA-SMI", "No devices were found", "Failed to initialize NVML",
+                      "couldn't communicate with the NVIDIA driver", "--query-gpu=")
+"""Text only nvidia-smi (or a terminal session running it) prints, found in a capture that holds no GPU rows."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,8 @@ class ProbeReport:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ProbeReport":
+        """The report in ``data``; infinite and NaN figures become None, so whatever prints it writes strict JSON."""
+        data = core.finite(data)
         return cls(verdict=data.get("verdict", core.FAIL),
                    checks=tuple(Check(**c) for c in data.get("checks") or []),
                    gpus=tuple(data.get("gpus") or []), versions=data.get("versions"),
@@ -41,13 +49,42 @@ class ProbeReport:
         return self.verdict != core.FAIL
 
 
-def analyse_capture(text: str, gpus_expected: int = 0) -> ProbeReport:
-    """A report from a saved ``nvidia-smi --query-gpu`` capture (CSV with or without header and units)."""
+def decode_capture(data: Union[str, bytes]) -> str:
+    """A capture's text: UTF-8 (with or without BOM) or UTF-16 with a BOM, as PowerShell's ``>`` writes it.
+
+    Raises :class:`UserError` for bytes that are none of these."""
+    if isinstance(data, str):
+        return data.removeprefix("\ufeff")
+    for bom, encoding in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+                          (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            break
+    else:
+        encoding = "utf-8"
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise UserError(f"the capture is not UTF-8 or UTF-16 text (byte {e.start}): this does not look like "
+                        "nvidia-smi output. Fix: save the output of nvidia-smi --query-gpu=... --format=csv as "
+                        "text") from None
+
+
+def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0) -> ProbeReport:
+    """A report from a saved ``nvidia-smi --query-gpu`` capture (CSV with or without header and units).
+
+    Raises :class:`UserError` when the capture holds neither GPU rows nor anything else nvidia-smi prints: a wrong
+    file must not read as a verdict on GPUs."""
+    text = decode_capture(text)
     rows = core.parse_query_csv(text)
+    versions = core.parse_versions(text)
+    if not rows and not versions["driver"] and not any(m in text for m in NVIDIA_SMI_MARKERS):
+        raise UserError("the capture holds no --query-gpu rows and nothing else nvidia-smi prints: this does not "
+                        "look like nvidia-smi output. Fix: give the file nvidia-smi --query-gpu=index,name,uuid,... "
+                        "--format=csv wrote")
     error = None if rows else "no --query-gpu rows in the capture (give the CSV nvidia-smi printed)"
-    checks = core.analyse(rows, core.parse_versions(text), error, None, gpus_expected)
+    checks = core.analyse(rows, versions, error, None, gpus_expected)
     return ProbeReport.from_json({"verdict": core.verdict(checks), "checks": checks, "gpus": rows,
-                                  "versions": core.parse_versions(text)})
+                                  "versions": versions})
 
 
-__all__ = ["Check", "ProbeReport", "analyse_capture", "core"]
+__all__ = ["Check", "ProbeReport", "analyse_capture", "core", "decode_capture"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -83,14 +84,25 @@ def value(text, field=""):
     if re.fullmatch(r"0x[0-9A-Fa-f]+", text):
         return int(text, 16)
     match = re.fullmatch(r"(-?\d+(?:\.\d+)?)(?:\s*(?:MiB|W|MHz|%|C|us|GiB|KiB))?", text)
-    if match:
-        number = float(match.group(1))
-        return int(number) if number.is_integer() and "." not in match.group(1) else number
+    if match and "." not in match.group(1) and len(text) < 30:
+        return int(match.group(1))
+    if match and math.isfinite(float(match.group(1))):
+        return float(match.group(1))
     return text
 
 
 def _field(header):
-    return re.sub(r"\s*\[[^\]]*\]$", "", header.strip())
+    """A header cell without its unit: ``memory.total [MiB]`` -> ``memory.total`` (no regex: cells are user text)."""
+    header = header.strip()
+    start = header.rfind("[")
+    if header.endswith("]") and start >= 0 and "]" not in header[start:-1]:
+        header = header[:start].rstrip()
+    return header
+
+
+FAMILIES = {f.split(".")[0] for f in QUERY_FIELDS} | {"gpu_name", "gpu_uuid", "gpu_bus_id", "serial", "timestamp",
+                                                       "fan"}
+"""Names (or their first part) of --query-gpu fields: a header row holds at least one."""
 
 
 def parse_query_csv(text, fields=None):
@@ -102,17 +114,22 @@ def parse_query_csv(text, fields=None):
     names = list(fields or [])
     rows, other_query = [], False
     for line in text.splitlines():
-        command = re.search(r"--query-([\w-]+)=([\w.,]+)", line)
+        # (?<![\w-]): each match starts after a separator, so the scans never overlap (linear in the line's length)
+        command = re.search(r"(?<![\w-])--(help-)?query-([\w-]+)=?([\w.,]*)", line) if "--" in line else None
         if command:  # a new section of a capture; --query-retired-pages and the like are not GPUs
-            other_query = command.group(1) != "gpu"
-            names = [] if other_query else command.group(2).split(",")
+            other_query = command.group(1) is not None or command.group(2) != "gpu" or not command.group(3)
+            names = [] if other_query else command.group(3).split(",")
             continue
         if other_query or not line.strip() or line.lstrip().startswith(("#", "$")):
             continue
-        cells = next(csv.reader(io.StringIO(line), skipinitialspace=True))
+        try:
+            cells = next(csv.reader(io.StringIO(line), skipinitialspace=True))
+        except csv.Error:  # a cell longer than csv's limit, or a NUL: not nvidia-smi's
+            continue
         header = [_field(c) for c in cells]
-        if all(re.fullmatch(r"[a-z_][\w.]*", c) for c in header) and (header == names[:len(header)] or not names
-                                                                      or header[0] in ("index", "name", "timestamp")):
+        if all(re.fullmatch(r"[a-z_][\w.]*", c) for c in header) and \
+                any(c.split(".")[0] in FAMILIES for c in header) and \
+                (header == names[:len(header)] or not names or header[0] in ("index", "name", "timestamp")):
             names = header
             continue
         if names and len(cells) == len(names):
@@ -404,8 +421,25 @@ def probe(gpus_expected=0, quick=True, runner=subprocess.run, which=shutil.which
             "framework": framework, "environment": env, "host": os.uname().nodename if hasattr(os, "uname") else ""}
 
 
+def finite(data, path="", notes=None):
+    """``data`` with every infinite or NaN number as None, and a note naming it in ``notes``: strict JSON."""
+    notes = [] if notes is None else notes
+    if isinstance(data, float) and not math.isfinite(data):
+        notes.append(f"{path} was {data}, written as null")
+    elif isinstance(data, dict):
+        return {k: finite(v, f"{path}.{k}".lstrip("."), notes) for k, v in data.items()}
+    elif isinstance(data, (list, tuple)):
+        return [finite(v, f"{path}[{i}]", notes) for i, v in enumerate(data)]
+    else:
+        return data
+
+
 def report_line(report):
-    return REPORT_MARKER + json.dumps(report, separators=(",", ":"), default=str)
+    notes = []
+    report = finite(report, notes=notes)
+    if notes:
+        report["notes"] = notes
+    return REPORT_MARKER + json.dumps(report, separators=(",", ":"), default=str, allow_nan=False)
 
 
 def find_report(text):

@@ -81,10 +81,10 @@ def test_plan_passes_the_gke_operator_on_gkes_own_driver(tmp_path, capsys):
 
 @pytest.mark.parametrize("stack,changes,field", [
     ("gke", {"gpuready:machineType": "g2-standard-8", "gpuready:accelerator": "nvidia-tesla-t4"},
-     "node_pool.accelerator"),
+     "gpuready:accelerator"),
     ("gke", {"gpuready:location": None}, "gpuready:location"),
     ("gke", {"gpuready:gpuSharing": {"strategy": "MPS", "clients": 4}}, "gpuready:gpuSharing.clients"),
-    ("aks", {"gpuready:vmSize": "Standard_D8s_v5"}, "node_pool.vm_size"),
+    ("aks", {"gpuready:vmSize": "Standard_D8s_v5"}, "gpuready:vmSize"),
     ("aks", {"gpuready:resourceGroup": "x"}, "gpuready:resourceGroup"),
 ])
 def test_config_mistakes_name_the_field(stack, changes, field):

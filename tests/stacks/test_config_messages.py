@@ -1,0 +1,84 @@
+"""Every config mistake a stack user can make is reported under the ``gpuready:`` key they typed, and sizes past the
+clouds' quotas are refused unless ``gpuready:allowLargeCapacity`` says they are meant."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from gpuready.cli import main
+from tests.conftest import ROOT
+
+PYTHON_NAME = re.compile(r"(?<![\w:.])[a-z]+_[a-z_]+(?:\.[a-z_]+)*\b")
+"""A snake_case argument name (``max_vcpus``, ``node_group.min_size``) outside a ``gpuready:`` key."""
+
+
+def _plan(tmp_path, stack: str, changes: dict) -> tuple[int, str]:
+    data = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    data["config"].update(changes)
+    path = tmp_path / "Pulumi.custom.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return main(["plan", "--stack-file", str(path), "--no-policies"]), path.name
+
+
+MISTAKES = [
+    ("aws-batch", {"gpuready:minVcpus": 100}, "gpuready:minVcpus/gpuready:maxVcpus"),
+    ("aws-batch", {"gpuready:maxVcpus": 2}, "gpuready:maxVcpus"),
+    ("aws-batch", {"gpuready:imageType": "ECS_AL1"}, "gpuready:imageType"),
+    ("aws-batch", {"gpuready:job": {"memoryMiB": 1}}, "gpuready:job.memoryMiB"),
+    ("aws-batch", {"gpuready:job": {"vcpus": 0}}, "gpuready:job.vcpus"),
+    ("aws-batch", {"gpuready:rootVolumeGiB": 5}, "gpuready:rootVolumeGiB"),
+    ("aws-batch", {"gpuready:logRetentionDays": 2}, "gpuready:logRetentionDays"),
+    ("aws-batch", {"gpuready:runnableTimeoutMinutes": 1}, "gpuready:runnableTimeoutMinutes"),
+    ("aws-batch", {"gpuready:capacity": ["spot", "spot"]}, "gpuready:capacity"),
+    ("aws-batch", {"gpuready:multiNode": {"nodes": 1}}, "gpuready:multiNode"),
+    ("aws-batch", {"gpuready:cpuQueue": {"instanceTypes": ["g6.xlarge"]}}, "gpuready:cpuQueue.instanceTypes"),
+    ("aws-batch", {"gpuready:network": {"cidrBlock": "nonsense"}}, "gpuready:network.cidrBlock"),
+    ("eks", {"gpuready:minSize": 30}, "gpuready:minSize/"),
+    ("eks", {"gpuready:rootVolumeGiB": 1}, "gpuready:rootVolumeGiB"),
+    ("eks", {"gpuready:capacityType": "CHEAP"}, "gpuready:capacityType"),
+    ("eks", {"gpuready:amiType": "AL2_x86_64"}, "gpuready:amiType"),
+    ("eks", {"gpuready:timeSlicingReplicas": 1}, "gpuready:timeSlicingReplicas"),
+    ("eks", {"gpuready:install": "magic"}, "gpuready:install"),
+    ("eks", {"gpuready:mig": {"strategy": "odd"}}, "gpuready:mig"),
+    ("gke", {"gpuready:minNodes": 5}, "gpuready:minNodes/gpuready:maxNodes"),
+    ("gke", {"gpuready:diskSizeGb": 1}, "gpuready:diskSizeGb"),
+    ("gke", {"gpuready:machineType": "n2-standard-8"}, "gpuready:machineType"),
+    ("aks", {"gpuready:minCount": 5}, "gpuready:minCount/gpuready:maxCount"),
+    ("aks", {"gpuready:osDiskSizeGb": 1}, "gpuready:osDiskSizeGb"),
+    ("aks", {"gpuready:vmSize": "Standard_D8s_v5"}, "gpuready:vmSize"),
+]
+
+
+@pytest.mark.parametrize("stack,changes,key", MISTAKES)
+def test_component_mistakes_name_the_key_the_user_typed(tmp_path, capsys, stack, changes, key):
+    code, _ = _plan(tmp_path, stack, changes)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"gpuready: plan: {key}"), err
+    assert not PYTHON_NAME.findall(err.replace("--path", "")), err
+
+
+@pytest.mark.parametrize("stack,key,most", [
+    ("aws-batch", "maxVcpus", 10_000), ("eks", "maxSize", 450), ("gke", "maxNodes", 1_000), ("aks", "maxCount", 1_000),
+])
+def test_absurd_sizes_are_refused_unless_asked_for(tmp_path, capsys, stack, key, most):
+    code, _ = _plan(tmp_path, stack, {f"gpuready:{key}": 10**12})
+    err = capsys.readouterr().err
+    assert code == 2 and f"gpuready:{key} = 1000000000000: more than {most:,}" in err
+    assert "gpuready:allowLargeCapacity: true" in err
+    code, _ = _plan(tmp_path, stack, {f"gpuready:{key}": most + 1, "gpuready:allowLargeCapacity": True})
+    assert f"more than {most:,}" not in capsys.readouterr().err
+
+
+def test_nested_sizes_are_bounded_too(tmp_path, capsys):
+    code, _ = _plan(tmp_path, "aws-batch", {"gpuready:cpuQueue": {"instanceTypes": ["m6i.large"], "maxVcpus": 10**9}})
+    assert code == 2 and "gpuready:cpuQueue.maxVcpus = 1000000000: more than 10,000" in capsys.readouterr().err
+
+
+def test_unknown_key_with_a_terminal_escape_is_printed_escaped(tmp_path, capsys):
+    code, _ = _plan(tmp_path, "aws-batch", {"gpuready:\x1b[2Jx": 1, })
+    err = capsys.readouterr().err
+    assert code == 2 and "\x1b" not in err and "gpuready:\\x1b[2Jx" in err

@@ -95,7 +95,7 @@ def test_real_process_prints_no_traceback_for_a_bad_config(tmp_path):
     done = subprocess.run([sys.executable, "-m", "gpuready", "plan", "--stack-file", str(path)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert "root_volume_gib = 8: must be between 30 and 16384 GiB" in done.stderr
+    assert "gpuready:rootVolumeGiB = 8: must be between 30 and 16384 GiB" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 

@@ -92,10 +92,10 @@ def _probe(args: argparse.Namespace) -> int:
 
     if args.nvidia_smi_output:
         try:
-            text = args.nvidia_smi_output.read_text()
+            capture = args.nvidia_smi_output.read_bytes()  # analyse_capture decodes BOM and UTF-16 captures
         except OSError as e:
             raise UserError(f"cannot read {args.nvidia_smi_output}: {e.strerror}") from None
-        report = analyse_capture(text, args.gpus)
+        report = analyse_capture(capture, args.gpus)
         target = f"capture {args.nvidia_smi_output}"
     else:
         report = ProbeReport.from_json(core.probe(gpus_expected=args.gpus, quick=not args.full))

@@ -46,6 +46,16 @@ def test_bom_and_utf16_captures_parse(encode):
     assert report.verdict == "pass" and report.gpus[0]["name"] == "NVIDIA H100 80GB HBM3"
 
 
+@pytest.mark.parametrize("codec", ["utf-16", "utf-8-sig"])
+def test_the_cli_reads_a_capture_saved_as_powershell_saves_it(codec, tmp_path, capsys):
+    from gpuready.cli import main
+
+    saved = tmp_path / "smi.txt"
+    saved.write_text(H100.read_text(), encoding=codec)
+    assert main(["probe", "--nvidia-smi-output", str(saved), "--gpus", "1"]) == 0
+    assert "Verdict: PASS" in capsys.readouterr().out
+
+
 def test_bytes_that_are_not_text_are_an_error():
     with pytest.raises(UserError, match=NOT_NVIDIA_SMI):
         analyse_capture(b"\x89PNG\r\n\x1a\n\xff\xfe\xfd")

@@ -136,8 +136,8 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                              autoscaler=outputs.get("autoscaler"), platform=outputs.get("platform"))
     config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
-    core_api.create_namespaced_config_map(namespace, config_map)
-    try:
+    try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created
+        core_api.create_namespaced_config_map(namespace, config_map)
         batch_api.create_namespaced_job(namespace, job)
         phase, pod_name = _wait(client, api, namespace, name, timeout, explain_after, context, result, progress,
                                 clock)

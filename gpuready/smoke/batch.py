@@ -232,8 +232,10 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         result.job["id"] = state["id"]
         return _follow(result, state, batch, logs, outputs, explain, cleanup, timeout=timeout, keep=keep, poll=poll,
                        explain_after=explain_after, log_wait=log_wait, progress=progress, sleep=sleep)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         cleanup("gpuready smoke: interrupted")
+        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): cleaned up, now stop
+            raise
         result.checks.append(Check("job_finished", core.FAIL, result.job.get("status"), "SUCCEEDED",
                                    "interrupted" + ("" if keep else "; job terminated")))
         return result

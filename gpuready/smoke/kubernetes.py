@@ -152,7 +152,9 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         found = core.find_report(logs or "")
         result.add_probe(ProbeReport.from_json(found) if found else None)
         return result
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
+            raise
         result.checks.append(Check("job_finished", core.FAIL, None, "Succeeded",
                                    "interrupted" + ("" if keep else "; deleted")))
         return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import _thread
 import http.client
 import json
+import signal
 import socket
 import threading
 import time
@@ -62,7 +63,7 @@ class FaultProxy:
     Faults: ``throttle`` (HTTP 429 ThrottlingException), ``5xx`` (HTTP 500 ServerException), ``client`` (HTTP 400
     ClientException), ``reset`` (close before forwarding), ``reset-after`` (forward, so the call takes effect, then
     close without answering), ``hang`` (accept, never answer), ``interrupt`` (forward, then Ctrl-C the main thread
-    before answering). ``always:FAULT`` is never consumed.
+    before answering), ``sigterm`` (the same with SIGTERM). ``always:FAULT`` is never consumed.
     """
 
     def __init__(self, upstream_port: int) -> None:
@@ -107,10 +108,10 @@ class FaultProxy:
                 upstream.request(self.command, self.path, body=body, headers=headers)
                 answer = upstream.getresponse()
                 data = answer.read()
-                if fault == "interrupt":
-                    _thread.interrupt_main()
+                if fault in ("interrupt", "sigterm"):
+                    _thread.interrupt_main(signal.SIGINT if fault == "interrupt" else signal.SIGTERM)
                     time.sleep(0.5)
-                if fault in ("reset-after", "interrupt"):
+                if fault in ("reset-after", "interrupt", "sigterm"):
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return

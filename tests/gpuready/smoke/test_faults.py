@@ -7,12 +7,16 @@ resets, hangs, and Ctrl-C delivered while a call is in flight.
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import sys
 import time
 
 import boto3
 import pytest
 from moto.batch_simple.models import BatchSimpleBackend
 
+from gpuready.cli import main
 from gpuready.smoke import batch as target
 
 from .moto_batch import FaultProxy
@@ -105,3 +109,66 @@ def test_a_hanging_endpoint_is_held_to_the_timeout(faulty):
         _run(outputs, timeout=3.0)
     assert time.monotonic() - started < 3.0 + 15
     assert _live(endpoint) == []
+
+
+# --- the CLI: one line, exit 2, 130 or 143, never a traceback or a leaked job ----------------------------------
+
+@pytest.mark.parametrize("argv, says", [
+    (["--timeout", "nan"], "finite number of seconds"), (["--timeout", "inf"], "finite number of seconds"),
+    (["--timeout", "-5"], "finite number of seconds"), (["--timeout", "soon"], "not a number"),
+    (["--gpus", "-1"], "at least 1 GPU"), (["--gpus", "0"], "at least 1 GPU"),
+])
+def test_absurd_timeouts_and_gpu_counts_are_refused(argv, says, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["smoke", "--local", *argv])
+    assert stopped.value.code == 2 and says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key, value", [("jobQueueArn", 5), ("jobVcpus", [1]), ("gpuNodeTaints", 3),
+                                        ("gpuNodeLabels", ["a"]), ("kubeconfig", 7), ("platform", None)])
+def test_outputs_of_the_wrong_type_name_the_output(key, value, tmp_path, capsys):
+    outputs = {"platform": "aws-batch", "jobQueueArn": "q", "jobDefinitionArn": "d", key: value}
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    code = main(["smoke", "--outputs", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert value is None and "platform" in err or f"'{key}'" in err
+
+
+def test_junit_into_a_missing_directory_is_refused_before_any_submit(faulty, tmp_path, capsys):
+    endpoint, outputs, _ = faulty
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    code = main(["smoke", "--outputs", str(tmp_path / "o.json"), "--junit", str(tmp_path / "no" / "r.xml")])
+    assert code == 2 and "does not exist" in capsys.readouterr().err and _jobs(endpoint) == []
+
+
+@pytest.mark.parametrize("fault, code, says", [("interrupt", 130, "interrupted"), ("sigterm", 143, "terminated")])
+@pytest.mark.parametrize("path", ["/v1/submitjob", "/v1/describejobs"])
+def test_ctrl_c_and_sigterm_in_a_call_terminate_the_job(faulty, tmp_path, capsys, fault, code, says, path):
+    endpoint, outputs, proxy = faulty
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    proxy.plan = {path: [fault]}
+    got = main(["smoke", "--outputs", str(tmp_path / "o.json"), "--timeout", "20"])
+    out, err = capsys.readouterr()
+    assert _live(endpoint) == [] and len(_jobs(endpoint)) == 1
+    if fault == "interrupt":  # Ctrl-C is the smoke test's own verdict: the job did not finish
+        assert got == 1 and "interrupted; job terminated" in out
+    else:
+        assert got == code and f"gpuready: smoke: {says}" in err and "Traceback" not in err
+
+
+def test_ctrl_c_during_plan_is_one_line(monkeypatch, capsys):
+    import gpuready.plan
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpuready.plan, "plan", interrupted)
+    assert main(["plan", "-s", "aws-batch"]) == 130
+    assert capsys.readouterr().err == "gpuready: plan: interrupted\n"
+
+
+def test_a_closed_stdout_pipe_prints_no_traceback():
+    done = subprocess.run(f"{sys.executable} -m gpuready smoke --local --gpus 1 --timeout 60 --json | head -c 0",
+                          shell=True, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr

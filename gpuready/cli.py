@@ -1,17 +1,46 @@
 """The ``gpuready`` command line. Exit codes: 0 done, 1 a mandatory policy violated, 2 a mistake to fix (the
-message says how), 3 an internal error."""
+message says how), 3 an internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 141 stdout closed
+(``| head``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 from . import __version__
 from .errors import UserError
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is so that the same cleanup as Ctrl-C runs."""
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds above 0, e.g. 1800")
+    return value
+
+
+def _count(text: str) -> int:
+    """argparse type: a whole number of GPUs, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: ask for at least 1 GPU")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,8 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--stack", "-s", help="read the stack's outputs with `pulumi stack output`")
     where.add_argument("--outputs", type=Path, metavar="FILE", help="the stack's outputs as JSON")
     where.add_argument("--local", action="store_true", help="run the probe on this machine")
-    smoke.add_argument("--gpus", type=int, default=None, help="GPUs to ask for (default: 1; local: any)")
-    smoke.add_argument("--timeout", type=float, default=1800, help="seconds before the job is cancelled (1800)")
+    smoke.add_argument("--gpus", type=_count, default=None, help="GPUs to ask for (default: 1; local: any)")
+    smoke.add_argument("--timeout", type=_seconds, default=1800, help="seconds before the job is cancelled (1800)")
     smoke.add_argument("--keep", action="store_true", help="leave the job running on timeout or Ctrl-C")
     smoke.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
     smoke.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -117,7 +146,21 @@ def _show(result, args: argparse.Namespace) -> int:
     return 0 if result.passed else 1
 
 
+def _writable(path: Optional[Path], option: str) -> None:
+    """A UserError unless ``path`` can be written (checked before any job is submitted)."""
+    if path is None:
+        return
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UserError(f"{option} {path} is a directory: name a file, e.g. {path / 'gpuready.xml'}")
+    if not folder.is_dir():
+        raise UserError(f"{option} {path}: the directory {folder} does not exist: create it or name another file")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UserError(f"{option} {path} is not writable: name a file you may write")
+
+
 def _smoke(args: argparse.Namespace) -> int:
+    _writable(args.junit, "--junit")
     if args.local:
         from .smoke import local
 
@@ -130,11 +173,50 @@ def _smoke(args: argparse.Namespace) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate) if _main_thread() else None
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # here, so that a closed pipe is met inside this try
+        return code
+    except KeyboardInterrupt as e:
+        stopped = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"gpuready: {args.command}: {stopped}", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
+    except BrokenPipeError:  # stdout closed early (`| head`): say nothing more, like other Unix tools
+        _silence_stdout()
+        return 141
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (captured): nothing to flush into a closed pipe
+        pass
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         return {"plan": _plan, "probe": _probe, "smoke": _smoke}[args.command](args)
     except UserError as e:
         print(f"gpuready: {e}", file=sys.stderr)
         return e.exit_code
+    except BrokenPipeError:
+        raise
     except Exception as e:  # noqa: BLE001 (the CLI's last line of defence: one paragraph, not a traceback)
         from components.errors import ConfigError
         from components.sdk import MissingExtra

@@ -36,21 +36,32 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
     raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")
 
 
+NETWORK_ERRORS = ("EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError", "ConnectTimeoutError",
+                  "ConnectionError", "ProxyConnectionError", "HTTPClientError", "MaxRetryError", "NewConnectionError",
+                  "ProtocolError", "TimeoutError", "ConnectionResetError", "ConnectionRefusedError")
+"""Exceptions (botocore, urllib3, the standard library) that mean the API could not be reached or did not answer."""
+
+
 def _access_problem(error: Exception) -> Optional[str]:
-    """A one-line explanation of missing credentials, denied access or an unreachable API, or None."""
+    """A one-line explanation of missing credentials, an API's refusal or failure, or an unreachable API, or None."""
     name = type(error).__name__
     if name in ("NoCredentialsError", "PartialCredentialsError", "NoRegionError"):
         return f"{error}: configure AWS credentials and region (aws configure, AWS_PROFILE, or AWS_REGION)"
-    if name == "ClientError":  # a denied call, or a queue/definition the outputs name that is not there
-        code = error.response.get("Error", {}).get("Code", "")  # type: ignore[attr-defined]
-        return f"AWS refused the call ({code}): {error}"
+    response = getattr(error, "response", None)
+    if isinstance(response, dict) and "Error" in response:  # botocore ClientError and its modeled subclasses
+        code = response["Error"].get("Code") or name  # ClientException, ServerException, AccessDenied...
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        why = "AWS failed the call, retry later" if code == "ServerException" or (status or 0) >= 500 \
+            else "AWS refused the call"
+        return f"{why} ({code}): {response['Error'].get('Message') or error}"
     if name == "ApiException":
         status = getattr(error, "status", None)
         hint = ": check the kubeconfig's credentials and that your identity may create Jobs and ConfigMaps" \
-            if status in (401, 403) else ""
+            if status in (401, 403) else (": the Kubernetes API failed, retry later" if (status or 0) >= 500 else "")
         return f"the Kubernetes API refused the call ({status} {getattr(error, 'reason', '')}){hint}"
-    if name in ("EndpointConnectionError", "MaxRetryError", "NewConnectionError", "ConnectTimeoutError"):
-        return f"cannot reach the API ({error}): check the network, VPN, or the endpoint's allow-list"
+    if name in NETWORK_ERRORS or isinstance(error, (ConnectionError, TimeoutError)):
+        return f"cannot reach the API or it did not answer ({name}: {error}): check the network, VPN, or the " \
+               "endpoint's allow-list, then retry"
     return None
 
 

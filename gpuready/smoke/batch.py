@@ -53,14 +53,17 @@ def probe_command(gpus: int, full: bool) -> list[str]:
     return ["python3", "-c", code]
 
 
-def _clients(region: Optional[str]):
+def _clients(region: Optional[str], timeout: float = 1800):
+    """Clients whose every call (connect, read, retries) fits well inside ``timeout`` seconds."""
     try:
         import boto3
         from botocore.config import Config
     except ImportError:
         raise UserError("boto3 is not installed: pip install 'gpuready[aws]'") from None
-    config = Config(retries={"mode": "standard", "total_max_attempts": 8}, connect_timeout=10, read_timeout=60)
-    once = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=10, read_timeout=60)
+    connect, read = max(1.0, min(10.0, timeout / 6)), max(1.0, min(60.0, timeout / 3))
+    config = Config(retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=connect,
+                    read_timeout=read)
+    once = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=connect, read_timeout=read)
     session = boto3.session.Session(region_name=region)
     return {"batch": session.client("batch", config=config), "submit": session.client("batch", config=once),
             "logs": session.client("logs", config=config), "ec2": session.client("ec2", config=config),
@@ -84,21 +87,64 @@ def _find(batch: Any, queue: str, name: str) -> Optional[str]:
     return jobs[0]["jobId"] if jobs else None
 
 
+FIND_TRIES = 3
+"""ListJobs is eventually consistent: a job whose submit answer was lost is looked for this many times."""
+
+
+def find_landed(batch: Any, queue: str, name: str, sleep: Callable[[float], None]) -> Optional[str]:
+    """The id of the job named ``name`` (unique per run), looked up with backoff, or None."""
+    for attempt in range(FIND_TRIES):
+        try:
+            found = _find(batch, queue, name)
+        except Exception as error:  # noqa: BLE001 (a failed look-up is no proof the job is absent)
+            if not _retryable(error):
+                raise
+            found = None
+        if found:
+            return found
+        if attempt < FIND_TRIES - 1:
+            sleep(min(2 ** attempt, 4))
+    return None
+
+
 def submit_once(batch: Any, submit_client: Any, request: dict[str, Any], sleep: Callable[[float], None]) -> str:
-    """Submit ``request``; after any retryable error, adopt the job if it was created, else submit again."""
+    """Submit ``request``; after a retryable error, adopt the job if it landed (looked up by its unique name, with
+    backoff), else submit again. A retry follows only a look-up that found nothing, so no path makes two jobs."""
     last: Optional[Exception] = None
     for attempt in range(SUBMIT_TRIES):
         try:
             return submit_client.submit_job(**request)["jobId"]
         except Exception as error:  # noqa: BLE001 (sorted below)
             if not _retryable(error):
+                found = find_landed(batch, request["jobQueue"], request["jobName"], sleep) \
+                    if _answer_lost(error) else None
+                if found:
+                    return found
                 raise
             last = error
         sleep(min(2 ** attempt, 10))
-        found = _find(batch, request["jobQueue"], request["jobName"])
+        found = find_landed(batch, request["jobQueue"], request["jobName"], sleep)
         if found:
             return found
-    raise UserError(f"could not submit the smoke-test job after {SUBMIT_TRIES} tries: {last}")
+    raise UserError(f"could not submit the smoke-test job after {SUBMIT_TRIES} tries: {describe_error(last)}")
+
+
+def _answer_lost(error: Exception) -> bool:
+    """True when the request may have reached AWS although no answer came back."""
+    from botocore.exceptions import ClientError
+
+    return not isinstance(error, ClientError)
+
+
+def describe_error(error: Optional[BaseException]) -> str:
+    """One line naming an AWS error: its code and message, or the network failure."""
+    if error is None:
+        return "no error"
+    response = getattr(error, "response", None)
+    if isinstance(response, dict) and response.get("Error"):
+        err = response["Error"]
+        return f"{err.get('Code') or type(error).__name__}: {err.get('Message') or error}"
+    return f"{type(error).__name__}: {error}"
 
 
 def read_logs(logs: Any, group: str, stream: str) -> str:
@@ -136,7 +182,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         raise UserError("the stack's outputs lack jobQueueArn/jobQueueName or jobDefinitionArn: is it an aws-batch "
                         "stack deployed by gpuready?")
     region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
-    clients = _clients(region)
+    clients = _clients(region, timeout)
     batch, submit_client, logs = clients["batch"], clients["submit"], clients["logs"]
 
     def explain(job: dict[str, Any]) -> list[str]:
@@ -160,44 +206,81 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                                       "resourceRequirements": [{"type": "GPU", "value": str(gpus)}],
                                       "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES",
                                                        "value": "compute,utility"}]},
-               "tags": {"gpuready:smoke": "true"}}
-    job_id = submit_once(batch, submit_client, request, sleep)
-    result.job.update({"id": job_id, "name": name})
-    started, status, job, explained = time.monotonic(), None, {}, False
-    try:
-        while True:
-            described = batch.describe_jobs(jobs=[job_id]).get("jobs") or []
-            job = described[0] if described else job
-            if job.get("status") != status:
-                status = job.get("status")
-                print(f"gpuready: {name}: {status} after {time.monotonic() - started:.0f} s", file=progress)
-            if status in TERMINAL:
-                break
-            waited = time.monotonic() - started
-            if status in ("RUNNABLE", "STARTING") and waited >= explain_after and not explained:
-                explained = True
-                result.diagnosis = explain(job)
-                for line in result.diagnosis:
-                    print(f"gpuready: {name}: {line}", file=progress)
-            if waited >= timeout:
-                result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
-                                           f"not finished after {timeout:g} s" + ("" if keep else "; terminated")))
-                if not result.diagnosis and status in ("RUNNABLE", "STARTING"):
-                    result.diagnosis = explain(job)
-                if not keep:
-                    _terminate(batch, job_id, "gpuready smoke: timed out")
-                result.job["status"] = status
-                return result
-            sleep(poll)
-    except KeyboardInterrupt:
-        if not keep:
-            _terminate(batch, job_id, "gpuready smoke: interrupted")
-        result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
-                                   "interrupted" + ("" if keep else "; job terminated")))
-        result.job["status"] = status
-        return result
+               "tags": {"gpuready:smoke": "true", "gpuready:run": name}}
+    result.job["name"] = name
+    state: dict[str, Any] = {"id": None, "sent": False, "done": False}
 
-    result.job["status"] = status
+    def cleanup(reason: str) -> None:
+        """Terminate the job if it exists or may exist (a submit sent, its answer lost); once, never raising."""
+        if keep or state["done"] or not state["sent"]:
+            return
+        state["done"] = True
+        try:
+            job_id = state["id"] or find_landed(batch, queue, name, sleep)
+            if job_id:
+                _terminate(batch, job_id, reason)
+                result.job["terminated"] = True
+        except BaseException as error:  # noqa: BLE001 (reported: the cleanup must not hide the verdict)
+            print(f"gpuready: could not terminate {name} ({describe_error(error)}): terminate it with "
+                  f"`aws batch terminate-job --job-id {state['id'] or name} --reason cleanup`", file=progress)
+            if isinstance(error, KeyboardInterrupt):
+                raise
+
+    try:
+        state["sent"] = True
+        state["id"] = submit_once(batch, submit_client, request, sleep)
+        result.job["id"] = state["id"]
+        return _follow(result, state, batch, logs, outputs, explain, cleanup, timeout=timeout, keep=keep, poll=poll,
+                       explain_after=explain_after, log_wait=log_wait, progress=progress, sleep=sleep)
+    except KeyboardInterrupt as stop:
+        cleanup("gpuready smoke: interrupted")
+        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): cleaned up, now stop
+            raise
+        result.checks.append(Check("job_finished", core.FAIL, result.job.get("status"), "SUCCEEDED",
+                                   "interrupted" + ("" if keep else "; job terminated")))
+        return result
+    finally:
+        cleanup("gpuready smoke: stopped by an error")
+
+
+def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, outputs: dict[str, Any],
+            explain: Callable[[dict[str, Any]], list[str]], cleanup: Callable[[str], None], *, timeout: float,
+            keep: bool, poll: float, explain_after: float, log_wait: float, progress: Any,
+            sleep: Callable[[float], None]) -> SmokeResult:
+    """Follow the submitted job to its end (or ``timeout``), then read its report from the logs."""
+    job_id, name = state["id"], result.job["name"]
+    started, status, job, explained = time.monotonic(), None, {}, False
+    while True:
+        try:
+            described = batch.describe_jobs(jobs=[job_id]).get("jobs") or []
+        except Exception as error:  # noqa: BLE001 (a passing fault is retried at the next poll, until the timeout)
+            if not _retryable(error) or time.monotonic() - started >= timeout:
+                raise
+            sleep(min(poll, max(0.1, timeout - (time.monotonic() - started))))
+            continue
+        job = described[0] if described else job
+        if job.get("status") != status:
+            status = job.get("status")
+            result.job["status"] = status
+            print(f"gpuready: {name}: {status} after {time.monotonic() - started:.0f} s", file=progress)
+        if status in TERMINAL:
+            state["done"] = True
+            break
+        waited = time.monotonic() - started
+        if status in ("RUNNABLE", "STARTING") and waited >= explain_after and not explained:
+            explained = True
+            result.diagnosis = explain(job)
+            for line in result.diagnosis:
+                print(f"gpuready: {name}: {line}", file=progress)
+        if waited >= timeout:
+            cleanup("gpuready smoke: timed out")  # before the diagnosis, which may fail
+            result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
+                                       f"not finished after {timeout:g} s" + ("" if keep else "; terminated")))
+            if not result.diagnosis and status in ("RUNNABLE", "STARTING"):
+                result.diagnosis = explain(job)
+            return result
+        sleep(min(poll, max(0.1, timeout - waited)))
+
     reason = job.get("statusReason") or ""
     exit_code = (job.get("container") or {}).get("exitCode")
     result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",

@@ -139,8 +139,8 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                              autoscaler=outputs.get("autoscaler"), platform=outputs.get("platform"))
     config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
-    core_api.create_namespaced_config_map(namespace, config_map)
-    try:
+    try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created
+        core_api.create_namespaced_config_map(namespace, config_map)
         batch_api.create_namespaced_job(namespace, job)
         phase, pod_name = _wait(client, api, namespace, name, timeout, explain_after, context, result, progress,
                                 clock)
@@ -155,7 +155,9 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         found = core.find_report(logs or "")
         result.add_probe(ProbeReport.from_json(found) if found else None)
         return result
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
+            raise
         result.checks.append(Check("job_finished", core.FAIL, None, "Succeeded",
                                    "interrupted" + ("" if keep else "; deleted")))
         return result

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import _thread
 import http.client
 import json
+import signal
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
 
@@ -57,12 +60,15 @@ def configure_moto(endpoint: str) -> None:
 class FaultProxy:
     """Forwards to moto, injecting faults by Batch operation: ``plan[path] = [fault, ...]`` consumed in order.
 
-    Faults: ``throttle`` (HTTP 429 ThrottlingException), ``5xx`` (HTTP 500), ``reset`` (close before forwarding),
-    ``reset-after`` (forward, so the call takes effect, then close without answering).
+    Faults: ``throttle`` (HTTP 429 ThrottlingException), ``5xx`` (HTTP 500 ServerException), ``client`` (HTTP 400
+    ClientException), ``reset`` (close before forwarding), ``reset-after`` (forward, so the call takes effect, then
+    close without answering), ``hang`` (accept, never answer), ``interrupt`` (forward, then Ctrl-C the main thread
+    before answering), ``sigterm`` (the same with SIGTERM). ``always:FAULT`` is never consumed.
     """
 
     def __init__(self, upstream_port: int) -> None:
         self.plan: dict[str, list[str]] = {}
+        self.closed = threading.Event()
         self.seen: list[tuple[str, Optional[str]]] = []
         proxy = self
 
@@ -76,14 +82,19 @@ class FaultProxy:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 path = self.path.split("?")[0].rstrip("/")
                 faults = proxy.plan.get(path) or []
-                fault = faults.pop(0) if faults else None
+                fault = (faults[0] if faults[0].startswith("always:") else faults.pop(0)) if faults else None
+                fault = fault.split(":", 1)[-1] if fault else None
                 proxy.seen.append((path, fault))
+                if fault == "hang":
+                    proxy.closed.wait()
+                    return
                 if fault == "reset":
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                if fault in ("throttle", "5xx"):
-                    status, kind = (429, "ThrottlingException") if fault == "throttle" else (500, "ServerException")
+                if fault in ("throttle", "5xx", "client"):
+                    status, kind = {"throttle": (429, "ThrottlingException"), "5xx": (500, "ServerException"),
+                                    "client": (400, "ClientException")}[fault]
                     payload = json.dumps({"__type": kind, "message": f"injected {fault}"}).encode()
                     self.send_response(status)
                     self.send_header("x-amzn-ErrorType", kind)
@@ -97,7 +108,10 @@ class FaultProxy:
                 upstream.request(self.command, self.path, body=body, headers=headers)
                 answer = upstream.getresponse()
                 data = answer.read()
-                if fault == "reset-after":
+                if fault in ("interrupt", "sigterm"):
+                    _thread.interrupt_main(signal.SIGINT if fault == "interrupt" else signal.SIGTERM)
+                    time.sleep(0.5)
+                if fault in ("reset-after", "interrupt", "sigterm"):
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
@@ -116,4 +130,5 @@ class FaultProxy:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
+        self.closed.set()
         self.server.shutdown()

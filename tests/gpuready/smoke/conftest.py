@@ -1,0 +1,31 @@
+"""Fixtures shared by the smoke tests: one moto server per module, reset for each test."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from moto.server import ThreadedMotoServer
+
+from .moto_batch import build_queue, configure_moto, free_port
+
+
+@pytest.fixture(scope="module")
+def moto_port():
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield port
+    server.stop()
+
+
+@pytest.fixture
+def aws(moto_port, monkeypatch):
+    """A fresh moto with the stack's queue; AWS settings point boto3 at it. Returns (endpoint, outputs)."""
+    endpoint = f"http://127.0.0.1:{moto_port}"
+    requests.post(f"{endpoint}/moto-api/reset", timeout=10)
+    configure_moto(endpoint)
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return endpoint, build_queue(endpoint)

@@ -1,0 +1,174 @@
+"""The smoke targets under faults: every exit path after a submit leaves no job running, and no fault submits twice.
+
+A fault proxy (``moto_batch.FaultProxy``) stands between gpuready and moto's server; its faults are HTTP errors,
+resets, hangs, and Ctrl-C delivered while a call is in flight.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+
+import boto3
+import pytest
+from moto.batch_simple.models import BatchSimpleBackend
+
+from gpuready.cli import main
+from gpuready.smoke import batch as target
+
+from .moto_batch import FaultProxy
+
+LIVE = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
+HELD: dict = {}
+"""moto's jobs, held RUNNABLE as Batch holds them when no capacity comes; ``stop`` is set by TerminateJob."""
+
+
+@pytest.fixture
+def faulty(aws, moto_port, monkeypatch):
+    """moto with the stack's queue and jobs that stay RUNNABLE; boto3 goes through a fault proxy.
+    Returns (moto's endpoint, outputs, proxy)."""
+    endpoint, outputs = aws
+
+    def hold(self, include_start_attempt, job):
+        self.backend._jobs[job.job_id] = job
+        job.status = "RUNNABLE"
+        HELD[job.job_id] = job
+
+    HELD.clear()
+    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
+    proxy = FaultProxy(moto_port)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{proxy.port}")
+    yield endpoint, outputs, proxy
+    proxy.close()
+
+
+def _jobs(endpoint: str) -> list[dict]:
+    client = boto3.client("batch", region_name="us-east-1", endpoint_url=endpoint)
+    return [j for status in (*LIVE, "SUCCEEDED", "FAILED")
+            for j in client.list_jobs(jobQueue="gpu", jobStatus=status)["jobSummaryList"]]
+
+
+def _live(endpoint: str) -> list[str]:
+    """Jobs still billing: listed in SUBMITTED..RUNNING and never terminated."""
+    return [j["jobId"] for j in _jobs(endpoint) if j["status"] in LIVE and not HELD[j["jobId"]].stop]
+
+
+def _run(outputs, **kwargs):
+    defaults = {"poll": 0.05, "explain_after": 0.2, "log_wait": 0.2, "progress": io.StringIO(), "timeout": 2.0}
+    return target.run(outputs, **{**defaults, **kwargs})
+
+
+def test_describe_failing_for_good_still_terminates_the_job(faulty):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {"/v1/describejobs": ["always:client"]}
+    with pytest.raises(Exception):
+        _run(outputs)
+    assert len(_jobs(endpoint)) == 1 and _live(endpoint) == []
+
+
+def test_an_error_inside_the_diagnosis_still_terminates_the_job(faulty, monkeypatch):
+    endpoint, outputs, _ = faulty
+    monkeypatch.setattr(target.diagnose, "explain", lambda *a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        _run(outputs, timeout=0.5)
+    assert len(_jobs(endpoint)) == 1 and _live(endpoint) == []
+
+
+@pytest.mark.parametrize("path", ["/v1/submitjob", "/v1/describejobs"])
+def test_ctrl_c_while_a_call_is_in_flight_terminates_the_job(faulty, path):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {path: ["interrupt"]}
+    result = _run(outputs, timeout=30)
+    assert "interrupted" in {c.name: c.detail for c in result.checks}["job_finished"]
+    assert len(_jobs(endpoint)) == 1 and _live(endpoint) == []
+
+
+def test_a_lost_submit_answer_is_adopted_never_submitted_twice(faulty):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {"/v1/submitjob": ["reset-after", "reset-after"], "/v1/listjobs": ["5xx"]}
+    _run(outputs, timeout=0.5, sleep=lambda s: None)
+    assert len(_jobs(endpoint)) == 1 and _live(endpoint) == []
+
+
+def test_keep_leaves_the_job_after_an_error(faulty):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {"/v1/describejobs": ["always:client"]}
+    with pytest.raises(Exception):
+        _run(outputs, keep=True)
+    assert len(_live(endpoint)) == 1
+
+
+def test_a_hanging_endpoint_is_held_to_the_timeout(faulty):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {"/v1/describejobs": ["always:hang"]}
+    started = time.monotonic()
+    with pytest.raises(Exception):
+        _run(outputs, timeout=3.0)
+    assert time.monotonic() - started < 3.0 + 15
+    assert _live(endpoint) == []
+
+
+# --- the CLI: one line, exit 2, 130 or 143, never a traceback or a leaked job ----------------------------------
+
+@pytest.mark.parametrize("argv, says", [
+    (["--timeout", "nan"], "finite number of seconds"), (["--timeout", "inf"], "finite number of seconds"),
+    (["--timeout", "-5"], "finite number of seconds"), (["--timeout", "soon"], "not a number"),
+    (["--gpus", "-1"], "at least 1 GPU"), (["--gpus", "0"], "at least 1 GPU"),
+])
+def test_absurd_timeouts_and_gpu_counts_are_refused(argv, says, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["smoke", "--local", *argv])
+    assert stopped.value.code == 2 and says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key, value", [("jobQueueArn", 5), ("jobVcpus", [1]), ("gpuNodeTaints", 3),
+                                        ("gpuNodeLabels", ["a"]), ("kubeconfig", 7), ("platform", None)])
+def test_outputs_of_the_wrong_type_name_the_output(key, value, tmp_path, capsys):
+    outputs = {"platform": "aws-batch", "jobQueueArn": "q", "jobDefinitionArn": "d", key: value}
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    code = main(["smoke", "--outputs", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert value is None and "platform" in err or f"'{key}'" in err
+
+
+def test_junit_into_a_missing_directory_is_refused_before_any_submit(faulty, tmp_path, capsys):
+    endpoint, outputs, _ = faulty
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    code = main(["smoke", "--outputs", str(tmp_path / "o.json"), "--junit", str(tmp_path / "no" / "r.xml")])
+    assert code == 2 and "does not exist" in capsys.readouterr().err and _jobs(endpoint) == []
+
+
+@pytest.mark.parametrize("fault, code, says", [("interrupt", 130, "interrupted"), ("sigterm", 143, "terminated")])
+@pytest.mark.parametrize("path", ["/v1/submitjob", "/v1/describejobs"])
+def test_ctrl_c_and_sigterm_in_a_call_terminate_the_job(faulty, tmp_path, capsys, fault, code, says, path):
+    endpoint, outputs, proxy = faulty
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    proxy.plan = {path: [fault]}
+    got = main(["smoke", "--outputs", str(tmp_path / "o.json"), "--timeout", "20"])
+    out, err = capsys.readouterr()
+    assert _live(endpoint) == [] and len(_jobs(endpoint)) == 1
+    if fault == "interrupt":  # Ctrl-C is the smoke test's own verdict: the job did not finish
+        assert got == 1 and "interrupted; job terminated" in out
+    else:
+        assert got == code and f"gpuready: smoke: {says}" in err and "Traceback" not in err
+
+
+def test_ctrl_c_during_plan_is_one_line(monkeypatch, capsys):
+    import gpuready.plan
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpuready.plan, "plan", interrupted)
+    assert main(["plan", "-s", "aws-batch"]) == 130
+    assert capsys.readouterr().err == "gpuready: plan: interrupted\n"
+
+
+def test_a_closed_stdout_pipe_prints_no_traceback():
+    done = subprocess.run(f"{sys.executable} -m gpuready smoke --local --gpus 1 --timeout 60 --json | head -c 0",
+                          shell=True, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr

@@ -6,13 +6,16 @@ what the platform admits."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import jsonschema
 import kubernetes_validate
 import pytest
 
+from components.eks_gpu.facts import TAINT_EFFECTS_K8S
+from components.k8s_gpu.facts import Taint
+from components.k8s_gpu.scheduling import schedulable, selects, tolerates
 from gpuready.plan.render import Rendering
 from gpuready.policy.gpu import is_gpu_capacity
 from tests import helm
@@ -57,13 +60,15 @@ configure it (``sources.pci.deviceLabelFields: [vendor]``)."""
 OPERATOR_GPU_LABELS = ({"nvidia.com/gpu.present": "true"}, NFD_LABELS)
 """The GPU Operator labels a node ``nvidia.com/gpu.deploy.<operand>=true`` (its operands' nodeSelector) when it
 carries either of these (gpu-operator controllers/state_manager.go, gpuStateLabels)."""
+UNMODELLED = "<not modelled>"
+"""A label value no selector names: ``Exists`` matches it, ``In`` does not."""
 PLATFORM_GPU_NODE = {
-    "gke": ({"cloud.google.com/gke-accelerator": None}, [("nvidia.com/gpu", "present", "NoSchedule")]),
+    "gke": ({"cloud.google.com/gke-accelerator": UNMODELLED}, [Taint("nvidia.com/gpu", "present", "NoSchedule")]),
     "aks": ({"kubernetes.azure.com/accelerator": "nvidia"}, []),
     "eks": ({}, []),
 }
-"""Labels (None: a value we do not model, such as the accelerator type) and taints the platform itself puts on every
-GPU node: GKE "automatically adds the nvidia.com/gpu=present:NoSchedule taint" and labels the node with its
+"""Labels (UNMODELLED: a value we do not model, such as the accelerator type) and taints the platform itself puts on
+every GPU node: GKE "automatically adds the nvidia.com/gpu=present:NoSchedule taint" and labels the node with its
 accelerator (About GPUs in GKE); AKS labels GPU nodes kubernetes.azure.com/accelerator=nvidia (AKS, Use labels)."""
 
 
@@ -73,9 +78,7 @@ class GpuNode:
 
     pool: str
     labels: dict[str, str]
-    taints: list[tuple[str, str, str]]
-    label_keys: set[str] = field(default_factory=set)
-    """Keys the platform sets with a value we do not model (any value matches Exists / a selector on them fails)."""
+    taints: list[Taint]
 
 
 @dataclass
@@ -125,43 +128,43 @@ def stack_objects(rendering: Rendering) -> list[dict[str, Any]]:
 def gpu_nodes(rendering: Rendering) -> list[GpuNode]:
     """The GPU nodes the pools and NodePools create, read from the cloud resources as the cloud reads them."""
     platform_labels, platform_taints = PLATFORM_GPU_NODE[rendering.stack]
-    known = {k: v for k, v in platform_labels.items() if v is not None}
     nodes = []
     for r in rendering.resources:
         i = r.inputs
         if r.type.endswith(":NodePool") and r.type.startswith("kubernetes:"):
             template = i["spec"]["template"]
             labels, taints = template["metadata"].get("labels", {}), [
-                (t["key"], t.get("value", ""), t["effect"]) for t in template["spec"].get("taints", [])]
+                Taint(t["key"], t.get("value", ""), t["effect"]) for t in template["spec"].get("taints", [])]
         elif not is_gpu_capacity(r.type, i):
             continue
         elif r.type == "aws:eks/nodeGroup:NodeGroup":
-            labels, taints = i.get("labels", {}), [(t["key"], t.get("value", ""), _effect(t["effect"]))
+            labels, taints = i.get("labels", {}), [Taint(t["key"], t.get("value", ""), _effect(t["effect"]))
                                                      for t in i.get("taints", [])]
         elif r.type == "gcp:container/nodePool:NodePool":
-            labels, taints = i["nodeConfig"].get("labels", {}), [(t["key"], t.get("value", ""), _effect(t["effect"]))
+            labels, taints = i["nodeConfig"].get("labels", {}), [Taint(t["key"], t.get("value", ""),
+                                                                       _effect(t["effect"]))
                                                                  for t in i["nodeConfig"].get("taints", [])]
         elif r.type == "azure-native:containerservice:AgentPool":
             labels, taints = i.get("nodeLabels", {}), [_aks_taint(t) for t in i.get("nodeTaints", [])]
             if i.get("scaleSetPriority") == "Spot":  # AKS adds it to every Spot node
-                taints.append(("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"))
+                taints.append(Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"))
         else:
             continue
-        nodes.append(GpuNode(r.name, {**known, **labels}, taints + [t for t in platform_taints if t not in taints],
-                             set(platform_labels) - set(known)))
+        nodes.append(GpuNode(r.name, {**platform_labels, **labels},
+                             taints + [t for t in platform_taints if t not in taints]))
     assert nodes, "no GPU pool found"
     return nodes
 
 
 def _effect(api: str) -> str:
-    return {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}.get(
-        api, api)
+    """A taint effect as EKS's and GKE's APIs spell it (NO_SCHEDULE), as Kubernetes does (NoSchedule)."""
+    return {spelled: k8s for k8s, spelled in TAINT_EFFECTS_K8S.items()}.get(api, api)
 
 
-def _aks_taint(text: str) -> tuple[str, str, str]:
+def _aks_taint(text: str) -> Taint:
     key_value, _, effect = text.partition(":")
     key, _, value = key_value.partition("=")
-    return key, value, effect
+    return Taint(key, value, effect)
 
 
 def workloads(rendering: Rendering) -> Iterator[Workload]:
@@ -173,48 +176,10 @@ def workloads(rendering: Rendering) -> Iterator[Workload]:
             yield Workload(release, obj["kind"], obj["metadata"]["name"], obj["metadata"]["namespace"], pod)
 
 
-def tolerates(tolerations: list[dict[str, Any]], taint: tuple[str, str, str]) -> bool:
-    """Kubernetes' ToleratesTaint."""
-    key, value, effect = taint
-    for t in tolerations or []:
-        if t.get("effect") and t["effect"] != effect:
-            continue
-        if not t.get("key"):
-            if t.get("operator") == "Exists":
-                return True
-            continue
-        if t["key"] != key:
-            continue
-        if t.get("operator", "Equal") == "Exists" or t.get("value", "") == value:
-            return True
-    return False
-
-
-def selects(pod: dict[str, Any], labels: dict[str, str], keys: set[str]) -> bool:
-    """Whether a pod's nodeSelector and required node affinity admit a node with ``labels`` (plus ``keys`` with
-    values we do not model: a selector on their value is not satisfied)."""
-    if any(labels.get(k) != v for k, v in (pod.get("nodeSelector") or {}).items()):
-        return False
-    required = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution")
-    if not required:
-        return True
-    return any(all(_matches(e, labels, keys) for e in term.get("matchExpressions", []))
-               for term in required["nodeSelectorTerms"])
-
-
-def _matches(expr: dict[str, Any], labels: dict[str, str], keys: set[str]) -> bool:
-    key, op, values = expr["key"], expr["operator"], expr.get("values", [])
-    present = key in labels or key in keys
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op == "In":
-        return labels.get(key) in values
-    if op == "NotIn":
-        return labels.get(key) not in values
-    raise AssertionError(f"operator {op} not modelled")
+def _untolerated(pod: dict[str, Any], node: GpuNode) -> list[Taint]:
+    """The node's taints that keep the pod off (NoSchedule / NoExecute) and that it does not tolerate."""
+    return [t for t in node.taints
+            if t.effect in ("NoSchedule", "NoExecute") and not tolerates(pod.get("tolerations"), t)]
 
 
 def _settled_labels(rendering: Rendering, node: GpuNode) -> dict[str, str]:
@@ -223,8 +188,7 @@ def _settled_labels(rendering: Rendering, node: GpuNode) -> dict[str, str]:
     labels = dict(node.labels)
     for w in workloads(rendering):
         if (w.kind == "DaemonSet" and w.name.endswith("node-feature-discovery-worker")
-                and all(tolerates(w.pod.get("tolerations"), t) for t in node.taints)
-                and selects(w.pod, labels, node.label_keys)):
+                and schedulable(w.pod, labels, node.taints)):
             labels.update(NFD_LABELS)
     return labels
 
@@ -255,9 +219,10 @@ def unreached(rendering: Rendering) -> Iterator[str]:
     for node in gpu_nodes(rendering):
         labels = _settled_labels(rendering, node)
         for w in filter(_must_reach_gpu_nodes, workloads(rendering)):
-            untolerated = [t for t in node.taints if not tolerates(w.pod.get("tolerations"), t)]
-            if untolerated or not selects(w.pod, labels, node.label_keys):
-                yield f"{w.name} on {node.pool} (untolerated {untolerated}, labels {labels})"
+            untolerated = _untolerated(w.pod, node)
+            if untolerated or not selects(labels, w.pod.get("nodeSelector"), w.pod.get("affinity")):
+                taints = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in untolerated)
+                yield f"{w.name} on {node.pool} (untolerated: {taints or 'none'}; labels {labels})"
 
 
 def refused_critical_pods(rendering: Rendering) -> set[tuple[str, str]]:
@@ -308,7 +273,7 @@ def test_the_operators_operands_reach_every_gpu_node(variant):
         labels = _settled_labels(rendering, node)
         assert any(all(labels.get(k) == v for k, v in marks.items()) for marks in OPERATOR_GPU_LABELS), (
             f"the operator never sees {node.pool} as a GPU node: {labels}")
-        untolerated = [t for t in node.taints if not tolerates(policy["spec"]["daemonsets"].get("tolerations"), t)]
+        untolerated = _untolerated(policy["spec"]["daemonsets"], node)
         assert not untolerated, f"operands do not tolerate {untolerated} of {node.pool}"
 
 
@@ -344,7 +309,8 @@ def test_critical_pods_without_the_quota_are_caught():
 
 def test_a_daemonset_without_the_gpu_toleration_is_caught():
     broken = render_stack("aks", _values("nvidia-device-plugin", lambda v: v.update(tolerations=[])))
-    assert any(e.startswith("nvidia-device-plugin on aks-gpu (untolerated [('sku'") for e in unreached(broken))
+    assert any(e.startswith("nvidia-device-plugin on aks-gpu (untolerated: sku=gpu:NoSchedule;")
+               for e in unreached(broken))
 
 
 def test_a_daemonset_whose_labels_gpu_nodes_lack_is_caught():

@@ -35,7 +35,7 @@ def render(chart: str, version: str, values: dict[str, Any], *, name: str, names
     files = _load(chart_dir(chart, version)).render(values, name=name, namespace=namespace, is_install=True)
     objects = []
     for path, text in sorted(files.items()):
-        if not path.endswith((".yaml", ".yml")) or path.endswith("NOTES.txt"):
+        if not path.endswith((".yaml", ".yml")):
             continue
         for doc in yaml.safe_load_all(text):
             if doc:

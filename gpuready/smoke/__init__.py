@@ -54,7 +54,7 @@ def _access_problem(error: Exception) -> Optional[str]:
         why = "AWS failed the call, retry later" if code == "ServerException" or (status or 0) >= 500 \
             else "AWS refused the call"
         return f"{why} ({code}): {response['Error'].get('Message') or error}"
-    if name == "ApiException":
+    if any(cls.__name__ == "ApiException" for cls in type(error).__mro__):  # and ForbiddenException...
         status = getattr(error, "status", None)
         hint = ": check the kubeconfig's credentials and that your identity may create Jobs and ConfigMaps" \
             if status in (401, 403) else (": the Kubernetes API failed, retry later" if (status or 0) >= 500 else "")

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import ast
 import base64
+import itertools
 import sys
 import time
 import uuid
 import zlib
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TextIO
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
@@ -53,21 +54,32 @@ def probe_command(gpus: int, full: bool) -> list[str]:
     return ["python3", "-c", code]
 
 
+CLEANUP_GRACE = 4.0
+"""Seconds after which no new TerminateJob attempt starts (each bounded to 2 s connect + 3 s read)."""
+
+
 def _clients(region: Optional[str], timeout: float = 1800):
-    """Clients whose every call (connect, read, retries) fits well inside ``timeout`` seconds."""
+    """Clients whose every call fits well inside ``timeout`` seconds: at most 3 s to connect and 5 s to read (AWS
+    answers these calls in well under a second). Calls whose failures the target retries itself, within its
+    deadline (submit, poll, terminate), make one attempt each; the others up to three."""
     try:
         import boto3
         from botocore.config import Config
     except ImportError:
         raise UserError("boto3 is not installed: pip install 'gpuready[aws]'") from None
-    connect, read = max(1.0, min(10.0, timeout / 6)), max(1.0, min(60.0, timeout / 3))
-    config = Config(retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=connect,
-                    read_timeout=read)
-    once = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=connect, read_timeout=read)
+    connect, read = max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3))
+
+    def config(attempts: int, connect: float = connect, read: float = read) -> Config:
+        return Config(retries={"mode": "standard", "total_max_attempts": attempts}, connect_timeout=connect,
+                      read_timeout=read)
     session = boto3.session.Session(region_name=region)
-    return {"batch": session.client("batch", config=config), "submit": session.client("batch", config=once),
-            "logs": session.client("logs", config=config), "ec2": session.client("ec2", config=config),
-            "ecr": session.client("ecr", config=config)}
+    return {"batch": session.client("batch", config=config(3)), "submit": session.client("batch", config=config(1)),
+            "poll": session.client("batch", config=config(1)),
+            "cleanup": session.client("batch", config=config(1, min(connect, 2.0), min(read, 3.0))),
+            "logs": session.client("logs", config=config(2)),
+            # EC2's model alone takes ~0.4 s to load: only a diagnosis needs these
+            "ec2": lambda: session.client("ec2", config=config(3)),
+            "ecr": lambda: session.client("ecr", config=config(3))}
 
 
 def _retryable(error: Exception) -> bool:
@@ -107,14 +119,19 @@ def find_landed(batch: Any, queue: str, name: str, sleep: Callable[[float], None
     return None
 
 
-def submit_once(batch: Any, submit_client: Any, request: dict[str, Any], sleep: Callable[[float], None]) -> str:
+def submit_once(batch: Any, submit_client: Any, request: dict[str, Any], sleep: Callable[[float], None],
+                lost: Optional[list[Exception]] = None) -> str:
     """Submit ``request``; after a retryable error, adopt the job if it landed (looked up by its unique name, with
-    backoff), else submit again. A retry follows only a look-up that found nothing, so no path makes two jobs."""
+    backoff), else submit again. A retry follows only a look-up that found nothing, so no path makes two jobs.
+    ``lost`` collects the errors after which the job may exist although none was found."""
     last: Optional[Exception] = None
+    lost = [] if lost is None else lost
     for attempt in range(SUBMIT_TRIES):
         try:
             return submit_client.submit_job(**request)["jobId"]
         except Exception as error:  # noqa: BLE001 (sorted below)
+            if _answer_lost(error):
+                lost.append(error)
             if not _retryable(error):
                 found = find_landed(batch, request["jobQueue"], request["jobName"], sleep) \
                     if _answer_lost(error) else None
@@ -123,17 +140,20 @@ def submit_once(batch: Any, submit_client: Any, request: dict[str, Any], sleep: 
                 raise
             last = error
         sleep(min(2 ** attempt, 10))
-        found = find_landed(batch, request["jobQueue"], request["jobName"], sleep)
+        found = find_landed(batch, request["jobQueue"], request["jobName"], sleep) if _answer_lost(last) else None
         if found:
             return found
     raise UserError(f"could not submit the smoke-test job after {SUBMIT_TRIES} tries: {describe_error(last)}")
 
 
 def _answer_lost(error: Exception) -> bool:
-    """True when the request may have reached AWS although no answer came back."""
+    """True when the request may have reached AWS and taken effect: no answer came back, or a 5xx did (a throttled
+    or refused call did not)."""
     from botocore.exceptions import ClientError
 
-    return not isinstance(error, ClientError)
+    if not isinstance(error, ClientError):
+        return True
+    return error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500
 
 
 def describe_error(error: Optional[BaseException]) -> str:
@@ -175,8 +195,10 @@ def _log_location(job: dict[str, Any], outputs: dict[str, Any]) -> tuple[str, Op
 
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
         poll: float = 5.0, explain_after: float = 300.0, log_wait: float = 60.0, region: Optional[str] = None,
-        progress=sys.stderr, sleep: Callable[[float], None] = time.sleep) -> SmokeResult:
-    """Run the probe as a Batch job on the stack's GPU queue and report what it found."""
+        progress: Optional[TextIO] = None, sleep: Callable[[float], None] = time.sleep) -> SmokeResult:
+    """Run the probe as a Batch job on the stack's GPU queue and report what it found; what it waits for is printed
+    to ``progress`` (default: stderr)."""
+    progress = progress or sys.stderr
     queue, definition = outputs.get("jobQueueArn") or outputs.get("jobQueueName"), outputs.get("jobDefinitionArn")
     if not queue or not definition:
         raise UserError("the stack's outputs lack jobQueueArn/jobQueueName or jobDefinitionArn: is it an aws-batch "
@@ -186,7 +208,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     batch, submit_client, logs = clients["batch"], clients["submit"], clients["logs"]
 
     def explain(job: dict[str, Any]) -> list[str]:
-        return diagnose.explain(batch, job, clients["ec2"], clients["ecr"])
+        return diagnose.explain(batch, job, clients["ec2"](), clients["ecr"]())
     result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
 
     want = {"GPU": gpus, "VCPU": int(outputs.get("jobVcpus") or 0), "MEMORY": 0}
@@ -211,27 +233,32 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     state: dict[str, Any] = {"id": None, "sent": False, "done": False}
 
     def cleanup(reason: str) -> None:
-        """Terminate the job if it exists or may exist (a submit sent, its answer lost); once, never raising."""
+        """Terminate the job if it exists or may exist (a submit sent, its answer lost); once, raising nothing but
+        a Ctrl-C (after the job is terminated, when it can be)."""
         if keep or state["done"] or not state["sent"]:
             return
         state["done"] = True
         try:
             job_id = state["id"] or find_landed(batch, queue, name, sleep)
-            if job_id:
-                _terminate(batch, job_id, reason)
-                result.job["terminated"] = True
+            interrupted = _terminate(clients["cleanup"], job_id, reason) if job_id else None
+            result.job["terminated"] = bool(job_id)
         except BaseException as error:  # noqa: BLE001 (reported: the cleanup must not hide the verdict)
             print(f"gpuready: could not terminate {name} ({describe_error(error)}): terminate it with "
                   f"`aws batch terminate-job --job-id {state['id'] or name} --reason cleanup`", file=progress)
-            if isinstance(error, KeyboardInterrupt):
-                raise
+            interrupted = error if isinstance(error, KeyboardInterrupt) else None
+        if interrupted is not None:
+            raise interrupted
 
     try:
-        state["sent"] = True
-        state["id"] = submit_once(batch, submit_client, request, sleep)
+        state["sent"], lost = True, []
+        try:
+            state["id"] = submit_once(batch, submit_client, request, sleep, lost)
+        except Exception:
+            state["sent"] = bool(lost)  # every attempt refused: no job to look for
+            raise
         result.job["id"] = state["id"]
-        return _follow(result, state, batch, logs, outputs, explain, cleanup, timeout=timeout, keep=keep, poll=poll,
-                       explain_after=explain_after, log_wait=log_wait, progress=progress, sleep=sleep)
+        return _follow(result, state, clients["poll"], logs, outputs, explain, cleanup, timeout=timeout, keep=keep,
+                       poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress, sleep=sleep)
     except KeyboardInterrupt as stop:
         cleanup("gpuready smoke: interrupted")
         if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): cleaned up, now stop
@@ -249,15 +276,21 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, o
             sleep: Callable[[float], None]) -> SmokeResult:
     """Follow the submitted job to its end (or ``timeout``), then read its report from the logs."""
     job_id, name = state["id"], result.job["name"]
-    started, status, job, explained = time.monotonic(), None, {}, False
+    started, status, job, explained, failures = time.monotonic(), None, {}, False, 0
+    unread: Optional[Exception] = None  # why the last DescribeJobs failed, if it did
     while True:
         try:
-            described = batch.describe_jobs(jobs=[job_id]).get("jobs") or []
-        except Exception as error:  # noqa: BLE001 (a passing fault is retried at the next poll, until the timeout)
-            if not _retryable(error) or time.monotonic() - started >= timeout:
+            described, unread = batch.describe_jobs(jobs=[job_id]).get("jobs") or [], None
+            failures = 0
+        except Exception as error:  # noqa: BLE001 (a passing fault is retried with backoff, until the timeout)
+            if not _retryable(error):
                 raise
-            sleep(min(poll, max(0.1, timeout - (time.monotonic() - started))))
-            continue
+            unread = error
+            if time.monotonic() - started < timeout:
+                failures += 1
+                sleep(min(poll, 0.25 * 2 ** failures, max(0.1, timeout - (time.monotonic() - started))))
+                continue
+            described = []  # past the deadline: the timeout's verdict, on the last status seen
         job = described[0] if described else job
         if job.get("status") != status:
             status = job.get("status")
@@ -275,7 +308,9 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, o
         if waited >= timeout:
             cleanup("gpuready smoke: timed out")  # before the diagnosis, which may fail
             result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
-                                       f"not finished after {timeout:g} s" + ("" if keep else "; terminated")))
+                                       f"not finished after {timeout:g} s" + ("" if keep else "; terminated")
+                                       + (f"; its status could not be read: {describe_error(unread)}" if unread
+                                          else "")))
             if not result.diagnosis and status in ("RUNNABLE", "STARTING"):
                 result.diagnosis = explain(job)
             return result
@@ -297,12 +332,17 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, o
     return result
 
 
-def _terminate(batch: Any, job_id: str, reason: str) -> None:
-    for attempt in range(5):
+def _terminate(batch: Any, job_id: str, reason: str) -> Optional[KeyboardInterrupt]:
+    """TerminateJob, retried on any error for :data:`CLEANUP_GRACE` seconds: it is idempotent, and a job left
+    running bills a GPU instance. A Ctrl-C meanwhile does not stop it: it is returned, for the caller to raise."""
+    deadline, interrupted = time.monotonic() + CLEANUP_GRACE, None
+    for attempt in itertools.count():
         try:
             batch.terminate_job(jobId=job_id, reason=reason)
-            return
-        except Exception as error:  # noqa: BLE001
-            if not _retryable(error) or attempt == 4:
+            return interrupted
+        except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (retried; the caller reports the last)
+            interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted
+            pause = min(0.2 * 2 ** attempt, 1.0)
+            if time.monotonic() + pause >= deadline:
                 raise
-            time.sleep(1)
+        time.sleep(pause)

@@ -3,13 +3,14 @@ ConfigMap (no image of ours), followed with a watch, its logs read, and everythi
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
 import uuid
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TextIO
 
 from components.batch_gpu.facts import SMOKE_IMAGE
 
@@ -20,6 +21,9 @@ from .result import SmokeResult
 
 TTL_SECONDS = 600
 """Kubernetes deletes the finished Job after this long even if gpuready cannot (interrupted, lost connection)."""
+CLEANUP_GRACE = 8.0
+"""Seconds the deletes may take beyond ``--timeout`` (each retried on any error but NotFound until then)."""
+RETRYABLE_STATUS = (429, 500, 502, 503, 504)
 
 
 def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]], node_labels: dict[str, str],
@@ -64,6 +68,8 @@ def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]]
 
 
 def _client(kubeconfig: str, trust_exec: bool = False):
+    """The client module and an ApiClient that never retries on its own: :class:`_Calls` retries, within the
+    caller's deadline."""
     try:
         from kubernetes import client, config
     except ImportError:
@@ -76,34 +82,82 @@ def _client(kubeconfig: str, trust_exec: bool = False):
         data = yaml.safe_load(kubeconfig)
     from .kubeconfig import checked
 
-    return client, config.new_client_from_config_dict(checked(data, trust_exec))
+    configuration = type.__call__(client.Configuration)
+    configuration.retries = False  # urllib3 would otherwise retry each call 3 times, each up to its read timeout
+    return client, config.new_client_from_config_dict(checked(data, trust_exec),
+                                                      client_configuration=configuration)
+
+
+class _Calls:
+    """API calls bounded in time: each has a connect and read timeout derived from ``--timeout``; passing faults
+    (throttling, 5xx, a reset or unanswered connection) are retried with backoff until a deadline."""
+
+    def __init__(self, client: Any, timeout: float, clock: Callable[[], float]) -> None:
+        self.client, self.clock = client, clock
+        self.limits = (max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3)))
+
+    def retryable(self, error: BaseException) -> bool:
+        import urllib3
+
+        if isinstance(error, self.client.exceptions.ApiException):
+            return error.status in RETRYABLE_STATUS
+        return isinstance(error, (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError))
+
+    def __call__(self, method: Callable[..., Any], *args: Any, deadline: float, **kwargs: Any) -> Any:
+        """``method(*args, **kwargs)``, retried on passing faults until ``deadline`` (on ``clock``)."""
+        for attempt in itertools.count():
+            try:
+                return method(*args, _request_timeout=self.limits, **kwargs)
+            except Exception as error:  # noqa: BLE001 (sorted: passing faults are retried)
+                pause = min(0.2 * 2 ** attempt, 2.0)
+                if not self.retryable(error) or self.clock() + pause >= deadline:
+                    raise
+            time.sleep(pause)
+
+    def create(self, method: Callable[..., Any], namespace: str, body: dict, deadline: float) -> None:
+        """Create ``body`` once: after a call whose answer was lost, AlreadyExists means that call landed (the
+        name is unique to this run), so a retry never makes a second object."""
+        for attempt in itertools.count():
+            try:
+                method(namespace, body, _request_timeout=self.limits)
+                return
+            except Exception as error:  # noqa: BLE001 (sorted: passing faults are retried)
+                if attempt and isinstance(error, self.client.exceptions.ApiException) and error.status == 409:
+                    return
+                pause = min(0.2 * 2 ** attempt, 2.0)
+                if not self.retryable(error) or self.clock() + pause >= deadline:
+                    raise
+            time.sleep(pause)
 
 
 def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: scaler.Context, pending_for: float,
-                    since: Optional[datetime] = None) -> list[scaler.Finding]:
+                    since: Optional[datetime] = None, limits: tuple[float, float] = (3.0, 5.0)
+                    ) -> list[scaler.Finding]:
     """Why a GPU pod stays Pending: what the autoscalers said (the pod's events from every source,
     cluster-autoscaler's status ConfigMap and its events, Karpenter's NodeClaims), the scheduler's last word, and GPU
-    nodes that advertise no GPU. Objects the caller may not read are left out."""
+    nodes that advertise no GPU. Objects the caller may not read are left out; each call is bounded by ``limits``
+    (connect, read seconds)."""
     core_api, plain = client.CoreV1Api(api), api.sanitize_for_serialization
 
     def events(ns: str, name: str) -> list[dict]:
-        return [plain(e) for e in core_api.list_namespaced_event(ns, field_selector=f"involvedObject.name={name}")
-                .items]
+        return [plain(e) for e in core_api.list_namespaced_event(ns, field_selector=f"involvedObject.name={name}",
+                                                                 _request_timeout=limits).items]
 
     pod_events = events(namespace, pod)
     ns, name = scaler.CA_STATUS
-    _, status = _read(client, lambda: plain(core_api.read_namespaced_config_map(name, ns)))
+    _, status = _read(client, lambda: plain(core_api.read_namespaced_config_map(name, ns, _request_timeout=limits)))
     status_events = (_read(client, lambda: events(ns, name))[1] or []) if status else []
     claims, claim_events = {}, []
     for claim in scaler.nominated(pod_events)[-1:]:
         found, value = _read(client, lambda: client.CustomObjectsApi(api).get_cluster_custom_object(
-            "karpenter.sh", "v1", "nodeclaims", claim))
+            "karpenter.sh", "v1", "nodeclaims", claim, _request_timeout=limits))
         if found:
             claims[claim] = value
         if found and value is None:  # deleted: a cluster-scoped object's events live in "default"
             claim_events = _read(client, lambda: events("default", claim))[1] or []
     selector = ",".join(f"{k}={v}" for k, v in context.node_labels.items())
-    nodes = [plain(n) for n in core_api.list_node(label_selector=selector).items] if selector else []
+    nodes = [plain(n) for n in core_api.list_node(label_selector=selector, _request_timeout=limits).items] \
+        if selector else []
     return scaler.explain(pod_events, context, pending_for=pending_for, status=status, status_events=status_events,
                           nodeclaims=claims, nodeclaim_events=claim_events, since=since,
                           now=datetime.now(timezone.utc)) + scaler.scheduler(pod_events, nodes, context)
@@ -122,16 +176,20 @@ def _read(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
 
 
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
-        namespace: str = "default", explain_after: float = 20.0, progress=sys.stderr,
+        namespace: str = "default", explain_after: float = 20.0, progress: Optional[TextIO] = None,
         clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> SmokeResult:
     """Run the probe as a Job on the stack's GPU nodes and report what it found. A Pending pod is explained after
     ``explain_after`` seconds and again as often; what changed is printed to ``progress``. The kubeconfig's
-    credential command runs only when a stack writes such commands, or with ``trust_kubeconfig_exec``."""
+    credential command runs only when a stack writes such commands, or with ``trust_kubeconfig_exec``. Every API
+    call fits inside ``timeout``; the deletes take at most :data:`CLEANUP_GRACE` more. Progress goes to
+    ``progress`` (default: stderr)."""
+    progress = progress or sys.stderr
     kubeconfig = outputs.get("kubeconfig")
     if not kubeconfig:
         raise UserError("the stack's outputs lack kubeconfig: pass outputs read with --show-secrets")
     client, api = _client(kubeconfig, trust_kubeconfig_exec)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
+    calls = _Calls(client, timeout, clock)
     taints = outputs.get("gpuNodeTaints") or ([outputs["gpuTaint"]] if outputs.get("gpuTaint") else [])
     labels = outputs.get("gpuNodeLabels") or {}
     name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
@@ -139,19 +197,23 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                              autoscaler=outputs.get("autoscaler"), platform=outputs.get("platform"))
     config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
+    deadline = clock() + timeout
     try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created
-        core_api.create_namespaced_config_map(namespace, config_map)
-        batch_api.create_namespaced_job(namespace, job)
-        phase, pod_name = _wait(client, api, namespace, name, timeout, explain_after, context, result, progress,
-                                clock)
+        calls.create(core_api.create_namespaced_config_map, namespace, config_map, deadline)
+        calls.create(batch_api.create_namespaced_job, namespace, job, deadline)
+        phase, pod_name, unread = _wait(client, api, calls, namespace, name, deadline, explain_after, context,
+                                        result, progress, clock)
         result.job.update({"pod": pod_name, "phase": phase})
         if phase not in ("Succeeded", "Failed"):
             result.checks.append(Check("job_finished", core.FAIL, phase, "Succeeded",
-                                       f"not finished after {timeout:g} s" + ("" if keep else "; deleted")))
+                                       f"not finished after {timeout:g} s" + ("" if keep else "; deleted")
+                                       + (f"; its pod could not be watched: {type(unread).__name__}" if unread
+                                          else "")))
             return result
         result.checks.append(Check("job_status", core.PASS if phase == "Succeeded" else core.FAIL, phase,
                                    "Succeeded"))
-        logs = core_api.read_namespaced_pod_log(pod_name, namespace, container="probe")
+        logs = calls(core_api.read_namespaced_pod_log, pod_name, namespace, container="probe",
+                     deadline=max(deadline, clock() + CLEANUP_GRACE))  # a pod that ended at the deadline
         found = core.find_report(logs or "")
         result.add_probe(ProbeReport.from_json(found) if found else None)
         return result
@@ -163,18 +225,27 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         return result
     finally:
         if not keep:
-            _delete(client, core_api, batch_api, namespace, name, progress)
+            _delete(client, calls, core_api, batch_api, namespace, name, progress)
 
 
-def _wait(client, api, namespace, name, timeout, explain_after, context, result, progress, clock):
+def _wait(client, api, calls, namespace, name, deadline, explain_after, context, result, progress, clock):
+    """Follow the Job's pod with watches until it ends or ``deadline``: (phase, pod name, the error that ended the
+    last watch or None). A watch that fails on a passing fault is opened again; a Pending pod is explained every
+    ``explain_after`` seconds."""
     from kubernetes import watch
 
     core_api = client.CoreV1Api(api)
-    started, phase, pod_name, since, shown = clock(), None, None, None, None
+    started, phase, pod_name, since, shown, unread = clock(), None, None, None, None, None
 
     def explain() -> None:
         nonlocal shown
-        findings = explain_pending(client, api, namespace, pod_name, context, clock() - started, since)
+        try:
+            findings = explain_pending(client, api, namespace, pod_name, context, clock() - started, since,
+                                       calls.limits)
+        except Exception as error:  # noqa: BLE001 (a passing fault: the next round explains again)
+            if not calls.retryable(error):
+                raise
+            return
         result.diagnosis = [f.text() for f in findings]
         result.findings = [{**asdict(f), "waiting": f.waiting} for f in findings]
         for text in result.diagnosis:
@@ -182,31 +253,55 @@ def _wait(client, api, namespace, name, timeout, explain_after, context, result,
                 print(f"gpuready: {name}: {text}", file=progress)
         shown = set(result.diagnosis) | (shown or set())
 
-    while clock() - started < timeout:
-        remaining = max(1, int(timeout - (clock() - started)))
-        stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace, label_selector=f"job-name={name}",
-                                      timeout_seconds=min(remaining, max(1, int(explain_after))))
-        for event in stream:
-            pod = event["object"]
-            pod_name, since = pod.metadata.name, pod.metadata.creation_timestamp
-            if pod.status.phase != phase:
-                phase = pod.status.phase
-                print(f"gpuready: {name}: pod {pod_name} {phase} after {clock() - started:.0f} s", file=progress)
-            if phase in ("Succeeded", "Failed"):
-                return phase, pod_name
+    while clock() < deadline:
+        seconds = max(1, min(int(deadline - clock()), int(explain_after)))
+        try:
+            stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace, label_selector=f"job-name={name}",
+                                          timeout_seconds=seconds,
+                                          _request_timeout=(calls.limits[0], seconds + calls.limits[1]))
+            for event in stream:
+                pod = event["object"]
+                pod_name, since = pod.metadata.name, pod.metadata.creation_timestamp
+                if pod.status.phase != phase:
+                    phase = pod.status.phase
+                    print(f"gpuready: {name}: pod {pod_name} {phase} after {clock() - started:.0f} s", file=progress)
+                if phase in ("Succeeded", "Failed"):
+                    return phase, pod_name, None
+            unread = None
+        except Exception as error:  # noqa: BLE001 (a passing fault: watch again, until the deadline)
+            if not calls.retryable(error):
+                raise
+            unread = error
+            time.sleep(min(0.5, max(0.0, deadline - clock())))
         if phase == "Pending" and pod_name and clock() - started >= explain_after:
             explain()
     if phase == "Pending" and pod_name and shown is None:
         explain()
-    return phase, pod_name
+    return phase, pod_name, unread
 
 
-def _delete(client, core_api, batch_api, namespace, name, progress) -> None:
+def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> None:
+    """Delete the Job (its pod with it) and the ConfigMap, each retried on any error but NotFound for
+    :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. A Ctrl-C meanwhile is
+    raised once both are deleted."""
     body = client.V1DeleteOptions(propagation_policy="Background")
-    for kind, delete in (("Job", lambda: batch_api.delete_namespaced_job(name, namespace, body=body)),
-                         ("ConfigMap", lambda: core_api.delete_namespaced_config_map(name, namespace))):
-        try:
-            delete()
-        except Exception as error:  # noqa: BLE001 (reported; the Job's TTL removes it anyway)
-            print(f"gpuready: could not delete {kind} {namespace}/{name} ({error.__class__.__name__}); "
-                  f"Kubernetes removes the Job {TTL_SECONDS} s after it ends", file=progress)
+    deadline, interrupted = calls.clock() + CLEANUP_GRACE, None
+    for kind, delete in (("Job", lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
+                         ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))):
+        for attempt in itertools.count():
+            try:
+                delete(_request_timeout=calls.limits)
+                break
+            except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (retried, then reported)
+                if isinstance(error, client.exceptions.ApiException) and error.status == 404:
+                    break
+                interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted
+                pause = min(0.2 * 2 ** attempt, 2.0)
+                if calls.clock() + pause >= deadline:
+                    print(f"gpuready: could not delete {kind} {namespace}/{name} ({error.__class__.__name__}); "
+                          f"Kubernetes removes the Job {TTL_SECONDS} s after it ends: `kubectl -n {namespace} "
+                          f"delete job,configmap {name}`", file=progress)
+                    break
+            time.sleep(pause)
+    if interrupted is not None:
+        raise interrupted

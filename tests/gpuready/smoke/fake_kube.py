@@ -42,6 +42,10 @@ class FakeKube:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 kind, name = body["kind"], body["metadata"]["name"]
+                if (kind, name) in fake.objects:
+                    return self._send(409, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                            "reason": "AlreadyExists", "code": 409,
+                                            "message": f'{kind.lower()}s "{name}" already exists'})
                 body["metadata"].update({"uid": f"uid-{name}", "creationTimestamp": "2026-11-22T10:00:00Z"})
                 fake.objects[(kind, name)] = body
                 fake.created.append((kind, name))
@@ -114,7 +118,7 @@ class FakeKube:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def now(self) -> dict:
         return self.stages[min(self.stage, len(self.stages) - 1)]

@@ -23,7 +23,8 @@ from gpuready.cli import main
 from gpuready.smoke import batch as target
 from tests.gpuready.conftest import H100
 
-from .moto_batch import LOG_GROUP, FaultProxy
+from .fault_proxy import FaultProxy
+from .moto_batch import LOG_GROUP
 
 
 def _batch(endpoint):

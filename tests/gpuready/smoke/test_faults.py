@@ -1,6 +1,6 @@
 """The smoke targets under faults: every exit path after a submit leaves no job running, and no fault submits twice.
 
-A fault proxy (``moto_batch.FaultProxy``) stands between gpuready and moto's server; its faults are HTTP errors,
+A fault proxy (``fault_proxy.FaultProxy``) stands between gpuready and moto's server; its faults are HTTP errors,
 resets, hangs, and Ctrl-C delivered while a call is in flight.
 """
 
@@ -18,8 +18,9 @@ from moto.batch_simple.models import BatchSimpleBackend
 
 from gpuready.cli import main
 from gpuready.smoke import batch as target
+from gpuready.smoke import kubernetes as kubernetes_target
 
-from .moto_batch import FaultProxy
+from .fault_proxy import FaultProxy
 
 LIVE = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
 HELD: dict = {}
@@ -105,10 +106,11 @@ def test_a_hanging_endpoint_is_held_to_the_timeout(faulty):
     endpoint, outputs, proxy = faulty
     proxy.plan = {"/v1/describejobs": ["always:hang"]}
     started = time.monotonic()
-    with pytest.raises(Exception):
-        _run(outputs, timeout=3.0)
+    result = _run(outputs, timeout=3.0)
     assert time.monotonic() - started < 3.0 + 15
     assert _live(endpoint) == []
+    detail = {c.name: c.detail for c in result.checks}["job_finished"]
+    assert "not finished after 3 s; terminated; its status could not be read: ReadTimeoutError" in detail
 
 
 # --- the CLI: one line, exit 2, 130 or 143, never a traceback or a leaked job ----------------------------------
@@ -172,3 +174,23 @@ def test_a_closed_stdout_pipe_prints_no_traceback():
     done = subprocess.run(f"{sys.executable} -m gpuready smoke --local --gpus 1 --timeout 60 --json | head -c 0",
                           shell=True, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+def test_a_kubernetes_api_that_stops_answering_is_held_to_the_timeout():
+    from .fake_kube import FakeKube
+    from .fault_proxy import KUBE_ERRORS, kube_action
+
+    server = FakeKube(phases=("Pending",))
+    proxy = FaultProxy(server.server.server_address[1], classify=kube_action, errors=KUBE_ERRORS)
+    proxy.plan = {"watch-pods": ["always:hang"]}
+    outputs = {"platform": "eks", "kubeconfig": server.kubeconfig().replace(server.url, proxy.url)}
+    started = time.monotonic()
+    try:
+        result = kubernetes_target.run(outputs, timeout=3.0, progress=io.StringIO())
+    finally:
+        proxy.close()
+        server.close()
+    assert time.monotonic() - started < 3.0 + 15
+    assert not [key for key in server.objects if key[0] == "Job"]
+    detail = {c.name: c.detail for c in result.checks}["job_finished"]
+    assert "not finished after 3 s; deleted; its pod could not be watched: ReadTimeoutError" in detail

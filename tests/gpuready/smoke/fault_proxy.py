@@ -1,0 +1,142 @@
+"""A loopback HTTP proxy that injects faults into chosen API calls: in front of moto's server (AWS) or of the fake
+Kubernetes API server (tests/gpuready/smoke/fake_kube.py).
+
+Calls are named by ``classify(method, path, headers)`` (``aws_action`` or ``kube_action``) and faulted by plan:
+``plan[name] = [fault, ...]``, one entry consumed per call, in order (``pass`` lets one call through; ``always:F``
+is never consumed). Faults:
+
+- ``throttle``, ``5xx``, ``client``: the API's own error answer (AWS: 429 ThrottlingException, 500 ServerException,
+  400 ClientException; Kubernetes: 429 TooManyRequests, 500 InternalError, 403 Forbidden Status objects);
+- ``reset``: the connection closed before the call is forwarded (it never took effect);
+- ``reset-after``: the call forwarded, so it took effect, then the connection closed without an answer;
+- ``hang``: the connection accepted and never answered;
+- ``interrupt`` / ``sigterm``: the call forwarded, then SIGINT (Ctrl-C) or SIGTERM delivered to the main thread
+  while the caller still waits for the answer, which never comes.
+"""
+
+from __future__ import annotations
+
+import _thread
+import http.client
+import json
+import signal
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Mapping, Optional
+from urllib.parse import urlparse
+
+FAULTS = ("throttle", "5xx", "client", "reset", "reset-after", "hang", "interrupt", "sigterm")
+
+AWS_ERRORS = {"throttle": (429, "ThrottlingException"), "5xx": (500, "ServerException"),
+              "client": (400, "ClientException")}
+KUBE_ERRORS = {"throttle": (429, "TooManyRequests"), "5xx": (500, "InternalError"), "client": (403, "Forbidden")}
+
+
+def aws_action(method: str, path: str, headers: Mapping[str, str]) -> str:
+    """REST-JSON APIs (Batch) by path, ``/v1/describejobs``; JSON-1.1 APIs (CloudWatch Logs, ECR) by target,
+    ``GetLogEvents``."""
+    target = headers.get("X-Amz-Target")
+    return target.split(".")[-1] if target else path.split("?")[0].rstrip("/")
+
+
+def kube_action(method: str, path: str, headers: Mapping[str, str]) -> str:
+    """``create-job``, ``watch-pods``, ``read-log``, ``list-events``, ``read-configmap``, ``delete-job``..."""
+    url = urlparse(path)
+    parts = url.path.rstrip("/").split("/")
+    if parts[-1] == "log":
+        return "read-log"
+    if "watch=true" in url.query or "watch=1" in url.query:
+        return f"watch-{parts[-1]}"
+    if method == "POST":
+        return f"create-{parts[-1][:-1]}"
+    if method == "GET" and parts[-1] in KUBE_RESOURCES:
+        return f"list-{parts[-1]}"
+    return f"{'read' if method == 'GET' else method.lower()}-{parts[-2][:-1]}"
+
+
+KUBE_RESOURCES = ("pods", "jobs", "configmaps", "events", "nodes", "nodeclaims")
+
+
+class FaultProxy:
+    """Forwards every call to ``127.0.0.1:upstream_port``, faulting those the plan names (see the module)."""
+
+    def __init__(self, upstream_port: int, classify: Callable[[str, str, Mapping[str, str]], str] = aws_action,
+                 errors: Mapping[str, tuple[int, str]] = AWS_ERRORS) -> None:
+        self.plan: dict[str, list[str]] = {}
+        self.closed = threading.Event()
+        self.seen: list[tuple[str, Optional[str]]] = []
+        """(call name, fault) for every call, in order."""
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _handle(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                name = classify(self.command, self.path, self.headers)
+                faults = proxy.plan.get(name) or []
+                fault = (faults[0] if faults[0].startswith("always:") else faults.pop(0)) if faults else None
+                fault = fault.split(":", 1)[-1] if fault and fault != "pass" else None
+                proxy.seen.append((name, fault))
+                if fault == "hang":
+                    proxy.closed.wait()
+                    return
+                if fault == "reset":
+                    self._close()
+                    return
+                if fault in errors:
+                    self._error(*errors[fault], fault)
+                    return
+                upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=30)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                if fault in ("interrupt", "sigterm"):
+                    _thread.interrupt_main(signal.SIGINT if fault == "interrupt" else signal.SIGTERM)
+                    time.sleep(0.5)
+                if fault in ("reset-after", "interrupt", "sigterm"):
+                    self._close()
+                    return
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _close(self):
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+            def _error(self, status: int, kind: str, fault: str):
+                if errors is KUBE_ERRORS:
+                    payload = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": kind,
+                               "message": f"injected {fault}", "code": status}
+                else:
+                    payload = {"__type": kind, "message": f"injected {fault}"}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                if errors is AWS_ERRORS:
+                    self.send_header("x-amzn-ErrorType", kind)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self) -> None:
+        self.closed.set()
+        self.server.shutdown()

@@ -4,6 +4,8 @@ twice, ``--timeout`` held to 15 s. The same cases print their figures with ``pyt
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from . import fault_matrix as matrix
@@ -36,3 +38,9 @@ def test_the_matrix_covers_every_step_of_both_targets():
     assert {(t, s) for t, s, _ in matrix.cases()} == {(t, s) for t in ("batch", "kubernetes") for s in matrix.STEPS}
     assert set(matrix.STEPS) == {"submit", "first-describe", "polling", "logs", "cancel"}
     assert {"throttle", "5xx", "client", "reset", "hang", "interrupt"} <= set(matrix.FAULTS)
+
+
+def test_the_readme_quotes_the_whole_matrix():
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    runs = len(matrix.cases())
+    assert f"| {runs} | {runs} | 0 | 0 | 0 | 0 |" in readme  # injected, runs, leaked, duplicates, tracebacks, verdicts

@@ -95,3 +95,34 @@ def test_an_unreachable_kubernetes_api_is_a_user_mistake(tmp_path, capsys):
     outputs.write_text(json.dumps({"platform": "eks", "kubeconfig": kubeconfig}))
     assert main(["smoke", "--outputs", str(outputs), "--timeout", "5"]) == 2
     assert "cannot reach the API" in capsys.readouterr().err
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is dead but not yet reaped by its (init) parent
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_a_hung_probe_and_what_it_started_are_killed_at_the_timeout(monkeypatch, tmp_path):
+    import sys
+    import time
+
+    from gpuready.smoke import local
+
+    pids = tmp_path / "pids"
+    hung = tmp_path / "probe.py"
+    hung.write_text("import os, subprocess, sys, time\n"
+                    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                    f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+                    "time.sleep(60)\n")
+    monkeypatch.setattr(local, "PROBE_FILE", hung)
+    started = time.monotonic()
+    result = local.run(timeout=1.5)
+    assert time.monotonic() - started < 10
+    assert {c.name: c.verdict for c in result.checks} == {"probe_finished": "fail"}
+    assert pids.exists() and not any(_alive(int(pid)) for pid in pids.read_text().split()), sys.platform

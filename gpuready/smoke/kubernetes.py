@@ -23,6 +23,8 @@ TTL_SECONDS = 600
 """Kubernetes deletes the finished Job after this long even if gpuready cannot (interrupted, lost connection)."""
 CLEANUP_GRACE = 8.0
 """Seconds the deletes may take beyond ``--timeout`` (each retried on any error but NotFound until then)."""
+LATE_CREATE = 1.0
+"""Seconds after which the deletes are repeated when a create's answer was lost (it may land after the first)."""
 RETRYABLE_STATUS = (429, 500, 502, 503, 504)
 
 
@@ -95,6 +97,7 @@ class _Calls:
     def __init__(self, client: Any, timeout: float, clock: Callable[[], float]) -> None:
         self.client, self.clock = client, clock
         self.limits = (max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3)))
+        self.lost = False
 
     def retryable(self, error: BaseException) -> bool:
         import urllib3
@@ -116,13 +119,18 @@ class _Calls:
 
     def create(self, method: Callable[..., Any], namespace: str, body: dict, deadline: float) -> None:
         """Create ``body`` once: after a call whose answer was lost, AlreadyExists means that call landed (the
-        name is unique to this run), so a retry never makes a second object."""
+        name is unique to this run), so a retry never makes a second object. Sets ``lost`` when a call's answer
+        was lost (it may still land later)."""
         for attempt in itertools.count():
             try:
                 method(namespace, body, _request_timeout=self.limits)
                 return
-            except Exception as error:  # noqa: BLE001 (sorted: passing faults are retried)
-                if attempt and isinstance(error, self.client.exceptions.ApiException) and error.status == 409:
+            except BaseException as error:  # noqa: BLE001 (sorted: passing faults are retried, Ctrl-C raised)
+                refused = isinstance(error, self.client.exceptions.ApiException) and error.status < 500
+                self.lost = self.lost or not refused
+                if not isinstance(error, Exception):
+                    raise
+                if attempt and refused and error.status == 409:
                     return
                 pause = min(0.2 * 2 ** attempt, 2.0)
                 if not self.retryable(error) or self.clock() + pause >= deadline:
@@ -282,26 +290,31 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
 
 def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> None:
     """Delete the Job (its pod with it) and the ConfigMap, each retried on any error but NotFound for
-    :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. A Ctrl-C meanwhile is
-    raised once both are deleted."""
+    :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. When a create's answer
+    was lost, that create may land after the delete: both are deleted again :data:`LATE_CREATE` seconds later
+    (beyond that, the Job's activeDeadlineSeconds stops its pod at ``--timeout``). A Ctrl-C meanwhile is raised
+    once all is deleted."""
     body = client.V1DeleteOptions(propagation_policy="Background")
     deadline, interrupted = calls.clock() + CLEANUP_GRACE, None
-    for kind, delete in (("Job", lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
-                         ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))):
-        for attempt in itertools.count():
-            try:
-                delete(_request_timeout=calls.limits)
-                break
-            except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (retried, then reported)
-                if isinstance(error, client.exceptions.ApiException) and error.status == 404:
+    for round_ in range(2 if calls.lost else 1):
+        if round_:
+            time.sleep(max(0.0, min(LATE_CREATE, deadline - calls.clock())))
+        for kind, delete in (("Job", lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
+                             ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))):
+            for attempt in itertools.count():
+                try:
+                    delete(_request_timeout=calls.limits)
                     break
-                interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted
-                pause = min(0.2 * 2 ** attempt, 2.0)
-                if calls.clock() + pause >= deadline:
-                    print(f"gpuready: could not delete {kind} {namespace}/{name} ({error.__class__.__name__}); "
-                          f"Kubernetes removes the Job {TTL_SECONDS} s after it ends: `kubectl -n {namespace} "
-                          f"delete job,configmap {name}`", file=progress)
-                    break
-            time.sleep(pause)
+                except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (retried, then reported)
+                    if isinstance(error, client.exceptions.ApiException) and error.status == 404:
+                        break
+                    interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted
+                    pause = min(0.2 * 2 ** attempt, 2.0)
+                    if calls.clock() + pause >= deadline:
+                        print(f"gpuready: could not delete {kind} {namespace}/{name} ({error.__class__.__name__});"
+                              f" Kubernetes removes the Job {TTL_SECONDS} s after it ends: `kubectl -n {namespace} "
+                              f"delete job,configmap {name}`", file=progress)
+                        break
+                time.sleep(pause)
     if interrupted is not None:
         raise interrupted

@@ -10,6 +10,7 @@ is never consumed). Faults:
 - ``reset``: the connection closed before the call is forwarded (it never took effect);
 - ``reset-after``: the call forwarded, so it took effect, then the connection closed without an answer;
 - ``hang``: the connection accepted and never answered;
+- ``late``: the call forwarded 2 s late (after the caller gave up waiting), so it lands after that, unanswered;
 - ``interrupt`` / ``sigterm``: the call forwarded, then SIGINT (Ctrl-C) or SIGTERM delivered to the main thread
   while the caller still waits for the answer, which never comes.
 """
@@ -27,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Mapping, Optional
 from urllib.parse import urlparse
 
-FAULTS = ("throttle", "5xx", "client", "reset", "reset-after", "hang", "interrupt", "sigterm")
+FAULTS = ("throttle", "5xx", "client", "reset", "reset-after", "hang", "late", "interrupt", "sigterm")
 
 AWS_ERRORS = {"throttle": (429, "ThrottlingException"), "5xx": (500, "ServerException"),
               "client": (400, "ClientException")}
@@ -92,6 +93,8 @@ class FaultProxy:
                 if fault in errors:
                     self._error(*errors[fault], fault)
                     return
+                if fault == "late":
+                    time.sleep(2.0)
                 upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=30)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
                 upstream.request(self.command, self.path, body=body, headers=headers)
@@ -100,7 +103,7 @@ class FaultProxy:
                 if fault in ("interrupt", "sigterm"):
                     _thread.interrupt_main(signal.SIGINT if fault == "interrupt" else signal.SIGTERM)
                     time.sleep(0.5)
-                if fault in ("reset-after", "interrupt", "sigterm"):
+                if fault in ("reset-after", "late", "interrupt", "sigterm"):
                     self._close()
                     return
                 self.send_response(answer.status)

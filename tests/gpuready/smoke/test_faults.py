@@ -194,3 +194,21 @@ def test_a_kubernetes_api_that_stops_answering_is_held_to_the_timeout():
     assert not [key for key in server.objects if key[0] == "Job"]
     detail = {c.name: c.detail for c in result.checks}["job_finished"]
     assert "not finished after 3 s; deleted; its pod could not be watched: ReadTimeoutError" in detail
+
+
+def test_a_kubernetes_create_that_lands_after_the_run_gave_up_is_deleted_too():
+    from .fake_kube import FakeKube
+    from .fault_proxy import KUBE_ERRORS, kube_action
+
+    server = FakeKube(phases=("Pending",))
+    proxy = FaultProxy(server.server.server_address[1], classify=kube_action, errors=KUBE_ERRORS)
+    proxy.plan = {"create-job": ["late"]}
+    outputs = {"platform": "eks", "kubeconfig": server.kubeconfig().replace(server.url, proxy.url)}
+    try:
+        with pytest.raises(Exception, match="timed out"):
+            kubernetes_target.run(outputs, timeout=1.0, progress=io.StringIO())
+        time.sleep(1.5)  # longer than any create could still be on its way
+    finally:
+        proxy.close()
+        server.close()
+    assert ("Job", server.created[-1][1]) in server.created and server.objects == {}

@@ -62,4 +62,4 @@ def build(config: StackConfig) -> None:
         software=software_options(config),
         tags=config.get_object("tags", None, {}),
     ))
-    export("aks", cluster, "nodePoolName", cluster.node_pool_name)
+    export(cluster)

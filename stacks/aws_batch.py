@@ -84,22 +84,5 @@ def build(config: StackConfig) -> None:
         tags=tags,
     ))
 
-    cap = env.capacity
-    pulumi.export("platform", "aws-batch")
-    pulumi.export("jobQueueName", env.job_queue_name)
-    pulumi.export("jobQueueArn", env.job_queue_arn)
-    pulumi.export("jobDefinitionArn", env.job_definition_arn)
-    pulumi.export("jobRoleArn", env.job_role_arn)
-    if env.multi_node_job_definition_arn is not None:
-        pulumi.export("multiNodeJobDefinitionArn", env.multi_node_job_definition_arn)
-    if env.cpu_job_queue_arn is not None:
-        pulumi.export("cpuJobQueueArn", env.cpu_job_queue_arn)
-    pulumi.export("computeEnvironmentArns", env.compute_environment_arns)
-    pulumi.export("logGroupName", env.log_group_name)
-    pulumi.export("gpuModels", list(cap.gpu_models))
-    pulumi.export("maxGpusPerInstance", cap.max_gpus_per_instance)
-    pulumi.export("maxVcpusPerInstance", cap.max_vcpus_per_instance)
-    pulumi.export("maxMemoryMibPerInstance", cap.max_memory_mib_per_instance)
-    pulumi.export("maxTotalGpus", cap.max_total_gpus)
-    pulumi.export("maxUsdPerHour", cap.max_usd_per_hour)
-
+    for key, value in env.outputs.items():
+        pulumi.export(key, value)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pulumi
-
 from components.aws_network import AwsNetwork, AwsNetworkArgs
 from components.eks_gpu import AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs
 from components.errors import ConfigError
@@ -79,6 +77,4 @@ def build(config: StackConfig) -> None:
         tags=tags,
     ))
 
-    export("eks", cluster, "nodeGroupName", cluster.node_group_name)
-    pulumi.export("nodeGroupNames", cluster.node_group_names)
-    pulumi.export("autoscaler", cluster.capacity.autoscaler)
+    export(cluster)

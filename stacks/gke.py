@@ -78,4 +78,4 @@ def build(config: StackConfig) -> None:
         software=software_options(config),
         labels=config.get_object("labels", None, {}),
     ))
-    export("gke", cluster, "nodePoolName", cluster.node_pool_name)
+    export(cluster)

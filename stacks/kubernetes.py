@@ -75,19 +75,8 @@ def existing_cluster(config: StackConfig) -> Optional[tuple[str, pulumi.Output[s
     return (name, kubeconfig) if name else None
 
 
-def export(platform: str, cluster: Any, pool_key: str, pool_name: pulumi.Output[str]) -> None:
-    """The outputs ``gpuready smoke`` reads from a Kubernetes stack: cluster access, GPU node selection, capacity."""
-    cap = cluster.capacity
-    pulumi.export("platform", platform)
-    pulumi.export("clusterName", cluster.cluster_name)
-    pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export(pool_key, pool_name)
-    pulumi.export("gpuTaint", cluster.gpu_taint)
-    pulumi.export("gpuNodeTaints", cluster.gpu_node_taints)
-    pulumi.export("gpuNodeLabels", cluster.gpu_node_labels)
-    if cluster.software.namespace is not None:
-        pulumi.export("gpuNamespace", cluster.software.namespace)
-    pulumi.export("gpuModels", list(cap.gpu_models))
-    pulumi.export("maxGpusPerNode", cap.max_gpus_per_node)
-    pulumi.export("maxGpus", cap.max_gpus)
-    pulumi.export("maxUsdPerHour", cap.max_usd_per_hour)
+def export(cluster: Any) -> None:
+    """Export what the cluster's component registered: its platform's output contract, which ``gpuready smoke``
+    reads."""
+    for key, value in cluster.outputs.items():
+        pulumi.export(key, value)

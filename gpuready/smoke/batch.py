@@ -184,10 +184,10 @@ def read_logs(logs: Any, group: str, stream: str) -> str:
         token = page["nextForwardToken"]
 
 
-def _log_location(job: dict[str, Any], outputs: StackOutputs) -> tuple[str, Optional[str]]:
+def _log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optional[str]]:
     container = job.get("container") or {}
     options = (container.get("logConfiguration") or {}).get("options") or {}
-    group = options.get("awslogs-group") or outputs.get("logGroupName") or "/aws/batch/job"
+    group = options.get("awslogs-group") or stack.get("logGroupName") or "/aws/batch/job"
     attempts = job.get("attempts") or []
     stream = container.get("logStreamName") or (attempts[-1].get("container", {}).get("logStreamName")
                                                 if attempts else None)
@@ -200,7 +200,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     """Run the probe as a Batch job on the stack's GPU queue and report what it found; what it waits for is printed
     to ``progress`` (default: stderr)."""
     progress = progress or sys.stderr
-    stack = StackOutputs(outputs, "aws-batch")
+    stack = StackOutputs(outputs, ("aws-batch",))
     queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
     want = {"GPU": gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
     region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
@@ -270,7 +270,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         cleanup("gpuready smoke: stopped by an error")
 
 
-def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, outputs: StackOutputs,
+def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, stack: StackOutputs,
             explain: Callable[[dict[str, Any]], list[str]], cleanup: Callable[[str], None], *, timeout: float,
             keep: bool, poll: float, explain_after: float, log_wait: float, progress: Any,
             sleep: Callable[[float], None]) -> SmokeResult:
@@ -320,7 +320,7 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, o
     exit_code = (job.get("container") or {}).get("exitCode")
     result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",
                                f"{reason} (exit code {exit_code})" if status != "SUCCEEDED" else ""))
-    group, stream = _log_location(job, outputs)
+    group, stream = _log_location(job, stack)
     result.job.update({"log_group": group, "log_stream": stream})
     report, deadline = None, time.monotonic() + log_wait
     while stream:  # CloudWatch Logs can lag the job's end by a few seconds

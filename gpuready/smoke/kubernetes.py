@@ -187,11 +187,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     call fits inside ``timeout``; the deletes take at most :data:`CLEANUP_GRACE` more. Progress goes to
     ``progress`` (default: stderr)."""
     progress = progress or sys.stderr
-    platform = outputs.get("platform")
-    if platform not in KUBERNETES_PLATFORMS:
-        raise UserError(f"the stack's outputs name platform {platform!r}, not one of "
-                        f"{', '.join(KUBERNETES_PLATFORMS)}: is it a Kubernetes stack deployed by gpuready?")
-    stack = StackOutputs(outputs, platform)
+    stack = StackOutputs(outputs, KUBERNETES_PLATFORMS)
     kubeconfig = stack["kubeconfig"]
     client, api = _client(kubeconfig, trust_kubeconfig_exec)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
@@ -201,7 +197,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
     context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
                              autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
-                             platform=platform)
+                             platform=stack.platform)
     config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
     deadline = clock() + timeout

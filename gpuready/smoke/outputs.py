@@ -18,12 +18,16 @@ class StackOutputs:
     """A deployed stack's outputs read through its platform's contract (:mod:`components.outputs`): every declared
     output present has its declared type, and the smoke targets read only outputs the contract says they read."""
 
-    def __init__(self, values: Mapping[str, Any], platform: str, source: str = "the stack's outputs") -> None:
-        found = contract(platform)
-        if found is None:
-            raise UserError(f"{source}: the outputs name no platform gpuready knows ({platform!r}); is it a "
-                            "gpuready stack?")
-        self.contract, self.values, self.source = found, dict(values), source
+    def __init__(self, values: Mapping[str, Any], platforms: tuple[str, ...],
+                 source: str = "the stack's outputs") -> None:
+        """``values`` as the target for ``platforms`` reads them; their ``platform`` must be one of those (a target
+        for one platform also takes outputs that do not name theirs)."""
+        platform = values.get("platform") or (platforms[0] if len(platforms) == 1 else None)
+        if platform not in platforms:
+            raise UserError(f"{source} name platform {platform!r}, not {' or '.join(platforms)}: are they the "
+                            "outputs of a gpuready stack of that platform?")
+        self.contract, self.values, self.source = contract(platform), dict(values), source
+        self.platform: str = platform
         check_types(self.values, source)
 
     def _declared(self, key: str) -> Output:

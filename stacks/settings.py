@@ -30,7 +30,8 @@ class Setting:
     """Only where no args field gives it (or the stack's default differs); otherwise taken from ``feeds``."""
     required: bool = False
     most: Optional[int] = None
-    """The largest value accepted unless ``gpuready:allowLargeCapacity`` is true (from the cloud's quota)."""
+    """The largest value accepted unless ``gpuready:allowLargeCapacity`` is true, from the cloud's documented quota:
+    a typo (an extra 0, 10**12) would otherwise reach the cloud as a bill or a quota error."""
     sub: tuple["Setting", ...] = ()
     """An object's keys; empty for an object of any string keys and values (tags, labels)."""
     secret: bool = False

@@ -1,7 +1,8 @@
 """The reference stacks: ``stacks/__main__.py`` builds the platform named by the config key ``gpuready:platform``.
 
-Each platform is a module here with ``KEYS`` (the config keys it reads, documented) and ``build(config)``; a platform's
-module imports only its own cloud SDK.
+Each platform is a module here with ``SETTINGS`` (the config keys it reads, declared once: :mod:`.settings`),
+``CLOUD_KEYS`` (its cloud provider's keys, for the README) and ``build(config)``; a platform's module imports only its
+own cloud SDK.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from components.errors import ConfigError
 from components.sdk import MissingExtra
 
 from .config import StackConfig, for_stack
+from .settings import Settings
 
 PLATFORMS = {
     "aws-batch": "stacks.aws_batch",
@@ -31,12 +33,14 @@ def main() -> None:
     if platform not in PLATFORMS:
         raise ConfigError("gpuready:platform", platform, "unknown platform",
                           f"use one of {', '.join(sorted(PLATFORMS))}")
+    module = None
     try:
         module = importlib.import_module(PLATFORMS[platform])
-        config.reject_unknown({"platform", *module.KEYS}, getattr(module, "RENAMED", {}))
+        config.settings = module.SETTINGS
+        config.reject_unknown({"platform", *module.SETTINGS.keys}, getattr(module, "RENAMED", {}))
         module.build(config)
     except ConfigError as error:
-        raise for_stack(error, platform) from None
+        raise for_stack(error, module.SETTINGS if module else Settings()) from None
     except MissingExtra as missing:
         raise MissingExtra(f"{missing}. The {platform} platform needs: pip install 'gpuready[{EXTRAS[platform]}]'") \
             from missing

@@ -5,30 +5,41 @@ from __future__ import annotations
 from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, ExistingClusterArgs, GpuAgentPoolArgs
 
 from .config import StackConfig
-from .kubernetes import (API_ACCESS_KEYS, EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, api_allowed_cidrs, existing_cluster,
-                         export, software_options)
+from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
+from .settings import Setting
 
-KEYS = {
-    "resourceGroupName": "resource group of the cluster (required; an existing one)",
-    "vmSize": "GPU VM size (required): Standard_NC4as_T4_v3, Standard_NC24ads_A100_v4, Standard_ND96isr_H100_v5...",
-    "spot": "Spot priority for the GPU pool (default false); evicted nodes are deleted",
-    "minCount": "GPU nodes kept when idle (default 0)",
-    "maxCount": "most GPU nodes at once (default 2): caps GPUs and cost",
-    "osDiskSizeGb": "OS disk per GPU node, holding container images (default 200)",
-    "availabilityZones": "zones of the GPU pool (list of 1, 2, 3)",
-    "nodeLabels": "extra labels of the GPU nodes (map)",
-    "kubernetesVersion": "Kubernetes version of a new cluster (default: AKS's default)",
-    "deployerAdmin": "grant whoever runs pulumi up Azure Kubernetes Service RBAC Cluster Admin on the new cluster "
-                     "(default true)",
-    "deployerPrincipalType": "what runs pulumi up: User (default, az login) or ServicePrincipal (CI)",
-    "adminGroupObjectIds": "Entra ID groups made admins of the new cluster (list of object IDs)",
-    "vnetSubnetId": "subnet for the nodes of a new cluster (default: AKS creates a network)",
-    "tags": "tags for every Azure resource (map)",
-    **API_ACCESS_KEYS,
-    **SOFTWARE_KEYS,
-    **EXISTING_CLUSTER_KEYS,
-}
-"""The ``gpuready:`` keys this platform reads (besides ``platform``); ``azure-native:location`` is the region."""
+AP = GpuAgentPoolArgs
+SETTINGS = kubernetes_settings(
+    "cluster.authorized_ip_ranges", "AKS's API server authorized IP ranges",
+    Setting("resourceGroupName", str, "existing resource group", ("resource_group_name",), required=True),
+    Setting("vmSize", str, "GPU VM size from the catalog, e.g. `Standard_NC16as_T4_v3`, "
+            "`Standard_NC24ads_A100_v4`", ("node_pool.vm_size",), required=True),
+    Setting("spot", bool, "Spot priority, evicted nodes deleted; AKS's Spot taint is tolerated too",
+            ("node_pool.spot",), AP),
+    # AKS "Maximum nodes per node pool" (Virtual Machine Scale Sets): 1,000
+    # (learn.microsoft.com/azure/aks/quotas-skus-regions).
+    Setting("minCount", int, "GPU nodes kept when idle", ("node_pool.min_count",), AP, most=1_000),
+    Setting("maxCount", int, "most GPU nodes at once; caps GPUs and cost", ("node_pool.max_count",), AP, most=1_000),
+    Setting("osDiskSizeGb", int, "OS disk per GPU node, holding container images", ("node_pool.os_disk_size_gb",), AP),
+    Setting("availabilityZones", list, "zones of the GPU pool (`1`, `2`, `3`)", ("node_pool.availability_zones",),
+            AP),
+    Setting("nodeLabels", dict, "extra node labels (map)", ("node_pool.labels",), AP),
+    Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default: AKS's default)",
+            ("cluster.kubernetes_version",), ClusterArgs),
+    Setting("deployerAdmin", bool, "grant whoever runs `pulumi up` \"Azure Kubernetes Service RBAC Cluster Admin\" "
+            "on the new cluster", ("cluster.deployer_admin",), ClusterArgs),
+    Setting("deployerPrincipalType", str, "what runs `pulumi up`: `User` (`az login`) or `ServicePrincipal` (CI); "
+            "Azure refuses a role assignment of the wrong type",
+            ("cluster.deployer_principal_type",), ClusterArgs),
+    Setting("adminGroupObjectIds", list, "Entra ID groups made admins of the new cluster, instead of "
+            "(`deployerAdmin: false`) or besides the deployer (list of object IDs)",
+            ("cluster.admin_group_object_ids",), ClusterArgs),
+    Setting("vnetSubnetId", str, "subnet for the nodes of a new cluster (default: AKS creates a network)",
+            ("cluster.vnet_subnet_id",), ClusterArgs),
+    Setting("tags", dict, "tags for every Azure resource (map)", ("tags",), AksGpuClusterArgs),
+)
+"""The ``gpuready:`` keys this platform reads (besides ``platform``)."""
+CLOUD_KEYS = {"azure-native:location": "Azure region (the reference stack: eastus)"}
 RENAMED = {"authorizedIpRanges": "apiAllowedCidrs"}
 
 
@@ -39,27 +50,11 @@ def build(config: StackConfig) -> None:
     existing = existing_cluster(config)
     allowed = api_allowed_cidrs(config, existing is not None)
     location = pulumi.Config("azure-native").get("location") or "eastus"
-    cluster = AksGpuCluster("aks", AksGpuClusterArgs(
-        resource_group_name=config.require_str("resourceGroupName"),
+    cluster = AksGpuCluster("aks", AksGpuClusterArgs(**config.args(
         location=location,
-        cluster=None if existing else ClusterArgs(
-            kubernetes_version=config.get_str("kubernetesVersion"),
-            authorized_ip_ranges=allowed,
-            vnet_subnet_id=config.get_str("vnetSubnetId"),
-            deployer_admin=config.get_bool("deployerAdmin", True),
-            deployer_principal_type=config.get_str("deployerPrincipalType", "User"),
-            admin_group_object_ids=config.get_list("adminGroupObjectIds", [])),
+        cluster=None if existing else ClusterArgs(**config.args("cluster", authorized_ip_ranges=allowed)),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
-        node_pool=GpuAgentPoolArgs(
-            vm_size=config.require_str("vmSize"),
-            spot=config.get_bool("spot", False),
-            min_count=config.get_int("minCount", 0),
-            max_count=config.get_int("maxCount", 2),
-            os_disk_size_gb=config.get_int("osDiskSizeGb", 200),
-            availability_zones=config.get_list("availabilityZones", []),
-            labels=config.get_object("nodeLabels", None, {}),
-        ),
+        node_pool=GpuAgentPoolArgs(**config.args("node_pool")),
         software=software_options(config),
-        tags=config.get_object("tags", None, {}),
-    ))
-    export("aks", cluster, "nodePoolName", cluster.node_pool_name)
+    )))
+    export(cluster)

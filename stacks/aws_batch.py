@@ -10,34 +10,64 @@ from components.batch_gpu import (BatchGpuEnvironment, BatchGpuEnvironmentArgs, 
 from components.errors import ConfigError
 
 from .config import StackConfig
+from .settings import Setting, Settings, args_of
 
-KEYS = {
-    "instanceTypes": "GPU instance types (list, required), e.g. [g6.xlarge, g6.12xlarge]",
-    "capacity": "compute environments in queue order: [on-demand] (default), [spot] or [spot, on-demand]",
-    "maxVcpus": "most vCPUs each compute environment runs at once (default 64): caps GPUs and cost",
-    "minVcpus": "vCPUs kept running when idle (default 0: no idle GPUs billed)",
-    "imageType": "Batch AMI type (default ECS_AL2023_NVIDIA)",
-    "imageId": "custom AMI with the NVIDIA driver, instead of imageType",
-    "rootVolumeGiB": "encrypted gp3 root volume per instance (default 200)",
-    "job": "the GPU job definition: {gpus, vcpus, memoryMiB, image, timeoutSeconds} (default 1 GPU, 2 vCPU, 8192 MiB)",
-    "multiNode": "also register a multi-node parallel job definition: {nodes} (on-demand only)",
-    "cpuQueue": "also create a CPU-only queue: {instanceTypes, maxVcpus}",
-    "runnableTimeoutMinutes": "cancel jobs blocked in RUNNABLE after this long (default 60, 10-1440)",
-    "logRetentionDays": "job log retention (default 30)",
-    "jobRolePolicyArns": "IAM managed policy ARNs for the jobs' own role (default none: jobs get no AWS permissions)",
-    "network": "existing network {vpcId, subnetIds, securityGroupIds}; or {cidrBlock, availabilityZones} for a new VPC",
-    "tags": "tags for every resource (map)",
-}
+B, JOB, NET = BatchGpuEnvironmentArgs, GpuJobArgs, AwsNetworkArgs
+SETTINGS = Settings(
+    Setting("instanceTypes", list, "GPU instance types from the catalog, e.g. `[g6.xlarge, g6.12xlarge]`",
+            ("instance_types",), default=[], required=True),
+    Setting("capacity", list, "compute environments in queue order: `[on-demand]`, `[spot]` or `[spot, on-demand]`",
+            ("capacity",), B),
+    # AWS Batch publishes no maxvCpus cap; 10,000 vCPUs is over 1,000 GPUs of g6.xlarge, far beyond the default EC2
+    # vCPU quotas of the G and P families (Service Quotas, "Running On-Demand G and VT / P instances").
+    Setting("maxVcpus", int, "most vCPUs each compute environment runs at once; caps GPUs and cost", ("max_vcpus",),
+            B, most=10_000),
+    Setting("minVcpus", int, "vCPUs kept running when the queue is empty; 0 bills no idle GPUs", ("min_vcpus",), B,
+            most=10_000),
+    Setting("imageType", str, "Batch AMI type; an `*_NVIDIA` type ships the NVIDIA driver and container toolkit",
+            ("image_type",), B),
+    Setting("imageId", str, "custom AMI with the NVIDIA driver, instead of `imageType`", ("image_id",), B),
+    Setting("rootVolumeGiB", int, "encrypted gp3 root volume per instance; deep-learning images are over 10 GB",
+            ("root_volume_gib",), B),
+    Setting("job", dict, "the GPU job definition: `{gpus, vcpus, memoryMiB, image, timeoutSeconds}` (1 GPU, 2 vCPUs, "
+            "8192 MiB, a PyTorch CUDA 12.4 image, 3600 s)", ("job",), default={}, sub=(
+                Setting("gpus", int, fields=("job.gpus",), feeds=JOB),
+                Setting("vcpus", int, fields=("job.vcpus",), feeds=JOB),
+                Setting("memoryMiB", int, fields=("job.memory_mib",), feeds=JOB),
+                Setting("image", str, fields=("job.image",), feeds=JOB),
+                Setting("timeoutSeconds", int, fields=("job.timeout_seconds",), feeds=JOB))),
+    Setting("multiNode", dict, "also register a multi-node parallel job definition, `{nodes}` (2), in a cluster "
+            "placement group; on-demand only", ("multi_node",), sub=(
+                Setting("nodes", int, fields=("multi_node.nodes",), feeds=MultiNodeArgs),)),
+    Setting("cpuQueue", dict, "also create a CPU-only queue with its own compute environment, "
+            "`{instanceTypes, maxVcpus}`", ("cpu_queue",), sub=(
+                Setting("instanceTypes", list, fields=("cpu_queue.instance_types",), feeds=CpuQueueArgs),
+                Setting("maxVcpus", int, fields=("cpu_queue.max_vcpus",), feeds=CpuQueueArgs, most=10_000))),
+    Setting("runnableTimeoutMinutes", int, "cancel a job blocked at the head of the GPU queue for lack of capacity "
+            "after this long (10 to 1440). A job no instance can hold is cancelled after 10 minutes",
+            ("runnable_timeout_minutes",), B),
+    Setting("logRetentionDays", int, "retention of the job log group", ("log_retention_days",), B),
+    Setting("jobRolePolicyArns", list, "IAM managed policy ARNs attached to the jobs' own role, exported as "
+            "`jobRoleArn` (none: jobs get no AWS permissions), e.g. `[arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess]`",
+            ("job_role_policy_arns",), B),
+    Setting("network", dict, "existing network `{vpcId, subnetIds, securityGroupIds}`; or `{cidrBlock, "
+            "availabilityZones}` for the VPC the stack creates (10.42.0.0/16, 2 zones: private subnets, one NAT "
+            "gateway)", default={}, sub=(
+                Setting("vpcId", str, fields=("vpc_id",)), Setting("subnetIds", list, fields=("subnet_ids",)),
+                Setting("securityGroupIds", list, fields=("security_group_ids",)),
+                Setting("cidrBlock", str, fields=("cidr_block",), feeds=NET),
+                Setting("availabilityZones", int, fields=("availability_zones",), feeds=NET))),
+    Setting("tags", dict, "tags for every resource and every instance Batch launches (map)", ("tags",), B),
+)
 """The ``gpuready:`` keys this platform reads (besides ``platform``)."""
-
-_NETWORK_KEYS = {"vpcId": str, "subnetIds": list, "securityGroupIds": list, "cidrBlock": str,
-                 "availabilityZones": int}
+CLOUD_KEYS = {"aws:region": "AWS region (the reference stack: us-east-1)"}
+"""The cloud provider's keys the stack reads, for the README."""
 
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
-    tags = config.get_object("tags", None, {})
-    network = config.get_object("network", _NETWORK_KEYS, {})
+    read = config.read
+    tags, network = read("tags"), read("network")
     if network.get("subnetIds"):
         subnet_ids, vpc_id = network["subnetIds"], network.get("vpcId")
         security_group_ids = network.get("securityGroupIds")
@@ -46,60 +76,17 @@ def build(config: StackConfig) -> None:
             raise ConfigError("gpuready:network.subnetIds", None, "vpcId/securityGroupIds given without subnets",
                               "give subnetIds too, or drop the network key to create a VPC")
         vpc = AwsNetwork("gpu", AwsNetworkArgs(
-            cidr_block=network.get("cidrBlock", "10.42.0.0/16"),
-            availability_zones=network.get("availabilityZones", 2), tags=tags))
+            cidr_block=network.get("cidrBlock", SETTINGS["network.cidrBlock"].value),
+            availability_zones=network.get("availabilityZones", SETTINGS["network.availabilityZones"].value),
+            tags=tags))
         subnet_ids, vpc_id, security_group_ids = vpc.private_subnet_ids, vpc.vpc_id, None
 
-    job = config.get_object("job", {"gpus": int, "vcpus": int, "memoryMiB": int, "image": str,
-                                    "timeoutSeconds": int}, {})
-    multi_node = config.get_object("multiNode", {"nodes": int})
-    cpu_queue = config.get_object("cpuQueue", {"instanceTypes": list, "maxVcpus": int})
-    defaults = GpuJobArgs()
-    env = BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(
-        instance_types=config.get_list("instanceTypes") or [],
-        subnet_ids=subnet_ids,
-        vpc_id=vpc_id,
-        security_group_ids=security_group_ids,
-        capacity=config.get_list("capacity", ["on-demand"]),
-        max_vcpus=config.get_int("maxVcpus", 64),
-        min_vcpus=config.get_int("minVcpus", 0),
-        image_type=config.get_str("imageType", "ECS_AL2023_NVIDIA"),
-        image_id=config.get_str("imageId"),
-        root_volume_gib=config.get_int("rootVolumeGiB", 200),
-        job=GpuJobArgs(
-            gpus=job.get("gpus", defaults.gpus),
-            vcpus=job.get("vcpus", defaults.vcpus),
-            memory_mib=job.get("memoryMiB", defaults.memory_mib),
-            image=job.get("image", defaults.image),
-            timeout_seconds=job.get("timeoutSeconds", defaults.timeout_seconds),
-        ),
-        multi_node=MultiNodeArgs(**({"nodes": multi_node["nodes"]} if "nodes" in multi_node else {}))
-        if multi_node is not None else None,
-        cpu_queue=CpuQueueArgs(**{k: v for k, v in (("instance_types", cpu_queue.get("instanceTypes")),
-                                                    ("max_vcpus", cpu_queue.get("maxVcpus"))) if v is not None})
-        if cpu_queue is not None else None,
-        runnable_timeout_minutes=config.get_int("runnableTimeoutMinutes", 60),
-        log_retention_days=config.get_int("logRetentionDays", 30),
-        job_role_policy_arns=config.get_list("jobRolePolicyArns", []),
-        tags=tags,
-    ))
-
-    cap = env.capacity
-    pulumi.export("platform", "aws-batch")
-    pulumi.export("jobQueueName", env.job_queue_name)
-    pulumi.export("jobQueueArn", env.job_queue_arn)
-    pulumi.export("jobDefinitionArn", env.job_definition_arn)
-    pulumi.export("jobRoleArn", env.job_role_arn)
-    if env.multi_node_job_definition_arn is not None:
-        pulumi.export("multiNodeJobDefinitionArn", env.multi_node_job_definition_arn)
-    if env.cpu_job_queue_arn is not None:
-        pulumi.export("cpuJobQueueArn", env.cpu_job_queue_arn)
-    pulumi.export("computeEnvironmentArns", env.compute_environment_arns)
-    pulumi.export("logGroupName", env.log_group_name)
-    pulumi.export("gpuModels", list(cap.gpu_models))
-    pulumi.export("maxGpusPerInstance", cap.max_gpus_per_instance)
-    pulumi.export("maxVcpusPerInstance", cap.max_vcpus_per_instance)
-    pulumi.export("maxMemoryMibPerInstance", cap.max_memory_mib_per_instance)
-    pulumi.export("maxTotalGpus", cap.max_total_gpus)
-    pulumi.export("maxUsdPerHour", cap.max_usd_per_hour)
-
+    multi_node, cpu_queue = read("multiNode"), read("cpuQueue")
+    env = BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(**config.args(
+        subnet_ids=subnet_ids, vpc_id=vpc_id, security_group_ids=security_group_ids,
+        job=GpuJobArgs(**args_of(SETTINGS["job"], read("job"))),
+        multi_node=MultiNodeArgs(**args_of(SETTINGS["multiNode"], multi_node)) if multi_node is not None else None,
+        cpu_queue=CpuQueueArgs(**args_of(SETTINGS["cpuQueue"], cpu_queue)) if cpu_queue is not None else None,
+    )))
+    for key, value in env.outputs.items():
+        pulumi.export(key, value)

@@ -13,84 +13,18 @@ import pulumi
 from components.errors import ConfigError
 from gpuready.errors import printable
 
+from .settings import Settings
+
 NAMESPACE = "gpuready"
 
 ALLOW_LARGE = "allowLargeCapacity"
-"""The key that lifts :data:`CAPACITY_BOUNDS` (``gpuready:allowLargeCapacity: true``); every platform reads it."""
-CAPACITY_BOUNDS = {
-    # AWS Batch publishes no maxvCpus cap; 10,000 vCPUs is over 1,000 GPUs of g6.xlarge, far beyond the default EC2
-    # vCPU quotas of the G and P families (Service Quotas, "Running On-Demand G and VT / P instances").
-    "maxVcpus": 10_000, "minVcpus": 10_000, "cpuQueue.maxVcpus": 10_000,
-    # EKS service quota "Nodes per managed node group": 450 (docs.aws.amazon.com/eks/latest/userguide/service-quotas).
-    "maxSize": 450, "minSize": 450, "desiredSize": 450,
-    # GKE quota "Nodes per node pool zone": 1,000 (cloud.google.com/kubernetes-engine/quotas).
-    "maxNodes": 1_000, "minNodes": 1_000,
-    # AKS "Maximum nodes per node pool" (Virtual Machine Scale Sets): 1,000 (learn.microsoft.com/azure/aks/quotas-skus-regions).
-    "maxCount": 1_000, "minCount": 1_000,
-}
-"""Most a capacity key accepts unless ``gpuready:allowLargeCapacity`` is true: a typo (an extra 0, 10**12) would
-otherwise reach the cloud as a bill or a quota error. Values from each cloud's documented quotas."""
-
-FIELD_KEYS = {
-    "aws-batch": {
-        "instance_types": "instanceTypes", "capacity": "capacity", "max_vcpus": "maxVcpus", "min_vcpus": "minVcpus",
-        "image_type": "imageType", "image_id": "imageId", "root_volume_gib": "rootVolumeGiB", "job": "job",
-        "job.gpus": "job.gpus", "job.vcpus": "job.vcpus", "job.memory_mib": "job.memoryMiB",
-        "job.image": "job.image", "job.timeout_seconds": "job.timeoutSeconds", "multi_node": "multiNode",
-        "multi_node.nodes": "multiNode.nodes", "cpu_queue.instance_types": "cpuQueue.instanceTypes",
-        "cpu_queue.max_vcpus": "cpuQueue.maxVcpus", "runnable_timeout_minutes": "runnableTimeoutMinutes",
-        "log_retention_days": "logRetentionDays", "cidr_block": "network.cidrBlock",
-        "availability_zones": "network.availabilityZones", "vpc_id": "network.vpcId",
-    },
-    "eks": {
-        "node_group.instance_types": "instanceTypes", "node_group.ami_type": "amiType",
-        "node_group.capacity_type": "capacityType", "node_group.min_size": "minSize",
-        "node_group.desired_size": "desiredSize", "node_group.max_size": "maxSize",
-        "node_group.root_volume_gib": "rootVolumeGiB", "node_group.labels": "nodeLabels",
-        "cluster.version": "kubernetesVersion", "cluster.public_access_cidrs": "apiAllowedCidrs",
-        "autoscaler.mode": "autoscaler", "autoscaler.kubernetes_version": "kubernetesVersion",
-        "existing_cluster.name": "existingCluster", "cidr_block": "network.cidrBlock",
-        "availability_zones": "network.availabilityZones", "vpc_id": "network.vpcId",
-    },
-    "gke": {
-        "location": "location", "node_pool.machine_type": "machineType", "node_pool.accelerator": "accelerator",
-        "node_pool.accelerator_count": "acceleratorCount", "node_pool.gpu_driver_version": "gpuDriverVersion",
-        "node_pool.gpu_sharing": "gpuSharing", "node_pool.gpu_sharing.strategy": "gpuSharing.strategy",
-        "node_pool.gpu_sharing.max_clients_per_gpu": "gpuSharing.maxClientsPerGpu",
-        "node_pool.node_locations": "nodeLocations", "node_pool.min_nodes": "minNodes",
-        "node_pool.max_nodes": "maxNodes", "node_pool.disk_size_gb": "diskSizeGb", "node_pool.labels": "nodeLabels",
-        "cluster.network": "network.network", "cluster.subnetwork": "network.subnetwork",
-        "cluster.release_channel": "releaseChannel", "cluster.master_authorized_networks": "apiAllowedCidrs",
-        "existing_cluster.name": "existingCluster",
-    },
-    "aks": {
-        "node_pool.vm_size": "vmSize", "node_pool.min_count": "minCount", "node_pool.max_count": "maxCount",
-        "node_pool.os_disk_size_gb": "osDiskSizeGb", "node_pool.availability_zones": "availabilityZones",
-        "node_pool.labels": "nodeLabels", "cluster.kubernetes_version": "kubernetesVersion",
-        "cluster.authorized_ip_ranges": "apiAllowedCidrs", "cluster.deployer_admin": "deployerAdmin",
-        "cluster.deployer_principal_type": "deployerPrincipalType",
-        "cluster.admin_group_object_ids": "adminGroupObjectIds", "existing_cluster.name": "existingCluster",
-        "resource_group_name": "resourceGroupName",
-    },
-    "software": {
-        "software": "install", "software.install": "install", "software.time_slicing_replicas": "timeSlicingReplicas",
-        "software.mig": "mig", "software.mig.strategy": "mig.strategy", "software.mig.config": "mig.config",
-        "software.gpu_feature_discovery": "gpuFeatureDiscovery", "software.dcgm_exporter": "dcgmExporter",
-        "software.prometheus_operator": "prometheusOperator",
-    },
-}
-"""Platform -> a component's field path (as its ``ConfigError`` names it) -> the ``gpuready:`` key the user typed.
-``software`` holds the Kubernetes platforms' shared keys."""
+"""The key that lifts the settings' bounds (``gpuready:allowLargeCapacity: true``); every platform reads it."""
 
 
-def _table(platform: str) -> dict[str, str]:
-    return {**FIELD_KEYS.get(platform, {}), **(FIELD_KEYS["software"] if platform != "aws-batch" else {})}
-
-
-def config_key(platform: str, field: str) -> str:
+def config_key(settings: Settings, field: str) -> str:
     """The ``gpuready:`` key(s) behind a component field path such as ``node_group.max_size`` or ``min_vcpus/max_vcpus``
     (each part mapped); a field already naming a config key, or one the table lacks, is returned escaped as it is."""
-    table = _table(platform)
+    table = settings.field_keys()
 
     def one(part: str) -> str:
         if part.startswith(f"{NAMESPACE}:") or ":" in part:
@@ -106,11 +40,11 @@ def config_key(platform: str, field: str) -> str:
     return printable("/".join(one(f"{parent}.{p}" if parent and "." not in p else p) for p in parts))
 
 
-def _in_text(platform: str, text: str) -> str:
+def _in_text(settings: Settings, text: str) -> str:
     """``text`` with the component field names it mentions (``max_vcpus``, ``job.memory_mib``) as ``gpuready:`` keys;
     only names with ``_`` or ``.`` are replaced, so prose words such as "capacity" stay."""
     names: dict[str, str] = {}
-    for field, key in _table(platform).items():
+    for field, key in settings.field_keys().items():
         for name in (field, field.split(".")[-1]):
             if "_" in name or "." in name:
                 names.setdefault(name, f"{NAMESPACE}:{key}")
@@ -120,17 +54,42 @@ def _in_text(platform: str, text: str) -> str:
     return pattern.sub(lambda m: names[m.group(1)], text)
 
 
-def for_stack(error: ConfigError, platform: str) -> ConfigError:
+def for_stack(error: ConfigError, settings: Settings) -> ConfigError:
     """``error`` as a stack user reads it: the field named by its ``gpuready:`` key, printed safely."""
-    return ConfigError(config_key(platform, error.field), error.value,
-                       printable(_in_text(platform, error.problem), 400), printable(_in_text(platform, error.fix), 400))
+    return ConfigError(config_key(settings, error.field), error.value,
+                       printable(_in_text(settings, error.problem), 400), printable(_in_text(settings, error.fix), 400))
 
 
 class StackConfig:
     """The ``gpuready:`` keys of the running stack, read with their types checked."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings = Settings()) -> None:
         self._config = pulumi.Config(NAMESPACE)
+        self.settings = settings
+        """The platform's settings: what :meth:`read` reads, and the bounds of whole numbers."""
+
+    def read(self, key: str) -> Any:
+        """The value of the setting ``key`` (``job``, ``cpuQueue.maxVcpus``...) of the right type, or its default."""
+        setting = self.settings[key]
+        if setting.secret:
+            return self.get_secret(key)
+        if setting.kind is str:
+            return self.require_str(key) if setting.required else self.get_str(key, setting.value)
+        reader = {int: self.get_int, bool: self.get_bool, list: self.get_list}.get(setting.kind)
+        if reader is not None:
+            return reader(key, setting.value)
+        return self.get_object(key, setting.shape or None, setting.value)
+
+    def args(self, prefix: str = "", **given: Any) -> dict[str, Any]:
+        """Keyword arguments of the args dataclass at the component path ``prefix`` (``node_pool``; ``""``: the
+        component's own): each plain setting feeding one of its fields, read, then ``given`` (what the stack
+        computes itself, and the object settings' dataclasses) over them."""
+        read = {}
+        for setting in self.settings:
+            parent, _, name = setting.fields[0].rpartition(".") if setting.fields else ("", "", "")
+            if name and parent == prefix and not setting.sub:
+                read[name] = self.read(setting.key)
+        return {**read, **given}
 
     def _raw(self, key: str) -> Optional[str]:
         return self._config.get(key)
@@ -167,7 +126,8 @@ class StackConfig:
         return self._bounded(key, int(value))
 
     def _bounded(self, key: str, value: int) -> int:
-        most = CAPACITY_BOUNDS.get(key)
+        setting = self.settings.get(key)
+        most = setting.most if setting else None
         if most is not None and value > most and not self.get_bool(ALLOW_LARGE, False):
             raise ConfigError(f"{NAMESPACE}:{key}", value, f"more than {most:,}, above the cloud's quota for it "
                               "(most likely a typo)", f"use a smaller value, or set {NAMESPACE}:{ALLOW_LARGE}: "

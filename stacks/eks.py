@@ -2,46 +2,59 @@
 
 from __future__ import annotations
 
-import pulumi
-
 from components.aws_network import AwsNetwork, AwsNetworkArgs
-from components.eks_gpu import AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs
+from components.eks_gpu import (AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs,
+                                GpuNodeGroupArgs)
 from components.errors import ConfigError
 
 from .config import StackConfig
-from .kubernetes import (API_ACCESS_KEYS, EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, api_allowed_cidrs, existing_cluster,
-                         export, software_options)
+from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
+from .settings import Setting
 
-KEYS = {
-    "instanceTypes": "GPU instance types of the node group (list, required), e.g. [g6.xlarge, g6.2xlarge]",
-    "amiType": "EKS AMI type (default AL2023_x86_64_NVIDIA; BOTTLEROCKET_x86_64_NVIDIA also ships the device plugin)",
-    "capacityType": "ON_DEMAND (default) or SPOT",
-    "minSize": "GPU nodes kept when idle (default 0: no idle GPUs billed)",
-    "maxSize": "most GPU nodes at once (default 2): caps GPUs and cost",
-    "desiredSize": "GPU nodes at creation (default minSize); the autoscaler owns it afterwards",
-    "rootVolumeGiB": "encrypted gp3 volume for container images per node (default 200)",
-    "nodeLabels": "extra labels of the GPU nodes (map); nvidia.com/gpu.present=true is always set",
-    "kubernetesVersion": "Kubernetes version of a new cluster (default 1.34), or of existingCluster (needed there "
-                         "with autoscaler cluster-autoscaler, to match its image)",
-    "autoscaler": "what scales GPU nodes from zero: cluster-autoscaler (default for a new cluster), karpenter, "
-                  "auto-mode (new cluster in EKS Auto Mode) or none (default for existingCluster: its own autoscaler)",
-    "endpointPublicAccess": "public API endpoint (default true); false: private only, run pulumi inside the VPC",
-    "network": "existing network {vpcId, subnetIds}; or {cidrBlock, availabilityZones} for a new VPC",
-    "tags": "tags for every AWS resource (map)",
-    **API_ACCESS_KEYS,
-    **SOFTWARE_KEYS,
-    **EXISTING_CLUSTER_KEYS,
-}
+NG = GpuNodeGroupArgs
+SETTINGS = kubernetes_settings(
+    "cluster.public_access_cidrs", "EKS's `publicAccessCidrs`",
+    Setting("instanceTypes", list, "GPU instance types, one architecture; split into one node group per GPU count "
+            "and model (`eks-gpu`, then e.g. `eks-gpu-4x`)", ("node_group.instance_types",), default=[],
+            required=True),
+    Setting("amiType", str, "`AL2023_x86_64_NVIDIA` (driver and toolkit) or `BOTTLEROCKET_x86_64_NVIDIA` (also the "
+            "device plugin); the `_ARM_64_` ones for Graviton GPU types", ("node_group.ami_type",), NG),
+    Setting("capacityType", str, "`ON_DEMAND` or `SPOT`", ("node_group.capacity_type",), NG),
+    # EKS service quota "Nodes per managed node group": 450 (docs.aws.amazon.com/eks/latest/userguide/service-quotas).
+    Setting("minSize", int, "GPU nodes kept when idle", ("node_group.min_size",), NG, most=450),
+    Setting("maxSize", int, "most GPU nodes at once in each GPU node group; caps GPUs and cost",
+            ("node_group.max_size",), NG, most=450),
+    Setting("desiredSize", int, "GPU nodes at creation; the autoscaler owns it afterwards",
+            ("node_group.desired_size",), NG, most=450, shown="`minSize`"),
+    Setting("rootVolumeGiB", int, "encrypted gp3 volume for container images per node", ("node_group.root_volume_gib",),
+            NG),
+    Setting("nodeLabels", dict, "extra node labels (map); `nvidia.com/gpu.present=true` is always set",
+            ("node_group.labels",), NG),
+    Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default 1.34, pinned so the "
+            "cluster-autoscaler image matches); with `existingCluster` and `cluster-autoscaler`, that cluster's "
+            "version (required there)", ("cluster.version", "autoscaler.kubernetes_version"), ClusterArgs),
+    Setting("autoscaler", str, "what adds GPU nodes from zero: `cluster-autoscaler` (default for a new cluster), "
+            "`karpenter`, `auto-mode` (new cluster) or `none` (default with `existingCluster`); see below",
+            ("autoscaler.mode",), AutoscalerArgs),
+    Setting("endpointPublicAccess", bool, "public API endpoint; false: private only, run pulumi inside the VPC",
+            ("cluster.endpoint_public_access",), ClusterArgs),
+    Setting("network", dict, "existing network `{vpcId, subnetIds}` (private subnets in two or more zones); or "
+            "`{cidrBlock, availabilityZones}` for the VPC the stack creates", default={}, sub=(
+                Setting("vpcId", str, fields=("vpc_id",)), Setting("subnetIds", list, fields=("subnet_ids",)),
+                Setting("cidrBlock", str, fields=("cidr_block",), feeds=AwsNetworkArgs),
+                Setting("availabilityZones", int, fields=("availability_zones",), feeds=AwsNetworkArgs))),
+    Setting("tags", dict, "tags for every AWS resource, the instances and their volumes (map)", ("tags",),
+            EksGpuClusterArgs),
+)
 """The ``gpuready:`` keys this platform reads (besides ``platform``)."""
+CLOUD_KEYS = {"aws:region": "AWS region (the reference stack: us-east-1)"}
 RENAMED = {"publicAccessCidrs": "apiAllowedCidrs"}
-
-_NETWORK_KEYS = {"vpcId": str, "subnetIds": list, "cidrBlock": str, "availabilityZones": int}
 
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
-    tags = config.get_object("tags", None, {})
-    network = config.get_object("network", _NETWORK_KEYS, {})
+    read = config.read
+    tags, network = read("tags"), read("network")
     if network.get("subnetIds"):
         subnet_ids = network["subnetIds"]
     else:
@@ -49,36 +62,22 @@ def build(config: StackConfig) -> None:
             raise ConfigError("gpuready:network.subnetIds", None, "vpcId given without subnets",
                               "give subnetIds too, or drop the network key to create a VPC")
         vpc = AwsNetwork("gpu", AwsNetworkArgs(
-            cidr_block=network.get("cidrBlock", "10.42.0.0/16"),
-            availability_zones=network.get("availabilityZones", 2), tags=tags))
+            cidr_block=network.get("cidrBlock", SETTINGS["network.cidrBlock"].value),
+            availability_zones=network.get("availabilityZones", SETTINGS["network.availabilityZones"].value),
+            tags=tags))
         subnet_ids = vpc.private_subnet_ids
 
     existing = existing_cluster(config)
-    public = config.get_bool("endpointPublicAccess", True)
+    public = read("endpointPublicAccess")
     allowed = api_allowed_cidrs(config, existing is not None, public)
 
-    cluster = EksGpuCluster("eks", EksGpuClusterArgs(
+    cluster = EksGpuCluster("eks", EksGpuClusterArgs(**config.args(
         subnet_ids=subnet_ids,
-        cluster=None if existing else ClusterArgs(
-            version=config.get_str("kubernetesVersion"),
-            endpoint_public_access=public, public_access_cidrs=allowed),
+        cluster=None if existing else ClusterArgs(**config.args("cluster", public_access_cidrs=allowed)),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
-        autoscaler=AutoscalerArgs(mode=config.get_str("autoscaler"),
-                                  kubernetes_version=config.get_str("kubernetesVersion") if existing else None),
-        node_group=GpuNodeGroupArgs(
-            instance_types=config.get_list("instanceTypes") or [],
-            ami_type=config.get_str("amiType", "AL2023_x86_64_NVIDIA"),
-            capacity_type=config.get_str("capacityType", "ON_DEMAND"),
-            min_size=config.get_int("minSize", 0),
-            max_size=config.get_int("maxSize", 2),
-            desired_size=config.get_int("desiredSize", None),
-            root_volume_gib=config.get_int("rootVolumeGiB", 200),
-            labels=config.get_object("nodeLabels", None, {}),
-        ),
+        autoscaler=AutoscalerArgs(**config.args(
+            "autoscaler", kubernetes_version=read("kubernetesVersion") if existing else None)),
+        node_group=GpuNodeGroupArgs(**config.args("node_group")),
         software=software_options(config),
-        tags=tags,
-    ))
-
-    export("eks", cluster, "nodeGroupName", cluster.node_group_name)
-    pulumi.export("nodeGroupNames", cluster.node_group_names)
-    pulumi.export("autoscaler", cluster.capacity.autoscaler)
+    )))
+    export(cluster)

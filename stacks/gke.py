@@ -7,75 +7,72 @@ from components.gke_gpu import (ClusterArgs, ExistingClusterArgs, GkeGpuCluster,
                                 GpuSharingArgs)
 
 from .config import StackConfig
-from .kubernetes import (API_ACCESS_KEYS, EXISTING_CLUSTER_KEYS, SOFTWARE_KEYS, api_allowed_cidrs, existing_cluster,
-                         export, software_options)
+from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
+from .settings import Setting, args_of
 
-KEYS = {
-    "location": "region (regional cluster) or zone of the cluster (required), e.g. us-central1",
-    "machineType": "GPU machine type (required): g2-standard-8 (L4), a2-highgpu-1g (A100), a3-highgpu-8g (H100), "
-                   "or n1-standard-8 with accelerator",
-    "accelerator": "N1 only: nvidia-tesla-t4 or nvidia-tesla-v100",
-    "acceleratorCount": "N1 only: GPUs per node",
-    "gpuDriverVersion": "DEFAULT or LATEST (GKE installs the driver), INSTALLATION_DISABLED (the GPU Operator does); "
-                        "default follows install",
-    "gpuSharing": "GKE's GPU sharing: {strategy: TIME_SHARING|MPS, maxClientsPerGpu}",
-    "nodeLocations": "zones of the GPU pool (list), where the GPU is offered",
-    "spot": "Spot VMs for the GPU pool (default false)",
-    "minNodes": "GPU nodes kept when idle, in total (default 0)",
-    "maxNodes": "most GPU nodes at once, in total (default 2): caps GPUs and cost",
-    "diskSizeGb": "boot disk per GPU node, holding container images (default 200)",
-    "nodeLabels": "extra labels of the GPU nodes (map)",
-    "managedDcgm": "GKE's managed DCGM metrics in Cloud Monitoring (default true; the exporter chart is then off)",
-    "releaseChannel": "GKE release channel of a new cluster (default REGULAR)",
-    "network": "your VPC network and subnetwork for a new cluster: {network, subnetwork} (default: the stack creates "
-               "both, with Cloud NAT)",
-    "cloudNat": "Cloud Router + Cloud NAT so the private nodes pull images from the internet (default: true on the "
-                "network the stack creates, false on yours; true needs network.subnetwork)",
-    "labels": "resource labels for every Google Cloud resource (map)",
-    **API_ACCESS_KEYS,
-    **SOFTWARE_KEYS,
-    **EXISTING_CLUSTER_KEYS,
-}
-"""The ``gpuready:`` keys this platform reads (besides ``platform``); ``gcp:project`` names the project."""
+NP = GpuNodePoolArgs
+SETTINGS = kubernetes_settings(
+    "cluster.master_authorized_networks", "GKE's master authorized networks",
+    Setting("location", str, "region (regional cluster) or zone of the cluster, e.g. `us-central1`", ("location",),
+            required=True),
+    Setting("machineType", str, "GPU machine type: `g2-standard-*` (L4), `a2-highgpu-*`/`a2-ultragpu-*` (A100), "
+            "`a3-highgpu-8g` (H100), or `n1-standard-*` with `accelerator`", ("node_pool.machine_type",),
+            required=True),
+    Setting("accelerator", str, "N1 only: `nvidia-tesla-t4` or `nvidia-tesla-v100`; any other pairing is refused",
+            ("node_pool.accelerator",), NP),
+    Setting("acceleratorCount", int, "N1 only: GPUs per node", ("node_pool.accelerator_count",), NP),
+    Setting("gpuDriverVersion", str, "`DEFAULT`, `LATEST` (GKE installs) or `INSTALLATION_DISABLED` (the GPU Operator "
+            "does); default follows `install`", ("node_pool.gpu_driver_version",), NP),
+    Setting("gpuSharing", dict, "GKE's GPU sharing: `{strategy: TIME_SHARING|MPS, maxClientsPerGpu}` (2-48)",
+            ("node_pool.gpu_sharing",), sub=(
+                Setting("strategy", str, fields=("node_pool.gpu_sharing.strategy",), feeds=GpuSharingArgs),
+                Setting("maxClientsPerGpu", int, fields=("node_pool.gpu_sharing.max_clients_per_gpu",),
+                        feeds=GpuSharingArgs))),
+    Setting("nodeLocations", list, "zones of the GPU pool, where the GPU is offered", ("node_pool.node_locations",),
+            NP),
+    Setting("spot", bool, "Spot VMs for the GPU pool", ("node_pool.spot",), NP),
+    # GKE quota "Nodes per node pool zone": 1,000 (cloud.google.com/kubernetes-engine/quotas).
+    Setting("minNodes", int, "GPU nodes kept when idle, in total", ("node_pool.min_nodes",), NP, most=1_000),
+    Setting("maxNodes", int, "most GPU nodes at once, in total; caps GPUs and cost", ("node_pool.max_nodes",), NP,
+            most=1_000),
+    Setting("diskSizeGb", int, "boot disk per GPU node, holding container images", ("node_pool.disk_size_gb",), NP),
+    Setting("nodeLabels", dict, "extra node labels (map)", ("node_pool.labels",), NP),
+    Setting("managedDcgm", bool, "GKE's managed DCGM metrics in Cloud Monitoring; the DCGM exporter chart is then not "
+            "installed", ("cluster.managed_dcgm",), ClusterArgs),
+    Setting("releaseChannel", str, "GKE release channel of a new cluster: `REGULAR`, `RAPID`, `STABLE`, `EXTENDED`",
+            ("cluster.release_channel",), ClusterArgs),
+    Setting("network", dict, "your `{network, subnetwork}` for a new cluster (default: the stack creates a network and "
+            "a subnetwork in the cluster's region: nodes 10.10.0.0/20, pods 10.12.0.0/14, services 10.10.16.0/20, "
+            "Private Google Access on)", default={}, sub=(
+                Setting("network", str, fields=("cluster.network",)),
+                Setting("subnetwork", str, fields=("cluster.subnetwork",)))),
+    Setting("cloudNat", bool, "Cloud Router + Cloud NAT for the nodes' subnetwork (default: true on the network the "
+            "stack creates; false on yours, where true needs `network.subnetwork`)", ("cluster.cloud_nat",),
+            ClusterArgs),
+    Setting("labels", dict, "resource labels for every Google Cloud resource (map)", ("labels",), GkeGpuClusterArgs),
+)
+"""The ``gpuready:`` keys this platform reads (besides ``platform``)."""
+CLOUD_KEYS = {"gcp:project": "Google Cloud project (required)"}
 RENAMED = {"masterAuthorizedNetworks": "apiAllowedCidrs"}
 
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
+    read = config.read
     existing = existing_cluster(config)
     allowed = api_allowed_cidrs(config, existing is not None)
-    if existing and config.get_bool("cloudNat", None) is not None:
-        raise ConfigError("gpuready:cloudNat", config.get_bool("cloudNat", None), "only read when the stack creates "
-                          "the cluster", "remove it; your cluster's network keeps its own NAT")
-    network = config.get_object("network", {"network": str, "subnetwork": str}, {})
-    sharing = config.get_object("gpuSharing", {"strategy": str, "maxClientsPerGpu": int})
-    defaults = GpuSharingArgs()
-    cluster = GkeGpuCluster("gke", GkeGpuClusterArgs(
-        location=config.require_str("location"),
-        cluster=None if existing else ClusterArgs(
-            network=network.get("network"), subnetwork=network.get("subnetwork"),
-            cloud_nat=config.get_bool("cloudNat", None),
-            release_channel=config.get_str("releaseChannel", "REGULAR"),
-            master_authorized_networks=allowed,
-            managed_dcgm=config.get_bool("managedDcgm", True)),
+    if existing and read("cloudNat") is not None:
+        raise ConfigError("gpuready:cloudNat", read("cloudNat"), "only read when the stack creates the cluster",
+                          "remove it; your cluster's network keeps its own NAT")
+    network, sharing = read("network"), read("gpuSharing")
+    cluster = GkeGpuCluster("gke", GkeGpuClusterArgs(**config.args(
+        cluster=None if existing else ClusterArgs(**config.args(
+            "cluster", network=network.get("network"), subnetwork=network.get("subnetwork"),
+            master_authorized_networks=allowed)),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
-        node_pool=GpuNodePoolArgs(
-            machine_type=config.require_str("machineType"),
-            accelerator=config.get_str("accelerator"),
-            accelerator_count=config.get_int("acceleratorCount", None),
-            gpu_driver_version=config.get_str("gpuDriverVersion"),
-            gpu_sharing=GpuSharingArgs(strategy=sharing.get("strategy", defaults.strategy),
-                                       max_clients_per_gpu=sharing.get("maxClientsPerGpu",
-                                                                       defaults.max_clients_per_gpu))
-            if sharing is not None else None,
-            node_locations=config.get_list("nodeLocations", []),
-            spot=config.get_bool("spot", False),
-            min_nodes=config.get_int("minNodes", 0),
-            max_nodes=config.get_int("maxNodes", 2),
-            disk_size_gb=config.get_int("diskSizeGb", 200),
-            labels=config.get_object("nodeLabels", None, {}),
-        ),
+        node_pool=GpuNodePoolArgs(**config.args(
+            "node_pool", gpu_sharing=GpuSharingArgs(**args_of(SETTINGS["gpuSharing"], sharing))
+            if sharing is not None else None)),
         software=software_options(config),
-        labels=config.get_object("labels", None, {}),
-    ))
-    export("gke", cluster, "nodePoolName", cluster.node_pool_name)
+    )))
+    export(cluster)

@@ -10,45 +10,60 @@ from components.errors import ConfigError
 from components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .config import StackConfig
+from .settings import Setting, Settings, args_of
 
-SOFTWARE_KEYS = {
-    "install": "device-plugin (default) or gpu-operator: who installs the NVIDIA software the node image lacks",
-    "timeSlicingReplicas": "share each GPU between this many pods (2-64) by time-slicing",
-    "mig": "partition GPUs with MIG: {strategy: single|mixed, config: all-balanced|all-1g.10gb...}",
-    "gpuFeatureDiscovery": "label nodes with GPU product, memory and CUDA version (default: on where the platform "
-                           "does not label GPUs)",
-    "dcgmExporter": "run NVIDIA's DCGM exporter for GPU metrics (default true; GKE: managed DCGM instead)",
-    "prometheusOperator": "create a ServiceMonitor for the DCGM exporter; needs the Prometheus Operator's CRDs",
-}
-API_ACCESS_KEYS = {
-    "apiAllowedCidrs": "CIDRs that may reach the new cluster's Kubernetes API (list; required with a public "
-                       "endpoint): your egress IP as /32, your VPN's range, or [0.0.0.0/0] for anywhere",
-}
+SOFTWARE = (
+    Setting("install", str, "`device-plugin` (NVIDIA device plugin + DCGM exporter charts) or `gpu-operator`: who "
+            "installs the NVIDIA software the node image lacks", ("software.install", "software"), GpuSoftwareOptions),
+    Setting("timeSlicingReplicas", int, "advertise each GPU as this many `nvidia.com/gpu` (2-64), shared in turns",
+            ("software.time_slicing_replicas",), GpuSoftwareOptions),
+    Setting("mig", dict, "partition GPUs with MIG: `{strategy: single|mixed, config: all-balanced|all-1g.10gb...}`",
+            ("software.mig",), sub=(Setting("strategy", str, fields=("software.mig.strategy",), feeds=MigArgs),
+                                    Setting("config", str, fields=("software.mig.config",), feeds=MigArgs))),
+    Setting("gpuFeatureDiscovery", bool, "label nodes with GPU product, memory and CUDA version (default: on where "
+            "the platform does not label GPUs)", ("software.gpu_feature_discovery",), GpuSoftwareOptions),
+    Setting("dcgmExporter", bool, "run NVIDIA's DCGM exporter for GPU metrics on :9400 (default: on, but where the "
+            "platform's managed DCGM runs)", ("software.dcgm_exporter",), GpuSoftwareOptions),
+    Setting("prometheusOperator", bool, "create a ServiceMonitor for the DCGM exporter; needs the Prometheus "
+            "Operator's CRDs in the cluster", ("software.prometheus_operator",), GpuSoftwareOptions),
+)
+"""The keys of the NVIDIA software, the same on every Kubernetes platform."""
+
+
+def api_access(field: str, sets: str) -> Setting:
+    """``apiAllowedCidrs``, feeding the platform's cluster argument ``field``, which ``sets`` the cloud's setting."""
+    return Setting("apiAllowedCidrs", list, "CIDRs that may reach the new cluster's Kubernetes API (required with a "
+                   "public endpoint): your egress IP as /32, your VPN's range, or `[0.0.0.0/0]` for anywhere; sets "
+                   f"{sets}; see below", (field,))
+
+
 SET_API_ALLOWED_CIDRS = ("pulumi config set --path 'gpuready:apiAllowedCidrs[0]' "
                          "$(curl -s https://checkip.amazonaws.com)/32")
 """The fix named when the allow-list is missing: this machine's public address, which ``pulumi up`` calls from."""
-EXISTING_CLUSTER_KEYS = {
-    "existingCluster": "name of an existing cluster to add the GPU nodes to, instead of creating one",
-    "kubeconfig": "kubeconfig of existingCluster (set it with --secret)",
-}
+EXISTING_CLUSTER = (
+    Setting("existingCluster", str, "add the GPU nodes to this existing cluster instead of creating one",
+            ("existing_cluster.name",)),
+    Setting("kubeconfig", str, "its kubeconfig, for the Helm releases: `pulumi config set --secret "
+            "gpuready:kubeconfig \"$(cat FILE)\"`", secret=True),
+)
+
+
+def kubernetes_settings(api_field: str, api_sets: str, *own: Setting) -> Settings:
+    """A Kubernetes platform's settings: its ``own``, then those every Kubernetes platform reads (``apiAllowedCidrs``
+    feeding its cluster argument ``api_field``, which sets the cloud's ``api_sets``)."""
+    return Settings(*own, api_access(api_field, api_sets), *SOFTWARE, *EXISTING_CLUSTER)
 
 
 def software_options(config: StackConfig) -> GpuSoftwareOptions:
-    mig = config.get_object("mig", {"strategy": str, "config": str})
-    return GpuSoftwareOptions(
-        install=config.get_str("install", GpuSoftwareOptions().install),
-        time_slicing_replicas=config.get_int("timeSlicingReplicas", None),
-        mig=MigArgs(**mig) if mig is not None else None,
-        gpu_feature_discovery=config.get_bool("gpuFeatureDiscovery", None),
-        dcgm_exporter=config.get_bool("dcgmExporter", None),
-        prometheus_operator=config.get_bool("prometheusOperator", False),
-    )
+    mig = config.read("mig")
+    return GpuSoftwareOptions(**config.args(
+        "software", mig=MigArgs(**args_of(config.settings["mig"], mig)) if mig is not None else None))
 
 
 def api_allowed_cidrs(config: StackConfig, existing: bool, public: bool = True) -> list[str]:
     """The allow-list of a new cluster's public API endpoint, which must be set: no one can reach an endpoint behind
     a made-up range, and an open one must be asked for (``[0.0.0.0/0]``, which the policy pack flags)."""
-    cidrs = config.get_list("apiAllowedCidrs")
+    cidrs = config.read("apiAllowedCidrs")
     if existing:
         if cidrs is not None:
             raise ConfigError("gpuready:apiAllowedCidrs", cidrs, "only read when the stack creates the cluster",
@@ -64,8 +79,7 @@ def api_allowed_cidrs(config: StackConfig, existing: bool, public: bool = True) 
 
 def existing_cluster(config: StackConfig) -> Optional[tuple[str, pulumi.Output[str]]]:
     """``(name, kubeconfig)`` of the existing cluster the config names, or ``None`` to create one."""
-    name = config.get_str("existingCluster")
-    kubeconfig = config.get_secret("kubeconfig")
+    name, kubeconfig = config.read("existingCluster"), config.read("kubeconfig")
     if name and kubeconfig is None:
         raise ConfigError("gpuready:kubeconfig", None, "needed with existingCluster to install the GPU software",
                           "pulumi config set --secret gpuready:kubeconfig \"$(cat KUBECONFIG)\"")
@@ -75,19 +89,8 @@ def existing_cluster(config: StackConfig) -> Optional[tuple[str, pulumi.Output[s
     return (name, kubeconfig) if name else None
 
 
-def export(platform: str, cluster: Any, pool_key: str, pool_name: pulumi.Output[str]) -> None:
-    """The outputs ``gpuready smoke`` reads from a Kubernetes stack: cluster access, GPU node selection, capacity."""
-    cap = cluster.capacity
-    pulumi.export("platform", platform)
-    pulumi.export("clusterName", cluster.cluster_name)
-    pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export(pool_key, pool_name)
-    pulumi.export("gpuTaint", cluster.gpu_taint)
-    pulumi.export("gpuNodeTaints", cluster.gpu_node_taints)
-    pulumi.export("gpuNodeLabels", cluster.gpu_node_labels)
-    if cluster.software.namespace is not None:
-        pulumi.export("gpuNamespace", cluster.software.namespace)
-    pulumi.export("gpuModels", list(cap.gpu_models))
-    pulumi.export("maxGpusPerNode", cap.max_gpus_per_node)
-    pulumi.export("maxGpus", cap.max_gpus)
-    pulumi.export("maxUsdPerHour", cap.max_usd_per_hour)
+def export(cluster: Any) -> None:
+    """Export what the cluster's component registered: its platform's output contract, which ``gpuready smoke``
+    reads."""
+    for key, value in cluster.outputs.items():
+        pulumi.export(key, value)

@@ -17,6 +17,7 @@ from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
 from .args import AksGpuClusterArgs, ClusterArgs
+from .outputs import OUTPUTS
 from .validation import AksCapacity, check
 
 azure = require("pulumi_azure_native")
@@ -107,7 +108,7 @@ class AksGpuCluster(GpuCluster):
                                         depends_on=[agent_pool, *admins]))
 
         self.node_pool_name = agent_pool.name
-        self._register(cluster_name, config, "nodePoolName", self.node_pool_name, cap)
+        self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
 
     def _admins(self, name: str, cluster: ClusterArgs, scope: pulumi.Output[str]) -> list:
         """Role assignments making the deployer and the admin groups cluster admins through Azure RBAC."""

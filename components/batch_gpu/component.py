@@ -11,6 +11,7 @@ from ..errors import ConfigError
 from ..sdk import require
 from . import facts
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
+from .outputs import OUTPUTS
 from .validation import BatchCapacity, check
 
 aws = require("pulumi_aws")
@@ -59,6 +60,8 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
     log_group_name: pulumi.Output[str]
     capacity: BatchCapacity
     """Catalog facts of the instance types: largest instance, maximum GPUs and dollars per hour."""
+    outputs: dict[str, Any]
+    """What the component registered: the ``aws-batch`` output contract (:mod:`.outputs`), for the stack to export."""
 
     def __init__(self, name: str, args: BatchGpuEnvironmentArgs,
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
@@ -237,21 +240,26 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         self.multi_node_job_definition_arn = multi_node_definition.arn if multi_node_definition else None
         self.cpu_job_queue_arn = cpu_queue.arn if cpu_queue else None
         self.log_group_name = log_group.name
-        self.register_outputs({
+        self.outputs = OUTPUTS.values({
+            "platform": OUTPUTS.platform,
             "jobQueueName": self.job_queue_name,
             "jobQueueArn": self.job_queue_arn,
-            "computeEnvironmentArns": self.compute_environment_arns,
             "jobDefinitionArn": self.job_definition_arn,
+            "jobVcpus": args.job.vcpus,
+            "jobMemoryMib": args.job.memory_mib,
             "jobRoleArn": self.job_role_arn,
             "multiNodeJobDefinitionArn": self.multi_node_job_definition_arn,
             "cpuJobQueueArn": self.cpu_job_queue_arn,
+            "computeEnvironmentArns": self.compute_environment_arns,
             "logGroupName": self.log_group_name,
             "gpuModels": list(cap.gpu_models),
             "maxGpusPerInstance": cap.max_gpus_per_instance,
             "maxVcpusPerInstance": cap.max_vcpus_per_instance,
             "maxMemoryMibPerInstance": cap.max_memory_mib_per_instance,
             "maxTotalGpus": cap.max_total_gpus,
+            "maxUsdPerHour": cap.max_usd_per_hour,
         })
+        self.register_outputs(self.outputs)
 
     def _role(self, name: str, purpose: str, tags: dict[str, str]):
         """An IAM role for one AWS service principal with exactly one AWS managed policy, and that attachment."""

@@ -17,6 +17,7 @@ from . import autoscaler, facts, karpenter
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
+from .outputs import OUTPUTS
 from .scale_from_zero import template_tags
 from .validation import EksCapacity, check, group_labels
 
@@ -125,7 +126,7 @@ class EksGpuCluster(GpuCluster):
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[*gpu_capacity, *system_nodes]))
 
-        self._register(cluster_name, config, "nodeGroupName", self.node_group_name, cap,
+        self._register(OUTPUTS, cluster_name, config, cap, nodeGroupName=self.node_group_name,
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
                        autoscaler=cap.autoscaler)
 

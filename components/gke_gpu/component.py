@@ -16,6 +16,7 @@ from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
 from .args import ClusterArgs, GkeGpuClusterArgs
+from .outputs import OUTPUTS
 from .validation import GkeCapacity, check
 
 gcp = require("pulumi_gcp")
@@ -126,7 +127,7 @@ class GkeGpuCluster(GpuCluster):
                                         depends_on=[node_pool, *system_pools, *nat]))
 
         self.node_pool_name = node_pool.name
-        self._register(cluster_name, config, "nodePoolName", self.node_pool_name, cap)
+        self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
 
     def _node_config(self, machine_type: str, service_account: Any, disk_gb: int, node_labels: dict[str, str],
                      resource_labels: dict[str, str], *, image_type: str, secure_boot: bool, spot: bool = False,

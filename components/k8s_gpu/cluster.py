@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pulumi
 
+from ..outputs import Contract
 from . import facts
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ class GpuCluster(pulumi.ComponentResource):
     gpu_node_labels: dict[str, str]
     """Labels the GPU nodes carry from boot: what a pod selects them by."""
     software: "K8sGpuSoftware"
+    outputs: dict[str, Any]
+    """What the component registered: the platform's output contract (``outputs.py``), for the stack to export."""
 
     def _gpu_nodes(self, platform: str, labels: Mapping[str, str],
                    extra_taints: Sequence[facts.Taint] = ()) -> facts.Taint:
@@ -35,19 +38,23 @@ class GpuCluster(pulumi.ComponentResource):
         self.gpu_node_labels = dict(labels)
         return taint
 
-    def _register(self, cluster_name: pulumi.Output[str], kubeconfig: pulumi.Output[str], pool_key: str,
-                  pool_name: pulumi.Output[str], capacity: Any, **extra: Any) -> None:
-        """Set the access outputs and register every output, ``extra`` (platform-specific) included."""
+    def _register(self, contract: Contract, cluster_name: pulumi.Output[str], kubeconfig: pulumi.Output[str],
+                  capacity: Any, **extra: Any) -> None:
+        """Set the access outputs and register exactly the outputs of ``contract`` (``extra``: the platform's own,
+        its GPU pool's name included), kept as :attr:`outputs` for the stack to export."""
         self.cluster_name, self.kubeconfig = cluster_name, kubeconfig
-        self.register_outputs({
+        self.outputs = contract.values({
+            "platform": contract.platform,
             "clusterName": cluster_name,
             "kubeconfig": kubeconfig,
-            pool_key: pool_name,
             **extra,
             "gpuTaint": self.gpu_taint,
             "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
+            "gpuNamespace": self.software.namespace,
             "gpuModels": list(capacity.gpu_models),
             "maxGpusPerNode": capacity.max_gpus_per_node,
             "maxGpus": capacity.max_gpus,
+            "maxUsdPerHour": capacity.max_usd_per_hour,
         })
+        self.register_outputs(self.outputs)

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, TextIO
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
 from . import diagnose
+from .outputs import StackOutputs
 from .result import SmokeResult
 
 TERMINAL = ("SUCCEEDED", "FAILED")
@@ -183,10 +184,10 @@ def read_logs(logs: Any, group: str, stream: str) -> str:
         token = page["nextForwardToken"]
 
 
-def _log_location(job: dict[str, Any], outputs: dict[str, Any]) -> tuple[str, Optional[str]]:
+def _log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optional[str]]:
     container = job.get("container") or {}
     options = (container.get("logConfiguration") or {}).get("options") or {}
-    group = options.get("awslogs-group") or outputs.get("logGroupName") or "/aws/batch/job"
+    group = options.get("awslogs-group") or stack.get("logGroupName") or "/aws/batch/job"
     attempts = job.get("attempts") or []
     stream = container.get("logStreamName") or (attempts[-1].get("container", {}).get("logStreamName")
                                                 if attempts else None)
@@ -199,10 +200,9 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     """Run the probe as a Batch job on the stack's GPU queue and report what it found; what it waits for is printed
     to ``progress`` (default: stderr)."""
     progress = progress or sys.stderr
-    queue, definition = outputs.get("jobQueueArn") or outputs.get("jobQueueName"), outputs.get("jobDefinitionArn")
-    if not queue or not definition:
-        raise UserError("the stack's outputs lack jobQueueArn/jobQueueName or jobDefinitionArn: is it an aws-batch "
-                        "stack deployed by gpuready?")
+    stack = StackOutputs(outputs, ("aws-batch",))
+    queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
+    want = {"GPU": gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
     region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
     clients = _clients(region, timeout)
     batch, submit_client, logs = clients["batch"], clients["submit"], clients["logs"]
@@ -211,14 +211,14 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         return diagnose.explain(batch, job, clients["ec2"](), clients["ecr"]())
     result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
 
-    want = {"GPU": gpus, "VCPU": int(outputs.get("jobVcpus") or 0), "MEMORY": 0}
     found, envs = diagnose.environments(batch, queue)
     if found is None:
         raise UserError(f"job queue {queue} does not exist in {batch.meta.region_name}: are these the outputs of "
                         "a stack deployed with these AWS credentials, in this region?")
     why = diagnose.unplaceable(want, envs)
     if why:  # never submit a job that can only wait
-        result.checks.append(Check("job_placeable", core.FAIL, f"{gpus} GPU", None, "not submitted"))
+        result.checks.append(Check("job_placeable", core.FAIL, f"{gpus} GPU, {want['VCPU']} vCPU, "
+                                   f"{want['MEMORY']} MiB", None, "not submitted"))
         result.diagnosis.append(why)
         return result
 
@@ -257,7 +257,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
             state["sent"] = bool(lost)  # every attempt refused: no job to look for
             raise
         result.job["id"] = state["id"]
-        return _follow(result, state, clients["poll"], logs, outputs, explain, cleanup, timeout=timeout, keep=keep,
+        return _follow(result, state, clients["poll"], logs, stack, explain, cleanup, timeout=timeout, keep=keep,
                        poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress, sleep=sleep)
     except KeyboardInterrupt as stop:
         cleanup("gpuready smoke: interrupted")
@@ -270,7 +270,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         cleanup("gpuready smoke: stopped by an error")
 
 
-def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, outputs: dict[str, Any],
+def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, stack: StackOutputs,
             explain: Callable[[dict[str, Any]], list[str]], cleanup: Callable[[str], None], *, timeout: float,
             keep: bool, poll: float, explain_after: float, log_wait: float, progress: Any,
             sleep: Callable[[float], None]) -> SmokeResult:
@@ -320,7 +320,7 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, o
     exit_code = (job.get("container") or {}).get("exitCode")
     result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",
                                f"{reason} (exit code {exit_code})" if status != "SUCCEEDED" else ""))
-    group, stream = _log_location(job, outputs)
+    group, stream = _log_location(job, stack)
     result.job.update({"log_group": group, "log_stream": stream})
     report, deadline = None, time.monotonic() + log_wait
     while stream:  # CloudWatch Logs can lag the job's end by a few seconds

@@ -17,6 +17,7 @@ from components.batch_gpu.facts import SMOKE_IMAGE
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
 from . import scaler
+from .outputs import StackOutputs
 from .result import SmokeResult
 
 TTL_SECONDS = 600
@@ -26,6 +27,8 @@ CLEANUP_GRACE = 8.0
 LATE_CREATE = 1.0
 """Seconds after which the deletes are repeated when a create's answer was lost (it may land after the first)."""
 RETRYABLE_STATUS = (429, 500, 502, 503, 504)
+KUBERNETES_PLATFORMS = ("eks", "gke", "aks")
+"""The platforms whose outputs this target reads (``platform``)."""
 
 
 def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]], node_labels: dict[str, str],
@@ -192,17 +195,17 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     call fits inside ``timeout``; the deletes take at most :data:`CLEANUP_GRACE` more. Progress goes to
     ``progress`` (default: stderr)."""
     progress = progress or sys.stderr
-    kubeconfig = outputs.get("kubeconfig")
-    if not kubeconfig:
-        raise UserError("the stack's outputs lack kubeconfig: pass outputs read with --show-secrets")
+    stack = StackOutputs(outputs, KUBERNETES_PLATFORMS)
+    kubeconfig = stack["kubeconfig"]
     client, api = _client(kubeconfig, trust_kubeconfig_exec)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
     calls = _Calls(client, timeout, clock)
-    taints = outputs.get("gpuNodeTaints") or ([outputs["gpuTaint"]] if outputs.get("gpuTaint") else [])
-    labels = outputs.get("gpuNodeLabels") or {}
+    taints = stack.get("gpuNodeTaints") or ([stack.get("gpuTaint")] if stack.get("gpuTaint") else [])
+    labels = stack.get("gpuNodeLabels", {})
     name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
     context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
-                             autoscaler=outputs.get("autoscaler"), platform=outputs.get("platform"))
+                             autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
+                             platform=stack.platform)
     config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
     deadline = clock() + timeout

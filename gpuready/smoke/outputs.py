@@ -6,51 +6,80 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Mapping, Optional
+
+from components.outputs import CONTRACTS, Output, contract
 
 from ..errors import UserError
 from ..files import read_map
 
 
-def _is_taint(value: Any) -> bool:
-    return isinstance(value, dict) and all(isinstance(value.get(k), str) for k in ("key", "effect"))
+class StackOutputs:
+    """A deployed stack's outputs read through its platform's contract (:mod:`components.outputs`): every declared
+    output present has its declared type, and the smoke targets read only outputs the contract says they read."""
+
+    def __init__(self, values: Mapping[str, Any], platforms: tuple[str, ...],
+                 source: str = "the stack's outputs") -> None:
+        """``values`` as the target for ``platforms`` reads them; their ``platform`` must be one of those (a target
+        for one platform also takes outputs that do not name theirs)."""
+        platform = values.get("platform") or (platforms[0] if len(platforms) == 1 else None)
+        if platform not in platforms:
+            raise UserError(f"{source} name platform {platform!r}, not {' or '.join(platforms)}: are they the "
+                            "outputs of a gpuready stack of that platform?")
+        self.contract, self.values, self.source = contract(platform), dict(values), source
+        self.platform: str = platform
+        check_types(self.values, source)
+
+    def _declared(self, key: str) -> Output:
+        output = self.contract[key]
+        if not output.smoke:
+            raise KeyError(f"{key} is not an output gpuready smoke reads on {self.contract.platform}: mark it "
+                           "smoke=True in its contract")
+        return output
+
+    def __getitem__(self, key: str) -> Any:
+        """The value of ``key``; a UserError naming it when the stack did not export it."""
+        output, value = self._declared(key), self.values.get(key)
+        if value is None:
+            how = "pulumi stack output --json --show-secrets" if output.secret else "pulumi stack output --json"
+            raise UserError(f"{self.source} lack {key} ({output.meaning}): is it a stack of platform "
+                            f"{self.contract.platform} deployed by this gpuready version (older ones did not export "
+                            f"it)? Run `pulumi up`, then read the outputs with `{how}`")
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when the stack did not export it."""
+        self._declared(key)
+        value = self.values.get(key)
+        return default if value is None else value
 
 
-SHAPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "platform": ("a string", lambda v: isinstance(v, str)),
-    "jobQueueArn": ("a string", lambda v: isinstance(v, str)),
-    "jobQueueName": ("a string", lambda v: isinstance(v, str)),
-    "jobDefinitionArn": ("a string", lambda v: isinstance(v, str)),
-    "logGroupName": ("a string", lambda v: isinstance(v, str)),
-    "autoscaler": ("a string", lambda v: isinstance(v, str)),
-    "jobVcpus": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)
-                 or isinstance(v, str) and v.isdigit()),
-    "kubeconfig": ("a string (the kubeconfig's text)", lambda v: isinstance(v, str)),
-    "gpuTaint": ("a taint ({key, value, effect})", _is_taint),
-    "gpuNodeTaints": ("a list of taints ({key, value, effect})",
-                      lambda v: isinstance(v, list) and all(_is_taint(t) for t in v)),
-    "gpuNodeLabels": ("a map of label to string", lambda v: isinstance(v, dict)
-                      and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())),
-}
-"""The outputs the smoke targets read, and the shape each must have; a missing (or null) output is allowed here."""
-
-
-def check_shapes(outputs: dict[str, Any], source: str) -> dict[str, Any]:
-    """``outputs`` unchanged; a UserError naming the first output whose value has the wrong type."""
-    for key, (shape, fits) in SHAPES.items():
-        value = outputs.get(key)
-        if value is not None and not fits(value):
-            raise UserError(f"{source}: output {key!r} must be {shape}, not {type(value).__name__} "
-                            f"{json.dumps(value, default=str)[:80]!r}: re-read the outputs with `pulumi stack output "
-                            "--json --show-secrets`")
+def check_types(outputs: dict[str, Any], source: str) -> dict[str, Any]:
+    """``outputs`` unchanged; a UserError naming the first output whose value is not of the type a platform's
+    contract declares for it (``platform`` must be a string; a missing or null output is not checked here)."""
+    platform = outputs.get("platform")
+    if platform is not None and not isinstance(platform, str):
+        _mistyped(source, "platform", "a string", platform)
+    kinds = {o.key: o.kind for name in CONTRACTS for o in contract(name).outputs}  # one kind per key on every platform
+    own = contract(platform)
+    kinds.update({o.key: o.kind for o in own.outputs} if own else {})
+    for key, value in outputs.items():
+        if key in kinds and value is not None and not kinds[key].fits(value):
+            _mistyped(source, key, kinds[key].name, value)
     return outputs
+
+
+def _mistyped(source: str, key: str, shape: str, value: Any) -> None:
+    raise UserError(f"{source}: output {key!r} must be {shape}, not {type(value).__name__} "
+                    f"{json.dumps(value, default=str)[:80]!r}: re-read the outputs with `pulumi stack output "
+                    "--json --show-secrets`")
 
 
 def load_outputs(stack: Optional[str] = None, path: Optional[Path] = None) -> dict[str, Any]:
     """The outputs in ``path``, or those the Pulumi CLI prints for ``stack`` (secrets shown: the kubeconfig), each
     of the shape the smoke targets read (a UserError names the first that is not)."""
     if path is not None:
-        return check_shapes(read_map(path, "outputs file"), str(path))
+        return check_types(read_map(path, "outputs file"), str(path))
     pulumi = shutil.which("pulumi")
     if pulumi is None:
         raise UserError("the Pulumi CLI is not installed: save the outputs where it is "
@@ -66,4 +95,4 @@ def load_outputs(stack: Optional[str] = None, path: Optional[Path] = None) -> di
         raise UserError(f"pulumi stack output -s {stack} printed no JSON: {e}") from None
     if not isinstance(data, dict):
         raise UserError("stack outputs must be a JSON object")
-    return check_shapes(data, f"pulumi stack output -s {stack}")
+    return check_types(data, f"pulumi stack output -s {stack}")

@@ -36,6 +36,8 @@ MISTAKES = [
     ("aws-batch", {"gpuready:multiNode": {"nodes": 1}}, "gpuready:multiNode"),
     ("aws-batch", {"gpuready:cpuQueue": {"instanceTypes": ["g6.xlarge"]}}, "gpuready:cpuQueue.instanceTypes"),
     ("aws-batch", {"gpuready:network": {"cidrBlock": "nonsense"}}, "gpuready:network.cidrBlock"),
+    ("aws-batch", {"gpuready:jobRolePolicyArns": ["AmazonS3ReadOnlyAccess"]}, "gpuready:jobRolePolicyArns"),
+    ("gke", {"gpuready:nodeLocations": ["mars-1a"]}, "gpuready:nodeLocations"),
     ("eks", {"gpuready:minSize": 30}, "gpuready:minSize/"),
     ("eks", {"gpuready:rootVolumeGiB": 1}, "gpuready:rootVolumeGiB"),
     ("eks", {"gpuready:capacityType": "CHEAP"}, "gpuready:capacityType"),

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from stacks import PLATFORMS
+from stacks.readme import MARKERS, tables
 from tests.conftest import ROOT
 
 
@@ -19,12 +20,15 @@ def test_platforms_have_a_reference_stack_each():
 
 
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
-def test_every_config_key_is_documented_in_the_readme_section_of_its_platform(platform):
+def test_the_readme_section_of_each_platform_holds_the_settings_table_its_declarations_generate(platform):
+    """Regenerate with ``python -m stacks.readme`` after changing a setting."""
     readme = (ROOT / "README.md").read_text()
     match = re.search(rf"^### `{re.escape(platform)}`.*?(?=^### |\Z)", readme, re.S | re.M)
     assert match, f"README has no '### `{platform}`' section"
-    for key in importlib.import_module(PLATFORMS[platform]).KEYS:
-        assert f"`gpuready:{key}`" in match.group(0), key
+    found = {m.group(2): m.group(3) for m in MARKERS.finditer(match.group(0))}
+    assert found == {platform: tables()[platform]}, "README out of date: run python -m stacks.readme"
+    settings = importlib.import_module(PLATFORMS[platform]).SETTINGS
+    assert all(f"| `gpuready:{s.key}` |" in found[platform] for s in settings)
 
 
 def test_every_platform_names_its_extras():

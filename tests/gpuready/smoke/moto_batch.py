@@ -46,7 +46,8 @@ def build_queue(endpoint: str, instance_types=("g6.xlarge", "g6.12xlarge")) -> d
                                      {"type": "MEMORY", "value": "8192"}],
             "logConfiguration": {"logDriver": "awslogs", "options": {"awslogs-group": LOG_GROUP}}})
     return {"platform": "aws-batch", "jobQueueArn": queue["jobQueueArn"], "jobQueueName": "gpu",
-            "jobDefinitionArn": definition["jobDefinitionArn"], "logGroupName": LOG_GROUP}
+            "jobDefinitionArn": definition["jobDefinitionArn"], "jobVcpus": 2, "jobMemoryMib": 8192,
+            "logGroupName": LOG_GROUP}
 
 
 def configure_moto(endpoint: str) -> None:

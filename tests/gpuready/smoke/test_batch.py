@@ -20,6 +20,7 @@ import pytest
 from moto.batch_simple.models import BatchSimpleBackend
 
 from gpuready.cli import main
+from gpuready.errors import UserError
 from gpuready.smoke import batch as target
 from tests.gpuready.conftest import H100
 
@@ -106,6 +107,26 @@ def test_a_job_no_instance_can_hold_is_diagnosed_and_never_submitted(aws):
     assert result.verdict == "fail" and _jobs(endpoint) == []
     (why,) = result.diagnosis
     assert "asks for 8 GPU" in why and "g6.12xlarge: 4 GPU" in why and "RUNNABLE forever" in why
+
+
+@pytest.mark.parametrize("job, says", [({"jobVcpus": 64}, "1 GPU, 64 vCPU, 8192 MiB"),
+                                       ({"jobMemoryMib": 190_000}, "1 GPU, 2 vCPU, 190000 MiB")])
+def test_a_job_whose_vcpus_or_memory_no_instance_can_hold_is_never_submitted(aws, job, says):
+    """The stack's jobVcpus/jobMemoryMib (its job definition's) against the queue's largest type, g6.12xlarge: 48
+    vCPUs, 186,777 MiB usable; 1 GPU fits everywhere."""
+    endpoint, outputs = aws
+    result = _run({**outputs, **job})
+    assert result.verdict == "fail" and _jobs(endpoint) == []
+    assert {c.name: c.verdict for c in result.checks}["job_placeable"] == "fail"
+    (why,) = result.diagnosis
+    assert f"asks for {says}" in why and "g6.12xlarge: 4 GPU, 48 vCPU, 186777 MiB usable" in why
+
+
+def test_outputs_without_the_jobs_size_name_the_missing_output(aws):
+    outputs = {k: v for k, v in aws[1].items() if k != "jobMemoryMib"}
+    with pytest.raises(UserError, match="lack jobMemoryMib"):
+        _run(outputs)
+    assert _jobs(aws[0]) == []
 
 
 @pytest.fixture

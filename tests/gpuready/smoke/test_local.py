@@ -79,6 +79,7 @@ def test_missing_aws_credentials_are_a_user_mistake(tmp_path, monkeypatch, capsy
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"platform": "aws-batch", "jobDefinitionArn": "arn:aws:batch:us-east-1:1:x",
+                                   "jobVcpus": 2, "jobMemoryMib": 8192,
                                    "jobQueueArn": "arn:aws:batch:us-east-1:123456789012:job-queue/gpu"}))
     assert main(["smoke", "--outputs", str(outputs)]) == 2
     assert "configure AWS credentials" in capsys.readouterr().err

@@ -1,0 +1,25 @@
+"""The outputs of an ``aws-batch`` stack: what :class:`BatchGpuEnvironment` registers and ``gpuready smoke`` reads."""
+
+from __future__ import annotations
+
+from ..outputs import NUMBER, STRING, STRINGS, WHOLE, Contract, Output
+
+OUTPUTS = Contract("aws-batch", (
+    Output("platform", STRING, "the platform the stack builds: aws-batch", smoke=True),
+    Output("jobQueueName", STRING, "the GPU-only job queue", smoke=True),
+    Output("jobQueueArn", STRING, "the GPU-only job queue's ARN, where the smoke job is submitted", smoke=True),
+    Output("jobDefinitionArn", STRING, "the GPU job definition the smoke job runs", smoke=True),
+    Output("jobVcpus", WHOLE, "vCPUs the GPU job definition asks for (job.vcpus)", smoke=True),
+    Output("jobMemoryMib", WHOLE, "memory in MiB the GPU job definition asks for (job.memoryMiB)", smoke=True),
+    Output("jobRoleArn", STRING, "the IAM role every job assumes"),
+    Output("multiNodeJobDefinitionArn", STRING, "the multi-node parallel job definition", when="with multiNode"),
+    Output("cpuJobQueueArn", STRING, "the CPU-only job queue", when="with cpuQueue"),
+    Output("computeEnvironmentArns", STRINGS, "the GPU compute environments, in queue order"),
+    Output("logGroupName", STRING, "the log group the job definitions write to", smoke=True),
+    Output("gpuModels", STRINGS, "GPU models of the instance types"),
+    Output("maxGpusPerInstance", WHOLE, "most GPUs of one instance type"),
+    Output("maxVcpusPerInstance", WHOLE, "most vCPUs of one instance type"),
+    Output("maxMemoryMibPerInstance", WHOLE, "most memory (MiB) of one instance type"),
+    Output("maxTotalGpus", WHOLE, "GPUs running at once with every compute environment at maxVcpus"),
+    Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
+))

@@ -1,0 +1,26 @@
+"""The outputs every Kubernetes platform (eks, gke, aks) shares; each platform's ``outputs.py`` adds its own."""
+
+from __future__ import annotations
+
+from ..outputs import LABELS, NUMBER, STRING, STRINGS, TAINT, TAINTS, WHOLE, Contract, Output
+
+
+def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract:
+    """The contract of a Kubernetes platform whose GPU pool's name is ``pool``, with its ``extra`` outputs."""
+    return Contract(platform, (
+        Output("platform", STRING, f"the platform the stack builds: {platform}", smoke=True),
+        Output("clusterName", STRING, "the cluster"),
+        Output("kubeconfig", STRING, "the cluster's kubeconfig, with which the smoke Job is created", smoke=True,
+               secret=True),
+        pool,
+        *extra,
+        Output("gpuTaint", TAINT, "the platform's GPU taint ({key, value, effect})", smoke=True),
+        Output("gpuNodeTaints", TAINTS, "every taint the GPU nodes carry: what the smoke pod tolerates", smoke=True),
+        Output("gpuNodeLabels", LABELS, "labels the GPU nodes carry from boot: what the smoke pod selects",
+               smoke=True),
+        Output("gpuNamespace", STRING, "namespace of the NVIDIA Helm releases", when="where a chart is installed"),
+        Output("gpuModels", STRINGS, "GPU models of the GPU pool"),
+        Output("maxGpusPerNode", WHOLE, "most GPUs of one GPU node"),
+        Output("maxGpus", WHOLE, "GPUs at once with the GPU pool at its largest"),
+        Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
+    ))

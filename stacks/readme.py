@@ -1,0 +1,36 @@
+"""The README's settings tables, generated from the platforms' declarations (:mod:`.settings`).
+
+``python -m stacks.readme`` rewrites each table between ``<!-- settings: PLATFORM -->`` and ``<!-- /settings -->``;
+a test checks that the README holds what this generates.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+from . import PLATFORMS
+from .settings import readme_table
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def tables() -> dict[str, str]:
+    """Platform -> its README settings table."""
+    modules = {platform: importlib.import_module(name) for platform, name in PLATFORMS.items()}
+    return {platform: readme_table(platform, m.SETTINGS, m.CLOUD_KEYS) for platform, m in modules.items()}
+
+
+MARKERS = re.compile(r"(<!-- settings: ([\w-]+) -->\n)(.*?)(\n<!-- /settings -->)", re.S)
+"""A generated table in the README: between ``<!-- settings: PLATFORM -->`` and ``<!-- /settings -->``."""
+
+
+def regenerate(readme: str) -> str:
+    """``readme`` with each generated settings table replaced by what the declarations give now."""
+    generated = tables()
+    return MARKERS.sub(lambda m: m.group(1) + generated[m.group(2)] + m.group(4), readme)
+
+
+if __name__ == "__main__":  # python -m stacks.readme: rewrite the README's settings tables
+    README.write_text(regenerate(README.read_text()))

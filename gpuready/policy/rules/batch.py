@@ -6,7 +6,7 @@ import json
 from typing import Any, Iterator, Mapping, Optional
 
 from components import catalog
-from components.batch_gpu.validation import usable_memory_mib
+from components.batch_gpu import fit
 
 from ..gpu import BATCH_CE, BATCH_JOB, BATCH_QUEUE, gpu_rows, instance_types, is_gpu_capacity
 from ..rule import MANDATORY, dependencies, each, known, of_type, stack_rule
@@ -88,37 +88,32 @@ def _containers(props: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
             yield node_range["container"]
 
 
-def _needs(container: Mapping[str, Any]) -> dict[str, int]:
+def _needs(container: Mapping[str, Any]) -> fit.Needs:
     needs = {r.get("type"): r.get("value") for r in container.get("resourceRequirements") or []}
-    out = {}
+    out = []
     for key in ("GPU", "VCPU", "MEMORY"):
         try:
-            out[key] = int(float(needs.get(key) or 0))
+            out.append(int(float(needs.get(key) or 0)))
         except (TypeError, ValueError):
-            out[key] = 0
-    return out
+            out.append(0)
+    return fit.Needs(*out)
 
 
 def _check_job_fits(resources, config):
     found, unknown = known(of_type(resources, BATCH_CE), lambda env: gpu_rows(BATCH_CE, env.props))
     rows = [row for env_rows in found for row in env_rows]
-    largest = sorted(rows, key=lambda r: (r.gpus, r.vcpus, r.memory_gib), reverse=True)
 
     def check(job):
         for container in _containers(job.props):
             needs = _needs(container)
-            if needs["GPU"] <= 0:
-                continue
-            if any(needs["GPU"] <= r.gpus and needs["VCPU"] <= r.vcpus and needs["MEMORY"] <= usable_memory_mib(r)
-                   for r in rows):
+            if needs.gpus <= 0 or fit.holding(needs, rows):
                 continue
             if unknown:  # it may fit the compute environment whose instance types are unknown
                 raise unknown
-            offered = ", ".join(f"{r.name} ({r.gpus} GPU, {r.vcpus} vCPU, {usable_memory_mib(r)} MiB usable)"
-                                for r in largest[:2]) or "no GPU compute environment in this stack"
-            yield job, (f"asks for {needs['GPU']} GPU, {needs['VCPU']} vCPU, {needs['MEMORY']} MiB, which no GPU "
-                        f"compute environment in the stack offers (largest: {offered}), so it sits in RUNNABLE "
-                        "forever"), "ask for less, or add an instance type that holds it"
+            offered = ", ".join(map(fit.offer, fit.largest(rows, 2))) or "no GPU compute environment in this stack"
+            yield job, (f"asks for {needs}, which no GPU compute environment in the stack offers (largest: "
+                        f"{offered}), so it sits in RUNNABLE forever"), \
+                "ask for less, or add an instance type that holds it"
 
     yield from each(of_type(resources, BATCH_JOB), check)
 

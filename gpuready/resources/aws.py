@@ -158,6 +158,15 @@ class EksCluster(Resource):
     TOKEN = "aws:eks/cluster:Cluster"
 
     @property
+    def public_endpoint(self) -> bool:
+        return bool(get(self.props, "vpcConfig.endpointPublicAccess", True))
+
+    @property
+    def authorized_networks(self) -> list[Any]:
+        """Who may reach a public endpoint (empty: anywhere)."""
+        return list(get(self.props, "vpcConfig.publicAccessCidrs") or [])
+
+    @property
     def auto_mode(self) -> bool:
         return bool((self.props.get("computeConfig") or {}).get("enabled"))
 

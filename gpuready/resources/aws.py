@@ -9,7 +9,7 @@ from components import capacity, catalog
 from components.batch_gpu import fit
 from components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, api_taint, get, true
+from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, get, plain, true
 
 
 
@@ -116,6 +116,11 @@ class BatchJobDefinition(Resource):
 
 class LaunchTemplate(Resource):
     TOKEN = "aws:ec2/launchTemplate:LaunchTemplate"
+    ID_PREFIX = "lt"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return None, {"latestVersion": 1}
 
     @property
     def http_tokens(self) -> str:
@@ -146,8 +151,25 @@ class LaunchTemplate(Resource):
         return any(true(n.get("associatePublicIpAddress")) for n in self.props.get("networkInterfaces") or [])
 
 
+Vpc = plain("Vpc", "aws:ec2/vpc:Vpc", ID_PREFIX="vpc")
+SecurityGroup = plain("SecurityGroup", "aws:ec2/securityGroup:SecurityGroup", ID_PREFIX="sg")
+NatGateway = plain("NatGateway", "aws:ec2/natGateway:NatGateway", ID_PREFIX="nat")
+InternetGateway = plain("InternetGateway", "aws:ec2/internetGateway:InternetGateway", ID_PREFIX="igw")
+RouteTable = plain("RouteTable", "aws:ec2/routeTable:RouteTable", ID_PREFIX="rtb")
+Eip = plain("Eip", "aws:ec2/eip:Eip", ID_PREFIX="eipalloc")
+
+
+class SqsQueue(Resource):
+    TOKEN = "aws:sqs/queue:Queue"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return None, {"url": f"https://sqs.{site.region}.amazonaws.com/{site.account}/{state['name']}"}
+
+
 class Subnet(Resource):
     TOKEN = "aws:ec2/subnet:Subnet"
+    ID_PREFIX = "subnet"
 
     @property
     def public_ips(self) -> bool:
@@ -156,6 +178,13 @@ class Subnet(Resource):
 
 class EksCluster(Resource):
     TOKEN = "aws:eks/cluster:Cluster"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        issuer = f"https://oidc.eks.{site.region}.amazonaws.com/id/{name.upper()}"
+        return None, {"endpoint": f"https://{name.upper()}.gr7.{site.region}.eks.amazonaws.com",
+                      "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"},
+                      "identities": [{"oidcs": [{"issuer": issuer}]}]}
 
     @property
     def public_endpoint(self) -> bool:
@@ -176,6 +205,11 @@ class EksNodeGroup(GpuPool):
     CLOUD = "aws"
     LAUNCH_TEMPLATE_INPUT = "launchTemplate"
     SUBNET_INPUT = "subnetIds"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.
+        return None, {"nodeGroupName": name, "resources": [{"autoscalingGroups": [{"name": f"eks-{name}-0000"}]}]}
 
     @property
     def instance_types(self) -> list[str]:
@@ -250,37 +284,18 @@ class _IamPolicyHolder(Resource):
         return self.props.get("managedPolicyArns") or []
 
 
-class IamRole(_IamPolicyHolder):
-    TOKEN = "aws:iam/role:Role"
+def _iam(name: str, token: str) -> type[_IamPolicyHolder]:
+    return type(name, (_IamPolicyHolder,), {"TOKEN": token, "__doc__": f"A {token} resource."})
 
 
-class IamRolePolicy(_IamPolicyHolder):
-    TOKEN = "aws:iam/rolePolicy:RolePolicy"
-
-
-class IamPolicy(_IamPolicyHolder):
-    TOKEN = "aws:iam/policy:Policy"
-
-
-class IamUserPolicy(_IamPolicyHolder):
-    TOKEN = "aws:iam/userPolicy:UserPolicy"
-
-
-class IamGroupPolicy(_IamPolicyHolder):
-    TOKEN = "aws:iam/groupPolicy:GroupPolicy"
-
-
-class IamRolePolicyAttachment(_IamPolicyHolder):
-    TOKEN = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-
-
-class IamUserPolicyAttachment(_IamPolicyHolder):
-    TOKEN = "aws:iam/userPolicyAttachment:UserPolicyAttachment"
-
-
-class IamGroupPolicyAttachment(_IamPolicyHolder):
-    TOKEN = "aws:iam/groupPolicyAttachment:GroupPolicyAttachment"
-
+IamRole = _iam("IamRole", "aws:iam/role:Role")
+IamRolePolicy = _iam("IamRolePolicy", "aws:iam/rolePolicy:RolePolicy")
+IamPolicy = _iam("IamPolicy", "aws:iam/policy:Policy")
+IamUserPolicy = _iam("IamUserPolicy", "aws:iam/userPolicy:UserPolicy")
+IamGroupPolicy = _iam("IamGroupPolicy", "aws:iam/groupPolicy:GroupPolicy")
+IamRolePolicyAttachment = _iam("IamRolePolicyAttachment", "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+IamUserPolicyAttachment = _iam("IamUserPolicyAttachment", "aws:iam/userPolicyAttachment:UserPolicyAttachment")
+IamGroupPolicyAttachment = _iam("IamGroupPolicyAttachment", "aws:iam/groupPolicyAttachment:GroupPolicyAttachment")
 
 INLINE_POLICIES = (IamRolePolicy, IamPolicy, IamUserPolicy, IamGroupPolicy)
 POLICY_ATTACHMENTS = (IamRolePolicyAttachment, IamUserPolicyAttachment, IamGroupPolicyAttachment)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from components import catalog
 from components.aks_gpu import facts as aks_facts
 from components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, get
+from .base import GpuPool, PoolCapacity, Resource, Site, get, plain
 
 
 class AksCluster(Resource):
     TOKEN = "azure-native:containerservice:ManagedCluster"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return (f"/subscriptions/{site.azure_subscription}/resourceGroups/{state.get('resourceGroupName')}"
+                f"/providers/Microsoft.ContainerService/managedClusters/{name}"), {}
 
     @property
     def public_endpoint(self) -> bool:
@@ -75,5 +80,4 @@ class AksAgentPool(GpuPool):
         return PoolCapacity("azure", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), ())
 
 
-class RoleAssignment(Resource):
-    TOKEN = "azure-native:authorization:RoleAssignment"
+RoleAssignment = plain("RoleAssignment", "azure-native:authorization:RoleAssignment")

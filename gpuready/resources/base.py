@@ -36,12 +36,30 @@ def true(value: Any) -> bool:
 
 
 @dataclass(frozen=True)
+class Site:
+    """Where an offline plan pretends to create resources: what stand-in outputs are made of."""
+
+    region: str
+    account: str
+    gcp_project: str
+    azure_subscription: str
+
+
+@dataclass(frozen=True)
 class Resource:
     """A rendered resource's inputs, read as facts. Properties read only the inputs they need, so an unknown value
     (a preview's) raises only where it is read."""
 
     TOKEN: ClassVar[str] = ""
+    ID_PREFIX: ClassVar[str] = ""
+    """EC2's id shape (``subnet-`` and 17 hex digits), which other APIs and CRDs check; '' for ``NAME-id``."""
     props: Mapping[str, Any]
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        """The id (``None``: the default) and the outputs the cloud computes on create that programs read back, as
+        an offline plan stands them in; ``state`` holds the inputs (and ``name``)."""
+        return None, {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -111,3 +129,8 @@ class GpuPool(Resource):
     def capacity(self) -> Optional[PoolCapacity]:
         """The most GPUs and dollars per hour it can run at once; ``None`` when it launches no GPU type."""
         raise NotImplementedError
+
+
+def plain(name: str, token: str, **attrs: Any) -> type[Resource]:
+    """A reader with no facts of its own beyond ``attrs``: it names a type the others select or depend on."""
+    return type(name, (Resource,), {"TOKEN": token, "__doc__": f"A {token} resource.", **attrs})

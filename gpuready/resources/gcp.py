@@ -8,12 +8,17 @@ from components import catalog
 from components.gke_gpu import facts as gke_facts
 from components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, api_taint, get
+from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, get, plain
 
 
 
 class GkeCluster(Resource):
     TOKEN = "gcp:container/cluster:Cluster"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return None, {"endpoint": "203.0.113.10",
+                      "masterAuth": {"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"}}
 
     @property
     def private_nodes(self) -> bool:
@@ -106,17 +111,17 @@ class GkeNodePool(GpuPool):
         return PoolCapacity("gcp", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), ())
 
 
-class Subnetwork(Resource):
-    TOKEN = "gcp:compute/subnetwork:Subnetwork"
-
-
-class RouterNat(Resource):
-    TOKEN = "gcp:compute/routerNat:RouterNat"
-    SUBNETWORKS_INPUT = "subnetworks"
+Subnetwork = plain("Subnetwork", "gcp:compute/subnetwork:Subnetwork")
+RouterNat = plain("RouterNat", "gcp:compute/routerNat:RouterNat", SUBNETWORKS_INPUT="subnetworks")
 
 
 class ServiceAccount(Resource):
     TOKEN = "gcp:serviceaccount/account:Account"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        project = state.get("project") or site.gcp_project
+        return None, {"email": f"{state.get('accountId', name)}@{project}.iam.gserviceaccount.com"}
 
 
 class _ProjectRole(Resource):
@@ -127,12 +132,8 @@ class _ProjectRole(Resource):
         return self.props.get("role")
 
 
-class IamMember(_ProjectRole):
-    TOKEN = "gcp:projects/iAMMember:IAMMember"
-
-
-class IamBinding(_ProjectRole):
-    TOKEN = "gcp:projects/iAMBinding:IAMBinding"
+IamMember = type("IamMember", (_ProjectRole,), {"TOKEN": "gcp:projects/iAMMember:IAMMember"})
+IamBinding = type("IamBinding", (_ProjectRole,), {"TOKEN": "gcp:projects/iAMBinding:IAMBinding"})
 
 
 PROJECT_ROLES = (IamMember, IamBinding)

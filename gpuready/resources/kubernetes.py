@@ -9,7 +9,7 @@ from components.eks_gpu import scaler_facts as sf
 from components.k8s_gpu import facts as k8s_facts
 from components.k8s_gpu.facts import Taint
 
-from .base import PoolCapacity, Resource, get
+from .base import PoolCapacity, Resource, get, plain
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
@@ -46,12 +46,8 @@ class HelmRelease(Resource):
                                                  bool(self.value("dcgmExporter.enabled", True)))
 
 
-class Namespace(Resource):
-    TOKEN = "kubernetes:core/v1:Namespace"
-
-
-class ResourceQuota(Resource):
-    TOKEN = "kubernetes:core/v1:ResourceQuota"
+Namespace = plain("Namespace", "kubernetes:core/v1:Namespace")
+ResourceQuota = plain("ResourceQuota", "kubernetes:core/v1:ResourceQuota")
 
 
 class KarpenterNodePool(Resource):

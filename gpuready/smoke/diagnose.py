@@ -8,6 +8,8 @@ from typing import Any, Optional
 from components import catalog
 from components.batch_gpu import fit
 
+from ..resources.aws import BatchComputeEnvironment
+
 REASONS = {
     "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT": "no instance type in the queue's compute environments can hold "
                                                  "the job's GPUs, vCPUs or memory",
@@ -42,10 +44,9 @@ def unplaceable(want: dict[str, int], envs: list[dict]) -> Optional[str]:
     """Why no instance of ``envs`` can ever hold a job needing ``want`` (:func:`needs`), or None when one can (or
     when only types outside the catalog are offered)."""
     rows, unknown = [], []
-    for env in envs:
-        for name in (env.get("computeResources") or {}).get("instanceTypes") or []:
-            row = catalog.find("aws", name)
-            (rows.append(row) if row else unknown.append(name))
+    for env in map(BatchComputeEnvironment, envs):  # Batch's API spells computeResources.instanceTypes as Pulumi does
+        rows += env.gpu_rows
+        unknown += [name for name in env.instance_types if catalog.find("aws", name) is None]
     job = fit.Needs(want["GPU"], want["VCPU"], want["MEMORY"])
     if fit.holding(job, rows) or (unknown and not rows):
         return None

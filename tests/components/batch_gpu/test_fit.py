@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 from components import catalog
 from components.batch_gpu import fit
-from gpuready.policy.rules import batch as batch_rules
+from gpuready.resources.aws import BatchJobDefinition
 from gpuready.smoke import diagnose
 
 
@@ -45,6 +47,6 @@ def test_validation_policy_and_smoke_diagnosis_agree_on_the_same_job():
             validated = False
         container = {"resourceRequirements": [{"type": "GPU", "value": "1"}, {"type": "VCPU", "value": "4"},
                                               {"type": "MEMORY", "value": str(memory)}]}
-        needs = batch_rules._needs(container)
+        (needs,) = BatchJobDefinition({"containerProperties": json.dumps(container)}).needs()
         diagnosed = diagnose.unplaceable({"GPU": 1, "VCPU": 4, "MEMORY": memory}, [env]) is None
         assert (validated, fit.fits(needs, _row("g6.xlarge")), diagnosed) == (holds, holds, holds)

@@ -9,7 +9,7 @@ from components import capacity, catalog
 from components.batch_gpu import fit
 from components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, get, plain, true
+from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain, true
 
 
 
@@ -125,7 +125,7 @@ class LaunchTemplate(Resource):
     @property
     def http_tokens(self) -> str:
         """``required`` when the instances answer IMDSv2 only."""
-        return get(self.props, "metadataOptions.httpTokens", "optional")
+        return dig(self.props, "metadataOptions.httpTokens", "optional")
 
     @property
     def hop_limit(self) -> Optional[int]:
@@ -188,12 +188,12 @@ class EksCluster(Resource):
 
     @property
     def public_endpoint(self) -> bool:
-        return bool(get(self.props, "vpcConfig.endpointPublicAccess", True))
+        return bool(dig(self.props, "vpcConfig.endpointPublicAccess", True))
 
     @property
     def authorized_networks(self) -> list[Any]:
         """Who may reach a public endpoint (empty: anywhere)."""
-        return list(get(self.props, "vpcConfig.publicAccessCidrs") or [])
+        return list(dig(self.props, "vpcConfig.publicAccessCidrs") or [])
 
     @property
     def auto_mode(self) -> bool:

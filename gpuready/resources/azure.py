@@ -8,7 +8,7 @@ from components import catalog
 from components.aks_gpu import facts as aks_facts
 from components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, Site, get, plain
+from .base import GpuPool, PoolCapacity, Resource, Site, dig, get, plain
 
 
 class AksCluster(Resource):
@@ -21,11 +21,11 @@ class AksCluster(Resource):
 
     @property
     def public_endpoint(self) -> bool:
-        return not get(self.props, "apiServerAccessProfile.enablePrivateCluster", False)
+        return not dig(self.props, "apiServerAccessProfile.enablePrivateCluster", False)
 
     @property
     def authorized_networks(self) -> list[Any]:
-        return get(self.props, "apiServerAccessProfile.authorizedIPRanges", None) or []
+        return dig(self.props, "apiServerAccessProfile.authorizedIPRanges") or []
 
 
 class AksAgentPool(GpuPool):

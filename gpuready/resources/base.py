@@ -22,6 +22,16 @@ def get(props: Any, path: str, default: Any = None) -> Any:
     return props
 
 
+def dig(props: Mapping[str, Any], path: str, default: Any = None) -> Any:
+    """``props['a'].get('b', default)`` for ``path`` ``a.b``, a missing or empty step read as ``{}``. Unlike
+    :func:`get`, a step that is not a mapping (a masked ``[secret]``) raises ``AttributeError``, so that
+    ``gpuready plan`` describes such a resource from its real inputs and redacts them."""
+    *steps, last = path.split(".")
+    for step in steps:
+        props = props.get(step) or {}
+    return props.get(last, default)
+
+
 _EFFECTS = {api: k8s for k8s, api in TAINT_EFFECTS_K8S.items()}
 
 

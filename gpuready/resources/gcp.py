@@ -8,7 +8,7 @@ from components import catalog
 from components.gke_gpu import facts as gke_facts
 from components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, get, plain
+from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain
 
 
 
@@ -22,19 +22,19 @@ class GkeCluster(Resource):
 
     @property
     def private_nodes(self) -> bool:
-        return bool(get(self.props, "privateClusterConfig.enablePrivateNodes", False))
+        return bool(dig(self.props, "privateClusterConfig.enablePrivateNodes", False))
 
     @property
     def public_endpoint(self) -> bool:
-        return not get(self.props, "privateClusterConfig.enablePrivateEndpoint", False)
+        return not dig(self.props, "privateClusterConfig.enablePrivateEndpoint", False)
 
     @property
     def authorized_networks(self) -> list[Any]:
-        return [c.get("cidrBlock") for c in get(self.props, "masterAuthorizedNetworksConfig.cidrBlocks", None) or []]
+        return [c.get("cidrBlock") for c in dig(self.props, "masterAuthorizedNetworksConfig.cidrBlocks") or []]
 
     @property
     def managed_dcgm(self) -> bool:
-        return "DCGM" in (get(self.props, "monitoringConfig.enableComponents") or [])
+        return "DCGM" in (dig(self.props, "monitoringConfig.enableComponents") or [])
 
 
 class GkeNodePool(GpuPool):
@@ -88,7 +88,7 @@ class GkeNodePool(GpuPool):
 
     @property
     def labels(self) -> dict[str, str]:
-        return dict(get(self.props, "nodeConfig.labels") or {})
+        return dict(self.node_config.get("labels") or {})
 
     @property
     def node_image(self) -> str:

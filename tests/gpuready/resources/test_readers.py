@@ -124,3 +124,12 @@ def test_only_the_readers_spell_resource_type_tokens():
                for path in sorted((ROOT / top).rglob("*.py")) if "resources" not in path.relative_to(ROOT).parts
                for n, line in enumerate(path.read_text().splitlines(), 1) if TOKEN.search(line)]
     assert spelled == []
+
+
+def test_a_masked_secret_is_not_read_as_an_absent_setting():
+    """``gpuready plan`` describes masked inputs first: an allow-list shown as ``[secret]`` must not read as "public
+    to anywhere" but fail, so that plan describes the real value and redacts it."""
+    with pytest.raises(AttributeError):
+        aws.EksCluster({"vpcConfig": "[secret]"}).authorized_networks
+    assert aws.EksCluster({"vpcConfig": {"publicAccessCidrs": ["81.2.69.0/24"]}}).authorized_networks == \
+        ["81.2.69.0/24"]

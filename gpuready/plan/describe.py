@@ -38,14 +38,15 @@ def _gpu_summary(cloud: str, name: str) -> str:
 
 
 def _batch_compute_environment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    res = r.inputs.get("computeResources") or {}
+    env = aws.BatchComputeEnvironment(r.inputs)
+    res = env.resources
     image = [c.get("imageType") or c.get("imageIdOverride") for c in res.get("ec2Configurations") or []]
     return {
         "capacity": {"EC2": "on-demand", "SPOT": "spot"}.get(res.get("type"), res.get("type")),
         "allocation": res.get("allocationStrategy"),
         "vcpus": f"{int(res.get('minVcpus', 0))}-{int(res.get('maxVcpus', 0))}",
         "image": ", ".join(filter(None, image)) or res.get("imageId") or "Batch default",
-        "instances": [_gpu_summary("aws", t) for t in res.get("instanceTypes") or []],
+        "instances": [_gpu_summary("aws", t) for t in env.instance_types],
         **({"placement group": res["placementGroup"]} if res.get("placementGroup") else {}),
     }
 

@@ -84,8 +84,8 @@ def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceTy
                         key=lambda r: (r.price_usd_hour is None, r.price_usd_hour or 0))
     fix = f"ask for less, or add an instance type that holds it, such as {', '.join(r.name for r in candidates[:2])}" \
         if candidates else "ask for less: no AWS GPU instance holds this job"
-    raise ConfigError(field, str(needs), f"no instance type in the queue can hold this job, so it would sit in RUNNABLE "
-                      f"forever (largest: {offered})", fix)
+    raise ConfigError(field, str(needs), f"no instance type in the queue can hold this job, so it would sit in "
+                      f"RUNNABLE forever (largest: {offered})", fix)
 
 
 def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) -> BatchCapacity:

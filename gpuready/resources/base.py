@@ -37,7 +37,8 @@ _EFFECTS = {api: k8s for k8s, api in TAINT_EFFECTS_K8S.items()}
 
 def api_taint(taint: Mapping[str, Any]) -> Taint:
     """A taint as the EKS and GKE APIs spell it (``effect: NO_SCHEDULE``), as Kubernetes spells it."""
-    return Taint(taint.get("key", ""), taint.get("value", ""), _EFFECTS.get(taint.get("effect"), taint.get("effect", "")))
+    effect = taint.get("effect", "")
+    return Taint(taint.get("key", ""), taint.get("value", ""), _EFFECTS.get(effect, effect))
 
 
 def true(value: Any) -> bool:

@@ -54,7 +54,8 @@ class GkeNodePool(GpuPool):
     @property
     def machine(self) -> Optional[catalog.GpuInstanceType]:
         """The catalog row of its machine type with its accelerators."""
-        return catalog.find_gcp(self.node_config.get("machineType", ""), self.node_config.get("guestAccelerators") or [])
+        config = self.node_config
+        return catalog.find_gcp(config.get("machineType", ""), config.get("guestAccelerators") or [])
 
     @property
     def gpu_rows(self) -> list[catalog.GpuInstanceType]:

@@ -15,6 +15,7 @@ from .. import capacity, catalog
 from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from . import facts
+from .fit import Needs, holding, largest, offer, usable_memory_mib
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
 
 _POLICY_ARN = re.compile(r"arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/[\w+=,.@/-]+")
@@ -43,11 +44,6 @@ class BatchCapacity:
         return tuple(sorted({i.gpu_model for i in self.instances}))
 
 
-def usable_memory_mib(instance: catalog.GpuInstanceType) -> int:
-    """Memory a Batch job can ask for on ``instance``: installed memory less the ECS agent's share."""
-    return int(instance.memory_mib * (1 - facts.ECS_MEMORY_RESERVE_FRACTION))
-
-
 def _check_image(args: BatchGpuEnvironmentArgs, rows: Sequence[catalog.GpuInstanceType],
                  today: datetime.date) -> None:
     if args.image_id is not None:
@@ -66,12 +62,8 @@ def _check_image(args: BatchGpuEnvironmentArgs, rows: Sequence[catalog.GpuInstan
                           "use newer GPU families (g5, g6, p4d, p5), or give image_id for an AMI that supports them")
 
 
-def _fits(job: GpuJobArgs, row: catalog.GpuInstanceType) -> bool:
-    return job.gpus <= row.gpus and job.vcpus <= row.vcpus and job.memory_mib <= usable_memory_mib(row)
-
-
-def _describe(row: catalog.GpuInstanceType) -> str:
-    return f"{row.name} ({row.gpus} GPU, {row.vcpus} vCPU, {usable_memory_mib(row)} MiB usable)"
+def _needs(job: GpuJobArgs) -> Needs:
+    return Needs(job.gpus, job.vcpus, job.memory_mib)
 
 
 def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceType], max_vcpus: int) -> None:
@@ -81,19 +73,19 @@ def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceTy
             raise ConfigError(f"{field}.{name}", value, f"must be at least {low}", f"set {field}.{name} >= {low}")
     if not job.image:
         raise ConfigError(f"{field}.image", job.image, "no container image", "give a CUDA image with Python")
-    if any(_fits(job, r) for r in rows):
+    needs = _needs(job)
+    if holding(needs, rows):
         if job.vcpus > max_vcpus:
             raise ConfigError(f"{field}.vcpus", job.vcpus, f"more than max_vcpus ({max_vcpus}), so it never starts",
                               f"raise max_vcpus to at least {job.vcpus}")
         return
-    wanted = f"{job.gpus} GPU, {job.vcpus} vCPU, {job.memory_mib} MiB"
-    offered = "; ".join(_describe(r) for r in sorted(rows, key=lambda r: (r.gpus, r.vcpus), reverse=True)[:3])
-    candidates = sorted((r for r in catalog.rows() if r.cloud == "aws" and _fits(job, r)),
+    offered = "; ".join(offer(r) for r in largest(rows, 3))
+    candidates = sorted(holding(needs, (r for r in catalog.rows() if r.cloud == "aws")),
                         key=lambda r: (r.price_usd_hour is None, r.price_usd_hour or 0))
     fix = f"ask for less, or add an instance type that holds it, such as {', '.join(r.name for r in candidates[:2])}" \
         if candidates else "ask for less: no AWS GPU instance holds this job"
-    raise ConfigError(field, wanted, f"no instance type in the queue can hold this job, so it would sit in RUNNABLE "
-                      f"forever (largest: {offered})", fix)
+    raise ConfigError(field, str(needs), f"no instance type in the queue can hold this job, so it would sit in "
+                      f"RUNNABLE forever (largest: {offered})", fix)
 
 
 def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) -> BatchCapacity:
@@ -129,7 +121,7 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
         if args.multi_node.nodes < 2:
             raise ConfigError("multi_node.nodes", args.multi_node.nodes, "a multi-node job needs at least 2 nodes",
                               "set multi_node.nodes >= 2")
-        smallest = min((r for r in rows if _fits(args.job, r)), key=lambda r: r.vcpus)
+        smallest = min(holding(_needs(args.job), rows), key=lambda r: r.vcpus)
         if args.multi_node.nodes * smallest.vcpus > args.max_vcpus:
             raise ConfigError("multi_node.nodes", args.multi_node.nodes,
                               f"{args.multi_node.nodes} x {smallest.name} need "

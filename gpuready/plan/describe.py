@@ -1,8 +1,9 @@
-"""What a rendered resource means for GPUs: one describer per resource type, and the capacity pools it adds.
+"""What a rendered resource means for GPUs: one describer per reader of :mod:`gpuready.resources`, and the
+capacity pools the stack adds.
 
-A describer turns a resource's rendered inputs into short facts a person reads in ``gpuready plan``; a pool reader
-turns a GPU capacity resource (a Batch compute environment, later node groups and pools) into a :class:`Pool`.
-Platforms add entries to :data:`DESCRIBERS` and :data:`POOLS`; nothing else changes.
+A describer turns a resource (its reader, and the rendering around it) into short facts a person reads in
+``gpuready plan``; every reader with a ``capacity()`` (:data:`gpuready.resources.CAPACITY`) adds a :class:`Pool`.
+Platforms add a reader and an entry to :data:`DESCRIBERS`; nothing else changes.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import ipaddress
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
-from components import capacity, catalog
+from components import catalog
 
+from ..resources import CAPACITY, Resource, aws, azure, gcp, kubernetes, read
 from .render import RenderedResource, Rendering
 
 
@@ -36,31 +38,34 @@ def _gpu_summary(cloud: str, name: str) -> str:
 
 
 def _batch_compute_environment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    res = r.inputs.get("computeResources") or {}
+    env = aws.BatchComputeEnvironment(r.inputs)
+    res = env.resources
     image = [c.get("imageType") or c.get("imageIdOverride") for c in res.get("ec2Configurations") or []]
     return {
         "capacity": {"EC2": "on-demand", "SPOT": "spot"}.get(res.get("type"), res.get("type")),
         "allocation": res.get("allocationStrategy"),
         "vcpus": f"{int(res.get('minVcpus', 0))}-{int(res.get('maxVcpus', 0))}",
         "image": ", ".join(filter(None, image)) or res.get("imageId") or "Batch default",
-        "instances": [_gpu_summary("aws", t) for t in res.get("instanceTypes") or []],
+        "instances": [_gpu_summary("aws", t) for t in env.instance_types],
         **({"placement group": res["placementGroup"]} if res.get("placementGroup") else {}),
     }
 
 
 def _batch_job_queue(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    queue = aws.BatchJobQueue(r.inputs)
     by_arn = {x.outputs.get("arn"): x for x in rendering.resources if x.custom}
     members = []
-    for order in sorted(r.inputs.get("computeEnvironmentOrders") or [], key=lambda o: o.get("order", 0)):
+    for order in queue.orders:
         env = by_arn.get(order.get("computeEnvironment"))
         members.append(env.name if env else str(order.get("computeEnvironment")))
     limits = [f"{a.get('reason')} after {int(a.get('maxTimeSeconds', 0)) // 60} min"
-              for a in r.inputs.get("jobStateTimeLimitActions") or []]
+              for a in queue.time_limit_actions]
     return {"compute environments": members, "cancel RUNNABLE": limits or "never"}
 
 
 def _batch_job_definition(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    if r.inputs.get("type") == "multinode":
+    # Strict JSON: a masked secret fails here, and is then described from its real value (plan._facts).
+    if aws.BatchJobDefinition(r.inputs).multinode:
         nodes = json.loads(r.inputs.get("nodeProperties") or "{}")
         ranges = nodes.get("nodeRangeProperties") or [{}]
         container, extra = ranges[0].get("container") or {}, {"nodes": nodes.get("numNodes")}
@@ -72,8 +77,9 @@ def _batch_job_definition(r: RenderedResource, rendering: Rendering) -> dict[str
 
 
 def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    facts: dict[str, Any] = {"IMDS tokens": (r.inputs.get("metadataOptions") or {}).get("httpTokens", "optional")}
-    for mapping in r.inputs.get("blockDeviceMappings") or []:
+    template = aws.LaunchTemplate(r.inputs)
+    facts: dict[str, Any] = {"IMDS tokens": template.http_tokens}
+    for mapping in template.volumes:
         ebs = mapping.get("ebs") or {}
         facts[f"volume {mapping.get('deviceName')}"] = (
             f"{int(ebs.get('volumeSize', 0))} GiB {ebs.get('volumeType', '')}"
@@ -102,32 +108,29 @@ def _api_access(public: bool, cidrs: list[str]) -> str:
 
 
 def _eks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    vpc = r.inputs.get("vpcConfig") or {}
-    public = vpc.get("endpointPublicAccess", True)
+    cluster = aws.EksCluster(r.inputs)
     encrypted = [res for c in [r.inputs.get("encryptionConfig") or {}] for res in c.get("resources") or []]
     return {
         "version": r.inputs.get("version") or "EKS default",
-        API_ACCESS: _api_access(public, vpc.get("publicAccessCidrs") or []),
+        API_ACCESS: _api_access(cluster.public_endpoint, cluster.authorized_networks),
         "encrypted with KMS": ", ".join(encrypted) or "nothing",
         "auth": (r.inputs.get("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP"),
     }
 
 
 def _eks_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    spec = r.inputs.get("spec") or {}
-    template = (spec.get("template") or {}).get("spec") or {}
-    types = [v for req in template.get("requirements") or () if req.get("key") == "node.kubernetes.io/instance-type"
-             for v in req.get("values") or ()]
+    pool = kubernetes.KarpenterNodePool(r.inputs)
+    template = pool.template.get("spec") or {}
     return {
         "node class": (template.get("nodeClassRef") or {}).get("name"),
-        "GPU limit": (spec.get("limits") or {}).get("nvidia.com/gpu", "none"),
-        "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in template.get("taints") or []]
-        or "none",
-        "instances": [_gpu_summary("aws", t) for t in types],
+        "GPU limit": "none" if pool.gpu_limit is None else pool.gpu_limit,
+        "taints": [f"{t.key}={t.value}:{t.effect}" for t in pool.taints] or "none",
+        "instances": [_gpu_summary("aws", t) for t in pool.instance_types],
     }
 
 
 def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    group = aws.EksNodeGroup(r.inputs)
     scaling = r.inputs.get("scalingConfig") or {}
     return {
         "AMI": r.inputs.get("amiType", "AL2_x86_64"),
@@ -135,34 +138,19 @@ def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
         "nodes": f"{int(scaling.get('minSize', 0))}-{int(scaling.get('maxSize', 0))}",
         "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in r.inputs.get("taints") or []]
         or "none",
-        "labels": [f"{k}={v}" for k, v in sorted((r.inputs.get("labels") or {}).items())],
-        "instances": [_gpu_summary("aws", t) for t in r.inputs.get("instanceTypes") or []],
+        "labels": [f"{k}={v}" for k, v in sorted(group.labels.items())],
+        "instances": [_gpu_summary("aws", t) for t in group.instance_types],
     }
 
 
-def _gke_machine(node_config: dict[str, Any]) -> Optional[catalog.GpuInstanceType]:
-    return catalog.find_gcp(node_config.get("machineType", ""), node_config.get("guestAccelerators") or [])
-
-
-def _gke_max_nodes(inputs: dict[str, Any]) -> int:
-    scaling = inputs.get("autoscaling") or {}
-    if "totalMaxNodeCount" in scaling:
-        return int(scaling["totalMaxNodeCount"])
-    zones = max(len(inputs.get("nodeLocations") or []), 1)
-    return int(scaling.get("maxNodeCount", inputs.get("nodeCount", inputs.get("initialNodeCount", 0)))) * zones
-
-
 def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    private = r.inputs.get("privateClusterConfig") or {}
-    networks = [c.get("cidrBlock") for c in (r.inputs.get("masterAuthorizedNetworksConfig") or {})
-                .get("cidrBlocks") or []]
-    components = (r.inputs.get("monitoringConfig") or {}).get("enableComponents") or []
+    cluster = gcp.GkeCluster(r.inputs)
     return {
         "release channel": (r.inputs.get("releaseChannel") or {}).get("channel", "default"),
-        "nodes": "private" if private.get("enablePrivateNodes") else "public IPs",
-        API_ACCESS: _api_access(not private.get("enablePrivateEndpoint"), networks),
+        "nodes": "private" if cluster.private_nodes else "public IPs",
+        API_ACCESS: _api_access(cluster.public_endpoint, cluster.authorized_networks),
         "workload identity": (r.inputs.get("workloadIdentityConfig") or {}).get("workloadPool", "off"),
-        "managed DCGM": "DCGM" in components,
+        "managed DCGM": cluster.managed_dcgm,
     }
 
 
@@ -175,7 +163,8 @@ def _gke_subnetwork(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
 def _gke_router_nat(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     scope = r.inputs.get("sourceSubnetworkIpRangesToNat")
     by_urn = rendering.by_urn()
-    subnets = [by_urn[u].name for u in r.property_dependencies.get("subnetworks", ()) if u in by_urn] or \
+    subnets = [by_urn[u].name for u in r.property_dependencies.get(gcp.RouterNat.SUBNETWORKS_INPUT, ())
+               if u in by_urn] or \
         [s.get("name") for s in r.inputs.get("subnetworks") or []]
     return {"internet egress for": subnets if scope == "LIST_OF_SUBNETWORKS" else f"every subnetwork ({scope})",
             "addresses": {"AUTO_ONLY": "allocated by Google"}.get(r.inputs.get("natIpAllocateOption"),
@@ -183,15 +172,16 @@ def _gke_router_nat(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
 
 
 def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    config = r.inputs.get("nodeConfig") or {}
+    pool = gcp.GkeNodePool(r.inputs)
+    config = pool.node_config
     accelerators = config.get("guestAccelerators") or []
     facts: dict[str, Any] = {"machine": config.get("machineType"), "image": config.get("imageType", "default"),
                              "nodes": f"{int((r.inputs.get('autoscaling') or {}).get('totalMinNodeCount', 0))}-"
-                                      f"{_gke_max_nodes(r.inputs)}" if r.inputs.get("autoscaling")
+                                      f"{pool.max_nodes}" if r.inputs.get("autoscaling")
                              else int(r.inputs.get("nodeCount", 0))}
     if accelerators:
         accelerator = accelerators[0]
-        row = _gke_machine(config)
+        row = pool.machine
         facts["GPUs"] = f"{int(accelerator.get('count', 0))}x {accelerator.get('type')}" + (
             f" ({row.gpu_model} {row.gpu_memory_gib:g} GiB)" if row else "")
         facts["driver"] = (accelerator.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion", "none")
@@ -203,16 +193,16 @@ def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
         facts["capacity"] = "spot" if config.get("spot") else "on-demand"
     facts["taints"] = [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in config.get("taints") or []] \
         or "none"
-    if config.get("labels"):
-        facts["labels"] = [f"{k}={v}" for k, v in sorted(config["labels"].items())]
+    if pool.labels:
+        facts["labels"] = [f"{k}={v}" for k, v in sorted(pool.labels.items())]
     return facts
 
 
 def _aks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    access = r.inputs.get("apiServerAccessProfile") or {}
+    cluster = azure.AksCluster(r.inputs)
     return {
         "version": r.inputs.get("kubernetesVersion") or "AKS default",
-        API_ACCESS: _api_access(not access.get("enablePrivateCluster"), access.get("authorizedIPRanges") or []),
+        API_ACCESS: _api_access(cluster.public_endpoint, cluster.authorized_networks),
         "local accounts": "disabled" if r.inputs.get("disableLocalAccounts") else "enabled",
         **({"admin groups": aad["adminGroupObjectIDs"]}
            if (aad := r.inputs.get("aadProfile") or {}).get("adminGroupObjectIDs") else {}),
@@ -240,7 +230,7 @@ def _aks_agent_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
         "GPU driver": (r.inputs.get("gpuProfile") or {}).get("driver", "Install"),
         **({"MIG profile": r.inputs["gpuInstanceProfile"]} if r.inputs.get("gpuInstanceProfile") else {}),
         "taints": r.inputs.get("nodeTaints") or "none",
-        "instances": [_gpu_summary("azure", r.inputs.get("vmSize", ""))],
+        "instances": [_gpu_summary("azure", t) for t in azure.AksAgentPool(r.inputs).instance_types],
     }
 
 
@@ -258,12 +248,13 @@ _HELM_KEY_VALUES = ("enabled", "strategy", "migStrategy", "default")
 
 
 def _helm_release(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    release = kubernetes.HelmRelease(r.inputs)
     repo = (r.inputs.get("repositoryOpts") or {}).get("repo", "")
-    facts: dict[str, Any] = {"chart": f"{r.inputs.get('chart')} {r.inputs.get('version') or 'UNPINNED'}",
+    facts: dict[str, Any] = {"chart": f"{release.chart} {release.version or 'UNPINNED'}",
                              "repo": repo, "namespace": r.inputs.get("namespace")}
     if r.inputs.get("description"):
         facts["description"] = r.inputs["description"]
-    for key, value in _flatten(r.inputs.get("values") or {}).items():
+    for key, value in _flatten(release.values).items():
         last = key.rsplit(".", 1)[-1]
         if last in _HELM_KEY_VALUES and not isinstance(value, (dict, list)):
             facts[key] = value
@@ -285,106 +276,40 @@ def _resource_quota(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
     return {"pods": (spec.get("hard") or {}).get("pods"), **({"priority classes": "; ".join(scopes)} if scopes else {})}
 
 
-DESCRIBERS: dict[str, Callable[[RenderedResource, Rendering], dict[str, Any]]] = {
-    "aws:batch/computeEnvironment:ComputeEnvironment": _batch_compute_environment,
-    "aws:batch/jobQueue:JobQueue": _batch_job_queue,
-    "aws:batch/jobDefinition:JobDefinition": _batch_job_definition,
-    "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
-    "aws:eks/cluster:Cluster": _eks_cluster,
-    "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
-    "kubernetes:karpenter.sh/v1:NodePool": _eks_node_pool,
-    "kubernetes:helm.sh/v3:Release": _helm_release,
-    "kubernetes:core/v1:Namespace": _namespace,
-    "kubernetes:core/v1:ResourceQuota": _resource_quota,
-    "gcp:container/cluster:Cluster": _gke_cluster,
-    "gcp:container/nodePool:NodePool": _gke_node_pool,
-    "gcp:compute/subnetwork:Subnetwork": _gke_subnetwork,
-    "gcp:compute/routerNat:RouterNat": _gke_router_nat,
-    "azure-native:containerservice:ManagedCluster": _aks_cluster,
-    "azure-native:containerservice:AgentPool": _aks_agent_pool,
-    "azure-native:authorization:RoleAssignment": _azure_role_assignment,
+DESCRIBERS: dict[type[Resource], Callable[[RenderedResource, Rendering], dict[str, Any]]] = {
+    aws.BatchComputeEnvironment: _batch_compute_environment,
+    aws.BatchJobQueue: _batch_job_queue,
+    aws.BatchJobDefinition: _batch_job_definition,
+    aws.LaunchTemplate: _launch_template,
+    aws.EksCluster: _eks_cluster,
+    aws.EksNodeGroup: _eks_node_group,
+    kubernetes.KarpenterNodePool: _eks_node_pool,
+    kubernetes.HelmRelease: _helm_release,
+    kubernetes.Namespace: _namespace,
+    kubernetes.ResourceQuota: _resource_quota,
+    gcp.GkeCluster: _gke_cluster,
+    gcp.GkeNodePool: _gke_node_pool,
+    gcp.Subnetwork: _gke_subnetwork,
+    gcp.RouterNat: _gke_router_nat,
+    azure.AksCluster: _aks_cluster,
+    azure.AksAgentPool: _aks_agent_pool,
+    azure.RoleAssignment: _azure_role_assignment,
 }
-"""Resource type -> function giving the facts ``gpuready plan`` prints for it."""
-
-
-def _batch_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
-    res = inputs.get("computeResources") or {}
-    types = tuple(res.get("instanceTypes") or ())
-    rows = [row for row in (catalog.find("aws", t) for t in types) if row]
-    if not rows:
-        return None
-    budget = int(res.get("maxVcpus", 0))
-    return Pool(resource=name, cloud="aws", instance_types=types,
-                max_gpus=int(capacity.best_fill(budget, [(x.vcpus, x.gpus) for x in rows])),
-                max_usd_per_hour=capacity.best_fill(budget, [(x.vcpus, x.price_usd_hour or 0.0) for x in rows]),
-                unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
-
-
-def _eks_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
-    types = tuple(inputs.get("instanceTypes") or ())
-    rows = [row for row in (catalog.find("aws", t) for t in types) if row]
-    if not rows:
-        return None
-    nodes = int((inputs.get("scalingConfig") or {}).get("maxSize", 0))
-    return Pool(resource=name, cloud="aws", instance_types=types,
-                max_gpus=nodes * max(x.gpus for x in rows),
-                max_usd_per_hour=nodes * max(x.price_usd_hour or 0.0 for x in rows),
-                unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
-
-
-def _node_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
-    """A Karpenter / Auto Mode NodePool: capped by its ``nvidia.com/gpu`` limit."""
-    spec = inputs.get("spec") or {}
-    types = tuple(v for req in (spec.get("template") or {}).get("spec", {}).get("requirements") or ()
-                  if req.get("key") == "node.kubernetes.io/instance-type" for v in req.get("values") or ())
-    rows = [row for row in (catalog.find("aws", t) for t in types) if row]
-    if not rows:
-        return None
-    gpus = int((spec.get("limits") or {}).get("nvidia.com/gpu", 0))
-    return Pool(resource=name, cloud="aws", instance_types=types, max_gpus=gpus,
-                max_usd_per_hour=max(gpus / x.gpus * (x.price_usd_hour or 0.0) for x in rows),
-                unknown_types=tuple(t for t in types if catalog.find("aws", t) is None))
-
-
-def _gke_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
-    row = _gke_machine(inputs.get("nodeConfig") or {})
-    if row is None:
-        return None
-    nodes = _gke_max_nodes(inputs)
-    return Pool(resource=name, cloud="gcp", instance_types=(row.name,), max_gpus=nodes * row.gpus,
-                max_usd_per_hour=nodes * (row.price_usd_hour or 0.0), unknown_types=())
-
-
-def _aks_pool(name: str, inputs: dict[str, Any]) -> Optional[Pool]:
-    row = catalog.find("azure", inputs.get("vmSize", ""))
-    if row is None:
-        return None
-    nodes = int(inputs.get("maxCount", inputs.get("count", 0)))
-    return Pool(resource=name, cloud="azure", instance_types=(row.name,), max_gpus=nodes * row.gpus,
-                max_usd_per_hour=nodes * (row.price_usd_hour or 0.0), unknown_types=())
-
-
-POOLS: dict[str, Callable[[str, dict[str, Any]], Optional[Pool]]] = {
-    "aws:batch/computeEnvironment:ComputeEnvironment": _batch_pool,
-    "aws:eks/nodeGroup:NodeGroup": _eks_pool,
-    "kubernetes:karpenter.sh/v1:NodePool": _node_pool,
-    "gcp:container/nodePool:NodePool": _gke_pool,
-    "azure-native:containerservice:AgentPool": _aks_pool,
-}
-"""Resource type -> function of (name, inputs) giving the GPU capacity the resource can scale to (``None``: no
-GPUs). The policy pack reads it too."""
+"""Reader -> function giving the facts ``gpuready plan`` prints for its resources."""
 
 
 def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    describer = DESCRIBERS.get(r.type)
+    describer = DESCRIBERS.get(type(read(r.type, r.inputs)))
     return describer(r, rendering) if describer else {}
 
 
 def pools(rendering: Rendering) -> list[Pool]:
+    """The GPU capacity of every resource that can launch GPUs."""
     found = []
     for r in rendering.resources:
-        reader = POOLS.get(r.type)
-        pool = reader(r.name, r.inputs) if reader else None
-        if pool:
-            found.append(pool)
+        reader = read(r.type, r.inputs)
+        capacity = reader.capacity() if isinstance(reader, CAPACITY) else None
+        if capacity:
+            found.append(Pool(r.name, capacity.cloud, capacity.instance_types, capacity.max_gpus,
+                              capacity.max_usd_per_hour, capacity.unknown_types))
     return found

@@ -23,6 +23,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from ..resources import REGISTRY
+from ..resources.base import Site
 from .secrets import mask, texts
 
 ACCOUNT_ID = "123456789012"
@@ -82,20 +84,12 @@ class Rendering:
         return [r for r in self.resources if r.type == type_]
 
 
-EC2_ID_PREFIXES = {"aws:ec2/vpc:Vpc": "vpc", "aws:ec2/subnet:Subnet": "subnet", "aws:ec2/securityGroup:SecurityGroup": "sg",
-                   "aws:ec2/launchTemplate:LaunchTemplate": "lt", "aws:ec2/natGateway:NatGateway": "nat",
-                   "aws:ec2/internetGateway:InternetGateway": "igw", "aws:ec2/routeTable:RouteTable": "rtb",
-                   "aws:ec2/eip:Eip": "eipalloc"}
-"""EC2 ids have a fixed shape (``subnet-`` and 17 hex digits) that other APIs and CRDs check (Karpenter's
-EC2NodeClass ``subnetSelectorTerms[].id`` must match ``subnet-[0-9a-z]+``)."""
-
-
 def mock_id(type_: str, name: str) -> str:
     """The id a resource gets offline: EC2's shape for EC2 resources, ``NAME-id`` otherwise."""
-    prefix = EC2_ID_PREFIXES.get(type_)
-    if prefix is None:
+    reader = REGISTRY.get(type_)
+    if reader is None or not reader.ID_PREFIX:
         return f"{name}-id"
-    return f"{prefix}-{hashlib.sha256(name.encode()).hexdigest()[:17]}"
+    return f"{reader.ID_PREFIX}-{hashlib.sha256(name.encode()).hexdigest()[:17]}"
 
 
 def _arn(type_: str, name: str, region: str) -> str:
@@ -118,6 +112,7 @@ class PlanMocks(pulumi.runtime.Mocks):
         self.region = config.get("aws:region", "us-east-1")
         self.gcp_project = config.get("gcp:project", "example-project")
         self.azure_location = config.get("azure-native:location", "eastus")
+        self.site = Site(self.region, ACCOUNT_ID, self.gcp_project, AZURE_CLIENT["subscriptionId"])
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         state = dict(args.inputs)
@@ -126,30 +121,11 @@ class PlanMocks(pulumi.runtime.Mocks):
             return None, state
         if args.typ.startswith("aws:"):
             state.setdefault("arn", _arn(args.typ, state["name"], self.region))
-            if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
-                state.setdefault("latestVersion", 1)
-            elif args.typ == "aws:eks/cluster:Cluster":
-                host = f"https://{args.name.upper()}.gr7.{self.region}.eks.amazonaws.com"
-                state.setdefault("endpoint", host)
-                state.setdefault("certificateAuthority", {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})
-                issuer = f"https://oidc.eks.{self.region}.amazonaws.com/id/{args.name.upper()}"
-                state.setdefault("identities", [{"oidcs": [{"issuer": issuer}]}])
-            elif args.typ == "aws:sqs/queue:Queue":
-                state.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT_ID}/{state['name']}")
-            elif args.typ == "aws:eks/nodeGroup:NodeGroup":
-                state.setdefault("nodeGroupName", args.name)
-                # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.
-                state.setdefault("resources", [{"autoscalingGroups": [{"name": f"eks-{args.name}-0000"}]}])
-        elif args.typ == "azure-native:containerservice:ManagedCluster":
-            return (f"/subscriptions/{AZURE_CLIENT['subscriptionId']}/resourceGroups/{state.get('resourceGroupName')}"
-                    f"/providers/Microsoft.ContainerService/managedClusters/{args.name}"), state
-        elif args.typ == "gcp:container/cluster:Cluster":
-            state.setdefault("endpoint", "203.0.113.10")
-            state.setdefault("masterAuth", {"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"})
-        elif args.typ == "gcp:serviceaccount/account:Account":
-            project = state.get("project") or self.gcp_project
-            state.setdefault("email", f"{state.get('accountId', args.name)}@{project}.iam.gserviceaccount.com")
-        return mock_id(args.typ, args.name), state
+        reader = REGISTRY.get(args.typ)
+        id_, computed = reader.stand_in(args.name, state, self.site) if reader else (None, {})
+        for key, value in computed.items():
+            state.setdefault(key, value)
+        return id_ or mock_id(args.typ, args.name), state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         # A bare dict: the mock monitor rejects a (result, None) pair.

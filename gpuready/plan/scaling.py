@@ -9,19 +9,15 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from components import catalog
-from components.eks_gpu import facts as eks_facts
 from components.eks_gpu import scaler_facts as sf
 from components.eks_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
-from components.k8s_gpu import facts as k8s_facts
 
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-ASG_TAG = "aws:autoscaling/tag:Tag"
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-EKS_CLUSTER = "aws:eks/cluster:Cluster"
-NODE_POOL = f"kubernetes:{sf.NODE_POOL_API}:NodePool"
+from ..resources import read
+from ..resources.aws import AutoScalingTag, EksCluster, EksNodeGroup
+from ..resources.kubernetes import HelmRelease, KarpenterNodePool
+
 PLUGIN_CHARTS = ("nvidia-device-plugin", "gpu-operator")
 """Charts that bring an NVIDIA device plugin (the dcgm-exporter chart does not)."""
-_EFFECTS = {api: k8s for k8s, api in eks_facts.TAINT_EFFECTS_K8S.items()}
 
 
 class Item(NamedTuple):
@@ -32,24 +28,27 @@ class Item(NamedTuple):
     deps: Mapping[str, Sequence[str]]
     """Input name -> URNs it was built from."""
 
+    @property
+    def facts(self) -> Any:
+        """Its reader (:mod:`gpuready.resources`); ``None`` for a type no reader knows."""
+        return read(self.type, self.props)
+
 
 def gpu_node_groups(items: Sequence[Item]) -> list[ScaleGroup]:
     """The EKS node groups with catalog GPU types, each with the tags set on its Auto Scaling group."""
     tags: dict[str, dict[str, str]] = {}
     for t in items:
-        if t.type == ASG_TAG:
-            tag = t.props.get("tag") or {}
-            for urn in t.deps.get("autoscalingGroupName") or ():
-                tags.setdefault(urn, {})[tag.get("key", "")] = str(tag.get("value", ""))
+        tag = t.facts
+        if isinstance(tag, AutoScalingTag):
+            for urn in t.deps.get(AutoScalingTag.GROUP_INPUT) or ():
+                tags.setdefault(urn, {})[tag.key] = tag.value
     groups = []
     for r in items:
-        types = tuple(r.props.get("instanceTypes") or ())
-        if r.type != NODE_GROUP or not any(catalog.find("aws", t) for t in types):
+        group = r.facts
+        if not isinstance(group, EksNodeGroup) or not group.is_gpu:
             continue
-        taints = tuple(k8s_facts.Taint(t.get("key", ""), t.get("value", ""), _EFFECTS.get(t.get("effect"), ""))
-                       for t in r.props.get("taints") or ())
-        groups.append(ScaleGroup(r.name, types, dict(r.props.get("labels") or {}), taints, tags.get(r.urn, {}),
-                                 int((r.props.get("scalingConfig") or {}).get("minSize", 0))))
+        groups.append(ScaleGroup(r.name, tuple(group.instance_types), group.labels, tuple(group.taints),
+                                 tags.get(r.urn, {}), group.minimum[0]))
     return groups
 
 
@@ -57,25 +56,20 @@ def node_pools(items: Sequence[Item]) -> list[ScaleGroup]:
     """GPU NodePools (Karpenter, Auto Mode): their labels, taints and admitted instance types."""
     groups = []
     for r in items:
-        if r.type != NODE_POOL:
+        pool = r.facts
+        if not isinstance(pool, KarpenterNodePool):
             continue
-        template = (r.props.get("spec") or {}).get("template") or {}
-        spec = template.get("spec") or {}
-        types = [v for req in spec.get("requirements") or () if req.get("key") == "node.kubernetes.io/instance-type"
-                 and req.get("operator") == "In" for v in req.get("values") or ()]
+        types = pool.instance_types
         if not any(catalog.find("aws", t) for t in types):
             continue
-        taints = tuple(k8s_facts.Taint(t.get("key", ""), t.get("value", ""), t.get("effect", ""))
-                       for t in spec.get("taints") or ())
-        groups.append(ScaleGroup((r.props.get("metadata") or {}).get("name", r.name), tuple(types),
-                                 dict((template.get("metadata") or {}).get("labels") or {}), taints))
+        groups.append(ScaleGroup(pool.name or r.name, tuple(types), pool.labels, tuple(pool.taints)))
     return groups
 
 
 def scaler(items: Sequence[Item]) -> str:
-    if any(((r.props.get("computeConfig") or {}).get("enabled")) for r in items if r.type == EKS_CLUSTER):
+    if any(isinstance(r.facts, EksCluster) and r.facts.auto_mode for r in items):
         return sf.AUTO_MODE
-    charts = {r.props.get("chart") for r in items if r.type == HELM_RELEASE}
+    charts = {r.facts.chart for r in items if isinstance(r.facts, HelmRelease)}
     if sf.KARPENTER_CHART.name in charts:
         return sf.KARPENTER
     return sf.CLUSTER_AUTOSCALER if sf.CLUSTER_AUTOSCALER_CHART.name in charts else sf.NONE
@@ -85,12 +79,12 @@ def nvidia_plugins(items: Sequence[Item]) -> list[str]:
     """The stack's charts that run an NVIDIA device plugin (or GPU feature discovery's plugin companion)."""
     found = set()
     for r in items:
-        chart, values = r.props.get("chart"), r.props.get("values") or {}
-        if r.type != HELM_RELEASE or chart not in PLUGIN_CHARTS:
+        release = r.facts
+        if not isinstance(release, HelmRelease) or release.chart not in PLUGIN_CHARTS:
             continue
-        if chart == "gpu-operator" or (values.get("devicePlugin") or {}).get("enabled", True) or \
-                (values.get("gfd") or {}).get("enabled"):
-            found.add(chart)
+        if release.chart == "gpu-operator" or release.value("devicePlugin.enabled", True) or \
+                release.value("gfd.enabled"):
+            found.add(release.chart)
     return sorted(found)
 
 

@@ -109,11 +109,10 @@ def stack_rule(name: str, description: str, level: EnforcementLevel, check: Stac
                                  config_schema=_schema(config))
 
 
-def of_type(resources: Sequence[PolicyResource], *types: str) -> list[PolicyResource]:
-    return [r for r in resources if r.resource_type in types]
+def dependencies(resource: PolicyResource, prop: str, *readers: type) -> list[PolicyResource]:
+    """The resources an input of ``resource`` was built from (the engine's property dependencies), those read by
+    ``readers`` (:mod:`gpuready.resources`) if any are given."""
+    from gpuready.resources import is_a
 
-
-def dependencies(resource: PolicyResource, prop: str, *types: str) -> list[PolicyResource]:
-    """The resources an input of ``resource`` was built from (the engine's property dependencies)."""
     found = (resource.property_dependencies or {}).get(prop) or []
-    return [r for r in found if not types or r.resource_type in types]
+    return [r for r in found if not readers or is_a(r.resource_type, *readers)]

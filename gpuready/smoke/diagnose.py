@@ -6,7 +6,9 @@ import re
 from typing import Any, Optional
 
 from components import catalog
-from components.batch_gpu.validation import usable_memory_mib
+from components.batch_gpu import fit
+
+from ..resources.aws import BatchComputeEnvironment
 
 REASONS = {
     "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT": "no instance type in the queue's compute environments can hold "
@@ -27,10 +29,6 @@ def needs(job: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def fits(want: dict[str, int], row: catalog.GpuInstanceType) -> bool:
-    return want["GPU"] <= row.gpus and want["VCPU"] <= row.vcpus and want["MEMORY"] <= usable_memory_mib(row)
-
-
 def environments(batch: Any, queue: str) -> tuple[Optional[dict], list[dict]]:
     queues = batch.describe_job_queues(jobQueues=[queue]).get("jobQueues") or []
     if not queues:
@@ -43,19 +41,18 @@ def environments(batch: Any, queue: str) -> tuple[Optional[dict], list[dict]]:
 
 
 def unplaceable(want: dict[str, int], envs: list[dict]) -> Optional[str]:
-    """Why no instance of ``envs`` can ever hold a job needing ``want``, or None when one can."""
+    """Why no instance of ``envs`` can ever hold a job needing ``want`` (:func:`needs`), or None when one can (or
+    when only types outside the catalog are offered)."""
     rows, unknown = [], []
-    for env in envs:
-        for name in (env.get("computeResources") or {}).get("instanceTypes") or []:
-            row = catalog.find("aws", name)
-            (rows.append(row) if row else unknown.append(name))
-    if any(fits(want, r) for r in rows) or (unknown and not rows):
+    for env in map(BatchComputeEnvironment, envs):  # Batch's API spells computeResources.instanceTypes as Pulumi does
+        rows += env.gpu_rows
+        unknown += [name for name in env.instance_types if catalog.find("aws", name) is None]
+    job = fit.Needs(want["GPU"], want["VCPU"], want["MEMORY"])
+    if fit.holding(job, rows) or (unknown and not rows):
         return None
-    largest = sorted(rows, key=lambda r: (r.gpus, r.vcpus), reverse=True)[:2]
-    offered = "; ".join(f"{r.name}: {r.gpus} GPU, {r.vcpus} vCPU, {usable_memory_mib(r)} MiB usable"
-                        for r in largest) or "no GPU instance type"
-    return (f"the job asks for {want['GPU']} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB, and no instance type "
-            f"of the queue's compute environments can hold it ({offered}): it would stay RUNNABLE forever")
+    offered = "; ".join(f"{r.name}: {fit.capacity(r)}" for r in fit.largest(rows, 2)) or "no GPU instance type"
+    return (f"the job asks for {job}, and no instance type of the queue's compute environments can hold it "
+            f"({offered}): it would stay RUNNABLE forever")
 
 
 ECR_IMAGE = re.compile(r"^(\d{12})\.dkr\.ecr\.([\w-]+)\.amazonaws\.com/([^:@]+)(?::([^@]+))?$")

@@ -5,57 +5,36 @@ from __future__ import annotations
 
 from typing import Optional
 
-from components.eks_gpu import facts as eks_facts
-from components.gke_gpu import facts as gke_facts
 from components.k8s_gpu import facts as k8s_facts
 from components.k8s_gpu.scheduling import tolerates
+from gpuready.resources import KUBERNETES_POOLS, aws, azure, gcp, kubernetes, read, tokens
 
-from ..gpu import AKS_AGENT_POOL, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL, HELM_RELEASE, get, is_gpu_capacity
-from ..rule import MANDATORY, each, known, of_type, resource_rule, stack_rule
+from ..gpu import facts, of_kind
+from ..rule import MANDATORY, each, known, resource_rule, stack_rule
 
-KUBERNETES_POOLS = (EKS_NODE_GROUP, GKE_NODE_POOL, AKS_AGENT_POOL)
-_EFFECTS = {api: k8s for k8s, api in eks_facts.TAINT_EFFECTS_K8S.items()}
-_PLATFORM = {EKS_NODE_GROUP: "eks", GKE_NODE_POOL: "gke", AKS_AGENT_POOL: "aks"}
+_PLATFORM = {aws.EksNodeGroup: "eks", gcp.GkeNodePool: "gke", azure.AksAgentPool: "aks"}
 
 
 def node_taints(pool) -> list[k8s_facts.Taint]:
     """The taints a pool's nodes register with, as Kubernetes spells them."""
-    if pool.resource_type == AKS_AGENT_POOL:
-        taints = []
-        for text in pool.props.get("nodeTaints") or []:
-            key_value, _, effect = text.partition(":")
-            key, _, value = key_value.partition("=")
-            taints.append(k8s_facts.Taint(key, value, effect))
-        if pool.props.get("scaleSetPriority") == "Spot":
-            from components.aks_gpu import facts as aks_facts
-
-            taints.append(k8s_facts.Taint(*aks_facts.SPOT_TAINT))
-        return taints
-    raw = pool.props.get("taints") if pool.resource_type == EKS_NODE_GROUP else get(pool.props, "nodeConfig.taints")
-    return [k8s_facts.Taint(t.get("key", ""), t.get("value", ""), _EFFECTS.get(t.get("effect"), t.get("effect", "")))
-            for t in raw or []]
+    return facts(pool).taints
 
 
 def gpu_pools(resources):
     """The GPU node pools, and the error of the first pool whose machine types are unknown (None: all known)."""
-    found, unknown = known(of_type(resources, *KUBERNETES_POOLS),
-                           lambda pool: pool if is_gpu_capacity(pool.resource_type, pool.props) else None)
+    found, unknown = known(of_kind(resources, *KUBERNETES_POOLS), lambda pool: pool if facts(pool).is_gpu else None)
     return [pool for pool in found if pool], unknown
 
 
 def _nvidia_releases(resources):
-    return [r for r in of_type(resources, HELM_RELEASE) if r.props.get("chart") in k8s_facts.CHART_DAEMONSETS]
-
-
-def _enabled(values, key: str, default: bool) -> bool:
-    return bool(get(values, key, default)) if key else True
+    return [r for r in of_kind(resources, kubernetes.HelmRelease) if facts(r).chart in k8s_facts.CHART_DAEMONSETS]
 
 
 def _check_taints(resources, config):
     pools, unknown = gpu_pools(resources)
 
     def check_pool(pool):
-        wanted = k8s_facts.PLATFORMS[_PLATFORM[pool.resource_type]].taint
+        wanted = k8s_facts.PLATFORMS[_PLATFORM[type(facts(pool))]].taint
         if not any(t.key in (wanted.key, "nvidia.com/gpu") and t.effect == "NoSchedule" for t in node_taints(pool)):
             yield pool, ("GPU nodes without the GPU taint: any pod lands on them and holds a GPU node for CPU "
                          "work"), f"taint the pool {wanted.key}={wanted.value}:{wanted.effect}"
@@ -72,11 +51,10 @@ def _check_taints(resources, config):
 def _check_tolerations(release, hard, unknown):
     """A release's daemonsets against the known GPU-node taints ``hard``; then ``unknown``, the error of a pool whose
     type or taints are unknown, if any daemonset runs (it may not tolerate that pool's taints)."""
-    values = release.props.get("values") or {}
-    running = [d for d in k8s_facts.CHART_DAEMONSETS[release.props["chart"]]
-               if _enabled(values, d.enabled_key, d.enabled_default)]
+    chart = facts(release)
+    running = chart.nvidia_daemonsets
     for daemonset in running:
-        tolerations = get(values, daemonset.tolerations_key, list(daemonset.default_tolerations))
+        tolerations = chart.value(daemonset.tolerations_key, list(daemonset.default_tolerations))
         for taint, pool in sorted(hard, key=lambda x: (x[1], x[0].key)):
             if not tolerates(tolerations, taint):
                 yield release, (f"its {daemonset.name} daemonset does not tolerate {taint.key}={taint.value}:"
@@ -95,16 +73,7 @@ gpu_taint_tolerated = stack_rule(
 
 
 def _node_image(pool) -> Optional[str]:
-    if pool.resource_type == EKS_NODE_GROUP:
-        key = f"eks/{pool.props.get('amiType', '')}"
-    elif pool.resource_type == GKE_NODE_POOL:
-        accelerators = get(pool.props, "nodeConfig.guestAccelerators") or [{}]
-        version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
-        # GKE's device plugin is off where the pool carries its opt-out label: the GPU Operator's then runs.
-        key = gke_facts.node_image(version, get(pool.props, "nodeConfig.labels") or {}) \
-            if version in (*gke_facts.DRIVER_INSTALLED, gke_facts.DRIVER_DISABLED) else ""
-    else:
-        key = "aks/driver-none" if get(pool.props, "gpuProfile.driver") == "None" else "aks/driver-installed"
+    key = facts(pool).node_image
     return key if key in k8s_facts.NODE_IMAGES else None
 
 
@@ -122,9 +91,9 @@ def _check_double_install(resources, config):
     unknown = unknown or unknown_image
 
     def check(release):
-        values = release.props.get("values") or {}
-        installs = [(software, switch) for software, switch in _INSTALLS.get(release.props["chart"], ())
-                    if get(values, switch, True)]
+        chart = facts(release)
+        installs = [(software, switch) for software, switch in _INSTALLS.get(chart.chart, ())
+                    if chart.value(switch, True)]
         for software, switch in installs:
             for pool, image in sorted(images):
                 if image and software in k8s_facts.NODE_IMAGES[image].ships:
@@ -144,24 +113,24 @@ no_double_driver = stack_rule(
 
 
 def _check_pinned(resource_type, name, props, config):
-    if not props.get("version"):
-        yield (f"chart {props.get('chart')} without a version: each `pulumi up` may install a newer chart",
+    chart = read(resource_type, props)
+    if not chart.version:
+        yield (f"chart {chart.chart} without a version: each `pulumi up` may install a newer chart",
                "pin version to the chart version you tested")
 
 
 helm_pinned_version = resource_rule(
-    "helm-pinned-version", "Helm releases pin a chart version.", MANDATORY, (HELM_RELEASE,), _check_pinned)
+    "helm-pinned-version", "Helm releases pin a chart version.", MANDATORY, tokens(kubernetes.HelmRelease),
+    _check_pinned)
 
 
 def _check_metrics(resources, config):
     pools, unknown = gpu_pools(resources)
     if not pools and not unknown:
         return
-    for release in of_type(resources, HELM_RELEASE):
-        chart, values = release.props.get("chart"), release.props.get("values") or {}
-        if chart == "dcgm-exporter" or (chart == "gpu-operator" and get(values, "dcgmExporter.enabled", True)):
-            return
-    if any("DCGM" in (get(c.props, "monitoringConfig.enableComponents") or []) for c in of_type(resources, GKE_CLUSTER)):
+    if any(facts(r).dcgm_exporter for r in of_kind(resources, kubernetes.HelmRelease)):
+        return
+    if any(facts(c).managed_dcgm for c in of_kind(resources, gcp.GkeCluster)):
         return
     if not pools:  # the only pools that may have GPUs have unknown machine types
         raise unknown

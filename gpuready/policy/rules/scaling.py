@@ -4,8 +4,9 @@ for a GPU pod (node-template tags, one GPU count per group), or the stack says t
 from __future__ import annotations
 
 from gpuready.plan.scaling import from_policy, scale_from_zero
+from gpuready.resources.aws import EksCluster
 
-from ..gpu import EKS_CLUSTER
+from ..gpu import of_kind
 from ..rule import MANDATORY, stack_rule
 
 
@@ -15,7 +16,7 @@ def _check(resources, config):
         return
     if result.scaler == "none":
         # An existing cluster may run its own autoscaler (gpuready plan warns); a new one has none but ours.
-        if any(r.resource_type == EKS_CLUSTER for r in resources):
+        if of_kind(resources, EksCluster):
             yield None, ("GPU node groups at minSize 0 in a new cluster without an autoscaler: GPU pods stay "
                          "Pending forever"), "set gpuready:autoscaler cluster-autoscaler, or minSize 1"
         return

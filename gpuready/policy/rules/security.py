@@ -6,45 +6,46 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from ..gpu import (AKS_AGENT_POOL, AKS_CLUSTER, BATCH_CE, EKS_CLUSTER, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL,
-                   GPU_CAPACITY_TYPES, LAUNCH_TEMPLATE, get, is_gpu_capacity)
-from ..rule import ADVISORY, MANDATORY, dependencies, each, known, of_type, resource_rule, stack_rule
+from gpuready.resources import GPU_POOLS, aws, azure, gcp, read, tokens
+
+from ..gpu import facts, of_kind
+from ..rule import ADVISORY, MANDATORY, dependencies, each, known, resource_rule, stack_rule
 
 
 def _check_imdsv2(resource_type, name, props, config):
-    if get(props, "metadataOptions.httpTokens", "optional") != "required":
+    if read(resource_type, props).http_tokens != "required":
         yield ("instances accept IMDSv1, so any process that can make a request (an SSRF in a notebook) reads the "
                "instance role's credentials"), "set metadataOptions.httpTokens to required"
 
 
 launch_template_imdsv2 = resource_rule(
-    "launch-template-imdsv2", "Launch templates require IMDSv2 (metadata tokens).", MANDATORY, (LAUNCH_TEMPLATE,),
-    _check_imdsv2)
+    "launch-template-imdsv2", "Launch templates require IMDSv2 (metadata tokens).", MANDATORY,
+    tokens(aws.LaunchTemplate), _check_imdsv2)
 
 
 def _gpu_launch_templates(pool):
     """The launch templates a GPU compute environment or EKS node group launches its instances with."""
-    if not is_gpu_capacity(pool.resource_type, pool.props):
+    reader = facts(pool)
+    if not reader.is_gpu:
         return []
-    return dependencies(pool, "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate",
-                        LAUNCH_TEMPLATE)
+    return dependencies(pool, reader.LAUNCH_TEMPLATE_INPUT, aws.LaunchTemplate)
 
 
 def _check_hop_limit(resources, config):
     templates = {}
-    for pool in of_type(resources, BATCH_CE, EKS_NODE_GROUP):
+    for pool in of_kind(resources, aws.BatchComputeEnvironment, aws.EksNodeGroup):
         templates.update((t.urn, t) for t in _gpu_launch_templates(pool))
     yield from each(templates.values(), _container_credentials)
 
 
 def _container_credentials(template):
-    options = template.props.get("metadataOptions") or {}
-    if options.get("httpTokens", "optional") != "required":
+    reader = facts(template)
+    if reader.http_tokens != "required":
         yield template, ("GPU instances answer IMDSv1, which no hop limit stops: every container on them reads the "
                          "instance role's credentials"), "set metadataOptions.httpTokens to required"
-    hops = options.get("httpPutResponseHopLimit")
-    if hops is None or int(hops) != 1:
-        now = "not set (Amazon Linux 2023 AMIs then allow 2)" if hops is None else f"{int(hops)}"
+    hops = reader.hop_limit
+    if hops is None or hops != 1:
+        now = "not set (Amazon Linux 2023 AMIs then allow 2)" if hops is None else f"{hops}"
         yield template, (f"metadataOptions.httpPutResponseHopLimit is {now}, so job containers and pods behind a "
                          f"bridge network get IMDSv2 tokens and the instance role's credentials"), \
             ("set metadataOptions.httpPutResponseHopLimit to 1 and give jobs their own role (Batch jobRoleArn, "
@@ -56,42 +57,34 @@ imds_hop_limit = stack_rule(
     "cannot read the instance role's credentials.", MANDATORY, _check_hop_limit)
 
 
-def _true(value) -> bool:
-    return value is True or str(value).lower() == "true"
-
-
 def _check_encrypted(resource_type, name, props, config):
-    plain = [m.get("deviceName") for m in props.get("blockDeviceMappings") or []
-             if m.get("ebs") is not None and not _true(m["ebs"].get("encrypted"))]
+    plain = read(resource_type, props).unencrypted_devices
     if plain:
         yield f"volumes {', '.join(map(str, plain))} are not encrypted", "set ebs.encrypted to true"
 
 
 launch_template_encrypted = resource_rule(
     "launch-template-encrypted", "Launch templates encrypt every EBS volume they define.", MANDATORY,
-    (LAUNCH_TEMPLATE,), _check_encrypted)
+    tokens(aws.LaunchTemplate), _check_encrypted)
 
 
 def _volume_gib(pool) -> tuple[int, str]:
-    if pool.resource_type in (BATCH_CE, EKS_NODE_GROUP):
-        prop = "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate"
-        templates = dependencies(pool, prop, LAUNCH_TEMPLATE)
-        sizes = [int(get(m, "ebs.volumeSize", 0)) for t in templates for m in t.props.get("blockDeviceMappings") or []]
-        if sizes:
-            return max(sizes), f"launch template {templates[0].name}"
-        if pool.resource_type == EKS_NODE_GROUP and not templates:
-            return int(pool.props.get("diskSize", 20)), "diskSize"
-        return 30, "the AMI's default root volume"
-    if pool.resource_type == GKE_NODE_POOL:
-        return int(get(pool.props, "nodeConfig.diskSizeGb", 100)), "nodeConfig.diskSizeGb"
-    return int(pool.props.get("osDiskSizeGB", 128)), "osDiskSizeGB"
+    reader = facts(pool)
+    templates = dependencies(pool, reader.LAUNCH_TEMPLATE_INPUT, aws.LaunchTemplate) \
+        if reader.LAUNCH_TEMPLATE_INPUT else []
+    sizes = [size for t in templates for size in facts(t).volume_sizes]
+    if sizes:
+        return max(sizes), f"launch template {templates[0].name}"
+    if not templates and reader.own_volume:
+        return reader.own_volume
+    return 30, "the AMI's default root volume"
 
 
 def _check_volume_size(resources, config):
     minimum = int(config.get("minGiB", 100))
 
     def check(pool):
-        if not is_gpu_capacity(pool.resource_type, pool.props):
+        if not facts(pool).is_gpu:
             return
         size, where = _volume_gib(pool)
         if size < minimum:
@@ -99,7 +92,7 @@ def _check_volume_size(resources, config):
                          f"fill it, and pods stay in ContainerCreating or jobs in STARTING"), \
                 f"give them {minimum} GiB or more"
 
-    yield from each(of_type(resources, *GPU_CAPACITY_TYPES), check)
+    yield from each(of_kind(resources, *GPU_POOLS), check)
 
 
 gpu_root_volume_size = stack_rule(
@@ -109,29 +102,27 @@ gpu_root_volume_size = stack_rule(
 
 
 def _check_public_ips(resources, config):
-    yield from each(of_type(resources, *GPU_CAPACITY_TYPES), _public_ips)
+    yield from each(of_kind(resources, *GPU_POOLS), _public_ips)
 
 
 def _public_ips(pool):
-    if not is_gpu_capacity(pool.resource_type, pool.props):
+    reader = facts(pool)
+    if not reader.is_gpu:
         return
-    if pool.resource_type == AKS_AGENT_POOL and pool.props.get("enableNodePublicIP"):
+    if isinstance(reader, azure.AksAgentPool) and reader.public_node_ips:
         yield pool, "GPU nodes with public IPs", "set enableNodePublicIP to false"
-    if pool.resource_type == GKE_NODE_POOL:
-        for cluster in dependencies(pool, "cluster"):
-            if not get(cluster.props, "privateClusterConfig.enablePrivateNodes", False):
+    if isinstance(reader, gcp.GkeNodePool):
+        for cluster in dependencies(pool, reader.CLUSTER_INPUT):
+            if not facts(cluster).private_nodes:
                 yield pool, f"GPU nodes of cluster {cluster.name} get public IPs (no private nodes)", \
                     "set privateClusterConfig.enablePrivateNodes to true"
-    if pool.resource_type in (BATCH_CE, EKS_NODE_GROUP):
-        prop = "computeResources" if pool.resource_type == BATCH_CE else "subnetIds"
-        public = [s.name for s in dependencies(pool, prop, "aws:ec2/subnet:Subnet")
-                  if _true(s.props.get("mapPublicIpOnLaunch"))]
+    if reader.SUBNET_INPUT:
+        public = [s.name for s in dependencies(pool, reader.SUBNET_INPUT, aws.Subnet) if facts(s).public_ips]
         if public:
             yield pool, f"GPU instances launch in subnets that give public IPs: {', '.join(public)}", \
                 "use private subnets behind a NAT gateway"
-        lt_prop = "computeResources" if pool.resource_type == BATCH_CE else "launchTemplate"
-        for template in dependencies(pool, lt_prop, LAUNCH_TEMPLATE):
-            if any(_true(n.get("associatePublicIpAddress")) for n in template.props.get("networkInterfaces") or []):
+        for template in dependencies(pool, reader.LAUNCH_TEMPLATE_INPUT, aws.LaunchTemplate):
+            if facts(template).public_ip:
                 yield pool, f"launch template {template.name} gives GPU instances a public IP", \
                     "remove associatePublicIpAddress"
 
@@ -146,27 +137,23 @@ def _anywhere(cidrs) -> bool:
 
 
 def _check_endpoint(resource_type, name, props, config):
-    vpc = props.get("vpcConfig") or {}
-    if vpc.get("endpointPublicAccess", True) and _anywhere(vpc.get("publicAccessCidrs")):
+    cluster = read(resource_type, props)
+    if cluster.public_endpoint and _anywhere(cluster.authorized_networks):
         yield "the Kubernetes API endpoint is public to the whole internet", \
             ("set vpcConfig.publicAccessCidrs to your networks (gpuready:apiAllowedCidrs in the reference stacks), "
              "or endpointPublicAccess to false")
 
 
 eks_endpoint_allow_list = resource_rule(
-    "eks-endpoint-allow-list", "An EKS API endpoint is not public without an allow-list.", ADVISORY, (EKS_CLUSTER,),
-    _check_endpoint)
+    "eks-endpoint-allow-list", "An EKS API endpoint is not public without an allow-list.", ADVISORY,
+    tokens(aws.EksCluster), _check_endpoint)
 
 
 def _check_api_allow_list(resource_type, name, props, config):
-    if resource_type == GKE_CLUSTER:
-        public = not get(props, "privateClusterConfig.enablePrivateEndpoint", False)
-        cidrs = [c.get("cidrBlock") for c in get(props, "masterAuthorizedNetworksConfig.cidrBlocks", None) or []]
-        fix = "set masterAuthorizedNetworksConfig.cidrBlocks to your networks"
-    else:
-        public = not get(props, "apiServerAccessProfile.enablePrivateCluster", False)
-        cidrs = get(props, "apiServerAccessProfile.authorizedIPRanges", None) or []
-        fix = "set apiServerAccessProfile.authorizedIPRanges to your networks"
+    cluster = read(resource_type, props)
+    public, cidrs = cluster.public_endpoint, cluster.authorized_networks
+    fix = "set masterAuthorizedNetworksConfig.cidrBlocks to your networks" if isinstance(cluster, gcp.GkeCluster) \
+        else "set apiServerAccessProfile.authorizedIPRanges to your networks"
     if public and _anywhere(cidrs):
         yield "the Kubernetes API endpoint is public to the whole internet, with no allow-list", \
             f"{fix} (gpuready:apiAllowedCidrs in the reference stacks), or make the endpoint private"
@@ -174,12 +161,8 @@ def _check_api_allow_list(resource_type, name, props, config):
 
 api_endpoint_allow_list = resource_rule(
     "api-endpoint-allow-list", "A GKE or AKS API endpoint is not public without an allow-list (CIS GKE and AKS "
-    "benchmarks: authorized networks / authorized IP ranges).", ADVISORY, (GKE_CLUSTER, AKS_CLUSTER),
+    "benchmarks: authorized networks / authorized IP ranges).", ADVISORY, tokens(gcp.GkeCluster, azure.AksCluster),
     _check_api_allow_list)
-
-_INLINE_POLICIES = ("aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy",
-                    "aws:iam/groupPolicy:GroupPolicy")
-
 
 def _statements(document):
     if isinstance(document, str):
@@ -200,26 +183,27 @@ def _check_wildcards(resource_type, name, props, config):
                 yield "an inline policy allows every action (\"Action\": \"*\")", "list the actions the role needs"
 
     # Each document on its own: one built from another resource's output (an ARN) is unknown in a preview.
-    yield from each([props, *(props.get("inlinePolicies") or [])], check)
+    yield from each(read(resource_type, props).documents(), check)
 
 
 iam_no_wildcard_actions = resource_rule(
     "iam-no-wildcard-actions", "Inline IAM policies allow no `*` action.", MANDATORY,
-    (*_INLINE_POLICIES, "aws:iam/role:Role"), _check_wildcards)
+    tokens(*aws.INLINE_POLICIES, aws.IamRole), _check_wildcards)
 
 ADMIN_POLICY = "arn:aws:iam::aws:policy/AdministratorAccess"
 GCP_BASIC_ROLES = ("roles/owner", "roles/editor")
 
 
 def _check_admin(resource_type, name, props, config):
-    if resource_type.startswith("gcp:"):
-        if props.get("role") in GCP_BASIC_ROLES:
-            yield f"basic role {props['role']} granted", "grant the predefined roles the member needs"
+    grant = read(resource_type, props)
+    if isinstance(grant, gcp.PROJECT_ROLES):
+        if grant.role in GCP_BASIC_ROLES:
+            yield f"basic role {grant.role} granted", "grant the predefined roles the member needs"
         return
     # An ARN built from another resource's output (a policy of the stack) is unknown in a preview.
-    listed = props.get("managedPolicyArns") or []
+    listed = grant.managed_policy_arns
     arns, unknown = known(range(len(listed)), listed.__getitem__)
-    if ADMIN_POLICY in [props.get("policyArn"), *arns]:
+    if ADMIN_POLICY in [grant.policy_arn, *arns]:
         yield "AdministratorAccess attached", "attach the AWS managed policies the role needs, and no others"
     elif unknown:
         raise unknown
@@ -227,9 +211,7 @@ def _check_admin(resource_type, name, props, config):
 
 iam_no_administrator = resource_rule(
     "iam-no-administrator", "No AdministratorAccess attached (AWS) and no basic owner/editor role granted (GCP).",
-    MANDATORY, ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/userPolicyAttachment:UserPolicyAttachment",
-                "aws:iam/groupPolicyAttachment:GroupPolicyAttachment", "aws:iam/role:Role",
-                "gcp:projects/iAMMember:IAMMember", "gcp:projects/iAMBinding:IAMBinding"), _check_admin)
+    MANDATORY, tokens(*aws.POLICY_ATTACHMENTS, aws.IamRole, *gcp.PROJECT_ROLES), _check_admin)
 
 RULES = [launch_template_imdsv2, imds_hop_limit, launch_template_encrypted, gpu_root_volume_size, gpu_nodes_no_public_ip,
          eks_endpoint_allow_list, api_endpoint_allow_list, iam_no_wildcard_actions, iam_no_administrator]

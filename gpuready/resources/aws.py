@@ -1,0 +1,304 @@
+"""Readers of AWS resources: Batch, EKS, EC2 and IAM."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Mapping, Optional
+
+from components import capacity, catalog
+from components.batch_gpu import fit
+from components.k8s_gpu.facts import Taint
+
+from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain, true
+
+
+
+def _parse(value: Any) -> Optional[Mapping[str, Any]]:
+    """A JSON input (a string, or the object itself), ``None`` when it is neither."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    return value if isinstance(value, Mapping) else None
+
+
+class BatchComputeEnvironment(GpuPool):
+    TOKEN = "aws:batch/computeEnvironment:ComputeEnvironment"
+    CLOUD = "aws"
+    LAUNCH_TEMPLATE_INPUT = SUBNET_INPUT = "computeResources"
+
+    @property
+    def resources(self) -> Mapping[str, Any]:
+        return self.props.get("computeResources") or {}
+
+    @property
+    def instance_types(self) -> list[str]:
+        return list(self.resources.get("instanceTypes") or [])
+
+    @property
+    def image_types(self) -> Optional[list[Any]]:
+        """The Batch image types it launches (Batch's default when none is given); ``None`` with an explicit AMI."""
+        configs = self.resources.get("ec2Configurations") or []
+        if self.resources.get("imageId") or any(c.get("imageIdOverride") for c in configs):
+            return None
+        return [c.get("imageType") for c in configs] or ["ECS_AL2 (Batch's default)"]
+
+    @property
+    def minimum(self) -> tuple[int, str]:
+        return int(get(self.props, "computeResources.minVcpus", 0)), "minVcpus"
+
+    def capacity(self) -> Optional[PoolCapacity]:
+        types = tuple(self.instance_types)
+        rows = self.gpu_rows
+        if not rows:
+            return None
+        budget = int(self.resources.get("maxVcpus", 0))
+        return PoolCapacity("aws", types, int(capacity.best_fill(budget, [(x.vcpus, x.gpus) for x in rows])),
+                            capacity.best_fill(budget, [(x.vcpus, x.price_usd_hour or 0.0) for x in rows]),
+                            tuple(t for t in types if catalog.find("aws", t) is None))
+
+
+class BatchJobQueue(Resource):
+    TOKEN = "aws:batch/jobQueue:JobQueue"
+    ENVIRONMENTS_INPUT = "computeEnvironmentOrders"
+
+    @property
+    def orders(self) -> list[Mapping[str, Any]]:
+        """Its compute environments in queue order (``computeEnvironment`` ARN, ``order``)."""
+        return sorted(self.props.get("computeEnvironmentOrders") or [], key=lambda o: o.get("order", 0))
+
+    @property
+    def time_limit_actions(self) -> list[Mapping[str, Any]]:
+        return list(self.props.get("jobStateTimeLimitActions") or [])
+
+    @property
+    def runnable_cancels(self) -> list[Mapping[str, Any]]:
+        """The actions that cancel jobs stuck in RUNNABLE."""
+        return [a for a in self.time_limit_actions if a.get("state") == "RUNNABLE" and a.get("action") == "CANCEL"]
+
+
+def _needs(container: Mapping[str, Any]) -> fit.Needs:
+    asked = {r.get("type"): r.get("value") for r in container.get("resourceRequirements") or []}
+    out = []
+    for key in ("GPU", "VCPU", "MEMORY"):
+        try:
+            out.append(int(float(asked.get(key) or 0)))
+        except (TypeError, ValueError):
+            out.append(0)
+    return fit.Needs(*out)
+
+
+class BatchJobDefinition(Resource):
+    TOKEN = "aws:batch/jobDefinition:JobDefinition"
+
+    @property
+    def multinode(self) -> bool:
+        return self.props.get("type") == "multinode"
+
+    @property
+    def node_properties(self) -> Mapping[str, Any]:
+        return _parse(self.props.get("nodeProperties")) or {}
+
+    def containers(self) -> Iterator[Mapping[str, Any]]:
+        """Its container properties: the single-node container, then each node range's."""
+        container = _parse(self.props.get("containerProperties"))
+        if container:
+            yield container
+        for node_range in self.node_properties.get("nodeRangeProperties") or []:
+            if node_range.get("container"):
+                yield node_range["container"]
+
+    def needs(self) -> Iterator[fit.Needs]:
+        """What each container asks for (an unreadable amount counts as 0)."""
+        return map(_needs, self.containers())
+
+
+class LaunchTemplate(Resource):
+    TOKEN = "aws:ec2/launchTemplate:LaunchTemplate"
+    ID_PREFIX = "lt"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return None, {"latestVersion": 1}
+
+    @property
+    def http_tokens(self) -> str:
+        """``required`` when the instances answer IMDSv2 only."""
+        return dig(self.props, "metadataOptions.httpTokens", "optional")
+
+    @property
+    def hop_limit(self) -> Optional[int]:
+        hops = get(self.props, "metadataOptions.httpPutResponseHopLimit")
+        return None if hops is None else int(hops)
+
+    @property
+    def volumes(self) -> list[Mapping[str, Any]]:
+        """Its block device mappings."""
+        return list(self.props.get("blockDeviceMappings") or [])
+
+    @property
+    def unencrypted_devices(self) -> list[Any]:
+        return [m.get("deviceName") for m in self.volumes
+                if m.get("ebs") is not None and not true(m["ebs"].get("encrypted"))]
+
+    @property
+    def volume_sizes(self) -> list[int]:
+        return [int(get(m, "ebs.volumeSize", 0)) for m in self.volumes]
+
+    @property
+    def public_ip(self) -> bool:
+        return any(true(n.get("associatePublicIpAddress")) for n in self.props.get("networkInterfaces") or [])
+
+
+Vpc = plain("Vpc", "aws:ec2/vpc:Vpc", ID_PREFIX="vpc")
+SecurityGroup = plain("SecurityGroup", "aws:ec2/securityGroup:SecurityGroup", ID_PREFIX="sg")
+NatGateway = plain("NatGateway", "aws:ec2/natGateway:NatGateway", ID_PREFIX="nat")
+InternetGateway = plain("InternetGateway", "aws:ec2/internetGateway:InternetGateway", ID_PREFIX="igw")
+RouteTable = plain("RouteTable", "aws:ec2/routeTable:RouteTable", ID_PREFIX="rtb")
+Eip = plain("Eip", "aws:ec2/eip:Eip", ID_PREFIX="eipalloc")
+
+
+class SqsQueue(Resource):
+    TOKEN = "aws:sqs/queue:Queue"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return None, {"url": f"https://sqs.{site.region}.amazonaws.com/{site.account}/{state['name']}"}
+
+
+class Subnet(Resource):
+    TOKEN = "aws:ec2/subnet:Subnet"
+    ID_PREFIX = "subnet"
+
+    @property
+    def public_ips(self) -> bool:
+        return true(self.props.get("mapPublicIpOnLaunch"))
+
+
+class EksCluster(Resource):
+    TOKEN = "aws:eks/cluster:Cluster"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        issuer = f"https://oidc.eks.{site.region}.amazonaws.com/id/{name.upper()}"
+        return None, {"endpoint": f"https://{name.upper()}.gr7.{site.region}.eks.amazonaws.com",
+                      "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"},
+                      "identities": [{"oidcs": [{"issuer": issuer}]}]}
+
+    @property
+    def public_endpoint(self) -> bool:
+        return bool(dig(self.props, "vpcConfig.endpointPublicAccess", True))
+
+    @property
+    def authorized_networks(self) -> list[Any]:
+        """Who may reach a public endpoint (empty: anywhere)."""
+        return list(dig(self.props, "vpcConfig.publicAccessCidrs") or [])
+
+    @property
+    def auto_mode(self) -> bool:
+        return bool((self.props.get("computeConfig") or {}).get("enabled"))
+
+
+class EksNodeGroup(GpuPool):
+    TOKEN = "aws:eks/nodeGroup:NodeGroup"
+    CLOUD = "aws"
+    LAUNCH_TEMPLATE_INPUT = "launchTemplate"
+    SUBNET_INPUT = "subnetIds"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.
+        return None, {"nodeGroupName": name, "resources": [{"autoscalingGroups": [{"name": f"eks-{name}-0000"}]}]}
+
+    @property
+    def instance_types(self) -> list[str]:
+        return list(self.props.get("instanceTypes") or [])
+
+    @property
+    def ami_type(self) -> str:
+        return self.props.get("amiType") or "AL2_x86_64 (EKS's default)"
+
+    @property
+    def node_image(self) -> str:
+        """Key of ``components.k8s_gpu.facts.NODE_IMAGES`` (when it names one)."""
+        return f"eks/{self.props.get('amiType', '')}"
+
+    @property
+    def minimum(self) -> tuple[int, str]:
+        return int(get(self.props, "scalingConfig.minSize", 0)), "scalingConfig.minSize"
+
+    @property
+    def taints(self) -> list[Taint]:
+        return [api_taint(t) for t in self.props.get("taints") or []]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.props.get("labels") or {})
+
+    @property
+    def own_volume(self) -> Optional[tuple[int, str]]:
+        return int(self.props.get("diskSize", 20)), "diskSize"
+
+    def capacity(self) -> Optional[PoolCapacity]:
+        types = tuple(self.instance_types)
+        rows = self.gpu_rows
+        if not rows:
+            return None
+        nodes = int((self.props.get("scalingConfig") or {}).get("maxSize", 0))
+        return PoolCapacity("aws", types, nodes * max(x.gpus for x in rows),
+                            nodes * max(x.price_usd_hour or 0.0 for x in rows),
+                            tuple(t for t in types if catalog.find("aws", t) is None))
+
+
+class AutoScalingTag(Resource):
+    """A tag on an Auto Scaling group (cluster-autoscaler's node-template tags)."""
+
+    TOKEN = "aws:autoscaling/tag:Tag"
+    GROUP_INPUT = "autoscalingGroupName"
+
+    @property
+    def key(self) -> str:
+        return (self.props.get("tag") or {}).get("key", "")
+
+    @property
+    def value(self) -> str:
+        return str((self.props.get("tag") or {}).get("value", ""))
+
+
+class _IamPolicyHolder(Resource):
+    """A resource holding IAM policy documents."""
+
+    def documents(self) -> list[Any]:
+        """Its own policy document and its inline ones, each read on its own (one may be unknown in a preview)."""
+        return [self.props, *(self.props.get("inlinePolicies") or [])]
+
+    @property
+    def policy_arn(self) -> Any:
+        """The managed policy it attaches (attachments)."""
+        return self.props.get("policyArn")
+
+    @property
+    def managed_policy_arns(self) -> list[Any]:
+        """The managed policies it lists (roles); one built from another resource may be unknown in a preview."""
+        return self.props.get("managedPolicyArns") or []
+
+
+def _iam(name: str, token: str) -> type[_IamPolicyHolder]:
+    return type(name, (_IamPolicyHolder,), {"TOKEN": token, "__doc__": f"A {token} resource."})
+
+
+IamRole = _iam("IamRole", "aws:iam/role:Role")
+IamRolePolicy = _iam("IamRolePolicy", "aws:iam/rolePolicy:RolePolicy")
+IamPolicy = _iam("IamPolicy", "aws:iam/policy:Policy")
+IamUserPolicy = _iam("IamUserPolicy", "aws:iam/userPolicy:UserPolicy")
+IamGroupPolicy = _iam("IamGroupPolicy", "aws:iam/groupPolicy:GroupPolicy")
+IamRolePolicyAttachment = _iam("IamRolePolicyAttachment", "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+IamUserPolicyAttachment = _iam("IamUserPolicyAttachment", "aws:iam/userPolicyAttachment:UserPolicyAttachment")
+IamGroupPolicyAttachment = _iam("IamGroupPolicyAttachment", "aws:iam/groupPolicyAttachment:GroupPolicyAttachment")
+
+INLINE_POLICIES = (IamRolePolicy, IamPolicy, IamUserPolicy, IamGroupPolicy)
+POLICY_ATTACHMENTS = (IamRolePolicyAttachment, IamUserPolicyAttachment, IamGroupPolicyAttachment)
+
+__all__ = ["AutoScalingTag", "BatchComputeEnvironment", "BatchJobDefinition", "BatchJobQueue", "EksCluster",
+           "EksNodeGroup", "INLINE_POLICIES", "IamRole", "LaunchTemplate", "POLICY_ATTACHMENTS", "Subnet"]

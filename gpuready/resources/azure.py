@@ -1,0 +1,83 @@
+"""Readers of Azure resources: AKS and role assignments."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from components import catalog
+from components.aks_gpu import facts as aks_facts
+from components.k8s_gpu.facts import Taint
+
+from .base import GpuPool, PoolCapacity, Resource, Site, dig, get, plain
+
+
+class AksCluster(Resource):
+    TOKEN = "azure-native:containerservice:ManagedCluster"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return (f"/subscriptions/{site.azure_subscription}/resourceGroups/{state.get('resourceGroupName')}"
+                f"/providers/Microsoft.ContainerService/managedClusters/{name}"), {}
+
+    @property
+    def public_endpoint(self) -> bool:
+        return not dig(self.props, "apiServerAccessProfile.enablePrivateCluster", False)
+
+    @property
+    def authorized_networks(self) -> list[Any]:
+        return dig(self.props, "apiServerAccessProfile.authorizedIPRanges") or []
+
+
+class AksAgentPool(GpuPool):
+    TOKEN = "azure-native:containerservice:AgentPool"
+    CLOUD = "azure"
+
+    @property
+    def instance_types(self) -> list[str]:
+        return [self.props.get("vmSize", "")]
+
+    @property
+    def minimum(self) -> tuple[int, str]:
+        if not self.props.get("enableAutoScaling"):
+            return int(self.props.get("count", 1)), "a fixed count (no autoscaling)"
+        return int(self.props.get("minCount", 0)), "minCount"
+
+    @property
+    def spot(self) -> bool:
+        return self.props.get("scaleSetPriority") == aks_facts.PRIORITY_SPOT
+
+    @property
+    def taints(self) -> list[Taint]:
+        """``nodeTaints`` (``key=value:Effect``), and the taint AKS puts on every Spot node."""
+        taints = []
+        for text in self.props.get("nodeTaints") or []:
+            key_value, _, effect = text.partition(":")
+            key, _, value = key_value.partition("=")
+            taints.append(Taint(key, value, effect))
+        if self.spot:
+            taints.append(Taint(*aks_facts.SPOT_TAINT))
+        return taints
+
+    @property
+    def public_node_ips(self) -> bool:
+        return bool(self.props.get("enableNodePublicIP"))
+
+    @property
+    def node_image(self) -> str:
+        """Key of ``components.k8s_gpu.facts.NODE_IMAGES``."""
+        return "aks/driver-none" if get(self.props, "gpuProfile.driver") == aks_facts.GPU_DRIVER_NONE \
+            else "aks/driver-installed"
+
+    @property
+    def own_volume(self) -> Optional[tuple[int, str]]:
+        return int(self.props.get("osDiskSizeGB", 128)), "osDiskSizeGB"
+
+    def capacity(self) -> Optional[PoolCapacity]:
+        row = catalog.find("azure", self.props.get("vmSize", ""))
+        if row is None:
+            return None
+        nodes = int(self.props.get("maxCount", self.props.get("count", 0)))
+        return PoolCapacity("azure", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), ())
+
+
+RoleAssignment = plain("RoleAssignment", "azure-native:authorization:RoleAssignment")

@@ -1,0 +1,147 @@
+"""What every reader shares: the wrapped inputs, lazy reading, and the registry of readers by type token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Optional
+
+from components import catalog
+from components.eks_gpu.facts import TAINT_EFFECTS_K8S
+from components.k8s_gpu.facts import Taint
+
+REGISTRY: dict[str, type["Resource"]] = {}
+"""Type token -> reader class."""
+
+
+def get(props: Any, path: str, default: Any = None) -> Any:
+    """``props['a']['b']`` for ``path`` ``a.b``; ``default`` where any step is missing."""
+    for part in path.split("."):
+        if not isinstance(props, Mapping) or part not in props:
+            return default
+        props = props[part]
+    return props
+
+
+def dig(props: Mapping[str, Any], path: str, default: Any = None) -> Any:
+    """``props['a'].get('b', default)`` for ``path`` ``a.b``, a missing or empty step read as ``{}``. Unlike
+    :func:`get`, a step that is not a mapping (a masked ``[secret]``) raises ``AttributeError``, so that
+    ``gpuready plan`` describes such a resource from its real inputs and redacts them."""
+    *steps, last = path.split(".")
+    for step in steps:
+        props = props.get(step) or {}
+    return props.get(last, default)
+
+
+_EFFECTS = {api: k8s for k8s, api in TAINT_EFFECTS_K8S.items()}
+
+
+def api_taint(taint: Mapping[str, Any]) -> Taint:
+    """A taint as the EKS and GKE APIs spell it (``effect: NO_SCHEDULE``), as Kubernetes spells it."""
+    effect = taint.get("effect", "")
+    return Taint(taint.get("key", ""), taint.get("value", ""), _EFFECTS.get(effect, effect))
+
+
+def true(value: Any) -> bool:
+    """A boolean input, which providers also take as the string ``"true"``."""
+    return value is True or str(value).lower() == "true"
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where an offline plan pretends to create resources: what stand-in outputs are made of."""
+
+    region: str
+    account: str
+    gcp_project: str
+    azure_subscription: str
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A rendered resource's inputs, read as facts. Properties read only the inputs they need, so an unknown value
+    (a preview's) raises only where it is read."""
+
+    TOKEN: ClassVar[str] = ""
+    ID_PREFIX: ClassVar[str] = ""
+    """EC2's id shape (``subnet-`` and 17 hex digits), which other APIs and CRDs check; '' for ``NAME-id``."""
+    props: Mapping[str, Any]
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        """The id (``None``: the default) and the outputs the cloud computes on create that programs read back, as
+        an offline plan stands them in; ``state`` holds the inputs (and ``name``)."""
+        return None, {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.TOKEN:
+            if cls.TOKEN in REGISTRY:
+                raise ValueError(f"two readers for {cls.TOKEN}")
+            REGISTRY[cls.TOKEN] = cls
+
+
+@dataclass(frozen=True)
+class PoolCapacity:
+    """The most GPU capacity one pool can scale to, from the catalog."""
+
+    cloud: str
+    instance_types: tuple[str, ...]
+    max_gpus: int
+    max_usd_per_hour: float
+    unknown_types: tuple[str, ...]
+    """Types the catalog does not hold (no GPU facts, no price)."""
+
+
+class GpuPool(Resource):
+    """Capacity that launches GPU instances: a Batch compute environment, a node group, a node pool, an agent pool."""
+
+    CLOUD: ClassVar[str] = ""
+    TAGS: ClassVar[str] = "tags"
+    """What the platform calls cost-allocation keys: ``tags`` (GCP: ``labels``)."""
+    LAUNCH_TEMPLATE_INPUT: ClassVar[str] = ""
+    """The input built from the pool's launch template ('' none)."""
+    SUBNET_INPUT: ClassVar[str] = ""
+    """The input built from the pool's subnets ('' none)."""
+
+    @property
+    def instance_types(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def gpu_rows(self) -> list[catalog.GpuInstanceType]:
+        """Catalog rows of the GPU types it launches (empty: no GPUs)."""
+        return [row for row in (catalog.find(self.CLOUD, t) for t in self.instance_types) if row]
+
+    @property
+    def is_gpu(self) -> bool:
+        return bool(self.gpu_rows)
+
+    @property
+    def minimum(self) -> tuple[int, str]:
+        """What keeps running when idle, and the input that says so."""
+        raise NotImplementedError
+
+    @property
+    def tag_keys(self) -> set[str]:
+        """The cost-allocation tag (label) keys: a tag whose value is unknown still counts."""
+        return set(self.props.get("tags") or {})
+
+    @property
+    def taints(self) -> list[Taint]:
+        """The taints its nodes register with, as Kubernetes spells them (none for Batch)."""
+        return []
+
+    @property
+    def own_volume(self) -> Optional[tuple[int, str]]:
+        """The node volume (GiB) the pool sets itself, and the input; ``None`` where a launch template or the AMI
+        decides."""
+        return None
+
+    def capacity(self) -> Optional[PoolCapacity]:
+        """The most GPUs and dollars per hour it can run at once; ``None`` when it launches no GPU type."""
+        raise NotImplementedError
+
+
+def plain(name: str, token: str, **attrs: Any) -> type[Resource]:
+    """A reader with no facts of its own beyond ``attrs``: it names a type the others select or depend on."""
+    return type(name, (Resource,), {"TOKEN": token, "__doc__": f"A {token} resource.", **attrs})

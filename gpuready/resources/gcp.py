@@ -1,0 +1,140 @@
+"""Readers of Google Cloud resources: GKE, networking and IAM."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from components import catalog
+from components.gke_gpu import facts as gke_facts
+from components.k8s_gpu.facts import Taint
+
+from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain
+
+
+
+class GkeCluster(Resource):
+    TOKEN = "gcp:container/cluster:Cluster"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        return None, {"endpoint": "203.0.113.10",
+                      "masterAuth": {"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"}}
+
+    @property
+    def private_nodes(self) -> bool:
+        return bool(dig(self.props, "privateClusterConfig.enablePrivateNodes", False))
+
+    @property
+    def public_endpoint(self) -> bool:
+        return not dig(self.props, "privateClusterConfig.enablePrivateEndpoint", False)
+
+    @property
+    def authorized_networks(self) -> list[Any]:
+        return [c.get("cidrBlock") for c in dig(self.props, "masterAuthorizedNetworksConfig.cidrBlocks") or []]
+
+    @property
+    def managed_dcgm(self) -> bool:
+        return "DCGM" in (dig(self.props, "monitoringConfig.enableComponents") or [])
+
+
+class GkeNodePool(GpuPool):
+    TOKEN = "gcp:container/nodePool:NodePool"
+    CLOUD = "gcp"
+    TAGS = "labels"
+    CLUSTER_INPUT = "cluster"
+
+    @property
+    def node_config(self) -> Mapping[str, Any]:
+        return self.props.get("nodeConfig") or {}
+
+    @property
+    def instance_types(self) -> list[str]:
+        return [self.node_config.get("machineType", "")]
+
+    @property
+    def machine(self) -> Optional[catalog.GpuInstanceType]:
+        """The catalog row of its machine type with its accelerators."""
+        config = self.node_config
+        return catalog.find_gcp(config.get("machineType", ""), config.get("guestAccelerators") or [])
+
+    @property
+    def gpu_rows(self) -> list[catalog.GpuInstanceType]:
+        row = self.machine
+        return [row] if row else []
+
+    @property
+    def minimum(self) -> tuple[int, str]:
+        scaling = self.props.get("autoscaling")
+        if not scaling:
+            return int(self.props.get("nodeCount", self.props.get("initialNodeCount", 1))), \
+                "a fixed nodeCount (no autoscaling)"
+        return int(scaling.get("totalMinNodeCount", scaling.get("minNodeCount", 0))), "autoscaling minimum"
+
+    @property
+    def max_nodes(self) -> int:
+        scaling = self.props.get("autoscaling") or {}
+        if "totalMaxNodeCount" in scaling:
+            return int(scaling["totalMaxNodeCount"])
+        zones = max(len(self.props.get("nodeLocations") or []), 1)
+        return int(scaling.get("maxNodeCount", self.props.get("nodeCount", self.props.get("initialNodeCount", 0)))) \
+            * zones
+
+    @property
+    def tag_keys(self) -> set[str]:
+        return set(get(self.props, "nodeConfig.resourceLabels", {}) or {})
+
+    @property
+    def taints(self) -> list[Taint]:
+        return [api_taint(t) for t in get(self.props, "nodeConfig.taints") or []]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.node_config.get("labels") or {})
+
+    @property
+    def node_image(self) -> str:
+        """Key of ``components.k8s_gpu.facts.NODE_IMAGES`` from its driver setting ('' where GKE's is unknown)."""
+        accelerators = get(self.props, "nodeConfig.guestAccelerators") or [{}]
+        version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
+        # GKE's device plugin is off where the pool carries its opt-out label: the GPU Operator's then runs.
+        return gke_facts.node_image(version, get(self.props, "nodeConfig.labels") or {}) \
+            if version in (*gke_facts.DRIVER_INSTALLED, gke_facts.DRIVER_DISABLED) else ""
+
+    @property
+    def own_volume(self) -> Optional[tuple[int, str]]:
+        return int(get(self.props, "nodeConfig.diskSizeGb", 100)), "nodeConfig.diskSizeGb"
+
+    def capacity(self) -> Optional[PoolCapacity]:
+        row = self.machine
+        if row is None:
+            return None
+        nodes = self.max_nodes
+        return PoolCapacity("gcp", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), ())
+
+
+Subnetwork = plain("Subnetwork", "gcp:compute/subnetwork:Subnetwork")
+RouterNat = plain("RouterNat", "gcp:compute/routerNat:RouterNat", SUBNETWORKS_INPUT="subnetworks")
+
+
+class ServiceAccount(Resource):
+    TOKEN = "gcp:serviceaccount/account:Account"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        project = state.get("project") or site.gcp_project
+        return None, {"email": f"{state.get('accountId', name)}@{project}.iam.gserviceaccount.com"}
+
+
+class _ProjectRole(Resource):
+    """A project IAM grant."""
+
+    @property
+    def role(self) -> Any:
+        return self.props.get("role")
+
+
+IamMember = type("IamMember", (_ProjectRole,), {"TOKEN": "gcp:projects/iAMMember:IAMMember"})
+IamBinding = type("IamBinding", (_ProjectRole,), {"TOKEN": "gcp:projects/iAMBinding:IAMBinding"})
+
+
+PROJECT_ROLES = (IamMember, IamBinding)

@@ -1,0 +1,52 @@
+"""The one Batch fit rule: what component validation, the policy pack and the smoke diagnosis all decide with."""
+
+from __future__ import annotations
+
+import json
+
+from components import catalog
+from components.batch_gpu import fit
+from gpuready.resources.aws import BatchJobDefinition
+from gpuready.smoke import diagnose
+
+
+def _row(name: str) -> catalog.GpuInstanceType:
+    row = catalog.find("aws", name)
+    assert row is not None
+    return row
+
+
+def test_a_job_fits_when_gpus_vcpus_and_usable_memory_all_fit_one_instance():
+    g6 = _row("g6.xlarge")  # 1 L4, 4 vCPU, 16 GiB of which 95% usable
+    assert fit.usable_memory_mib(g6) == 15564
+    assert fit.fits(fit.Needs(1, 4, 15564), g6)
+    assert not fit.fits(fit.Needs(1, 4, 15565), g6)  # ECS keeps its share
+    assert not fit.fits(fit.Needs(2, 1, 1), g6)
+    assert not fit.fits(fit.Needs(1, 5, 1), g6)
+
+
+def test_largest_orders_by_gpus_then_vcpus_then_memory():
+    rows = [_row(n) for n in ("g6.xlarge", "g6.12xlarge", "g6.2xlarge", "g6e.12xlarge")]
+    assert [r.name for r in fit.largest(rows, 3)] == ["g6e.12xlarge", "g6.12xlarge", "g6.2xlarge"]
+
+
+def test_validation_policy_and_smoke_diagnosis_agree_on_the_same_job():
+    """The memory edge of a g6.xlarge: all three places accept 15564 MiB and refuse 15565."""
+    from components.batch_gpu import GpuJobArgs
+    from components.batch_gpu.validation import check
+    from components.errors import ConfigError
+
+    from .helpers import args
+
+    env = {"computeResources": {"instanceTypes": ["g6.xlarge"]}}
+    for memory, holds in ((15564, True), (15565, False)):
+        try:
+            check(args(instance_types=["g6.xlarge"], job=GpuJobArgs(gpus=1, vcpus=4, memory_mib=memory)))
+            validated = True
+        except ConfigError:
+            validated = False
+        container = {"resourceRequirements": [{"type": "GPU", "value": "1"}, {"type": "VCPU", "value": "4"},
+                                              {"type": "MEMORY", "value": str(memory)}]}
+        (needs,) = BatchJobDefinition({"containerProperties": json.dumps(container)}).needs()
+        diagnosed = diagnose.unplaceable({"GPU": 1, "VCPU": 4, "MEMORY": memory}, [env]) is None
+        assert (validated, fit.fits(needs, _row("g6.xlarge")), diagnosed) == (holds, holds, holds)

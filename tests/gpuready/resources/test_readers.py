@@ -1,0 +1,135 @@
+"""The readers over the reference stacks as ``gpuready plan`` renders them: every registered type is read from a
+real rendering, and the facts read agree with what the components export and the catalog says."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from components import catalog
+from components.k8s_gpu import facts as k8s_facts
+from gpuready.resources import CAPACITY, REGISTRY, GpuPool, aws, azure, gcp, kubernetes, read
+from tests.conftest import ROOT
+from tests.gpuready.policy.helpers import render_stack
+
+RENDERINGS = {"aws-batch": {}, "eks": {}, "gke": {}, "aks": {},
+              "eks-karpenter": {"gpuready:autoscaler": "karpenter"},
+              "gke-gpu-operator": {"gpuready:install": "gpu-operator"}}
+"""Reference stacks (and variants of their config) that together create every type the stacks use."""
+NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy, aws.IamUserPolicyAttachment,
+                           aws.IamGroupPolicyAttachment, gcp.IamBinding}
+"""IAM types the stacks never create, read for the policy pack's IAM rules on users' programs."""
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    return {name: render_stack(name if name == "aws-batch" else name.split("-")[0], **config)
+            for name, config in RENDERINGS.items()}
+
+
+def _all(rendered, reader):
+    return [(r, read(r.type, r.inputs)) for rendering in rendered.values() for r in rendering.resources
+            if r.type == reader.TOKEN]
+
+
+def test_every_registered_type_is_read_from_a_rendered_reference_stack(rendered):
+    created = {r.type for rendering in rendered.values() for r in rendering.resources}
+    readers = set(REGISTRY.values())
+    assert {r for r in readers if r.TOKEN not in created} == NOT_IN_REFERENCE_STACKS
+    for rendering in rendered.values():
+        for r in rendering.resources:
+            if r.type in REGISTRY:
+                assert isinstance(read(r.type, r.inputs), REGISTRY[r.type])
+
+
+def test_gpu_pools_read_the_instance_types_the_stack_config_names(rendered):
+    batch = [pool for _, pool in _all(rendered, aws.BatchComputeEnvironment)]
+    config = rendered["aws-batch"].config
+    assert batch and all(pool.instance_types == json.loads(config["gpuready:instanceTypes"]) for pool in batch)
+    assert all(pool.is_gpu and pool.minimum == (0, "minVcpus") for pool in batch)
+    (gke,) = [pool for r, pool in _all(rendered, gcp.GkeNodePool) if r.name.endswith("gpu")][:1]
+    assert gke.instance_types == [rendered["gke"].config["gpuready:machineType"]] and gke.gpu_rows[0].gpus >= 1
+
+
+def test_taints_are_decoded_as_kubernetes_spells_them_and_match_what_the_stacks_export(rendered):
+    """Each component encodes the GPU taint in its API's own spelling; the readers decode it back to the taint the
+    stack exports for its pods to tolerate (EKS NO_SCHEDULE, GKE NO_SCHEDULE, AKS ``key=value:Effect``)."""
+    for stack, reader in (("eks", aws.EksNodeGroup), ("gke", gcp.GkeNodePool), ("aks", azure.AksAgentPool)):
+        exported = {k8s_facts.Taint(**t) for t in rendered[stack].outputs["gpuNodeTaints"]}
+        pools = [pool for r, pool in _all({stack: rendered[stack]}, reader) if pool.is_gpu]
+        assert pools and all(set(pool.taints) == exported for pool in pools), stack
+        assert k8s_facts.PLATFORMS[stack].taint in exported
+
+
+def test_aks_spot_pools_read_the_taint_aks_adds_to_spot_nodes():
+    rendering = render_stack("aks", **{"gpuready:spot": True})
+    (pool,) = [read(r.type, r.inputs) for r in rendering.resources
+               if r.type == azure.AksAgentPool.TOKEN and read(r.type, r.inputs).is_gpu]
+    assert pool.spot and k8s_facts.Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule") in pool.taints
+
+
+def test_capacity_is_what_gpuready_plan_reports(rendered):
+    for stack in ("aws-batch", "eks", "gke", "aks"):
+        golden = json.loads((ROOT / "tests" / "data" / "golden" / f"plan-{stack}.json").read_text())["capacity"]
+        found = [(r.name, read(r.type, r.inputs).capacity()) for r in rendered[stack].resources
+                 if isinstance(read(r.type, r.inputs), CAPACITY)]
+        found = [(name, c) for name, c in found if c]
+        assert [(name, c.max_gpus, c.max_usd_per_hour) for name, c in found] == \
+            [(p["resource"], p["max_gpus"], p["max_usd_per_hour"]) for p in golden["pools"]], stack
+
+
+def test_karpenter_node_pools_are_capped_by_their_gpu_limit(rendered):
+    pools = [pool for _, pool in _all({"k": rendered["eks-karpenter"]}, kubernetes.KarpenterNodePool)]
+    capped = [(pool, pool.capacity()) for pool in pools if pool.capacity()]
+    assert capped and all(c.max_gpus == int(pool.gpu_limit) for pool, c in capped)
+    assert all(catalog.find("aws", t) for pool, _ in capped for t in pool.instance_types)
+
+
+def test_batch_job_definition_needs_are_the_job_config(rendered):
+    (job,) = [pool for _, pool in _all(rendered, aws.BatchJobDefinition)][:1]
+    (needs,) = list(job.needs())
+    config = json.loads(rendered["aws-batch"].config.get("gpuready:job", "{}"))
+    assert needs.gpus == config.get("gpus", 1) and needs.vcpus >= 1 and needs.memory_mib >= 4
+
+
+def test_launch_templates_read_imdsv2_hop_limit_and_encrypted_volumes(rendered):
+    templates = {r.name: t for r, t in _all({s: rendered[s] for s in ("aws-batch", "eks")}, aws.LaunchTemplate)}
+    assert all(t.http_tokens == "required" and t.hop_limit == 1 and not t.unencrypted_devices
+               for t in templates.values())
+    assert {name: t.volume_sizes for name, t in templates.items()} == {"gpu-gpu": [200], "eks-gpu": [200],
+                                                                       "eks-system": [50]}
+
+
+def test_helm_releases_read_which_nvidia_daemonsets_run(rendered):
+    releases = {r.chart: r for _, r in _all({"eks": rendered["eks"]}, kubernetes.HelmRelease)}
+    assert "nvidia-device-plugin" in releases
+    assert "device-plugin" in {d.name for d in releases["nvidia-device-plugin"].nvidia_daemonsets}
+
+
+def test_every_gpu_pool_type_is_a_gpu_pool_reader():
+    assert all(issubclass(reader, GpuPool) for reader in (aws.BatchComputeEnvironment, aws.EksNodeGroup,
+                                                         gcp.GkeNodePool, azure.AksAgentPool))
+
+
+TOKEN = re.compile(r"""["'](aws|gcp|azure-native|kubernetes):[\w./-]+:[A-Z]\w*["']""")
+"""A resource type token as a string literal (function tokens end in a lower-case name)."""
+
+
+def test_only_the_readers_spell_resource_type_tokens():
+    """Every other module selects and reads resources through the readers, so a new platform or a renamed provider
+    type touches one place."""
+    spelled = [f"{path.relative_to(ROOT)}:{n}" for top in ("gpuready", "policies", "components", "stacks")
+               for path in sorted((ROOT / top).rglob("*.py")) if "resources" not in path.relative_to(ROOT).parts
+               for n, line in enumerate(path.read_text().splitlines(), 1) if TOKEN.search(line)]
+    assert spelled == []
+
+
+def test_a_masked_secret_is_not_read_as_an_absent_setting():
+    """``gpuready plan`` describes masked inputs first: an allow-list shown as ``[secret]`` must not read as "public
+    to anywhere" but fail, so that plan describes the real value and redacts it."""
+    with pytest.raises(AttributeError):
+        aws.EksCluster({"vpcConfig": "[secret]"}).authorized_networks
+    assert aws.EksCluster({"vpcConfig": {"publicAccessCidrs": ["81.2.69.0/24"]}}).authorized_networks == \
+        ["81.2.69.0/24"]

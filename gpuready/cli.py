@@ -100,8 +100,8 @@ def _rare_collections() -> Iterator[None]:
     """Run CPython's cycle collector rarely until the block ends (mypy does the same for the same reason).
 
     Pulumi's provider packages create about a million objects that live until exit; at the default threshold (a
-    collection every 700 new objects) the collector walks them again and again while they load: a quarter of a
-    plan's time. The plan's own garbage is small, so collecting every 50,000 objects costs little memory."""
+    collection every 700 new objects) the collector walks them again and again while they load (measured: 0.3 s of
+    the gke plan's 2.1 s). The plan's own garbage is small, so collecting every 50,000 objects costs little memory."""
     threshold = gc.get_threshold()
     gc.set_threshold(50_000, *threshold[1:])
     try:

@@ -5,13 +5,15 @@ message says how), 3 an internal error, 130 interrupted (Ctrl-C), 143 terminated
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import math
 import os
 import signal
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 from . import __version__
 from .errors import UserError
@@ -93,7 +95,27 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _rare_collections() -> Iterator[None]:
+    """Run CPython's cycle collector rarely until the block ends (mypy does the same for the same reason).
+
+    Pulumi's provider packages create about a million objects that live until exit; at the default threshold (a
+    collection every 700 new objects) the collector walks them again and again while they load (measured: 0.3 s of
+    the gke plan's 2.1 s). The plan's own garbage is small, so collecting every 50,000 objects costs little memory."""
+    threshold = gc.get_threshold()
+    gc.set_threshold(50_000, *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+
+
 def _plan(args: argparse.Namespace) -> int:
+    with _rare_collections():
+        return _plan_and_show(args)
+
+
+def _plan_and_show(args: argparse.Namespace) -> int:
     from .plan import plan
     from .plan.report import render_text
 

@@ -48,6 +48,45 @@ class ProbeReport:
     def passed(self) -> bool:
         return self.verdict != core.FAIL
 
+    def gpu_lines(self) -> list[str]:
+        """What each GPU is, for people: one line per GPU (its first snapshot in a capture) naming model, memory,
+        driver, CUDA version and MIG mode, then one line per MIG instance when MIG is on."""
+        versions = self.versions or {}
+        lines, seen = [], set()
+        for i, gpu in enumerate(self.gpus):
+            identity = gpu.get("uuid") or gpu.get("pci.bus_id") or gpu.get("index", i)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            memory = gpu.get("memory.total")
+            facts = [_text(gpu.get("name") or gpu.get("gpu_name") or "unknown model"),
+                     f"{memory} MiB" if isinstance(memory, int) else "memory unknown",
+                     f"driver {_text(gpu.get('driver_version') or versions.get('driver') or 'unknown')}",
+                     f"CUDA {_text(versions.get('cuda') or 'unknown')}", _mig_mode(gpu)]
+            lines.append(f"gpu{_text(gpu.get('index', i))}  " + ", ".join(facts))
+            lines += [f"        MIG {_text(d.get('profile'))}  {_text(d.get('uuid'))}"
+                      for d in gpu.get("mig.devices") or []]
+        return lines
+
+
+def _text(value: Any) -> str:
+    """``value`` as one line of text a terminal shows as it is (control characters escaped: captures are user files)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+
+
+def _mig_mode(gpu: dict) -> str:
+    if "mig.mode.current" not in gpu:
+        return "MIG mode unknown"
+    mode = gpu["mig.mode.current"]
+    if mode is None:
+        return "no MIG"
+    if mode != "Enabled":
+        return f"MIG {_text(mode).lower()}"
+    if "mig.devices" not in gpu:
+        return "MIG enabled (instances unknown: nvidia-smi -L lists them)"
+    count = len(gpu["mig.devices"])
+    return f"MIG enabled, {count} instance{'' if count == 1 else 's'}"
+
 
 def decode_capture(data: Union[str, bytes]) -> str:
     """A capture's text: UTF-8 (with or without BOM) or UTF-16 with a BOM, as PowerShell's ``>`` writes it.
@@ -82,6 +121,7 @@ def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0) -> ProbeRep
                         "look like nvidia-smi output. Fix: give the file nvidia-smi --query-gpu=index,name,uuid,... "
                         "--format=csv wrote")
     error = None if rows else "no --query-gpu rows in the capture (give the CSV nvidia-smi printed)"
+    rows = core.with_mig_devices(rows, core.parse_mig_devices(text))
     checks = core.analyse(rows, versions, error, None, gpus_expected)
     return ProbeReport.from_json({"verdict": core.verdict(checks), "checks": checks, "gpus": rows,
                                   "versions": versions})

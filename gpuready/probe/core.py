@@ -144,6 +144,35 @@ def parse_versions(text):
     return {"driver": driver.group(1) if driver else None, "cuda": cuda.group(1) if cuda else None}
 
 
+def parse_mig_devices(text):
+    """MIG devices per GPU from ``nvidia-smi -L``, keyed by the GPU's UUID and by its index.
+
+    ``  MIG 3g.71gb     Device  0: (UUID: MIG-...)`` under ``GPU 0: NVIDIA H200 (UUID: GPU-...)`` becomes
+    ``{"GPU-...": [{"profile": "3g.71gb", "uuid": "MIG-..."}], 0: <the same list>}``."""
+    devices, listed = {}, None
+    for line in text.splitlines():
+        gpu = re.match(r"GPU (\d+): ", line)
+        if gpu:
+            uuid = line.rpartition("(UUID: ")[2].rstrip().rstrip(")")
+            listed = devices[int(gpu.group(1))] = devices[uuid] = []
+            continue
+        mig = re.match(r"\s+MIG (\S+)\s+Device\s+\d+: \(UUID: ([^)]+)\)", line)
+        if mig and listed is not None:
+            listed.append({"profile": mig.group(1), "uuid": mig.group(2)})
+    return devices
+
+
+def with_mig_devices(rows, devices):
+    """``rows`` with ``mig.devices``, the MIG devices ``nvidia-smi -L`` listed, on each GPU whose MIG mode is on and
+    that the listing names."""
+    out = []
+    for row in rows:
+        listed = devices.get(row.get("uuid"), devices.get(row.get("index")))
+        on = row.get("mig.mode.current") == "Enabled" and listed is not None
+        out.append(dict(row, **{"mig.devices": listed}) if on else row)
+    return out
+
+
 def run_nvidia_smi(fields=QUERY_FIELDS, runner=subprocess.run, which=shutil.which):
     """Query the GPUs; returns (rows, versions, error). Fields this driver does not know are dropped or renamed."""
     binary = which("nvidia-smi")
@@ -155,7 +184,11 @@ def run_nvidia_smi(fields=QUERY_FIELDS, runner=subprocess.run, which=shutil.whic
                      timeout=60)
         if out.returncode == 0:
             table = runner([binary], capture_output=True, text=True, timeout=60)
-            return parse_query_csv(out.stdout, fields), parse_versions(table.stdout), None
+            rows = parse_query_csv(out.stdout, fields)
+            if any(row.get("mig.mode.current") == "Enabled" for row in rows):
+                listing = runner([binary, "-L"], capture_output=True, text=True, timeout=60)
+                rows = with_mig_devices(rows, parse_mig_devices(listing.stdout))
+            return rows, parse_versions(table.stdout), None
         message = (out.stdout + out.stderr).strip()
         bad = re.search(r'Field "([^"]+)" is not a valid field', message)
         if not bad or bad.group(1) not in fields:

@@ -113,3 +113,24 @@ def test_program_option_renders_another_project(tmp_path, capsys):
     plan = json.loads(capsys.readouterr().out)
     assert plan["project"] == "team-gpu" and plan["outputs"] == {"queue": "team-gpu"}  # ...leaks no outputs
     assert plan["capacity"]["max_gpus"] == 2
+
+
+COUNT_COLLECTIONS = """
+import contextlib, gc, io, sys
+full = []
+gc.callbacks.append(lambda phase, info: phase == "start" and info["generation"] == 2 and full.append(1))
+threshold = gc.get_threshold()
+from gpuready.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["plan", "--stack", sys.argv[1]])
+print(code, len(full), gc.get_threshold() == threshold)
+"""
+
+
+@pytest.mark.parametrize("stack", ["aws-batch", "aks"])
+def test_a_plan_does_not_walk_the_loaded_provider_packages_again_and_again(stack):
+    """A full collection walks every object Pulumi's provider packages created (about a million): a plan's time."""
+    done = subprocess.run([sys.executable, "-c", COUNT_COLLECTIONS, stack], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    code, full_collections, threshold_restored = done.stdout.split()
+    assert (code, full_collections, threshold_restored) == ("0", "0", "True")

@@ -1,9 +1,9 @@
 """A stand-in ``nvidia-smi`` that replays a real capture from tests/data/nvidia-smi.
 
 It answers ``--query-gpu=FIELDS --format=csv`` with the capture's own cells for those fields (rejecting fields the
-capture's driver did not print, exactly as nvidia-smi rejects unknown fields), and the bare command with the
-capture's table. Environment: FAKE_SMI_CAPTURE (file), FAKE_SMI_ROW (which row, default the first),
-FAKE_SMI_SET (``field=value;...`` overrides, to inject faults), FAKE_SMI_FAIL (print this and exit 9).
+capture's driver did not print, exactly as nvidia-smi rejects unknown fields), ``-L`` with the capture's own
+``nvidia-smi -L`` lines, and the bare command with the capture's table. Environment: FAKE_SMI_CAPTURE (file),
+FAKE_SMI_ROW (which row, default the first), FAKE_SMI_SET (``field=value;...`` overrides, to inject faults), FAKE_SMI_FAIL (print this and exit 9).
 """
 
 import csv
@@ -32,6 +32,9 @@ for assignment in filter(None, os.environ.get("FAKE_SMI_SET", "").split(";")):
     key, _, value = assignment.partition("=")
     row[key] = value
 gpus = int(os.environ.get("FAKE_SMI_GPUS", "1"))
+if "-L" in sys.argv[1:]:
+    print("\n".join(line for line in text.splitlines() if re.match(r"GPU \d+: |\s+MIG \S+\s+Device", line)))
+    sys.exit(0)
 query = next((a for a in sys.argv[1:] if a.startswith("--query-gpu=")), None)
 if query is None:
     table = re.search(r"\+-+\+\n\| NVIDIA-SMI.*?\n", text, re.S)

@@ -12,6 +12,7 @@ from gpuready.probe import analyse_capture, core
 from tests.conftest import DATA
 from tests.gpuready.conftest import CAPTURES, H100
 L40S = CAPTURES / "l40s_driver-595.80.txt"
+H200_MIG = CAPTURES / "h200-mig-enabled_constructed.txt"
 
 
 def _verdicts(report):
@@ -70,6 +71,27 @@ def test_probe_on_a_replayed_h100(fake_smi):
     assert verdicts["nvidia_driver"] == "pass" and verdicts["gpu0.ecc_uncorrected"] == "pass"
     assert report["versions"] == {"driver": "590.48.01", "cuda": "13.1"}
     assert report["gpus"][0]["memory.total"] == 81559
+
+
+def test_a_gpu_with_mig_on_carries_the_instances_nvidia_smi_lists(fake_smi):
+    fake_smi(H200_MIG)
+    gpu = core.probe()["gpus"][0]
+    assert gpu["mig.mode.current"] == "Enabled"
+    assert gpu["mig.devices"] == [{"profile": "3g.71gb", "uuid": "MIG-00000000-0000-0000-0000-000000000001"},
+                                  {"profile": "3g.71gb", "uuid": "MIG-00000000-0000-0000-0000-000000000002"}]
+    fake_smi(H100)
+    assert "mig.devices" not in core.probe()["gpus"][0]  # MIG off: no instances, and no nvidia-smi -L run
+
+
+def test_mig_listing_matches_gpus_by_uuid_then_index():
+    listing = ("GPU 0: NVIDIA H200 (UUID: GPU-a)\n  MIG 1g.18gb     Device  0: (UUID: MIG-1)\n"
+               "GPU 1: NVIDIA H200 (UUID: GPU-b)\n"
+               "  MIG 7g.141gb    Device  0: (UUID: MIG-2)\n")
+    devices = core.parse_mig_devices(listing)
+    rows = [{"index": 0, "uuid": "GPU-b", "mig.mode.current": "Enabled"},
+            {"index": 1, "mig.mode.current": "Enabled"}, {"index": 0, "mig.mode.current": "Disabled"}]
+    assert [r.get("mig.devices") for r in core.with_mig_devices(rows, devices)] == [
+        [{"profile": "7g.141gb", "uuid": "MIG-2"}], [{"profile": "7g.141gb", "uuid": "MIG-2"}], None]
 
 
 def test_fields_the_driver_does_not_know_are_dropped(fake_smi):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from gpuready.cli import main
-from tests.gpuready.conftest import H100
+from tests.gpuready.conftest import CAPTURES, H100
 
 
 def test_local_without_a_gpu_exits_1_with_a_clear_verdict(monkeypatch, tmp_path, capsys):
@@ -37,6 +39,28 @@ def test_probe_on_a_capture_file(capsys):
     assert main(["probe", "--nvidia-smi-output", str(H100)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("GPU probe on capture") and "PASS     gpu0.ecc_uncorrected" in out
+
+
+@pytest.mark.parametrize("capture, gpu", [
+    (H100, "gpu0  NVIDIA H100 80GB HBM3, 81559 MiB, driver 590.48.01, CUDA 13.1, MIG disabled\n"),
+    (CAPTURES / "l40s_driver-595.80.txt", "gpu0  NVIDIA L40S, 46068 MiB, driver 595.80, CUDA 13.2, no MIG\n"),
+    (CAPTURES / "h200-mig-enabled_constructed.txt",
+     "gpu0  NVIDIA H200, 143771 MiB, driver 570.124.06, CUDA 12.8, MIG enabled, 2 instances\n"
+     "        MIG 3g.71gb  MIG-00000000-0000-0000-0000-000000000001\n"
+     "        MIG 3g.71gb  MIG-00000000-0000-0000-0000-000000000002\n"),
+])
+def test_probe_text_names_each_gpu_its_memory_driver_cuda_and_mig(capture, gpu, capsys):
+    assert main(["probe", "--nvidia-smi-output", str(capture)]) == 0
+    out = capsys.readouterr().out
+    assert out.count(gpu.split(",")[0]) == 1  # once per GPU, though the capture holds several snapshots of it
+    assert f"\n\n{gpu}\n" in out
+
+
+def test_local_smoke_text_says_which_gpus_the_probe_saw(fake_smi, capsys):
+    fake_smi(CAPTURES / "h200-mig-enabled_constructed.txt")
+    assert main(["smoke", "--local", "--gpus", "1"]) == 0
+    assert ("\n\ngpu0  NVIDIA H200, 143771 MiB, driver 570.124.06, CUDA 12.8, MIG enabled, 2 instances\n"
+            "        MIG 3g.71gb  MIG-00000000-0000-0000-0000-000000000001\n") in capsys.readouterr().out
 
 
 def test_probe_on_a_missing_file_is_a_user_mistake(tmp_path, capsys):

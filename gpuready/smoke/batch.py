@@ -231,7 +231,11 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     def release() -> None:
         """Deregister the probe's job definition if it exists or may exist (a register sent, its answer lost),
         unless a job left running by ``keep`` may still need it; once, raising nothing but a Ctrl-C."""
-        if probe["done"] or not probe["sent"] or keep and state["sent"] and not state["done"]:
+        if probe["done"] or not probe["sent"]:
+            return
+        if keep and state["sent"] and not state["done"]:
+            print(f"gpuready: {name}: kept, and {probe['arn'] or family} that it runs from: once it ends, "
+                  f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`", file=progress)
             return
         probe["done"] = True
         _undo(result.job, "probe_definition_deregistered", probe["arn"],

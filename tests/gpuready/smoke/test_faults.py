@@ -101,10 +101,12 @@ def test_a_lost_submit_answer_is_adopted_never_submitted_twice(faulty):
 def test_keep_leaves_the_job_after_an_error(faulty):
     endpoint, outputs, proxy = faulty
     proxy.plan = {"/v1/describejobs": ["always:client"]}
+    progress = io.StringIO()
     with pytest.raises(Exception):
-        _run(outputs, keep=True)
+        _run(outputs, keep=True, progress=progress)
     (job, definition) = _live(endpoint)  # the kept job, and the definition it runs from
-    assert job == next(iter(HELD)) and definition.startswith("arn:aws:batch:") and "-gpuready-probe:" in definition
+    assert job == next(iter(HELD)) and "-gpuready-probe:" in definition
+    assert f"aws batch deregister-job-definition --job-definition {definition}`" in progress.getvalue()
 
 
 def _registered(endpoint: str) -> int:

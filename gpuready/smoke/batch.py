@@ -26,7 +26,8 @@ SUBMIT_TRIES = 4
 
 
 CLEANUP_GRACE = 4.0
-"""Seconds after which no new TerminateJob attempt starts (each bounded to 2 s connect + 3 s read)."""
+"""Seconds after which no new TerminateJob (or DeregisterJobDefinition) attempt starts (each bounded to 2 s connect
++ 3 s read)."""
 
 
 def _clients(region: Optional[str], timeout: float = 1800):

@@ -274,3 +274,11 @@ def test_outputs_naming_a_missing_queue_are_a_user_mistake(aws, tmp_path, capsys
     assert main(["smoke", "--outputs", str(outputs)]) == 2
     assert "job-queue/gone does not exist in us-east-1" in capsys.readouterr().err
     assert _jobs(aws[0]) == []
+
+
+def test_outputs_naming_a_missing_job_definition_are_a_user_mistake(aws, tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({**aws[1], "jobDefinitionArn": aws[1]["jobDefinitionArn"].replace(":1", ":7")}))
+    assert main(["smoke", "--outputs", str(outputs)]) == 2
+    assert "job-definition/gpu-smoke:7 does not exist in us-east-1" in capsys.readouterr().err
+    assert _jobs(aws[0]) == [] and probe_definitions(aws[0]) == []

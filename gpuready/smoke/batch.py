@@ -1,23 +1,22 @@
 """The AWS Batch target: submit the probe to the stack's GPU queue, follow it, read its logs, never leave it running.
 
-The probe file travels in the job's command (compressed), so any CUDA image with Python runs it. Submission is made
-at most once: ``SubmitJob`` is not retried blindly; after an error the job is looked up by its unique name first.
+The probe file travels in a job definition of its own, registered for the run from the stack's GPU job definition
+(:mod:`.batch_probe`), so any CUDA image with Python runs it; the definition is deregistered when the run ends.
+Submission and registration are made at most once: neither is retried blindly; after an error what may have been
+created is looked up first (the job by its unique name, the definition by its run tag).
 """
 
 from __future__ import annotations
 
-import ast
-import base64
 import itertools
 import sys
 import time
 import uuid
-import zlib
 from typing import Any, Callable, Optional, TextIO
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
-from . import diagnose
+from . import batch_probe, diagnose
 from .outputs import StackOutputs
 from .result import SmokeResult
 
@@ -27,36 +26,9 @@ RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsExceptio
 SUBMIT_TRIES = 4
 
 
-OVERRIDES_LIMIT = 8192
-"""ECS, which runs Batch jobs, accepts container overrides of at most 8192 characters of JSON."""
-
-
-def _minified_probe() -> bytes:
-    """The probe file without docstrings (they are most of its size), as the same program."""
-    class Strip(ast.NodeTransformer):
-        def visit_Expr(self, node):
-            is_text = isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-            return None if is_text else node
-
-    with open(core.__file__) as f:
-        tree = Strip().visit(ast.parse(f.read()))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.If, ast.For, ast.While, ast.Try)) and not node.body:
-            node.body = [ast.Pass()]
-    return ast.unparse(tree).encode()
-
-
-def probe_command(gpus: int, full: bool) -> list[str]:
-    """``python3 -c`` with the probe file inside: no image of ours, no network access needed."""
-    source = base64.b85encode(zlib.compress(_minified_probe(), 9)).decode()
-    argv = ["probe", "--gpus", str(gpus), *(["--full"] if full else [])]
-    code = (f"import base64,sys,zlib;sys.argv={argv!r};exec(compile(zlib.decompress(base64.b85decode("
-            f"{source!r})),'gpuready_probe.py','exec'),{{'__name__':'__main__'}})")
-    return ["python3", "-c", code]
-
-
 CLEANUP_GRACE = 4.0
-"""Seconds after which no new TerminateJob attempt starts (each bounded to 2 s connect + 3 s read)."""
+"""Seconds after which no new TerminateJob (or DeregisterJobDefinition) attempt starts (each bounded to 2 s connect
++ 3 s read)."""
 
 
 def _clients(region: Optional[str], timeout: float = 1800):
@@ -95,21 +67,31 @@ def _retryable(error: Exception) -> bool:
     return False
 
 
-def _find(batch: Any, queue: str, name: str) -> Optional[str]:
+def find_job(batch: Any, queue: str, name: str) -> Optional[str]:
+    """The id of the job named ``name`` in ``queue``, or None."""
     jobs = batch.list_jobs(jobQueue=queue, filters=[{"name": "JOB_NAME", "values": [name]}]).get("jobSummaryList")
     return jobs[0]["jobId"] if jobs else None
 
 
+def find_definition(batch: Any, family: str, run: str) -> Optional[str]:
+    """The ARN of the ACTIVE definition in ``family`` tagged ``gpuready:run`` = ``run``, or None."""
+    for page in batch.get_paginator("describe_job_definitions").paginate(jobDefinitionName=family, status="ACTIVE"):
+        for found in page.get("jobDefinitions") or []:
+            if (found.get("tags") or {}).get("gpuready:run") == run:
+                return found["jobDefinitionArn"]
+    return None
+
+
 FIND_TRIES = 3
-"""ListJobs is eventually consistent: a job whose submit answer was lost is looked for this many times."""
+"""Batch's lists are eventually consistent: what a lost answer may have created is looked for this many times."""
 
 
-def find_landed(batch: Any, queue: str, name: str, sleep: Callable[[float], None]) -> Optional[str]:
-    """The id of the job named ``name`` (unique per run), looked up with backoff, or None."""
+def find_landed(look: Callable[[], Optional[str]], sleep: Callable[[float], None]) -> Optional[str]:
+    """What ``look`` finds, looked up with backoff, or None."""
     for attempt in range(FIND_TRIES):
         try:
-            found = _find(batch, queue, name)
-        except Exception as error:  # noqa: BLE001 (a failed look-up is no proof the job is absent)
+            found = look()
+        except Exception as error:  # noqa: BLE001 (a failed look-up is no proof of absence)
             if not _retryable(error):
                 raise
             found = None
@@ -120,31 +102,31 @@ def find_landed(batch: Any, queue: str, name: str, sleep: Callable[[float], None
     return None
 
 
-def submit_once(batch: Any, submit_client: Any, request: dict[str, Any], sleep: Callable[[float], None],
-                lost: Optional[list[Exception]] = None) -> str:
-    """Submit ``request``; after a retryable error, adopt the job if it landed (looked up by its unique name, with
-    backoff), else submit again. A retry follows only a look-up that found nothing, so no path makes two jobs.
-    ``lost`` collects the errors after which the job may exist although none was found."""
+def create_once(create: Callable[[], str], look: Callable[[], Optional[str]], sleep: Callable[[float], None],
+                lost: Optional[list[Exception]] = None, what: str = "submit the smoke-test job") -> str:
+    """``create()`` (a job or a job definition: its id); after a retryable error, adopt what it created if that
+    landed (what ``look`` finds, with backoff), else create again. A retry follows only a look-up that found
+    nothing, so no path creates two. ``lost`` collects the errors after which something may exist although
+    nothing was found."""
     last: Optional[Exception] = None
     lost = [] if lost is None else lost
     for attempt in range(SUBMIT_TRIES):
         try:
-            return submit_client.submit_job(**request)["jobId"]
+            return create()
         except Exception as error:  # noqa: BLE001 (sorted below)
             if _answer_lost(error):
                 lost.append(error)
             if not _retryable(error):
-                found = find_landed(batch, request["jobQueue"], request["jobName"], sleep) \
-                    if _answer_lost(error) else None
+                found = find_landed(look, sleep) if _answer_lost(error) else None
                 if found:
                     return found
                 raise
             last = error
         sleep(min(2 ** attempt, 10))
-        found = find_landed(batch, request["jobQueue"], request["jobName"], sleep) if _answer_lost(last) else None
+        found = find_landed(look, sleep) if _answer_lost(last) else None
         if found:
             return found
-    raise UserError(f"could not submit the smoke-test job after {SUBMIT_TRIES} tries: {describe_error(last)}")
+    raise UserError(f"could not {what} after {SUBMIT_TRIES} tries: {describe_error(last)}")
 
 
 def _answer_lost(error: Exception) -> bool:
@@ -223,14 +205,18 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         return result
 
     name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
-    request = {"jobName": name, "jobQueue": queue, "jobDefinition": definition,
-               "containerOverrides": {"command": probe_command(gpus, full),
-                                      "resourceRequirements": [{"type": "GPU", "value": str(gpus)}],
+    tags = {"gpuready:smoke": "true", "gpuready:run": name}
+    stack_definition = _described(batch, definition)
+    registration = batch_probe.definition(stack_definition, gpus=gpus, full=full, tags=tags)
+    family = registration["jobDefinitionName"]
+    request = {"jobName": name, "jobQueue": queue,
+               "containerOverrides": {"resourceRequirements": [{"type": "GPU", "value": str(gpus)}],
                                       "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES",
                                                        "value": "compute,utility"}]},
-               "tags": {"gpuready:smoke": "true", "gpuready:run": name}}
+               "tags": tags}
     result.job["name"] = name
     state: dict[str, Any] = {"id": None, "sent": False, "done": False}
+    probe: dict[str, Any] = {"arn": None, "sent": False, "done": False}
 
     def cleanup(reason: str) -> None:
         """Terminate the job if it exists or may exist (a submit sent, its answer lost); once, raising nothing but
@@ -238,21 +224,42 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         if keep or state["done"] or not state["sent"]:
             return
         state["done"] = True
-        try:
-            job_id = state["id"] or find_landed(batch, queue, name, sleep)
-            interrupted = _terminate(clients["cleanup"], job_id, reason) if job_id else None
-            result.job["terminated"] = bool(job_id)
-        except BaseException as error:  # noqa: BLE001 (reported: the cleanup must not hide the verdict)
-            print(f"gpuready: could not terminate {name} ({describe_error(error)}): terminate it with "
-                  f"`aws batch terminate-job --job-id {state['id'] or name} --reason cleanup`", file=progress)
-            interrupted = error if isinstance(error, KeyboardInterrupt) else None
-        if interrupted is not None:
-            raise interrupted
+        _undo(result.job, "terminated", state["id"], lambda: find_landed(lambda: find_job(batch, queue, name), sleep),
+              lambda job_id: clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
+              lambda error: f"could not terminate {name} ({describe_error(error)}): terminate it with "
+                            f"`aws batch terminate-job --job-id {state['id'] or name} --reason cleanup`", progress)
+
+    def release() -> None:
+        """Deregister the probe's job definition if it exists or may exist (a register sent, its answer lost),
+        unless a job left running by ``keep`` may still need it; once, raising nothing but a Ctrl-C."""
+        if probe["done"] or not probe["sent"]:
+            return
+        if keep and state["sent"] and not state["done"]:
+            print(f"gpuready: {name}: kept, and {probe['arn'] or family} that it runs from: once it ends, "
+                  f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`", file=progress)
+            return
+        probe["done"] = True
+        _undo(result.job, "probe_definition_deregistered", probe["arn"],
+              lambda: find_landed(lambda: find_definition(batch, family, name), sleep),
+              lambda arn: clients["cleanup"].deregister_job_definition(jobDefinition=arn),
+              lambda error: f"could not deregister {probe['arn'] or family} ({describe_error(error)}): deregister "
+                            f"it with `aws batch deregister-job-definition --job-definition "
+                            f"{probe['arn'] or family + ':<revision>'}`", progress)
 
     try:
+        probe["sent"], lost = True, []
+        try:
+            probe["arn"] = create_once(lambda: submit_client.register_job_definition(**registration)
+                                       ["jobDefinitionArn"], lambda: find_definition(batch, family, name), sleep,
+                                       lost, "register the probe's job definition")
+        except Exception:
+            probe["sent"] = bool(lost)  # every attempt refused: no definition to look for
+            raise
+        request["jobDefinition"] = result.job["probe_definition"] = probe["arn"]
         state["sent"], lost = True, []
         try:
-            state["id"] = submit_once(batch, submit_client, request, sleep, lost)
+            state["id"] = create_once(lambda: submit_client.submit_job(**request)["jobId"],
+                                      lambda: find_job(batch, queue, name), sleep, lost)
         except Exception:
             state["sent"] = bool(lost)  # every attempt refused: no job to look for
             raise
@@ -267,7 +274,35 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                                    "interrupted" + ("" if keep else "; job terminated")))
         return result
     finally:
-        cleanup("gpuready smoke: stopped by an error")
+        try:
+            cleanup("gpuready smoke: stopped by an error")
+        finally:
+            release()
+
+
+def _described(batch: Any, arn: str) -> dict[str, Any]:
+    """The stack's job definition, as ``DescribeJobDefinitions`` returns it."""
+    found = batch.describe_job_definitions(jobDefinitions=[arn]).get("jobDefinitions") or []
+    if not found:
+        raise UserError(f"job definition {arn} does not exist in {batch.meta.region_name}: are these the outputs "
+                        "of a stack deployed with these AWS credentials, in this region?")
+    return found[0]
+
+
+def _undo(record: dict[str, Any], key: str, known: Optional[str], look: Callable[[], Optional[str]],
+          undo: Callable[[str], Any], failed: Callable[[BaseException], str], progress: Any) -> None:
+    """``undo`` what ``known`` names or else what ``look`` finds, retried on any error for :data:`CLEANUP_GRACE`
+    seconds; ``record[key]`` says whether something was undone. A failure is printed (``gpuready: `` and
+    ``failed(error)``), never raised; a Ctrl-C meanwhile is raised once ``undo`` is done."""
+    try:
+        target = known or look()
+        interrupted = _persist(lambda: undo(target)) if target else None
+        record[key] = bool(target)
+    except BaseException as error:  # noqa: BLE001 (reported: the cleanup must not hide the verdict)
+        print(f"gpuready: {failed(error)}", file=progress)
+        interrupted = error if isinstance(error, KeyboardInterrupt) else None
+    if interrupted is not None:
+        raise interrupted
 
 
 def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, stack: StackOutputs,
@@ -332,13 +367,14 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, s
     return result
 
 
-def _terminate(batch: Any, job_id: str, reason: str) -> Optional[KeyboardInterrupt]:
-    """TerminateJob, retried on any error for :data:`CLEANUP_GRACE` seconds: it is idempotent, and a job left
-    running bills a GPU instance. A Ctrl-C meanwhile does not stop it: it is returned, for the caller to raise."""
+def _persist(call: Callable[[], Any]) -> Optional[KeyboardInterrupt]:
+    """``call()`` (TerminateJob, DeregisterJobDefinition), retried on any error for :data:`CLEANUP_GRACE` seconds:
+    both are idempotent, and a job left running bills a GPU instance. A Ctrl-C meanwhile does not stop it: it is
+    returned, for the caller to raise."""
     deadline, interrupted = time.monotonic() + CLEANUP_GRACE, None
     for attempt in itertools.count():
         try:
-            batch.terminate_job(jobId=job_id, reason=reason)
+            call()
             return interrupted
         except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (retried; the caller reports the last)
             interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted

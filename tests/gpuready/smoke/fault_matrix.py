@@ -27,7 +27,7 @@ from gpuready.probe import analyse_capture, core
 
 from .fake_kube import FakeKube
 from .fault_proxy import KUBE_ERRORS, FaultProxy, kube_action
-from .moto_batch import LOG_GROUP, aws_client, build_queue, configure_moto, free_port
+from .moto_batch import LOG_GROUP, aws_client, build_queue, configure_moto, free_port, probe_definitions
 
 TARGETS = ("batch", "kubernetes")
 STEPS = ("submit", "first-describe", "polling", "logs", "cancel")
@@ -76,7 +76,8 @@ class Outcome:
     submitted: int
     """Jobs created (a Batch job, a Kubernetes Job)."""
     leaked: int
-    """Jobs left running (Batch: SUBMITTED..RUNNING and never terminated; Kubernetes: a Job or ConfigMap left)."""
+    """Jobs left running or what they ran from left behind (Batch: SUBMITTED..RUNNING and never terminated, or the
+    probe's job definition still ACTIVE; Kubernetes: a Job or ConfigMap left)."""
     traceback: bool
     injected: bool
     """The fault was met: the run reached the faulted call."""
@@ -186,7 +187,8 @@ class BatchWorld:
         batch = aws_client("batch", self.endpoint)
         jobs = [j for status in (*LIVE, "SUCCEEDED", "FAILED")
                 for j in batch.list_jobs(jobQueue="gpu", jobStatus=status)["jobSummaryList"]]
-        leaked = [j for j in jobs if j["status"] in LIVE and not self.held[j["jobId"]].stop]
+        leaked = [j for j in jobs if j["status"] in LIVE and not self.held[j["jobId"]].stop] + \
+            probe_definitions(self.endpoint)
         return Outcome("batch", step, fault, code, seconds, _verdict_lines(out, err), len(jobs), len(leaked),
                        escaped, (CALLS["batch"][step], fault) in proxy.seen, out, err)
 

@@ -41,13 +41,20 @@ def build_queue(endpoint: str, instance_types=("g6.xlarge", "g6.12xlarge")) -> d
     logs.create_log_group(logGroupName=LOG_GROUP)
     definition = batch.register_job_definition(
         jobDefinitionName="gpu-smoke", type="container", containerProperties={
-            "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "command": ["nvidia-smi"],
+            "image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "command": ["nvidia-smi"], "jobRoleArn": role,
             "resourceRequirements": [{"type": "GPU", "value": "1"}, {"type": "VCPU", "value": "2"},
                                      {"type": "MEMORY", "value": "8192"}],
             "logConfiguration": {"logDriver": "awslogs", "options": {"awslogs-group": LOG_GROUP}}})
     return {"platform": "aws-batch", "jobQueueArn": queue["jobQueueArn"], "jobQueueName": "gpu",
             "jobDefinitionArn": definition["jobDefinitionArn"], "jobVcpus": 2, "jobMemoryMib": 8192,
             "logGroupName": LOG_GROUP}
+
+
+def probe_definitions(endpoint: str, status: str = "ACTIVE") -> list[dict]:
+    """The probe's job definitions (every revision of every ``*-gpuready-probe`` family) in ``status``."""
+    batch = aws_client("batch", endpoint)
+    return [d for d in batch.describe_job_definitions(status=status)["jobDefinitions"]
+            if d["jobDefinitionName"].endswith("-gpuready-probe")]
 
 
 def configure_moto(endpoint: str) -> None:

@@ -8,12 +8,16 @@ job that never finishes, moto's scheduler is told to leave it waiting.
 
 from __future__ import annotations
 
+import ast
+import base64
 import io
 import json
 import os
+import re
 import subprocess
 import threading
 import time
+import zlib
 
 import boto3
 import pytest
@@ -21,11 +25,13 @@ from moto.batch_simple.models import BatchSimpleBackend
 
 from gpuready.cli import main
 from gpuready.errors import UserError
+from gpuready.probe import core
 from gpuready.smoke import batch as target
+from gpuready.smoke import batch_probe
 from tests.gpuready.conftest import H100
 
 from .fault_proxy import FaultProxy
-from .moto_batch import LOG_GROUP
+from .moto_batch import LOG_GROUP, probe_definitions
 
 
 def _batch(endpoint):
@@ -85,6 +91,11 @@ def test_job_runs_the_probe_and_its_report_is_read_from_cloudwatch(aws, containe
     (job,) = _jobs(endpoint)
     detail = _batch(endpoint).describe_jobs(jobs=[job["jobId"]])["jobs"][0]
     assert detail["container"]["command"][:2] == ["python3", "-c"] and job["jobName"].startswith("gpuready-smoke-")
+    (used,) = probe_definitions(endpoint, "INACTIVE")  # registered for the run, deregistered after it
+    assert detail["jobDefinition"] == used["jobDefinitionArn"] == result.job["probe_definition"]
+    assert used["jobDefinitionName"] == "gpu-smoke-gpuready-probe" and probe_definitions(endpoint) == []
+    assert used["containerProperties"]["jobRoleArn"].endswith(":role/batch")  # the stack's definition, but the command
+    assert used["tags"]["gpuready:run"] == job["jobName"]
 
 
 def test_succeeded_job_without_a_probe_report_fails(aws):
@@ -172,10 +183,35 @@ def test_ctrl_c_terminates_the_job(aws, jobs_never_start):
     assert "interrupted" in {c.name: c.detail for c in result.checks}["job_finished"]
 
 
-def test_probe_command_fits_in_ecs_container_overrides():
-    overrides = {"command": target.probe_command(8, True), "resourceRequirements": [{"type": "GPU", "value": "8"}],
-                 "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]}
-    assert len(json.dumps(overrides)) < target.OVERRIDES_LIMIT
+def test_the_probe_definition_carries_the_whole_probe_file_in_half_the_size_limit(aws):
+    endpoint, outputs = aws
+    (stack,) = _batch(endpoint).describe_job_definitions(jobDefinitions=[outputs["jobDefinitionArn"]])["jobDefinitions"]
+    request = batch_probe.definition(stack, gpus=8, full=True, tags={"gpuready:smoke": "true",
+                                                                     "gpuready:run": "gpuready-smoke-0123456789ab"})
+    assert batch_probe.size(request) <= batch_probe.DEFINITION_LIMIT / 2, batch_probe.size(request)
+    code = request["containerProperties"]["command"][2]
+    (packed,) = re.findall(r"b85decode\(('[^']*')\)", code)
+    with open(core.__file__, "rb") as f:
+        assert zlib.decompress(base64.b85decode(ast.literal_eval(packed))) == f.read()  # unchanged: docstrings and all
+    assert "--full" in code and "'8'" in code
+    assert {k: v for k, v in request["containerProperties"].items() if k != "command"} == \
+        {k: v for k, v in stack["containerProperties"].items() if k != "command"}
+
+
+def test_the_submitted_job_overrides_only_gpus_and_environment(aws, monkeypatch):
+    calls, real = [], target._clients
+
+    def clients(*args):
+        made = real(*args)
+        submit = made["submit"].submit_job
+        made["submit"].submit_job = lambda **request: calls.append(request) or submit(**request)
+        return made
+
+    monkeypatch.setattr(target, "_clients", clients)
+    _run(aws[1], log_wait=0.1)
+    (request,) = calls
+    assert set(request["containerOverrides"]) == {"resourceRequirements", "environment"}
+    assert len(json.dumps(request["containerOverrides"])) < 200
 
 
 def test_cli_reads_outputs_from_a_file(aws, tmp_path, capsys):
@@ -259,3 +295,11 @@ def test_outputs_naming_a_missing_queue_are_a_user_mistake(aws, tmp_path, capsys
     assert main(["smoke", "--outputs", str(outputs)]) == 2
     assert "job-queue/gone does not exist in us-east-1" in capsys.readouterr().err
     assert _jobs(aws[0]) == []
+
+
+def test_outputs_naming_a_missing_job_definition_are_a_user_mistake(aws, tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({**aws[1], "jobDefinitionArn": aws[1]["jobDefinitionArn"].replace(":1", ":7")}))
+    assert main(["smoke", "--outputs", str(outputs)]) == 2
+    assert "job-definition/gpu-smoke:7 does not exist in us-east-1" in capsys.readouterr().err
+    assert _jobs(aws[0]) == [] and probe_definitions(aws[0]) == []

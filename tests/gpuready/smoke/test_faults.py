@@ -6,6 +6,7 @@ resets, hangs, and Ctrl-C delivered while a call is in flight.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import subprocess
@@ -21,6 +22,7 @@ from gpuready.smoke import batch as target
 from gpuready.smoke import kubernetes as kubernetes_target
 
 from .fault_proxy import FaultProxy
+from .moto_batch import probe_definitions
 
 LIVE = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
 HELD: dict = {}
@@ -53,8 +55,10 @@ def _jobs(endpoint: str) -> list[dict]:
 
 
 def _live(endpoint: str) -> list[str]:
-    """Jobs still billing: listed in SUBMITTED..RUNNING and never terminated."""
-    return [j["jobId"] for j in _jobs(endpoint) if j["status"] in LIVE and not HELD[j["jobId"]].stop]
+    """What a run left behind: jobs still billing (listed in SUBMITTED..RUNNING and never terminated) and the
+    probe's job definitions still ACTIVE."""
+    return [j["jobId"] for j in _jobs(endpoint) if j["status"] in LIVE and not HELD[j["jobId"]].stop] + \
+        [d["jobDefinitionArn"] for d in probe_definitions(endpoint)]
 
 
 def _run(outputs, **kwargs):
@@ -97,9 +101,57 @@ def test_a_lost_submit_answer_is_adopted_never_submitted_twice(faulty):
 def test_keep_leaves_the_job_after_an_error(faulty):
     endpoint, outputs, proxy = faulty
     proxy.plan = {"/v1/describejobs": ["always:client"]}
+    progress = io.StringIO()
     with pytest.raises(Exception):
-        _run(outputs, keep=True)
-    assert len(_live(endpoint)) == 1
+        _run(outputs, keep=True, progress=progress)
+    (job, definition) = _live(endpoint)  # the kept job, and the definition it runs from
+    assert job == next(iter(HELD)) and "-gpuready-probe:" in definition
+    assert f"aws batch deregister-job-definition --job-definition {definition}`" in progress.getvalue()
+
+
+def _registered(endpoint: str) -> int:
+    return len(probe_definitions(endpoint, "ACTIVE") + probe_definitions(endpoint, "INACTIVE"))
+
+
+@pytest.mark.parametrize("faults", [
+    {"/v1/registerjobdefinition": ["throttle", "5xx"]},
+    {"/v1/registerjobdefinition": ["reset-after"]},  # registered, the answer lost: found by its run tag
+    {"/v1/registerjobdefinition": ["hang"]},  # never answered, never registered: registered again
+    {"/v1/registerjobdefinition": ["reset-after"], "/v1/describejobdefinitions": ["pass", "5xx"]},
+    {"/v1/deregisterjobdefinition": ["5xx", "throttle", "reset"]},
+    {"/v1/submitjob": ["client"]},
+])
+def test_faults_around_the_probe_definition_register_one_and_leave_none(faulty, faults):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {k: list(v) for k, v in faults.items()}
+    refused = "/v1/submitjob" in faults
+    with pytest.raises(Exception) if refused else contextlib.nullcontext():
+        _run(outputs, timeout=0.5, sleep=lambda s: None)
+    assert _registered(endpoint) == 1 and _live(endpoint) == [] and len(_jobs(endpoint)) == (0 if refused else 1)
+    assert all(not remaining for remaining in proxy.plan.values())
+
+
+@pytest.mark.parametrize("fault", ["client", "interrupt"])
+def test_a_failed_register_submits_nothing_and_leaves_nothing(faulty, fault):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {"/v1/registerjobdefinition": [fault]}
+    if fault == "interrupt":  # registered, then Ctrl-C before the answer: found by its run tag and deregistered
+        assert "interrupted" in {c.name: c.detail for c in _run(outputs, timeout=5).checks}["job_finished"]
+        assert _registered(endpoint) == 1
+    else:
+        with pytest.raises(Exception, match="ClientException"):
+            _run(outputs, timeout=5)
+    assert _jobs(endpoint) == [] and _live(endpoint) == []
+
+
+def test_a_definition_that_cannot_be_deregistered_is_named_with_the_command(faulty):
+    endpoint, outputs, proxy = faulty
+    proxy.plan = {"/v1/deregisterjobdefinition": ["always:client"]}
+    progress = io.StringIO()
+    result = _run(outputs, timeout=0.3, progress=progress)
+    (left,) = probe_definitions(endpoint)
+    assert f"aws batch deregister-job-definition --job-definition {left['jobDefinitionArn']}" in progress.getvalue()
+    assert result.verdict == "fail" and "job_finished" in {c.name for c in result.checks}
 
 
 def test_a_hanging_endpoint_is_held_to_the_timeout(faulty):
@@ -212,3 +264,12 @@ def test_a_kubernetes_create_that_lands_after_the_run_gave_up_is_deleted_too():
         proxy.close()
         server.close()
     assert ("Job", server.created[-1][1]) in server.created and server.objects == {}
+
+
+def test_sigterm_while_registering_the_probe_definition_leaves_nothing(faulty, tmp_path, capsys):
+    endpoint, outputs, proxy = faulty
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    proxy.plan = {"/v1/registerjobdefinition": ["sigterm"]}
+    assert main(["smoke", "--outputs", str(tmp_path / "o.json"), "--timeout", "20"]) == 143
+    assert "gpuready: smoke: terminated" in capsys.readouterr().err
+    assert _registered(endpoint) == 1 and _live(endpoint) == [] and _jobs(endpoint) == []

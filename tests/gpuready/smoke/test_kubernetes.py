@@ -69,6 +69,18 @@ def test_the_configmap_probe_runs_as_the_container_runs_it(tmp_path, fake_smi):
     assert core.find_report(done.stdout)["verdict"] == "pass"
 
 
+CONFIGMAP_LIMIT = 2 ** 20
+"""Kubernetes stores at most 1 MiB of data in a ConfigMap."""
+
+
+def test_the_configmap_holds_the_whole_probe_file_in_half_its_size_limit():
+    config_map, _ = target.manifests("gpuready-smoke-0123456789ab", "default", 8, [EKS["gpuTaint"]],
+                                     EKS["gpuNodeLabels"], 1800, full=True)
+    with open(core.__file__) as f:
+        assert config_map["data"]["probe.py"] == f.read()  # unchanged: docstrings and all
+    assert len(json.dumps(config_map).encode()) <= CONFIGMAP_LIMIT / 2
+
+
 @pytest.fixture
 def kube():
     servers = []

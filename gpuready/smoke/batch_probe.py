@@ -1,0 +1,63 @@
+"""The probe's own Batch job definition: the stack's GPU job definition with a command that carries the probe file.
+
+Registered at smoke time in a family of gpuready's own (``<stack definition>-gpuready-probe``), used by one job and
+deregistered afterwards: the stack gains no resource, and the probe is limited by the size of a job definition
+(:data:`DEFINITION_LIMIT`), not by the 8,192 characters ECS allows a job's container overrides.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import zlib
+from typing import Any
+
+from ..errors import UserError
+from ..probe import core
+
+DEFINITION_LIMIT = 24 * 1024
+"""AWS Batch accepts a ``RegisterJobDefinition`` request of at most 24 KiB (a quota that cannot be raised)."""
+FAMILY_SUFFIX = "-gpuready-probe"
+NAME_LIMIT = 128
+"""Characters in a job definition's name."""
+REGISTERED_FIELDS = ("type", "parameters", "containerProperties", "timeout", "retryStrategy", "propagateTags",
+                     "platformCapabilities", "schedulingPriority")
+"""What ``DescribeJobDefinitions`` returns that ``RegisterJobDefinition`` takes back unchanged."""
+
+
+def probe_source() -> bytes:
+    """The probe file, byte for byte as in the package."""
+    with open(core.__file__, "rb") as f:
+        return f.read()
+
+
+def probe_command(gpus: int, full: bool) -> list[str]:
+    """``python3 -c`` running the whole probe file (compressed, unchanged): no image of ours, no network access."""
+    source = base64.b85encode(zlib.compress(probe_source(), 9)).decode()
+    argv = ["probe", "--gpus", str(gpus), *(["--full"] if full else [])]
+    code = (f"import base64,sys,zlib;sys.argv={argv!r};exec(compile(zlib.decompress(base64.b85decode("
+            f"{source!r})),'gpuready_probe.py','exec'),{{'__name__':'__main__'}})")
+    return ["python3", "-c", code]
+
+
+def family(stack_definition: dict[str, Any]) -> str:
+    """The probe's job definition name for the stack's definition (a family of its own, never the stack's)."""
+    return stack_definition["jobDefinitionName"][:NAME_LIMIT - len(FAMILY_SUFFIX)] + FAMILY_SUFFIX
+
+
+def definition(stack_definition: dict[str, Any], *, gpus: int, full: bool, tags: dict[str, str]) -> dict[str, Any]:
+    """The ``RegisterJobDefinition`` request: the stack's definition (image, job role, resources, logging, timeout)
+    with the probe as its command, tagged with ``tags`` besides the stack's own."""
+    if stack_definition.get("type") != "container" or not stack_definition.get("containerProperties"):
+        raise UserError(f"job definition {stack_definition.get('jobDefinitionArn')} is not a single-container "
+                        "definition: is it the jobDefinitionArn output of an aws-batch stack deployed by gpuready?")
+    request = {key: copy.deepcopy(stack_definition[key]) for key in REGISTERED_FIELDS if key in stack_definition}
+    request["containerProperties"]["command"] = probe_command(gpus, full)
+    own = {k: v for k, v in (stack_definition.get("tags") or {}).items() if not k.startswith("aws:")}
+    return {"jobDefinitionName": family(stack_definition), **request, "tags": {**own, **tags}}
+
+
+def size(request: dict[str, Any]) -> int:
+    """Bytes of ``request`` as a JSON body (with the spaces botocore may leave out: never an underestimate)."""
+    return len(json.dumps(request).encode())

@@ -24,6 +24,8 @@ TERMINAL = ("SUCCEEDED", "FAILED")
 RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsException", "ServiceUnavailable",
                    "InternalFailure", "InternalServerError", "RequestTimeout")
 SUBMIT_TRIES = 4
+MIN_ATTEMPT_SECONDS = 60
+"""The shortest ``attemptDurationSeconds`` Batch accepts."""
 
 
 CLEANUP_GRACE = 4.0
@@ -213,6 +215,9 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                "containerOverrides": {"resourceRequirements": [{"type": "GPU", "value": str(gpus)}],
                                       "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES",
                                                        "value": "compute,utility"}]},
+               # Batch stops a running job after this long, should gpuready lose track of it (a submit that
+               # landed after its answer was lost and every look-up): never longer than the run itself
+               "timeout": {"attemptDurationSeconds": max(MIN_ATTEMPT_SECONDS, int(timeout))},
                "tags": tags}
     result.job["name"] = name
     state: dict[str, Any] = {"id": None, "sent": False, "done": False}

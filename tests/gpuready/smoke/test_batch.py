@@ -96,6 +96,7 @@ def test_job_runs_the_probe_and_its_report_is_read_from_cloudwatch(aws, containe
     assert used["jobDefinitionName"] == "gpu-smoke-gpuready-probe" and probe_definitions(endpoint) == []
     assert used["containerProperties"]["jobRoleArn"].endswith(":role/batch")  # the stack's definition, but the command
     assert used["tags"]["gpuready:run"] == job["jobName"]
+    assert detail["timeout"] == {"attemptDurationSeconds": 1800}  # --timeout: Batch stops it should gpuready lose it
 
 
 def test_succeeded_job_without_a_probe_report_fails(aws):

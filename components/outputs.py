@@ -90,10 +90,10 @@ class Contract:
 
 
 CONTRACTS = {
-    "aws-batch": "components.batch_gpu.outputs",
-    "eks": "components.eks_gpu.outputs",
-    "gke": "components.gke_gpu.outputs",
-    "aks": "components.aks_gpu.outputs",
+    "aws-batch": "gpuready_components.batch_gpu.outputs",
+    "eks": "gpuready_components.eks_gpu.outputs",
+    "gke": "gpuready_components.gke_gpu.outputs",
+    "aks": "gpuready_components.aks_gpu.outputs",
 }
 """Platform (the ``platform`` output) -> the module whose ``OUTPUTS`` is its contract."""
 

@@ -240,8 +240,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         raise
     except Exception as e:  # noqa: BLE001 (the CLI's last line of defence: one paragraph, not a traceback)
-        from components.errors import ConfigError
-        from components.sdk import MissingExtra
+        from gpuready_components.errors import ConfigError
+        from gpuready_components.sdk import MissingExtra
 
         if isinstance(e, (ConfigError, MissingExtra)):
             print(f"gpuready: {args.command}: {e}", file=sys.stderr)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-from components.errors import ConfigError
-from components.sdk import MissingExtra
+from gpuready_components.errors import ConfigError
+from gpuready_components.sdk import MissingExtra
 
 from .config import StackConfig, for_stack
 from .settings import Settings

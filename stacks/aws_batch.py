@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pulumi
 
-from components.aws_network import AwsNetwork, AwsNetworkArgs
-from components.batch_gpu import (BatchGpuEnvironment, BatchGpuEnvironmentArgs, CpuQueueArgs, GpuJobArgs,
+from gpuready_components.aws_network import AwsNetwork, AwsNetworkArgs
+from gpuready_components.batch_gpu import (BatchGpuEnvironment, BatchGpuEnvironmentArgs, CpuQueueArgs, GpuJobArgs,
                                   MultiNodeArgs)
-from components.errors import ConfigError
+from gpuready_components.errors import ConfigError
 
 from .config import StackConfig
 from .settings import Setting, Settings, args_of

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import pulumi
 
-from components.errors import ConfigError
+from gpuready_components.errors import ConfigError
 from gpuready.errors import printable
 
 from .settings import Settings

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from components.aws_network import AwsNetwork, AwsNetworkArgs
-from components.eks_gpu import (AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs,
+from gpuready_components.aws_network import AwsNetwork, AwsNetworkArgs
+from gpuready_components.eks_gpu import (AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs,
                                 GpuNodeGroupArgs)
-from components.errors import ConfigError
+from gpuready_components.errors import ConfigError
 
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.errors import ConfigError
-from components.gke_gpu import (ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs,
+from gpuready_components.errors import ConfigError
+from gpuready_components.gke_gpu import (ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs,
                                 GpuSharingArgs)
 
 from .config import StackConfig

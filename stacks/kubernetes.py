@@ -6,8 +6,8 @@ from typing import Any, Optional
 
 import pulumi
 
-from components.errors import ConfigError
-from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.errors import ConfigError
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .config import StackConfig
 from .settings import Setting, Settings, args_of

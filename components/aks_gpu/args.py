@@ -1,4 +1,4 @@
-"""Typed inputs of :class:`~components.aks_gpu.AksGpuCluster`."""
+"""Typed inputs of :class:`~gpuready_components.aks_gpu.AksGpuCluster`."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ def aks_kubeconfig(cluster_name: str, credential: str) -> str:
 class AksGpuCluster(GpuCluster):
     """A GPU agent pool (VM size from the catalog, mode User, GPU taint, Spot, autoscaling from zero, AKS's driver or
     the GPU Operator's, MIG instance profile) in a new or existing AKS cluster, and
-    :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
+    :class:`~gpuready_components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
     """
 
     node_pool_name: pulumi.Output[str]

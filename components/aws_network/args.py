@@ -1,4 +1,4 @@
-"""Typed inputs of :class:`~components.aws_network.AwsNetwork`."""
+"""Typed inputs of :class:`~gpuready_components.aws_network.AwsNetwork`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Typed inputs of :class:`~components.batch_gpu.BatchGpuEnvironment`."""
+"""Typed inputs of :class:`~gpuready_components.batch_gpu.BatchGpuEnvironment`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Construction-time checks of :class:`BatchGpuEnvironmentArgs`: an impossible setup fails at preview.
 
-:func:`check` raises :class:`~components.errors.ConfigError` naming the field, the value and the fix, and returns
+:func:`check` raises :class:`~gpuready_components.errors.ConfigError` naming the field, the value and the fix, and returns
 the catalog facts the component reports as outputs.
 """
 

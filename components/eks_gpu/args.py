@@ -1,4 +1,4 @@
-"""Typed inputs of :class:`~components.eks_gpu.EksGpuCluster`."""
+"""Typed inputs of :class:`~gpuready_components.eks_gpu.EksGpuCluster`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""cluster-autoscaler for :class:`~components.eks_gpu.EksGpuCluster`: its IAM role through EKS Pod Identity, the
+"""cluster-autoscaler for :class:`~gpuready_components.eks_gpu.EksGpuCluster`: its IAM role through EKS Pod Identity, the
 node-template tags of each GPU group's Auto Scaling group, and the pinned official chart on the system nodes."""
 
 from __future__ import annotations

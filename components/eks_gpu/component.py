@@ -42,7 +42,7 @@ class EksGpuCluster(GpuCluster):
     """GPU nodes (NVIDIA AMI, GPU taint, IMDSv2, encrypted volume) in a new or existing EKS cluster, with what scales
     them from zero (``args.autoscaler``): managed node groups, one per GPU count and model, and cluster-autoscaler
     (or the cluster's own autoscaler), or a GPU NodePool of Karpenter or EKS Auto Mode; and
-    :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
+    :class:`~gpuready_components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
 
     Inputs are checked before any resource is declared (see :mod:`.validation`).
     """

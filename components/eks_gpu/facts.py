@@ -27,7 +27,7 @@ GPU_AMI_TYPES = MappingProxyType({
     "BOTTLEROCKET_x86_64_NVIDIA_FIPS": AmiType("x86_64", "/dev/xvdb"),
     "BOTTLEROCKET_ARM_64_NVIDIA_FIPS": AmiType("arm64", "/dev/xvdb"),
 })
-"""AMI types whose image ships the NVIDIA driver (what each ships beyond it: ``components.k8s_gpu.facts.NODE_IMAGES``)."""
+"""AMI types whose image ships the NVIDIA driver (what each ships beyond it: ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``)."""
 DEFAULT_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 RETIRED_AMI_TYPES = MappingProxyType({
     "AL2_x86_64_GPU": "EKS stopped publishing Amazon Linux 2 AMIs on 2025-11-26 (AL2 reached end of support)",
@@ -43,7 +43,7 @@ CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
 """EKS ``capacityType`` values we accept (``CAPACITY_BLOCK`` needs a reservation this component does not make)."""
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
-"""The EKS API's spelling of ``NoSchedule`` for the GPU taint (``components.k8s_gpu.facts.PLATFORMS['eks']``)."""
+"""The EKS API's spelling of ``NoSchedule`` for the GPU taint (``gpuready_components.k8s_gpu.facts.PLATFORMS['eks']``)."""
 TAINT_EFFECTS_K8S = MappingProxyType({"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE",
                                       "PreferNoSchedule": "PREFER_NO_SCHEDULE"})
 

@@ -1,4 +1,4 @@
-"""Karpenter for :class:`~components.eks_gpu.EksGpuCluster`: the controller's Pod Identity role (the policy of
+"""Karpenter for :class:`~gpuready_components.eks_gpu.EksGpuCluster`: the controller's Pod Identity role (the policy of
 Karpenter's getting-started CloudFormation, scoped to this cluster), the interruption queue and its EventBridge
 rules, the node role and its access entry, the pinned chart, and the GPU EC2NodeClass and NodePool."""
 

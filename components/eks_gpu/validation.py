@@ -1,6 +1,6 @@
 """Construction-time checks of :class:`EksGpuClusterArgs`: an impossible setup fails at preview.
 
-:func:`check` raises :class:`~components.errors.ConfigError` naming the field, the value and the fix, and returns
+:func:`check` raises :class:`~gpuready_components.errors.ConfigError` naming the field, the value and the fix, and returns
 the catalog facts the component reports as outputs.
 """
 
@@ -31,7 +31,7 @@ class EksCapacity:
 
     instances: tuple[catalog.GpuInstanceType, ...]
     node_image: str
-    """Key of ``components.k8s_gpu.facts.NODE_IMAGES``."""
+    """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``."""
     max_gpus_per_node: int
     max_gpus: int
     """GPUs running at once with ``max_size`` nodes in each GPU group."""

@@ -1,4 +1,4 @@
-"""Typed inputs of :class:`~components.gke_gpu.GkeGpuCluster`."""
+"""Typed inputs of :class:`~gpuready_components.gke_gpu.GkeGpuCluster`."""
 
 from __future__ import annotations
 

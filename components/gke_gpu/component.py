@@ -40,7 +40,7 @@ def _region(location: str) -> str:
 class GkeGpuCluster(GpuCluster):
     """A GPU node pool (accelerators from the catalog, GKE's driver or the GPU Operator's, GPU sharing or MIG, Spot,
     autoscaling from zero, shielded nodes, Workload Identity, a least-privilege node service account) in a new or
-    existing GKE cluster, and :class:`~components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
+    existing GKE cluster, and :class:`~gpuready_components.k8s_gpu.K8sGpuSoftware` installed through the cluster's API.
     """
 
     node_pool_name: pulumi.Output[str]

@@ -28,14 +28,14 @@ MAX_SHARED_CLIENTS_PER_GPU = 48
 """GKE's limit on ``maxSharedClientsPerGpu`` (GKE docs, share GPUs with multiple workloads)."""
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
-"""GKE API spelling of ``NoSchedule`` for ``nvidia.com/gpu=present`` (``components.k8s_gpu.facts.PLATFORMS['gke']``)."""
+"""GKE API spelling of ``NoSchedule`` for ``nvidia.com/gpu=present`` (``gpuready_components.k8s_gpu.facts.PLATFORMS['gke']``)."""
 NO_GKE_DEVICE_PLUGIN_LABEL = MappingProxyType({"gke-no-default-nvidia-gpu-device-plugin": "true"})
 """Node label that keeps GKE's own device plugin off the nodes, for the GPU Operator's (NVIDIA GPU Operator docs,
 Google GKE)."""
 
 
 def node_image(driver_version: str, node_labels: Mapping[str, str]) -> str:
-    """Key of ``components.k8s_gpu.facts.NODE_IMAGES`` for a GPU pool with this ``gpuDriverVersion`` and labels."""
+    """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES`` for a GPU pool with this ``gpuDriverVersion`` and labels."""
     if driver_version == DRIVER_DISABLED:
         return "gke/driver-disabled"
     plugin_off = all(node_labels.get(k) == v for k, v in NO_GKE_DEVICE_PLUGIN_LABEL.items())

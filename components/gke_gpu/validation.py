@@ -1,6 +1,6 @@
 """Construction-time checks of :class:`GkeGpuClusterArgs`: an impossible setup fails at preview.
 
-:func:`check` raises :class:`~components.errors.ConfigError` naming the field, the value and the fix, and returns
+:func:`check` raises :class:`~gpuready_components.errors.ConfigError` naming the field, the value and the fix, and returns
 the catalog facts and the settings the component derives.
 """
 
@@ -29,7 +29,7 @@ class GkeCapacity:
 
     machine: catalog.GpuInstanceType
     node_image: str
-    """Key of ``components.k8s_gpu.facts.NODE_IMAGES``."""
+    """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``."""
     driver_version: str
     partition_size: Optional[str]
     software: GpuSoftwareOptions

@@ -1,4 +1,4 @@
-"""Typed inputs of :class:`~components.k8s_gpu.K8sGpuSoftware`."""
+"""Typed inputs of :class:`~gpuready_components.k8s_gpu.K8sGpuSoftware`."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class K8sGpuSoftwareArgs:
     platform: str
     """``eks``, ``gke`` or ``aks``: decides the GPU taint tolerated and the node labels selected."""
     node_image: str
-    """``PLATFORM/IMAGE`` key of :data:`~components.k8s_gpu.facts.NODE_IMAGES`, e.g. ``eks/AL2023_x86_64_NVIDIA``:
+    """``PLATFORM/IMAGE`` key of :data:`~gpuready_components.k8s_gpu.facts.NODE_IMAGES`, e.g. ``eks/AL2023_x86_64_NVIDIA``:
     decides which of driver, toolkit and device plugin the charts install."""
     options: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
     gpu_models: tuple[tuple[str, float], ...] = ()

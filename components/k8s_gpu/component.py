@@ -15,7 +15,7 @@ k8s = require("pulumi_kubernetes")
 
 
 class K8sGpuSoftware(pulumi.ComponentResource):
-    """A privileged namespace and the Helm releases :func:`~components.k8s_gpu.install.plan` decides.
+    """A privileged namespace and the Helm releases :func:`~gpuready_components.k8s_gpu.install.plan` decides.
 
     Give the cluster's Kubernetes provider in ``opts.providers`` (or ``opts.provider``); the children inherit it.
     """

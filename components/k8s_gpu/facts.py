@@ -84,7 +84,7 @@ PLATFORMS = MappingProxyType({
         (("nvidia.com/gpu.present", "In", ("true",)),),
         MappingProxyType({"nvidia.com/gpu.present": "true", "eks.amazonaws.com/nodegroup": "gpu",
                           "node.kubernetes.io/instance-type": "g6.xlarge"}),
-        "EKS applies no GPU label or taint of its own: components.eks_gpu sets both on the managed node group, so "
+        "EKS applies no GPU label or taint of its own: gpuready_components.eks_gpu sets both on the managed node group, so "
         "kubelet registers the node with them (EKS user guide, managed node group labels and taints)"),
     "gke": Platform(
         "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),

@@ -188,7 +188,7 @@ def resolve(options: GpuSoftwareOptions, image: facts.NodeImage) -> GpuSoftwareO
 
 
 def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
-    """Check ``args`` and decide the releases; raises :class:`~components.errors.ConfigError`."""
+    """Check ``args`` and decide the releases; raises :class:`~gpuready_components.errors.ConfigError`."""
     image = check(args)
     platform = facts.PLATFORMS[args.platform]
     options = resolve(args.options, image)

@@ -1,6 +1,6 @@
 """Construction-time checks of :class:`K8sGpuSoftwareArgs`: a node that would never get a usable GPU fails at preview.
 
-:func:`check` raises :class:`~components.errors.ConfigError` naming the field, the value and the fix.
+:func:`check` raises :class:`~gpuready_components.errors.ConfigError` naming the field, the value and the fix.
 """
 
 from __future__ import annotations

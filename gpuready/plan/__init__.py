@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from components import catalog
+from gpuready_components import catalog
 
 from ..errors import UserError
 from ..project import Project, find_project, load_project, load_stack_config

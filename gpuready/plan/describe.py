@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from components import catalog
+from gpuready_components import catalog
 
 from ..resources import CAPACITY, Resource, aws, azure, gcp, kubernetes, read
 from .render import RenderedResource, Rendering

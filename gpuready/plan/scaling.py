@@ -1,16 +1,16 @@
 """Scale from zero in a rendered stack: which EKS GPU node groups the stack's autoscaler can add for the smoke pod.
 
 Reads resources in a neutral shape (:class:`Item`) so that ``gpuready plan`` (a rendering) and the policy pack
-(``PolicyResource``) share it; the check itself is :func:`components.eks_gpu.scale_from_zero.check`.
+(``PolicyResource``) share it; the check itself is :func:`gpuready_components.eks_gpu.scale_from_zero.check`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from components import catalog
-from components.eks_gpu import scaler_facts as sf
-from components.eks_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
+from gpuready_components import catalog
+from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.eks_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
 
 from ..resources import read
 from ..resources.aws import AutoScalingTag, EksCluster, EksNodeGroup

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping, Optional
 
-from components import capacity, catalog
-from components.batch_gpu import fit
-from components.k8s_gpu.facts import Taint
+from gpuready_components import capacity, catalog
+from gpuready_components.batch_gpu import fit
+from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain, true
 
@@ -221,7 +221,7 @@ class EksNodeGroup(GpuPool):
 
     @property
     def node_image(self) -> str:
-        """Key of ``components.k8s_gpu.facts.NODE_IMAGES`` (when it names one)."""
+        """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES`` (when it names one)."""
         return f"eks/{self.props.get('amiType', '')}"
 
     @property

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from components import catalog
-from components.aks_gpu import facts as aks_facts
-from components.k8s_gpu.facts import Taint
+from gpuready_components import catalog
+from gpuready_components.aks_gpu import facts as aks_facts
+from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import GpuPool, PoolCapacity, Resource, Site, dig, get, plain
 
@@ -64,7 +64,7 @@ class AksAgentPool(GpuPool):
 
     @property
     def node_image(self) -> str:
-        """Key of ``components.k8s_gpu.facts.NODE_IMAGES``."""
+        """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``."""
         return "aks/driver-none" if get(self.props, "gpuProfile.driver") == aks_facts.GPU_DRIVER_NONE \
             else "aks/driver-installed"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Optional
 
-from components import catalog
-from components.eks_gpu.facts import TAINT_EFFECTS_K8S
-from components.k8s_gpu.facts import Taint
+from gpuready_components import catalog
+from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
+from gpuready_components.k8s_gpu.facts import Taint
 
 REGISTRY: dict[str, type["Resource"]] = {}
 """Type token -> reader class."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from components import catalog
-from components.gke_gpu import facts as gke_facts
-from components.k8s_gpu.facts import Taint
+from gpuready_components import catalog
+from gpuready_components.gke_gpu import facts as gke_facts
+from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain
 
@@ -93,7 +93,7 @@ class GkeNodePool(GpuPool):
 
     @property
     def node_image(self) -> str:
-        """Key of ``components.k8s_gpu.facts.NODE_IMAGES`` from its driver setting ('' where GKE's is unknown)."""
+        """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES`` from its driver setting ('' where GKE's is unknown)."""
         accelerators = get(self.props, "nodeConfig.guestAccelerators") or [{}]
         version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
         # GKE's device plugin is off where the pool carries its opt-out label: the GPU Operator's then runs.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from components import catalog
-from components.eks_gpu import scaler_facts as sf
-from components.k8s_gpu import facts as k8s_facts
-from components.k8s_gpu.facts import Taint
+from gpuready_components import catalog
+from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.k8s_gpu import facts as k8s_facts
+from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import PoolCapacity, Resource, get, plain
 

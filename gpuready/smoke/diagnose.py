@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from components import catalog
-from components.batch_gpu import fit
+from gpuready_components import catalog
+from gpuready_components.batch_gpu import fit
 
 from ..resources.aws import BatchComputeEnvironment
 

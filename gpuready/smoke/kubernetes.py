@@ -12,7 +12,7 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional, TextIO
 
-from components.batch_gpu.facts import SMOKE_IMAGE
+from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core

@@ -8,14 +8,14 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from components.outputs import CONTRACTS, Output, contract
+from gpuready_components.outputs import CONTRACTS, Output, contract
 
 from ..errors import UserError
 from ..files import read_map
 
 
 class StackOutputs:
-    """A deployed stack's outputs read through its platform's contract (:mod:`components.outputs`): every declared
+    """A deployed stack's outputs read through its platform's contract (:mod:`gpuready_components.outputs`): every declared
     output present has its declared type, and the smoke targets read only outputs the contract says they read."""
 
     def __init__(self, values: Mapping[str, Any], platforms: tuple[str, ...],

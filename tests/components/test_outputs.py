@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.outputs import CONTRACTS, STRING, WHOLE, Contract, Output, contract
+from gpuready_components.outputs import CONTRACTS, STRING, WHOLE, Contract, Output, contract
 
 TOY = Contract("toy", (Output("platform", STRING, "p", smoke=True), Output("size", WHOLE, "s"),
                        Output("extra", STRING, "e", when="with extra")))

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from components.sdk import MissingExtra, require
+from gpuready_components.sdk import MissingExtra, require
 
 
 def test_missing_sdk_names_its_extra(monkeypatch):

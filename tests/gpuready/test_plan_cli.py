@@ -102,7 +102,7 @@ def test_real_process_prints_no_traceback_for_a_bad_config(tmp_path):
 def test_program_option_renders_another_project(tmp_path, capsys):
     (tmp_path / "Pulumi.yaml").write_text("name: team-gpu\nruntime: python\n")
     (tmp_path / "__main__.py").write_text(
-        "import pulumi\nfrom components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs\n"
+        "import pulumi\nfrom gpuready_components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs\n"
         "env = BatchGpuEnvironment('team', BatchGpuEnvironmentArgs(instance_types=['g5.xlarge'],"
         " subnet_ids=['subnet-1'], security_group_ids=['sg-1'], max_vcpus=8))\n"
         "pulumi.export('queue', env.job_queue_name)\n")

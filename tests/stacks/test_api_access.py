@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components.errors import ConfigError
+from gpuready_components.errors import ConfigError
 from gpuready.cli import main
 from gpuready.plan.describe import API_ACCESS, describe
 from tests.conftest import ROOT

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components.errors import ConfigError
+from gpuready_components.errors import ConfigError
 from gpuready.cli import main
 from gpuready.plan.render import mock_id, render
 from gpuready.project import find_project, load_stack_config

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from components.errors import ConfigError
+from gpuready_components.errors import ConfigError
 from gpuready.cli import main
 from gpuready.plan.render import render
 from gpuready.project import find_project, load_stack_config

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components.outputs import CONTRACTS, contract
+from gpuready_components.outputs import CONTRACTS, contract
 from gpuready import smoke
 from gpuready.cli import main
 from gpuready.plan.render import render

@@ -13,9 +13,9 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
-from components.eks_gpu.facts import TAINT_EFFECTS_K8S
-from components.k8s_gpu.facts import Taint
-from components.k8s_gpu.scheduling import schedulable, selects, tolerates
+from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
+from gpuready_components.k8s_gpu.facts import Taint
+from gpuready_components.k8s_gpu.scheduling import schedulable, selects, tolerates
 from gpuready.plan.render import Rendering
 from gpuready.policy.gpu import is_gpu_capacity
 from tests import helm

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components import catalog
-from components.batch_gpu import fit
+from gpuready_components import catalog
+from gpuready_components.batch_gpu import fit
 from gpuready.resources.aws import BatchComputeEnvironment, BatchJobDefinition, BatchJobQueue
 
 from ..gpu import facts, of_kind

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.batch_gpu import facts as batch_facts
-from components.eks_gpu import facts as eks_facts
+from gpuready_components.batch_gpu import facts as batch_facts
+from gpuready_components.eks_gpu import facts as eks_facts
 from gpuready.resources import CAPACITY, GPU_POOLS, read, tokens
 from gpuready.resources.aws import BatchComputeEnvironment, EksNodeGroup
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from components.k8s_gpu import facts as k8s_facts
-from components.k8s_gpu.scheduling import tolerates
+from gpuready_components.k8s_gpu import facts as k8s_facts
+from gpuready_components.k8s_gpu.scheduling import tolerates
 from gpuready.resources import KUBERNETES_POOLS, aws, azure, gcp, kubernetes, read, tokens
 
 from ..gpu import facts, of_kind

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from components.aks_gpu import AksGpuCluster, ClusterArgs, ExistingClusterArgs, facts
-from components.k8s_gpu import GpuSoftwareOptions, MigArgs
-from components.k8s_gpu import facts as k8s_facts
-from components.k8s_gpu.scheduling import schedulable
+from gpuready_components.aks_gpu import AksGpuCluster, ClusterArgs, ExistingClusterArgs, facts
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.k8s_gpu import facts as k8s_facts
+from gpuready_components.k8s_gpu.scheduling import schedulable
 from gpuready.plan.render import AZURE_CLIENT
 from tests.conftest import explicit_dependencies, non_camel_keys
 

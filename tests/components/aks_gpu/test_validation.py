@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.aks_gpu import ClusterArgs
-from components.aks_gpu.validation import check
-from components.errors import ConfigError
-from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.aks_gpu import ClusterArgs
+from gpuready_components.aks_gpu.validation import check
+from gpuready_components.errors import ConfigError
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .helpers import args
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from azure.mgmt.containerservice import models
 
-from components.aks_gpu import facts
-from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.aks_gpu import facts
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .helpers import CLUSTER, POOL, build
 
@@ -52,8 +52,8 @@ def test_rendered_pool_values_are_aks_enum_values(render, pool, software):
 
 
 def test_every_catalog_vm_size_makes_a_pool_and_mig_sizes_get_a_valid_profile():
-    from components import catalog
-    from components.aks_gpu.validation import check
+    from gpuready_components import catalog
+    from gpuready_components.aks_gpu.validation import check
 
     from .helpers import args
 
@@ -68,7 +68,7 @@ def test_every_catalog_vm_size_makes_a_pool_and_mig_sizes_get_a_valid_profile():
 def test_admin_access_values_are_azure_values(render):
     from pulumi_azure_native.authorization import PrincipalType
 
-    from components.aks_gpu import ClusterArgs
+    from gpuready_components.aks_gpu import ClusterArgs
 
     assert {*facts.DEPLOYER_PRINCIPAL_TYPES, facts.GROUP_PRINCIPAL_TYPE} <= _values(PrincipalType)
     rendering, _ = build(render, cluster=ClusterArgs(admin_group_object_ids=["6f1c2a5e-1111-4222-8333-944455556666"]))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.aws_network import AwsNetwork, AwsNetworkArgs
-from components.errors import ConfigError
+from gpuready_components.aws_network import AwsNetwork, AwsNetworkArgs
+from gpuready_components.errors import ConfigError
 from gpuready.plan.render import mock_id
 
 SUBNET = "aws:ec2/subnet:Subnet"

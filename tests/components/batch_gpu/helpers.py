@@ -6,7 +6,7 @@ import dataclasses
 import json
 from typing import Any
 
-from components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
+from gpuready_components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
 
 CE = "aws:batch/computeEnvironment:ComputeEnvironment"
 QUEUE = "aws:batch/jobQueue:JobQueue"

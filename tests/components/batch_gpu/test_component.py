@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from components import catalog
-from components.batch_gpu import CpuQueueArgs, GpuJobArgs, MultiNodeArgs
+from gpuready_components import catalog
+from gpuready_components.batch_gpu import CpuQueueArgs, GpuJobArgs, MultiNodeArgs
 from gpuready.plan.render import mock_id
 from tests.conftest import non_camel_keys
 

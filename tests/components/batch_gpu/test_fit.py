@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from components import catalog
-from components.batch_gpu import fit
+from gpuready_components import catalog
+from gpuready_components.batch_gpu import fit
 from gpuready.resources.aws import BatchJobDefinition
 from gpuready.smoke import diagnose
 
@@ -32,9 +32,9 @@ def test_largest_orders_by_gpus_then_vcpus_then_memory():
 
 def test_validation_policy_and_smoke_diagnosis_agree_on_the_same_job():
     """The memory edge of a g6.xlarge: all three places accept 15564 MiB and refuse 15565."""
-    from components.batch_gpu import GpuJobArgs
-    from components.batch_gpu.validation import check
-    from components.errors import ConfigError
+    from gpuready_components.batch_gpu import GpuJobArgs
+    from gpuready_components.batch_gpu.validation import check
+    from gpuready_components.errors import ConfigError
 
     from .helpers import args
 

@@ -6,9 +6,9 @@ import datetime
 
 import pytest
 
-from components.batch_gpu import CpuQueueArgs, GpuJobArgs, MultiNodeArgs
-from components.batch_gpu.validation import check
-from components.errors import ConfigError
+from gpuready_components.batch_gpu import CpuQueueArgs, GpuJobArgs, MultiNodeArgs
+from gpuready_components.batch_gpu.validation import check
+from gpuready_components.errors import ConfigError
 
 from .helpers import args, build
 

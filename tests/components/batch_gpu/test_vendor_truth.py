@@ -9,8 +9,8 @@ import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
-from components import catalog
-from components.batch_gpu import CpuQueueArgs, MultiNodeArgs, facts
+from gpuready_components import catalog
+from gpuready_components.batch_gpu import CpuQueueArgs, MultiNodeArgs, facts
 
 from .helpers import CE, JOB, LT, QUEUE, build, container
 

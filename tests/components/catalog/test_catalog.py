@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components import catalog
+from gpuready_components import catalog
 
 
 def test_keys_are_unique_per_cloud():
@@ -119,7 +119,7 @@ def test_every_ec2_gpu_type_in_moto_of_our_families_is_in_the_catalog():
 
 
 def test_gcp_machines_as_node_configs_name_them():
-    from components import catalog
+    from gpuready_components import catalog
 
     attached = catalog.find_gcp("n1-standard-16", [{"type": "nvidia-tesla-t4", "count": 2.0}])
     assert (attached.name, attached.gpus) == ("n1-standard-16:nvidia-tesla-t4:2", 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from components.eks_gpu import ClusterArgs, EksGpuCluster, EksGpuClusterArgs, GpuNodeGroupArgs
+from gpuready_components.eks_gpu import ClusterArgs, EksGpuCluster, EksGpuClusterArgs, GpuNodeGroupArgs
 from tests.conftest import render_component
 
 CLUSTER = "aws:eks/cluster:Cluster"

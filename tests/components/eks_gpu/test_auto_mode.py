@@ -10,10 +10,10 @@ import jsonschema
 import pytest
 import yaml
 
-from components.eks_gpu import AutoscalerArgs
-from components.eks_gpu.validation import check
-from components.errors import ConfigError
-from components.k8s_gpu import GpuSoftwareOptions
+from gpuready_components.eks_gpu import AutoscalerArgs
+from gpuready_components.eks_gpu.validation import check
+from gpuready_components.errors import ConfigError
+from gpuready_components.k8s_gpu import GpuSoftwareOptions
 from tests.conftest import ROOT, one
 
 from .helpers import ATTACH, CLUSTER, NODE_GROUP, RELEASE, ROLE, args, build

@@ -10,9 +10,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.eks_gpu import AutoscalerArgs, ExistingClusterArgs
-from components.eks_gpu import scaler_facts as sf
-from components.errors import ConfigError
+from gpuready_components.eks_gpu import AutoscalerArgs, ExistingClusterArgs
+from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.errors import ConfigError
 from tests import helm
 from tests.conftest import ROOT, one
 
@@ -200,7 +200,7 @@ def test_existing_cluster_can_get_cluster_autoscaler_for_its_version(render):
      "autoscaler.kubernetes_version (stack: gpuready:kubernetesVersion)", "must match"),
 ])
 def test_impossible_autoscaler_choices_are_refused(overrides, node_group, field, words):
-    from components.eks_gpu.validation import check
+    from gpuready_components.eks_gpu.validation import check
 
     with pytest.raises(ConfigError) as error:
         check(args(node_group, **overrides))
@@ -208,7 +208,7 @@ def test_impossible_autoscaler_choices_are_refused(overrides, node_group, field,
 
 
 def test_none_on_a_new_cluster_is_fine_with_warm_nodes():
-    from components.eks_gpu.validation import check
+    from gpuready_components.eks_gpu.validation import check
 
     assert check(args({"min_size": 1}, autoscaler=AutoscalerArgs(mode="none"))).autoscaler == "none"
 

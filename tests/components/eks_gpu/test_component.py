@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from components.eks_gpu import ExistingClusterArgs, facts
-from components.k8s_gpu import GpuSoftwareOptions
+from gpuready_components.eks_gpu import ExistingClusterArgs, facts
+from gpuready_components.k8s_gpu import GpuSoftwareOptions
 from gpuready.plan.render import mock_id
 from tests.conftest import non_camel_keys
 
@@ -117,7 +117,7 @@ def test_outputs_the_smoke_test_reads(built):
 
 
 def test_private_endpoint_and_allow_list(render):
-    from components.eks_gpu import ClusterArgs
+    from gpuready_components.eks_gpu import ClusterArgs
 
     rendering, _ = build(render, cluster=ClusterArgs(endpoint_public_access=False, version="1.33"))
     (cluster,) = rendering.of_type(CLUSTER)
@@ -175,7 +175,7 @@ def test_inputs_are_camel_case(built):
 
 def test_operator_mig_names_the_profile_in_the_node_group_label(render):
     """The operator's MIG manager partitions by the node label; its ClusterPolicy keeps the CRD's all-disabled."""
-    from components.k8s_gpu import MigArgs
+    from gpuready_components.k8s_gpu import MigArgs
 
     rendering, eks = build(render, {"instance_types": ["p4de.24xlarge"]}, software=GpuSoftwareOptions(
         install="gpu-operator", mig=MigArgs(strategy="mixed", config="all-1g.10gb")))

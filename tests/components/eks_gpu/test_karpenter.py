@@ -12,10 +12,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.eks_gpu import AutoscalerArgs
-from components.eks_gpu import scaler_facts as sf
-from components.eks_gpu.validation import check
-from components.errors import ConfigError
+from gpuready_components.eks_gpu import AutoscalerArgs
+from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.eks_gpu.validation import check
+from gpuready_components.errors import ConfigError
 from tests import helm
 from tests.conftest import ROOT, one
 
@@ -34,7 +34,7 @@ def built():
     holder = {}
 
     def program():
-        from components.eks_gpu import EksGpuCluster
+        from gpuready_components.eks_gpu import EksGpuCluster
 
         holder["eks"] = EksGpuCluster("ml", args(**KARPENTER))
 
@@ -172,7 +172,7 @@ def test_bottlerocket_is_refused_with_karpenter():
 
 
 def test_existing_cluster_can_get_karpenter(render):
-    from components.eks_gpu import ExistingClusterArgs
+    from gpuready_components.eks_gpu import ExistingClusterArgs
 
     rendering, eks = build(render, cluster=None, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="x"),
                            **KARPENTER)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.eks_gpu import ClusterArgs, ExistingClusterArgs, SystemNodeGroupArgs
-from components.eks_gpu.validation import check
-from components.errors import ConfigError
-from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.eks_gpu import ClusterArgs, ExistingClusterArgs, SystemNodeGroupArgs
+from gpuready_components.eks_gpu.validation import check
+from gpuready_components.errors import ConfigError
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .helpers import args
 

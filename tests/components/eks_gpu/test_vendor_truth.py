@@ -6,8 +6,8 @@ import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
-from components.eks_gpu import facts
-from components.k8s_gpu import facts as k8s_facts
+from gpuready_components.eks_gpu import facts
+from gpuready_components.k8s_gpu import facts as k8s_facts
 
 from tests.conftest import one
 
@@ -34,8 +34,8 @@ def test_ami_types_capacity_types_taint_effects_and_log_types_are_eks_enums(eks)
 
 
 def test_system_instance_types_are_ec2_types_without_gpus():
-    from components import catalog
-    from components.aws_instances import ec2_instance_types
+    from gpuready_components import catalog
+    from gpuready_components.aws_instances import ec2_instance_types
 
     assert set(facts.SYSTEM_INSTANCE_TYPES) <= ec2_instance_types()
     assert all(catalog.find("aws", t) is None for t in facts.SYSTEM_INSTANCE_TYPES)
@@ -106,7 +106,7 @@ def test_gpu_instance_families_of_each_architecture():
     import json
     from importlib import resources
 
-    from components import catalog
+    from gpuready_components import catalog
 
     raw = resources.files("moto.ec2").joinpath("resources/instance_types.json.gz").read_bytes()
     types = json.loads(gzip.decompress(raw))

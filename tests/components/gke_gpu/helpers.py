@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from components.gke_gpu import ClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs
+from gpuready_components.gke_gpu import ClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs
 from tests.conftest import render_component
 
 CLUSTER = "gcp:container/cluster:Cluster"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from components.gke_gpu import ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GpuSharingArgs, facts
-from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.gke_gpu import ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GpuSharingArgs, facts
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
 from tests.conftest import explicit_dependencies, non_camel_keys
 
 from tests.conftest import one
@@ -64,7 +64,7 @@ def test_cluster_is_private_with_workload_identity_and_managed_dcgm(built):
 
 
 def test_dcgm_exporter_when_managed_dcgm_is_off(render):
-    from components.gke_gpu import ClusterArgs
+    from gpuready_components.gke_gpu import ClusterArgs
 
     rendering, _ = build(render, cluster=ClusterArgs(managed_dcgm=False))
     (release,) = rendering.of_type(RELEASE)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import ConfigError
-from components.gke_gpu import ClusterArgs, ExistingClusterArgs, GpuSharingArgs
-from components.gke_gpu.validation import check
-from components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.errors import ConfigError
+from gpuready_components.gke_gpu import ClusterArgs, ExistingClusterArgs, GpuSharingArgs
+from gpuready_components.gke_gpu.validation import check
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .helpers import args
 
@@ -79,8 +79,8 @@ def test_existing_cluster_keeps_the_exporter_on_by_default():
 
 
 def test_every_catalog_gcp_row_pairs_machine_family_and_accelerator():
-    from components import catalog
-    from components.gke_gpu import facts
+    from gpuready_components import catalog
+    from gpuready_components.gke_gpu import facts
 
     for row in (r for r in catalog.rows() if r.cloud == "gcp"):
         family = row.machine_type.split("-")[0]

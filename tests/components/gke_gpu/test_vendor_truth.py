@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
-from components.gke_gpu import GpuSharingArgs, facts
-from components.k8s_gpu import GpuSoftwareOptions
+from gpuready_components.gke_gpu import GpuSharingArgs, facts
+from gpuready_components.k8s_gpu import GpuSoftwareOptions
 
 from tests.conftest import one
 

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from components.k8s_gpu import facts
+from gpuready_components.k8s_gpu import facts
 from tests import helm
 
 CHARTS_DIR = helm.CHARTS

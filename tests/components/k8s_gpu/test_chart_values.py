@@ -8,8 +8,8 @@ import itertools
 import pytest
 import yaml
 
-from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
-from components.k8s_gpu.scheduling import schedulable
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
+from gpuready_components.k8s_gpu.scheduling import schedulable
 
 from . import charts
 from .test_install import MATRIX

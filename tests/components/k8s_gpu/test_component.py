@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftware, K8sGpuSoftwareArgs, facts
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftware, K8sGpuSoftwareArgs, facts
 
 from .test_chart_values import RELEASES
 

@@ -7,7 +7,7 @@ import itertools
 import pytest
 import yaml
 
-from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
 
 from . import charts
 

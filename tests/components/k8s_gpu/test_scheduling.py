@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.k8s_gpu.facts import Taint
-from components.k8s_gpu.scheduling import schedulable, selects, tolerates
+from gpuready_components.k8s_gpu.facts import Taint
+from gpuready_components.k8s_gpu.scheduling import schedulable, selects, tolerates
 
 GPU = Taint("nvidia.com/gpu", "true", "NoSchedule")
 

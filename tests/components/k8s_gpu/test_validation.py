@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import ConfigError
-from components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, plan
+from gpuready_components.errors import ConfigError
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, plan
 
 H100 = (("H100", 80.0),)
 A100_40 = (("A100", 40.0),)

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
+from gpuready_components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs
 from gpuready.plan.render import run
 from gpuready.policy import RULES
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from components import catalog
-from components.k8s_gpu import facts as k8s_facts
+from gpuready_components import catalog
+from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready.resources import CAPACITY, REGISTRY, GpuPool, aws, azure, gcp, kubernetes, read
 from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import render_stack

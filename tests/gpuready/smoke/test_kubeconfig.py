@@ -10,9 +10,9 @@ import stat
 import pytest
 import yaml
 
-from components.aks_gpu.component import aks_kubeconfig
-from components.eks_gpu.component import eks_kubeconfig
-from components.gke_gpu.component import gke_kubeconfig
+from gpuready_components.aks_gpu.component import aks_kubeconfig
+from gpuready_components.eks_gpu.component import eks_kubeconfig
+from gpuready_components.gke_gpu.component import gke_kubeconfig
 from gpuready.cli import main
 from gpuready.errors import UserError
 from gpuready.smoke import kubernetes

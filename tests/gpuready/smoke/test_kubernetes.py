@@ -14,8 +14,8 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 
-from components.k8s_gpu.facts import PLATFORMS
-from components.k8s_gpu.scheduling import schedulable
+from gpuready_components.k8s_gpu.facts import PLATFORMS
+from gpuready_components.k8s_gpu.scheduling import schedulable
 from gpuready.probe import core
 from gpuready.smoke import kubernetes as target
 from tests.gpuready.conftest import H100
@@ -46,8 +46,8 @@ def test_job_pod_lands_on_each_platforms_gpu_nodes(platform):
 
 
 def test_job_tolerates_every_taint_the_stack_reports_aks_spot_included(render):
-    from components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
-    from components.k8s_gpu.facts import Taint
+    from gpuready_components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
+    from gpuready_components.k8s_gpu.facts import Taint
     from tests.conftest import render_component
 
     _, aks = render_component(render, lambda: AksGpuCluster("ml", AksGpuClusterArgs(

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Sequence
 
 from . import catalog
 from .errors import ConfigError
+
+
+GPU_FAMILY = re.compile(r"^(p\d|g\d|gr\d)")
+"""EC2's accelerated families with GPUs (p: training, g: graphics and inference, gr: graphics with more memory)."""
+NOT_NVIDIA = {"g4ad": "AMD Radeon Pro V520"}
+"""GPU families whose GPUs are not NVIDIA's (EC2 DescribeInstanceTypes GpuInfo.Gpus[].Manufacturer)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -28,6 +35,14 @@ def gpu_instances(field: str, names: Sequence[str], cpu_fix: str) -> tuple[catal
     for name in names:
         row = catalog.find("aws", name)
         if row is None:
+            family = name.split(".")[0]
+            if family in NOT_NVIDIA:
+                raise ConfigError(field, name, f"its GPUs are {NOT_NVIDIA[family]}, not NVIDIA's",
+                                  "use an NVIDIA GPU type, e.g. g6.xlarge")
+            if name in ec2_instance_types() and GPU_FAMILY.match(name):
+                raise ConfigError(field, name, "an NVIDIA GPU type that gpuready's GPU catalog does not list yet",
+                                  "add its row (GPU model, count, memory, vCPUs, memory, source) to "
+                                  "components/catalog/gpu_instances.csv, or use a listed type")
             if name in ec2_instance_types():
                 raise ConfigError(field, name, "this EC2 instance type has no NVIDIA GPU", cpu_fix)
             close = catalog.suggest("aws", name)

@@ -124,17 +124,19 @@ class _Calls:
         """Create ``body`` once: after a call whose answer was lost, AlreadyExists means that call landed (the
         name is unique to this run), so a retry never makes a second object. Sets ``lost`` when a call's answer
         was lost (it may still land later)."""
+        maybe_landed = False
         for attempt in itertools.count():
             try:
                 method(namespace, body, _request_timeout=self.limits)
                 return
             except BaseException as error:  # noqa: BLE001 (sorted: passing faults are retried, Ctrl-C raised)
                 refused = isinstance(error, self.client.exceptions.ApiException) and error.status < 500
+                if refused and error.status == 409 and maybe_landed:
+                    return
+                maybe_landed = maybe_landed or not refused
                 self.lost = self.lost or not refused
                 if not isinstance(error, Exception):
                     raise
-                if attempt and refused and error.status == 409:
-                    return
                 pause = min(0.2 * 2 ** attempt, 2.0)
                 if not self.retryable(error) or self.clock() + pause >= deadline:
                     raise

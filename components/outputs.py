@@ -46,7 +46,7 @@ class Output:
     kind: Kind
     meaning: str
     smoke: bool = False
-    """``gpuready smoke`` reads it: every stack of the platform must export it."""
+    """``gpuready smoke`` reads it: every stack of the platform must export it, unless it has a ``when``."""
     when: Optional[str] = None
     """The condition under which the output exists (e.g. "with cpuQueue"); None: always."""
     secret: bool = False

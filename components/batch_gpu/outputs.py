@@ -12,7 +12,17 @@ OUTPUTS = Contract("aws-batch", (
     Output("jobVcpus", WHOLE, "vCPUs the GPU job definition asks for (job.vcpus)", smoke=True),
     Output("jobMemoryMib", WHOLE, "memory in MiB the GPU job definition asks for (job.memoryMiB)", smoke=True),
     Output("jobRoleArn", STRING, "the IAM role every job assumes"),
-    Output("multiNodeJobDefinitionArn", STRING, "the multi-node parallel job definition", when="with multiNode"),
+    Output("multiNodeJobQueueArn", STRING, "the multi-node queue: its own on-demand compute environment in one subnet "
+           "and cluster placement group", smoke=True, when="with multiNode"),
+    Output("multiNodeJobDefinitionArn", STRING, "the multi-node parallel job definition", smoke=True,
+           when="with multiNode"),
+    Output("multiNodeNodes", WHOLE, "nodes per multi-node job (multiNode.nodes)", smoke=True, when="with multiNode"),
+    Output("multiNodeGpusPerNode", WHOLE, "GPUs each node of a multi-node job asks for", smoke=True,
+           when="with multiNode"),
+    Output("multiNodeInstanceTypes", STRINGS, "instance types of the multi-node compute environment", smoke=True,
+           when="with multiNode"),
+    Output("multiNodeEfaInterfaces", WHOLE, "EFA interfaces per multi-node instance (0: no EFA, NCCL uses TCP "
+           "sockets)", smoke=True, when="with multiNode"),
     Output("cpuJobQueueArn", STRING, "the CPU-only job queue", when="with cpuQueue"),
     Output("computeEnvironmentArns", STRINGS, "the GPU compute environments, in queue order"),
     Output("logGroupName", STRING, "the log group the job definitions write to", smoke=True),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import pulumi
 
@@ -26,6 +26,8 @@ class GpuCluster(pulumi.ComponentResource):
     gpu_node_labels: dict[str, str]
     """Labels the GPU nodes carry from boot: what a pod selects them by."""
     software: "K8sGpuSoftware"
+    gpu_fabric: Optional[str] = None
+    """The GPU nodes' fabric for NCCL across nodes (``efa``, ``ib``, ``tcpx``, ``tcpxo``); None: TCP sockets."""
     outputs: dict[str, Any]
     """What the component registered: the platform's output contract (``outputs.py``), for the stack to export."""
 
@@ -52,6 +54,7 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuNamespace": self.software.namespace,
+            "gpuFabric": self.gpu_fabric,
             "gpuModels": list(capacity.gpu_models),
             "maxGpusPerNode": capacity.max_gpus_per_node,
             "maxGpus": capacity.max_gpus,

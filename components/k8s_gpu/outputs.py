@@ -20,7 +20,9 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
                smoke=True),
         Output("gpuNamespace", STRING, "namespace of the NVIDIA Helm releases", when="where a chart is installed"),
         Output("gpuModels", STRINGS, "GPU models of the GPU pool"),
-        Output("maxGpusPerNode", WHOLE, "most GPUs of one GPU node"),
-        Output("maxGpus", WHOLE, "GPUs at once with the GPU pool at its largest"),
+        Output("gpuFabric", STRING, "the GPU nodes' fabric for NCCL across nodes: efa, ib, tcpx or tcpxo (absent: TCP "
+               "sockets)", smoke=True, when="with a GPU fabric"),
+        Output("maxGpusPerNode", WHOLE, "most GPUs of one GPU node", smoke=True),
+        Output("maxGpus", WHOLE, "GPUs at once with the GPU pool at its largest", smoke=True),
         Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
     ))

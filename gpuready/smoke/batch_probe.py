@@ -41,6 +41,28 @@ def probe_command(gpus: int, full: bool) -> list[str]:
     return ["python3", "-c", code]
 
 
+def probe_files() -> dict[str, bytes]:
+    """The files a gang job's nodes run, byte for byte as in the package: the probe and the NCCL launcher."""
+    from ..probe import nccl
+
+    files = {}
+    for module in (core, nccl):
+        with open(module.__file__, "rb") as f:
+            files[module.__name__.rsplit(".", 1)[-1] + ".py"] = f.read()
+    return files
+
+
+def launcher_command(argv: list[str]) -> list[str]:
+    """``python3 -c`` writing :func:`probe_files` (compressed, unchanged) to a fresh directory and running
+    ``nccl.py`` there with ``argv``: a gang job's nodes need files on disk, which ``torchrun`` starts again."""
+    bundle = base64.b85encode(zlib.compress(json.dumps(
+        {name: data.decode() for name, data in probe_files().items()}).encode(), 9)).decode()
+    code = (f"import base64,json,os,sys,tempfile,zlib;d=tempfile.mkdtemp(prefix='gpuready-');"
+            f"[open(os.path.join(d,n),'w').write(t) for n,t in json.loads(zlib.decompress(base64.b85decode("
+            f"{bundle!r}))).items()];os.execv(sys.executable,[sys.executable,os.path.join(d,'nccl.py'),*{argv!r}])")
+    return ["python3", "-c", code]
+
+
 def family(stack_definition: dict[str, Any]) -> str:
     """The probe's job definition name for the stack's definition (a family of its own, never the stack's)."""
     return stack_definition["jobDefinitionName"][:NAME_LIMIT - len(FAMILY_SUFFIX)] + FAMILY_SUFFIX

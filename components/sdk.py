@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import shlex
+from pathlib import Path
 from types import ModuleType
 
 _EXTRAS = {
@@ -13,6 +15,15 @@ _EXTRAS = {
     "pulumi_azure_native": "azure",
     "pulumi_kubernetes": "k8s",
 }
+
+
+def install_command(extra: str) -> str:
+    """The ``pip install`` that adds gpuready's ``extra``: from the checkout gpuready runs from (it is not on PyPI
+    yet), or, for an installed release, from the package index."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "gpuready").is_dir():
+        return f"pip install -e {shlex.quote(f'{root}[{extra}]')}"
+    return f"pip install 'gpuready[{extra}]'"
 
 
 class MissingExtra(ImportError):
@@ -28,7 +39,7 @@ def require(module: str) -> ModuleType:
             raise
         extra = _EXTRAS.get(module.split(".")[0], "all")
         raise MissingExtra(
-            f"{module} is not installed; it comes with gpuready's '{extra}' extra: pip install 'gpuready[{extra}]'"
+            f"{module} is not installed; it comes with gpuready's '{extra}' extra: {install_command(extra)}"
         ) from e
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 from gpuready_components.errors import ConfigError
-from gpuready_components.sdk import MissingExtra
+from gpuready_components.sdk import MissingExtra, install_command
 
 from .config import StackConfig, for_stack
 from .settings import Settings
@@ -42,5 +42,5 @@ def main() -> None:
     except ConfigError as error:
         raise for_stack(error, module.SETTINGS if module else Settings()) from None
     except MissingExtra as missing:
-        raise MissingExtra(f"{missing}. The {platform} platform needs: pip install 'gpuready[{EXTRAS[platform]}]'") \
+        raise MissingExtra(f"{missing}. The {platform} platform needs: {install_command(EXTRAS[platform])}") \
             from missing

@@ -54,3 +54,43 @@ def test_a_users_own_components_package_neither_shadows_nor_is_shadowed(tmp_path
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["mine", "gpuready_components.batch_gpu.component"]
+
+
+def _requirements() -> list[str]:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+
+
+def _locked() -> dict[str, str]:
+    from packaging.utils import canonicalize_name
+
+    pins = re.findall(r"^([A-Za-z0-9_.-]+)==([^\s;]+)", (ROOT / "requirements" / "lock.txt").read_text(), flags=re.M)
+    return {canonicalize_name(name): version for name, version in pins}
+
+
+def test_the_lock_pins_every_dependency_within_its_range():
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    locked = _locked()
+    for text in _requirements():
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        assert name in locked, f"{name} is not in requirements/lock.txt: refresh it (README, Dependencies)"
+        assert requirement.specifier.contains(locked[name], prereleases=True), \
+            f"the lock pins {name}=={locked[name]}, outside pyproject's {requirement.specifier}: refresh the lock"
+
+
+def test_every_dependency_range_stops_before_the_next_major():
+    from packaging.requirements import Requirement
+
+    for text in _requirements():
+        assert any(s.operator == "<" for s in Requirement(text).specifier), \
+            f"{text}: give an upper bound, the next major the suite has not run on"
+
+
+def test_ci_installs_from_the_lock_and_tests_the_oldest_pulumi():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "-c requirements/lock.txt" in ci and "pulumi==$floor" in ci

@@ -41,7 +41,9 @@ def _clients(region: Optional[str], timeout: float = 1800):
         import boto3
         from botocore.config import Config
     except ImportError:
-        raise UserError("boto3 is not installed: pip install 'gpuready[aws]'") from None
+        from gpuready_components.sdk import install_command
+
+        raise UserError(f"boto3 is not installed: {install_command('aws')}") from None
     connect, read = max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3))
 
     def config(attempts: int, connect: float = connect, read: float = read) -> Config:

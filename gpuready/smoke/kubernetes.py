@@ -78,7 +78,9 @@ def _client(kubeconfig: str, trust_exec: bool = False):
     try:
         from kubernetes import client, config
     except ImportError:
-        raise UserError("the kubernetes client is not installed: pip install 'gpuready[k8s]'") from None
+        from gpuready_components.sdk import install_command
+
+        raise UserError(f"the kubernetes client is not installed: {install_command('k8s')}") from None
     try:
         data = json.loads(kubeconfig)
     except json.JSONDecodeError:

@@ -32,6 +32,8 @@ class FakeKube:
         self.stage, self.listed = 0, False
         self.objects: dict[tuple[str, str], dict] = {}
         self.created: list[tuple[str, str]] = []
+        self.bodies: dict[tuple[str, str], dict] = {}
+        """Every object created, as received (kept after its delete)."""
         self.deleted: list[tuple[str, str]] = []
         self.pod: dict | None = None
         fake = self
@@ -60,6 +62,7 @@ class FakeKube:
                 body["metadata"].update({"uid": f"uid-{name}", "creationTimestamp": "2026-11-22T10:00:00Z"})
                 fake.objects[(kind, name)] = body
                 fake.created.append((kind, name))
+                fake.bodies[(kind, name)] = json.loads(json.dumps(body))
                 if kind == "Job":
                     fake.start(name, body["spec"], body["metadata"])
                 if kind == "JobSet":
@@ -73,7 +76,9 @@ class FakeKube:
                 path = urlparse(self.path).path.rstrip("/").split("/")
                 kind = {"jobs": "Job", "configmaps": "ConfigMap", "services": "Service", "jobsets": "JobSet"}[path[-2]]
                 fake.deleted.append((kind, path[-1]))
-                fake.objects.pop((kind, path[-1]), None)
+                gone = fake.objects.pop((kind, path[-1]), None)
+                if kind == "Service" and gone:  # the API server answers a Service's delete with the Service
+                    return self._send(200, gone)
                 self._send(200, {"apiVersion": "v1", "kind": "Status", "status": "Success"})
 
             def do_GET(self):

@@ -304,3 +304,14 @@ def test_one_node_is_not_a_gang(kube):
     server, outputs = kube()
     with pytest.raises(UserError, match="2 nodes or more"):
         target.run(outputs, nodes=1, timeout=30, progress=io.StringIO())
+
+
+def test_run_on_stack_takes_a_kubernetes_stack_with_several_nodes_here(kube, fake_smi, nccl_checks, tmp_path):
+    from gpuready.smoke import run_on_stack
+
+    server, outputs = kube(logs=_gang_logs(fake_smi))
+    (tmp_path / "outputs.json").write_text(json.dumps(outputs))
+    result = run_on_stack(stack=None, outputs_file=tmp_path / "outputs.json", gpus=None, timeout=30, keep=False,
+                          nodes=2)
+    assert result.verdict == "pass" and [n["index"] for n in result.job["nodes"]] == [0, 1]
+    assert [kind for kind, _ in server.created] == ["ConfigMap", "Service", "Job"]

@@ -218,10 +218,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                                         result, progress, clock)
         result.job.update({"pod": pod_name, "phase": phase})
         if phase not in ("Succeeded", "Failed"):
-            result.checks.append(Check("job_finished", core.FAIL, phase, "Succeeded",
-                                       f"not finished after {timeout:g} s" + ("" if keep else "; deleted")
-                                       + (f"; its pod could not be watched: {type(unread).__name__}" if unread
-                                          else "")))
+            result.checks.append(unfinished(phase, timeout, keep, unread, "its pod"))
             return result
         result.checks.append(Check("job_status", core.PASS if phase == "Succeeded" else core.FAIL, phase,
                                    "Succeeded"))
@@ -233,12 +230,24 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     except KeyboardInterrupt as stop:
         if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
             raise
-        result.checks.append(Check("job_finished", core.FAIL, None, "Succeeded",
-                                   "interrupted" + ("" if keep else "; deleted")))
+        result.checks.append(interrupted(keep))
         return result
     finally:
         if not keep:
             _delete(client, calls, core_api, batch_api, namespace, name, progress)
+
+
+def unfinished(measured: Any, timeout: float, keep: bool, unread: Optional[BaseException], what: str) -> Check:
+    """The failing ``job_finished`` check of a run that reached ``--timeout`` (``unread``: why ``what`` could not
+    be watched at the end, or None)."""
+    return Check("job_finished", core.FAIL, measured, "Succeeded",
+                 f"not finished after {timeout:g} s" + ("" if keep else "; deleted")
+                 + (f"; {what} could not be watched: {type(unread).__name__}" if unread else ""))
+
+
+def interrupted(keep: bool) -> Check:
+    """The failing ``job_finished`` check of a run stopped by Ctrl-C."""
+    return Check("job_finished", core.FAIL, None, "Succeeded", "interrupted" + ("" if keep else "; deleted"))
 
 
 class PendingExplainer:

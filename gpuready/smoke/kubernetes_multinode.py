@@ -23,7 +23,7 @@ from ..probe import Check, ProbeReport, core, nccl
 from . import scaler
 from .batch_probe import probe_files
 from .kubernetes import (CLEANUP_GRACE, KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _Calls, _client, _read,
-                         delete_objects)
+                         delete_objects, interrupted, unfinished)
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .scaler.cluster_autoscaler import MAX_SIZE
@@ -212,18 +212,14 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
         result.job["nodes"] = [_node(i, pods.get(i)) for i in range(nodes)]
         phases = [n["phase"] for n in result.job["nodes"]]
         if "Failed" not in phases and not all(p == "Succeeded" for p in phases):
-            result.checks.append(Check("job_finished", core.FAIL, ", ".join(str(p) for p in phases), "Succeeded",
-                                       f"not finished after {timeout:g} s" + ("" if keep else "; deleted")
-                                       + (f"; its pods could not be watched: {type(unread).__name__}" if unread
-                                          else "")))
+            result.checks.append(unfinished(", ".join(str(p) for p in phases), timeout, keep, unread, "its pods"))
             return result
         _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client)
         return result
     except KeyboardInterrupt as stop:
         if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
             raise
-        result.checks.append(Check("job_finished", core.FAIL, None, "Succeeded",
-                                   "interrupted" + ("" if keep else "; deleted")))
+        result.checks.append(interrupted(keep))
         return result
     finally:
         if not keep:

@@ -22,7 +22,6 @@ from gpuready.smoke import kubernetes_multinode as target
 from gpuready.smoke.batch_probe import probe_files
 from tests.gpuready.conftest import H100
 
-from .fake_kube import FakeKube
 from .fault_proxy import KUBE_ERRORS, FaultProxy, kube_action
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -157,16 +156,8 @@ def nccl_checks(monkeypatch):
 
 
 @pytest.fixture
-def kube():
-    servers = []
-
-    def start(**scenario):
-        server = FakeKube(**scenario)
-        servers.append(server)
-        return server, {**EKS, "kubeconfig": server.kubeconfig()}
-    yield start
-    for server in servers:
-        server.close()
+def kube(fake_kube):
+    return lambda **scenario: fake_kube(EKS, **scenario)
 
 
 NCCL_REPORT = {"version": 1, "nodes": 2, "world_size": 2, "hosts": ["a", "b"], "correct": True, "bytes": 1 << 30,

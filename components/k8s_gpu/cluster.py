@@ -28,6 +28,9 @@ class GpuCluster(pulumi.ComponentResource):
     software: "K8sGpuSoftware"
     gpu_fabric: Optional[str] = None
     """The GPU nodes' fabric for NCCL across nodes (``efa``, ``ib``, ``tcpx``, ``tcpxo``); None: TCP sockets."""
+    gpu_efa_interfaces: Optional[int] = None
+    """EFA interfaces of each GPU node (with ``gpu_fabric`` ``efa``): the ``vpc.amazonaws.com/efa`` devices a pod
+    asks for to use them all."""
     outputs: dict[str, Any]
     """What the component registered: the platform's output contract (``outputs.py``), for the stack to export."""
 
@@ -55,6 +58,7 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuNamespace": self.software.namespace,
             "gpuFabric": self.gpu_fabric,
+            "gpuEfaInterfaces": self.gpu_efa_interfaces,
             "gpuModels": list(capacity.gpu_models),
             "maxGpusPerNode": capacity.max_gpus_per_node,
             "maxGpus": capacity.max_gpus,

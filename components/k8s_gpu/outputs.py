@@ -22,6 +22,8 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("gpuModels", STRINGS, "GPU models of the GPU pool"),
         Output("gpuFabric", STRING, "the GPU nodes' fabric for NCCL across nodes: efa, ib, tcpx or tcpxo (absent: TCP "
                "sockets)", smoke=True, when="with a GPU fabric"),
+        Output("gpuEfaInterfaces", WHOLE, "EFA interfaces of each GPU node: the vpc.amazonaws.com/efa devices a "
+               "multi-node smoke pod asks for", smoke=True, when="with an EFA fabric"),
         Output("maxGpusPerNode", WHOLE, "most GPUs of one GPU node", smoke=True),
         Output("maxGpus", WHOLE, "GPUs at once with the GPU pool at its largest", smoke=True),
         Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),

@@ -9,9 +9,10 @@ from .result import SmokeResult
 
 
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Optional[int], timeout: float,
-                 keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False) -> SmokeResult:
+                 keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False, nodes: int = 1) -> SmokeResult:
     """Pick the target from the stack's outputs (``platform``) and run the probe there (``trust_kubeconfig_exec``:
-    let the kubeconfig run any credential command, see :mod:`.kubeconfig`)."""
+    let the kubeconfig run any credential command, see :mod:`.kubeconfig`); with ``nodes`` > 1 on a Kubernetes
+    stack, on that many nodes with NCCL across them (:mod:`.kubernetes_multinode`)."""
     from .outputs import load_outputs
 
     from ..errors import UserError
@@ -23,6 +24,11 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
             from . import batch
 
             return batch.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
+        if platform in ("eks", "gke", "aks") and nodes > 1:
+            from . import kubernetes_multinode
+
+            return kubernetes_multinode.run(outputs, nodes=nodes, gpus=gpus, timeout=timeout, keep=keep, full=full,
+                                            trust_kubeconfig_exec=trust_kubeconfig_exec)
         if platform in ("eks", "gke", "aks"):
             from . import kubernetes
 

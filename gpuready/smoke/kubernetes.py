@@ -220,10 +220,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                                         result, progress, clock)
         result.job.update({"pod": pod_name, "phase": phase})
         if phase not in ("Succeeded", "Failed"):
-            result.checks.append(Check("job_finished", core.FAIL, phase, "Succeeded",
-                                       f"not finished after {timeout:g} s" + ("" if keep else "; deleted")
-                                       + (f"; its pod could not be watched: {type(unread).__name__}" if unread
-                                          else "")))
+            result.checks.append(unfinished(phase, timeout, keep, unread, "its pod"))
             return result
         result.checks.append(Check("job_status", core.PASS if phase == "Succeeded" else core.FAIL, phase,
                                    "Succeeded"))
@@ -235,12 +232,51 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     except KeyboardInterrupt as stop:
         if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
             raise
-        result.checks.append(Check("job_finished", core.FAIL, None, "Succeeded",
-                                   "interrupted" + ("" if keep else "; deleted")))
+        result.checks.append(interrupted(keep))
         return result
     finally:
         if not keep:
             _delete(client, calls, core_api, batch_api, namespace, name, progress)
+
+
+def unfinished(measured: Any, timeout: float, keep: bool, unread: Optional[BaseException], what: str) -> Check:
+    """The failing ``job_finished`` check of a run that reached ``--timeout`` (``unread``: why ``what`` could not
+    be watched at the end, or None)."""
+    return Check("job_finished", core.FAIL, measured, "Succeeded",
+                 f"not finished after {timeout:g} s" + ("" if keep else "; deleted")
+                 + (f"; {what} could not be watched: {type(unread).__name__}" if unread else ""))
+
+
+def interrupted(keep: bool) -> Check:
+    """The failing ``job_finished`` check of a run stopped by Ctrl-C."""
+    return Check("job_finished", core.FAIL, None, "Succeeded", "interrupted" + ("" if keep else "; deleted"))
+
+
+class PendingExplainer:
+    """Explains a Pending pod into ``result`` (diagnosis and findings: the latest word) and prints each new finding
+    to ``progress``, once; a passing fault skips a round (the next explains again)."""
+
+    def __init__(self, client: Any, api: Any, calls: "_Calls", namespace: str, name: str, context: scaler.Context,
+                 result: SmokeResult, progress: TextIO) -> None:
+        self.client, self.api, self.calls, self.namespace, self.name = client, api, calls, namespace, name
+        self.context, self.result, self.progress = context, result, progress
+        self.shown: Optional[set[str]] = None
+        """What was printed so far; None until a round succeeded."""
+
+    def __call__(self, pod_name: str, pending_for: float, since: Optional[datetime]) -> None:
+        try:
+            findings = explain_pending(self.client, self.api, self.namespace, pod_name, self.context, pending_for,
+                                       since, self.calls.limits)
+        except Exception as error:  # noqa: BLE001 (a passing fault: the next round explains again)
+            if not self.calls.retryable(error):
+                raise
+            return
+        self.result.diagnosis = [f.text() for f in findings]
+        self.result.findings = [{**asdict(f), "waiting": f.waiting} for f in findings]
+        for text in self.result.diagnosis:
+            if text not in (self.shown or ()):
+                print(f"gpuready: {self.name}: {text}", file=self.progress)
+        self.shown = set(self.result.diagnosis) | (self.shown or set())
 
 
 def _wait(client, api, calls, namespace, name, deadline, explain_after, context, result, progress, clock):
@@ -250,23 +286,11 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
     from kubernetes import watch
 
     core_api = client.CoreV1Api(api)
-    started, phase, pod_name, since, shown, unread = clock(), None, None, None, None, None
+    started, phase, pod_name, since, unread = clock(), None, None, None, None
+    explainer = PendingExplainer(client, api, calls, namespace, name, context, result, progress)
 
     def explain() -> None:
-        nonlocal shown
-        try:
-            findings = explain_pending(client, api, namespace, pod_name, context, clock() - started, since,
-                                       calls.limits)
-        except Exception as error:  # noqa: BLE001 (a passing fault: the next round explains again)
-            if not calls.retryable(error):
-                raise
-            return
-        result.diagnosis = [f.text() for f in findings]
-        result.findings = [{**asdict(f), "waiting": f.waiting} for f in findings]
-        for text in result.diagnosis:
-            if text not in (shown or ()):
-                print(f"gpuready: {name}: {text}", file=progress)
-        shown = set(result.diagnosis) | (shown or set())
+        explainer(pod_name, clock() - started, since)
 
     while clock() < deadline:
         seconds = max(1, min(int(deadline - clock()), int(explain_after)))
@@ -290,24 +314,33 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
             time.sleep(min(0.5, max(0.0, deadline - clock())))
         if phase == "Pending" and pod_name and clock() - started >= explain_after:
             explain()
-    if phase == "Pending" and pod_name and shown is None:
+    if phase == "Pending" and pod_name and explainer.shown is None:
         explain()
     return phase, pod_name, unread
 
 
 def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> None:
-    """Delete the Job (its pod with it) and the ConfigMap, each retried on any error but NotFound for
-    :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. When a create's answer
-    was lost, that create may land after the delete: both are deleted again :data:`LATE_CREATE` seconds later
-    (beyond that, the Job's activeDeadlineSeconds stops its pod at ``--timeout``). A Ctrl-C meanwhile is raised
-    once all is deleted."""
+    """Delete the Job (its pod with it) and the ConfigMap: :func:`delete_objects`."""
     body = client.V1DeleteOptions(propagation_policy="Background")
+    delete_objects(client, calls, [
+        ("Job", lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
+        ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))],
+        f"{namespace}/{name}", f"kubectl -n {namespace} delete job,configmap {name}", progress)
+
+
+def delete_objects(client: Any, calls: _Calls, deletes: list[tuple[str, Callable[..., Any]]], what: str,
+                   command: str, progress: TextIO) -> None:
+    """Call each ``(kind, delete)`` of ``deletes`` (``delete(_request_timeout=...)``), each retried on any error but
+    NotFound for :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. When a
+    create's answer was lost, that create may land after the delete: all are deleted again :data:`LATE_CREATE`
+    seconds later (beyond that, the Job's activeDeadlineSeconds stops its pods at ``--timeout``). A delete that
+    keeps failing is reported to ``progress`` with ``what`` it was and the ``command`` that removes it. A Ctrl-C
+    meanwhile is raised once all is deleted."""
     deadline, interrupted = calls.clock() + CLEANUP_GRACE, None
     for round_ in range(2 if calls.lost else 1):
         if round_:
             time.sleep(max(0.0, min(LATE_CREATE, deadline - calls.clock())))
-        for kind, delete in (("Job", lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
-                             ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))):
+        for kind, delete in deletes:
             for attempt in itertools.count():
                 try:
                     delete(_request_timeout=calls.limits)
@@ -318,9 +351,8 @@ def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> No
                     interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted
                     pause = min(0.2 * 2 ** attempt, 2.0)
                     if calls.clock() + pause >= deadline:
-                        print(f"gpuready: could not delete {kind} {namespace}/{name} ({error.__class__.__name__});"
-                              f" Kubernetes removes the Job {TTL_SECONDS} s after it ends: `kubectl -n {namespace} "
-                              f"delete job,configmap {name}`", file=progress)
+                        print(f"gpuready: could not delete {kind} {what} ({error.__class__.__name__}); Kubernetes "
+                              f"removes the Job {TTL_SECONDS} s after it ends: `{command}`", file=progress)
                         break
                 time.sleep(pause)
     if interrupted is not None:

@@ -1,4 +1,5 @@
-"""Fixtures shared by the smoke tests: one moto server per module, reset for each test."""
+"""Fixtures shared by the smoke tests: one moto server per module, reset for each test; fake Kubernetes API
+servers."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 import requests
 from moto.server import ThreadedMotoServer
 
+from .fake_kube import FakeKube
 from .moto_batch import build_queue, configure_moto, free_port
 
 
@@ -29,3 +31,18 @@ def aws(moto_port, monkeypatch):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     return endpoint, build_queue(endpoint)
+
+
+@pytest.fixture
+def fake_kube():
+    """``start(outputs, **scenario)``: a :class:`FakeKube` playing ``scenario`` and ``outputs`` with its kubeconfig;
+    every server started is closed after the test."""
+    servers = []
+
+    def start(outputs, **scenario):
+        server = FakeKube(**scenario)
+        servers.append(server)
+        return server, {**outputs, "kubeconfig": server.kubeconfig()}
+    yield start
+    for server in servers:
+        server.close()

@@ -2,7 +2,16 @@
 answers them (objects, lists, watch event streams, pod logs, Status on delete). It runs no pods: each scenario says
 which phases the Job's pod goes through, what its logs hold, and what the scheduler, the autoscalers and the nodes
 report: one or more ``stages`` (each shaped as the files in tests/data/k8s-events: events, configmaps, nodeclaims,
-nodes), the next one served after each listing of the pod's events. Pod events are about the smoke pod."""
+nodes), the next one served after each listing of the pod's events. Pod events are about the smoke pod (the first
+pod of a gang).
+
+Gangs (the multi-node smoke): an Indexed Job (``completionMode: Indexed``) gets ``completions`` pods, each carrying
+its index as Kubernetes sets it (annotation and label ``batch.kubernetes.io/job-completion-index``, hostname
+``<job>-<index>``); a JobSet (``jobset.x-k8s.io/v1alpha2``, served by API discovery only with ``jobset=True``) gets
+the pods of its one replicated job's child Job ``<jobset>-<replicatedJob>-0``. ``logs`` is one text for every pod or
+one per index; ``pod_phases`` overrides ``phases`` per index; a pod is bound to ``hosts[index]`` (default
+``node-<index>``) once it leaves Pending. Services are created and deleted like the other objects. Nothing here
+enforces scheduling (anti-affinity, resources): a scenario says where pods land."""
 
 from __future__ import annotations
 
@@ -15,12 +24,16 @@ from urllib.parse import parse_qs, urlparse
 
 class FakeKube:
     def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
-                 forbidden=()):
+                 forbidden=(), pod_phases=None, hosts=(), jobset=False):
         self.phases, self.logs, self.forbidden = list(phases), logs, tuple(forbidden)
+        self.pod_phases, self.hosts, self.jobset = dict(pod_phases or {}), list(hosts), jobset
+        self.pods: list[dict] = []
         self.stages = list(stages) or [{"events": list(events), "nodes": list(nodes)}]
         self.stage, self.listed = 0, False
         self.objects: dict[tuple[str, str], dict] = {}
         self.created: list[tuple[str, str]] = []
+        self.bodies: dict[tuple[str, str], dict] = {}
+        """Every object created, as received (kept after its delete)."""
         self.deleted: list[tuple[str, str]] = []
         self.pod: dict | None = None
         fake = self
@@ -49,21 +62,23 @@ class FakeKube:
                 body["metadata"].update({"uid": f"uid-{name}", "creationTimestamp": "2026-11-22T10:00:00Z"})
                 fake.objects[(kind, name)] = body
                 fake.created.append((kind, name))
+                fake.bodies[(kind, name)] = json.loads(json.dumps(body))
                 if kind == "Job":
-                    template = body["spec"]["template"]
-                    fake.pod = {"apiVersion": "v1", "kind": "Pod",
-                                "metadata": {"name": f"{name}-x7k2p", "namespace": body["metadata"]["namespace"],
-                                             "creationTimestamp": body["metadata"]["creationTimestamp"],
-                                             "labels": {**template["metadata"]["labels"], "job-name": name}},
-                                "spec": template["spec"], "status": {"phase": "Pending"}}
+                    fake.start(name, body["spec"], body["metadata"])
+                if kind == "JobSet":
+                    (replicated,) = body["spec"]["replicatedJobs"]
+                    fake.start(f"{name}-{replicated['name']}-0", replicated["template"]["spec"], body["metadata"],
+                               {"jobset.sigs.k8s.io/jobset-name": name})
                 self._send(201, body)
 
             def do_DELETE(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))  # DeleteOptions
                 path = urlparse(self.path).path.rstrip("/").split("/")
-                kind = {"jobs": "Job", "configmaps": "ConfigMap"}[path[-2]]
+                kind = {"jobs": "Job", "configmaps": "ConfigMap", "services": "Service", "jobsets": "JobSet"}[path[-2]]
                 fake.deleted.append((kind, path[-1]))
-                fake.objects.pop((kind, path[-1]), None)
+                gone = fake.objects.pop((kind, path[-1]), None)
+                if kind == "Service" and gone:  # the API server answers a Service's delete with the Service
+                    return self._send(200, gone)
                 self._send(200, {"apiVersion": "v1", "kind": "Status", "status": "Success"})
 
             def do_GET(self):
@@ -74,9 +89,15 @@ class FakeKube:
                     return self._send(403, {"kind": "Status", "status": "Failure", "reason": "Forbidden",
                                             "code": 403})
                 if path.endswith("/log"):
-                    return self._send(200, fake.logs.encode(), "text/plain")
+                    return self._send(200, fake.logs_of(path.split("/")[-2]).encode(), "text/plain")
                 if path.endswith("/pods") and query.get("watch") in ("true", "1"):
-                    return self._watch(float(query.get("timeoutSeconds", "1")))
+                    return self._watch(float(query.get("timeoutSeconds", "1")), query.get("labelSelector", ""))
+                if path == "/apis/jobset.x-k8s.io/v1alpha2" and fake.jobset:  # API discovery
+                    return self._send(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                            "groupVersion": "jobset.x-k8s.io/v1alpha2", "resources": [
+                                                {"name": "jobsets", "singularName": "jobset", "namespaced": True,
+                                                 "kind": "JobSet", "verbs": ["create", "delete", "get", "list",
+                                                                             "patch", "update", "watch"]}]})
                 if path.endswith("/events"):
                     return self._send(200, {"apiVersion": "v1", "kind": "EventList", "metadata": {},
                                             "items": fake.events(path.split("/")[-2], query)})
@@ -98,7 +119,7 @@ class FakeKube:
                     return self._send(200, {"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": items})
                 self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
 
-            def _watch(self, seconds):
+            def _watch(self, seconds, selector):
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -108,17 +129,51 @@ class FakeKube:
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
 
-                for i, phase in enumerate(fake.phases):
-                    fake.pod["status"]["phase"] = phase
-                    event = {"type": "ADDED" if i == 0 else "MODIFIED", "object": fake.pod}
-                    chunk(json.dumps(event).encode() + b"\n")
-                if fake.phases and fake.phases[-1] not in ("Succeeded", "Failed"):
+                wanted = dict(p.split("=", 1) for p in filter(None, selector.split(",")))
+                pods = [(i, pod) for i, pod in enumerate(fake.pods)
+                        if all(pod["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+                for step in range(max((len(fake.phases_of(i)) for i, _ in pods), default=0)):
+                    for i, pod in pods:
+                        if step < len(fake.phases_of(i)):
+                            pod["status"]["phase"] = fake.phases_of(i)[step]
+                            if pod["status"]["phase"] != "Pending":
+                                pod["spec"]["nodeName"] = fake.hosts[i] if fake.hosts else f"node-{i}"
+                            event = {"type": "ADDED" if step == 0 else "MODIFIED", "object": pod}
+                            chunk(json.dumps(event).encode() + b"\n")
+                if any(fake.phases_of(i)[-1:] not in (["Succeeded"], ["Failed"]) for i, _ in pods):
                     time.sleep(min(seconds, 0.3))  # a pod that does not move: the watch times out
                 chunk(b"")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def start(self, job: str, spec: dict, owner: dict, extra_labels: dict | None = None) -> None:
+        """The pods of Job ``job`` (``spec``; created with ``owner``'s metadata), as the Job controller makes them."""
+        template, indexed = spec["template"], spec.get("completionMode") == "Indexed"
+        for i in range(spec.get("completions", 1) if indexed else 1):
+            index = {"batch.kubernetes.io/job-completion-index": str(i)} if indexed else {}
+            spec_ = json.loads(json.dumps(template["spec"]))
+            if indexed:
+                spec_["hostname"] = f"{job}-{i}"
+            self.pods.append({"apiVersion": "v1", "kind": "Pod",
+                              "metadata": {"name": f"{job}-{i if indexed else ''}{'-' if indexed else ''}x7k2p",
+                                           "namespace": owner["namespace"],
+                                           "creationTimestamp": owner["creationTimestamp"],
+                                           "labels": {**template["metadata"]["labels"], "job-name": job, **index,
+                                                      **(extra_labels or {})},
+                                           "annotations": dict(index)},
+                              "spec": spec_, "status": {"phase": "Pending"}})
+        self.pod = self.pod or self.pods[0]
+
+    def phases_of(self, index: int) -> list[str]:
+        return list(self.pod_phases.get(index, self.phases))
+
+    def logs_of(self, pod_name: str) -> str:
+        if isinstance(self.logs, str):
+            return self.logs
+        (index,) = [i for i, pod in enumerate(self.pods) if pod["metadata"]["name"] == pod_name]
+        return self.logs[index]
 
     def now(self) -> dict:
         return self.stages[min(self.stage, len(self.stages) - 1)]

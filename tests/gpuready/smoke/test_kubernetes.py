@@ -20,7 +20,6 @@ from gpuready.probe import core
 from gpuready.smoke import kubernetes as target
 from tests.gpuready.conftest import H100
 
-from .fake_kube import FakeKube
 
 EKS = {"gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
        "gpuNodeLabels": {"nvidia.com/gpu.present": "true"}, "platform": "eks"}
@@ -82,16 +81,8 @@ def test_the_configmap_holds_the_whole_probe_file_in_half_its_size_limit():
 
 
 @pytest.fixture
-def kube():
-    servers = []
-
-    def start(**scenario):
-        server = FakeKube(**scenario)
-        servers.append(server)
-        return server, {**EKS, "kubeconfig": server.kubeconfig()}
-    yield start
-    for server in servers:
-        server.close()
+def kube(fake_kube):
+    return lambda **scenario: fake_kube(EKS, **scenario)
 
 
 def _report_logs():

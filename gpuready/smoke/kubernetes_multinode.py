@@ -1,0 +1,371 @@
+"""The Kubernetes target on several nodes: one pod on each of N GPU nodes, each with all the node's GPUs, each
+running the probe, then an NCCL all-reduce across all of them (:mod:`gpuready.probe.nccl`, started by its launcher).
+
+The gang is an Indexed Job behind a headless Service (no controller to install: pod ``i`` gets
+``JOB_COMPLETION_INDEX=i`` and pod 0 is reachable as ``<job>-0.<service>``), or a JobSet where its CRD is installed
+(what Metaflow's ``@parallel`` on Kubernetes uses) with the same pod template. The probe files travel in a ConfigMap.
+Followed with one watch on the gang's pods; everything created is deleted on every exit path (see
+:mod:`.kubernetes`, whose calls, explanations and deletes this reuses)."""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+import uuid
+from dataclasses import replace
+from typing import Any, Callable, Optional, TextIO
+
+from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
+
+from ..errors import UserError
+from ..probe import Check, ProbeReport, core, nccl
+from . import scaler
+from .batch_probe import probe_files
+from .kubernetes import (CLEANUP_GRACE, KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _Calls, _client, _read,
+                         delete_objects, interrupted, unfinished)
+from .outputs import StackOutputs
+from .result import SmokeResult
+from .scaler.cluster_autoscaler import MAX_SIZE
+
+RENDEZVOUS_PORT = 29500
+"""torchrun's rendezvous port on the main pod (index 0)."""
+JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+"""The JobSet API: group, version, plural."""
+REPLICATED_JOB = "node"
+"""The JobSet's one replicated job: its child Job is ``<jobset>-node-0``, its pods ``<jobset>-node-0-<index>``."""
+FABRIC_TRANSPORTS = ("efa", "ib", "tcpx", "tcpxo")
+"""``gpuFabric`` values, each the transport NCCL must use; without a fabric NCCL uses TCP sockets."""
+SOCKET = "socket"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+"""The AWS EFA device plugin's resource: one per EFA interface."""
+IB_RESOURCE = "rdma/shared_ib"
+"""The NVIDIA Network Operator's RDMA shared device plugin resource (InfiniBand on AKS ND)."""
+INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+"""The annotation (and, from Kubernetes 1.28, label) an Indexed Job's pod carries its index in."""
+FAILED_GRACE = 30.0
+"""Seconds the other pods are followed after one failed (the Job controller stops them: backoffLimit 0)."""
+TERMINAL = ("Succeeded", "Failed")
+
+
+def main_address(name: str, namespace: str, jobset: bool) -> str:
+    """The DNS name of pod 0 behind the headless Service ``name``."""
+    pod = f"{name}-{REPLICATED_JOB}-0-0" if jobset else f"{name}-0"
+    return f"{pod}.{name}.{namespace}.svc"
+
+
+def manifests(name: str, namespace: str, *, nodes: int, gpus: int, taints: list[dict[str, str]],
+              node_labels: dict[str, str], timeout: float, transport: str = SOCKET, efa_interfaces: int = 0,
+              full: bool = False, jobset: bool = False, image: str = SMOKE_IMAGE) -> tuple[dict, dict, dict]:
+    """(ConfigMap with :func:`probe_files`, headless Service, Indexed Job or JobSet), all named ``name``: ``nodes``
+    pods, at most one per node (required anti-affinity on the hostname), each asking for ``gpus`` GPUs (and
+    ``efa_interfaces`` EFA devices with the ``efa`` transport, the RDMA device with ``ib``), tolerating ``taints`` and
+    selecting ``node_labels``; the launcher runs with ``--transport transport``."""
+    labels = {"app.kubernetes.io/name": "gpuready-smoke", "app.kubernetes.io/instance": name}
+    metadata = {"name": name, "namespace": namespace, "labels": labels}
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": copy.deepcopy(metadata),
+                  "data": {file: data.decode() for file, data in probe_files().items()}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": copy.deepcopy(metadata),
+               "spec": {"clusterIP": "None", "selector": dict(labels), "publishNotReadyAddresses": True,
+                        "ports": [{"name": "rendezvous", "port": RENDEZVOUS_PORT, "targetPort": RENDEZVOUS_PORT,
+                                   "protocol": "TCP"}]}}
+    limits = {"nvidia.com/gpu": str(gpus)}
+    env = [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}, {"name": "NCCL_DEBUG", "value": "INFO"}]
+    container: dict[str, Any] = {}
+    if transport == "efa":
+        limits[EFA_RESOURCE] = str(max(1, efa_interfaces))
+        env.append({"name": "FI_PROVIDER", "value": "efa"})
+    if transport == "ib":
+        limits[IB_RESOURCE] = "1"
+    if transport in ("efa", "ib"):  # registering GPU memory with the NIC pins it
+        container["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+    command = ["python3", "/gpuready/nccl.py", "launch", "--nodes", str(nodes), "--gpus-per-node", str(gpus),
+               "--main-address", main_address(name, namespace, jobset), "--transport", transport,
+               *(["--full"] if full else [])]
+    pod_spec = {
+        "restartPolicy": "Never",
+        "subdomain": name,
+        "nodeSelector": dict(node_labels),
+        "tolerations": [{"key": t["key"], "operator": "Exists", "effect": t["effect"]} for t in taints],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": dict(labels)}, "topologyKey": "kubernetes.io/hostname"}]}},
+        "containers": [{
+            "name": "probe",
+            "image": image,
+            "command": command,
+            "env": env,
+            "ports": [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT, "protocol": "TCP"}],
+            "resources": {"limits": limits},
+            **container,
+            "volumeMounts": [{"name": "probe", "mountPath": "/gpuready", "readOnly": True},
+                             {"name": "shm", "mountPath": "/dev/shm"}],
+        }],
+        "volumes": [{"name": "probe", "configMap": {"name": name}},
+                    {"name": "shm", "emptyDir": {"medium": "Memory"}}],  # Docker's 64 MiB default stalls NCCL
+    }
+    job_spec = {"completionMode": "Indexed", "completions": nodes, "parallelism": nodes, "backoffLimit": 0,
+                "activeDeadlineSeconds": int(timeout),
+                "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}}
+    if not jobset:
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": copy.deepcopy(metadata),
+               "spec": {**job_spec, "ttlSecondsAfterFinished": TTL_SECONDS}}
+        return config_map, service, job
+    group, version, _ = JOBSET
+    job_set = {"apiVersion": f"{group}/{version}", "kind": "JobSet", "metadata": copy.deepcopy(metadata),
+               "spec": {"network": {"enableDNSHostnames": True, "subdomain": name, "publishNotReadyAddresses": True},
+                        "failurePolicy": {"maxRestarts": 0},
+                        "ttlSecondsAfterFinished": TTL_SECONDS,
+                        "replicatedJobs": [{"name": REPLICATED_JOB, "replicas": 1,
+                                            "template": {"metadata": {"labels": dict(labels)}, "spec": job_spec}}]}}
+    return config_map, service, job_set
+
+
+def pool_check(stack: StackOutputs, nodes: int, gpus: int) -> Check:
+    """``pool_size``: whether the GPU pool at its largest holds ``nodes`` pods of ``gpus`` GPUs (``maxGpusPerNode``,
+    ``maxGpus``); a failure names the stack setting that fixes it."""
+    per_node, total = stack["maxGpusPerNode"], stack["maxGpus"]
+    key = MAX_SIZE.get(stack.platform, "gpuready:maxSize")
+    if gpus > per_node:
+        return Check("pool_size", core.FAIL, f"{per_node} GPUs per node", f"{gpus} GPUs per node",
+                     f"the pool's largest node has {per_node} GPUs: ask for at most that many (--gpus {per_node}), "
+                     "or give the pool a machine type with more GPUs")
+    if nodes * gpus > total:
+        return Check("pool_size", core.FAIL, f"{total} GPUs", f"{nodes * gpus} GPUs",
+                     f"the GPU pool holds at most {total} GPUs ({total // per_node} nodes of {per_node}); {nodes} "
+                     f"nodes x {gpus} GPUs do not fit, and the gang would wait for its last pod forever: raise the "
+                     f"pool's max size to {nodes} nodes or more (pulumi config set {key} {nodes}; pulumi up), or "
+                     "run on fewer nodes (--nodes)")
+    return Check("pool_size", core.PASS, f"{total} GPUs", f"{nodes * gpus} GPUs")
+
+
+def jobset_installed(client: Any, api: Any, calls: _Calls, deadline: float) -> bool:
+    """Whether the cluster serves JobSets, from API discovery (a discovery we may not read: not installed)."""
+    group, version, plural = JOBSET
+    found, resources = _read(client, lambda: calls(client.CustomObjectsApi(api).get_api_resources, group, version,
+                                                   deadline=deadline))
+    return bool(found and resources and any(r.name == plural for r in resources.resources or ()))
+
+
+def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, timeout: float = 1800,
+        keep: bool = False, full: bool = False, namespace: str = "default", explain_after: float = 20.0,
+        progress: Optional[TextIO] = None, clock: Callable[[], float] = time.monotonic,
+        trust_kubeconfig_exec: bool = False, jobset: Optional[bool] = None) -> SmokeResult:
+    """Run the probe and the NCCL all-reduce on ``nodes`` GPU nodes of the stack (``gpus`` each, default all of a
+    node's: ``maxGpusPerNode``) and report what they found: the pool size (checked before anything is created), the
+    pods' run on distinct nodes, each node's probe checks prefixed ``node{i}.``, then :func:`nccl.checks`. A JobSet
+    when ``jobset`` or (None) when the cluster serves JobSets, else an Indexed Job. A Pending pod is explained every
+    ``explain_after`` seconds. Every API call fits inside ``timeout``; the deletes take at most
+    :data:`CLEANUP_GRACE` more. Progress goes to ``progress`` (default: stderr)."""
+    if nodes < 2:
+        raise UserError(f"--nodes {nodes}: a multi-node smoke test needs 2 nodes or more (1 is the plain smoke test)")
+    progress = progress or sys.stderr
+    stack = StackOutputs(outputs, KUBERNETES_PLATFORMS)
+    gpus = gpus or stack["maxGpusPerNode"]
+    name = f"gpuready-nccl-{uuid.uuid4().hex[:10]}"
+    result = SmokeResult(target="kubernetes", title=f"Smoke test on {nodes} nodes",
+                         job={"name": name, "namespace": namespace, "nodes": []})
+    result.checks.append(pool_check(stack, nodes, gpus))
+    if result.checks[-1].verdict == core.FAIL:
+        return result
+    fabric = stack.get("gpuFabric")
+    transport = fabric if fabric in FABRIC_TRANSPORTS else SOCKET
+    efa_interfaces = stack.get("gpuEfaInterfaces", 0) if transport == "efa" else 0
+    if transport == "efa" and not efa_interfaces:
+        print(f"gpuready: {name}: the stack does not say how many EFA interfaces a node has (gpuEfaInterfaces): "
+              f"each pod asks for one {EFA_RESOURCE}", file=progress)
+    taints = stack.get("gpuNodeTaints") or ([stack.get("gpuTaint")] if stack.get("gpuTaint") else [])
+    labels = stack.get("gpuNodeLabels", {})
+    context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
+                             autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
+                             platform=stack.platform)
+    client, api = _client(stack["kubeconfig"], trust_kubeconfig_exec)
+    core_api, batch_api, custom = client.CoreV1Api(api), client.BatchV1Api(api), client.CustomObjectsApi(api)
+    calls = _Calls(client, timeout, clock)
+    deadline = clock() + timeout
+    use_jobset = jobset_installed(client, api, calls, deadline) if jobset is None else jobset
+    config_map, service, workload = manifests(name, namespace, nodes=nodes, gpus=gpus, taints=taints,
+                                              node_labels=labels, timeout=timeout, transport=transport,
+                                              efa_interfaces=efa_interfaces, full=full, jobset=use_jobset)
+    result.job.update({"kind": workload["kind"], "service": name, "transport": transport, "gpus_per_node": gpus})
+    group, version, plural = JOBSET
+    delete_body = client.V1DeleteOptions(propagation_policy="Background")  # the pods go with their Job
+
+    def create(ns: str, body: dict, **kw: Any) -> Any:
+        if use_jobset:
+            return custom.create_namespaced_custom_object(group, version, ns, plural, body, **kw)
+        return batch_api.create_namespaced_job(ns, body, **kw)
+
+    def delete(**kw: Any) -> Any:
+        if use_jobset:
+            return custom.delete_namespaced_custom_object(group, version, namespace, plural, name, body=delete_body,
+                                                          **kw)
+        return batch_api.delete_namespaced_job(name, namespace, body=delete_body, **kw)
+
+    print(f"gpuready: {name}: {workload['kind']} of {nodes} pods x {gpus} GPUs, NCCL transport {transport}",
+          file=progress)
+    try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created
+        calls.create(core_api.create_namespaced_config_map, namespace, config_map, deadline)
+        calls.create(core_api.create_namespaced_service, namespace, service, deadline)
+        calls.create(create, namespace, workload, deadline)
+        pods, unread = _follow(client, api, calls, namespace, name, nodes, deadline, explain_after, context,
+                               result, progress, clock)
+        result.job["nodes"] = [_node(i, pods.get(i)) for i in range(nodes)]
+        phases = [n["phase"] for n in result.job["nodes"]]
+        if "Failed" not in phases and not all(p == "Succeeded" for p in phases):
+            result.checks.append(unfinished(", ".join(str(p) for p in phases), timeout, keep, unread, "its pods"))
+            return result
+        _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client)
+        return result
+    except KeyboardInterrupt as stop:
+        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
+            raise
+        result.checks.append(interrupted(keep))
+        return result
+    finally:
+        if not keep:
+            kind = workload["kind"].lower()
+            delete_objects(client, calls, [
+                (workload["kind"], delete),
+                ("Service", lambda **kw: core_api.delete_namespaced_service(name, namespace, **kw)),
+                ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))],
+                f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind},service,configmap {name}", progress)
+
+
+def _index(pod: Any) -> Optional[int]:
+    """An Indexed Job pod's index (annotation, or label from Kubernetes 1.28), or None."""
+    for found in (pod.metadata.annotations or {}, pod.metadata.labels or {}):
+        if str(found.get(INDEX_KEY, "")).isdigit():
+            return int(found[INDEX_KEY])
+    return None
+
+
+def _node(index: int, pod: Any) -> dict[str, Any]:
+    """``result.job["nodes"]`` entry: index, pod, node, phase."""
+    return {"index": index, "pod": pod.metadata.name if pod else None,
+            "node": (pod.spec.node_name if pod and pod.spec else None), "phase": pod.status.phase if pod else None}
+
+
+def _follow(client, api, calls, namespace, name, nodes, deadline, explain_after, context, result, progress, clock):
+    """Follow the gang's pods with one watch (opened again when it ends or fails on a passing fault) until all
+    ``nodes`` ended, one failed and the others ended or :data:`FAILED_GRACE` passed, or ``deadline``:
+    ({index: latest pod}, the error that ended the last watch or None). The longest-Pending pod is explained every
+    ``explain_after`` seconds."""
+    from kubernetes import watch
+
+    core_api = client.CoreV1Api(api)
+    started, pods, gone, failed_at, unread, explained = clock(), {}, set(), None, None, None
+    explainer = PendingExplainer(client, api, calls, namespace, name, context, result, progress)
+
+    def done() -> bool:
+        ended = [i for i, p in pods.items() if p.status.phase in TERMINAL or i in gone]
+        if len([i for i in ended if pods[i].status.phase in TERMINAL]) >= nodes:
+            return True
+        return failed_at is not None and (len(ended) == len(pods) or clock() - failed_at >= FAILED_GRACE)
+
+    def explain() -> None:
+        pending = sorted(i for i, p in pods.items() if p.status.phase == "Pending" and i not in gone)
+        if pending:
+            pod = pods[pending[0]]
+            explainer(pod.metadata.name, clock() - started, pod.metadata.creation_timestamp)
+
+    while clock() < deadline:
+        seconds = max(1, min(int(deadline - clock()), int(explain_after)))
+        try:
+            stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace,
+                                          label_selector=f"app.kubernetes.io/instance={name}",
+                                          timeout_seconds=seconds,
+                                          _request_timeout=(calls.limits[0], seconds + calls.limits[1]))
+            for event in stream:
+                pod, index = event["object"], _index(event["object"])
+                if index is None:
+                    continue
+                before = pods.get(index)
+                if before is not None and before.metadata.name != pod.metadata.name and event["type"] == "DELETED":
+                    continue  # an older pod of this index going away
+                pods[index] = pod
+                if event["type"] == "DELETED":
+                    gone.add(index)
+                elif before is None or before.status.phase != pod.status.phase:
+                    where = f" on {pod.spec.node_name}" if pod.spec and pod.spec.node_name else ""
+                    print(f"gpuready: {name}: pod {pod.metadata.name} (node{index}) {pod.status.phase}{where} "
+                          f"after {clock() - started:.0f} s", file=progress)
+                if pod.status.phase == "Failed" and failed_at is None:
+                    failed_at = clock()
+                if done():
+                    return pods, None
+            unread = None
+        except Exception as error:  # noqa: BLE001 (a passing fault: watch again, until the deadline)
+            if not calls.retryable(error):
+                raise
+            unread = error
+            time.sleep(min(0.5, max(0.0, deadline - clock())))
+        if done():
+            return pods, None
+        if clock() - started >= explain_after:
+            explain()
+            explained = True
+    if not explained:
+        explain()
+    return pods, unread
+
+
+def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client) -> None:
+    """The verdicts on an ended gang: pods_ran, distinct_hosts, each node's probe, then NCCL's."""
+    entries = result.job["nodes"]
+    ran = [n for n in entries if n["phase"] == "Succeeded"]
+    others = ", ".join(f"node{n['index']} {n['phase'] or 'never started'}" for n in entries if n not in ran)
+    result.checks.append(Check("pods_ran", core.PASS if len(ran) == nodes else core.FAIL, len(ran), nodes,
+                               others and f"not Succeeded: {others}"))
+    logs, reports = {}, {}
+    for entry in entries:
+        logs[entry["index"]] = text = _logs(client, core_api, calls, entry["pod"], namespace, deadline)
+        found = core.find_report(text)
+        reports[entry["index"]] = ProbeReport.from_json(found) if found else None
+        entry["host"] = reports[entry["index"]].host if reports[entry["index"]] else None
+    result.checks.append(_distinct_hosts(entries, reports, nodes))
+    for i in range(nodes):
+        report = reports[i]
+        if report is None:
+            result.checks.append(Check(f"node{i}.probe_report", core.FAIL, detail=(
+                f"pod {entries[i]['pod'] or '(none)'} left no probe report in its logs: it did not run the probe, "
+                "or its logs were lost")))
+            continue
+        result.probe = result.probe or report
+        result.checks.append(Check(f"node{i}.probe_report", core.PASS, report.host or None))
+        result.checks.extend(replace(c, name=f"node{i}.{c.name}") for c in report.checks)
+    verdicts = nccl.checks(nccl.find_report(logs.get(0, "")), nodes=nodes, expected_transport=transport,
+                           instance_type=None)
+    result.checks.extend(Check(**c) for c in verdicts)
+
+
+def _logs(client, core_api, calls, pod, namespace, deadline) -> str:
+    """The probe container's logs of ``pod`` ("" for a pod that never started or is gone)."""
+    if pod is None:
+        return ""
+    try:
+        return calls(core_api.read_namespaced_pod_log, pod, namespace, container="probe",
+                     deadline=max(deadline, calls.clock() + CLEANUP_GRACE)) or ""  # a pod that ended at the deadline
+    except client.exceptions.ApiException as error:
+        if error.status in (400, 404):  # never started, or deleted with its failed Job
+            return ""
+        raise
+
+
+def _distinct_hosts(entries: list[dict], reports: dict[int, Optional[ProbeReport]], nodes: int) -> Check:
+    """N pods on N distinct nodes (their ``spec.nodeName``), and no GPU (by UUID) reported by two of them: the
+    anti-affinity held and the all-reduce crossed machines."""
+    names = [n["node"] for n in entries if n["node"]]
+    shared = sorted({node for node in names if names.count(node) > 1})
+    owners: dict[str, set[int]] = {}
+    for i, report in reports.items():
+        for gpu in (report.gpus if report else ()):
+            if gpu.get("uuid"):
+                owners.setdefault(gpu["uuid"], set()).add(i)
+    twice = sorted(uuid_ for uuid_, seen in owners.items() if len(seen) > 1)
+    problems = ([f"pods shared node {', '.join(shared)}"] if shared else []) + \
+        ([f"GPU {', '.join(twice[:2])} reported by more than one node"] if twice else [])
+    detail = "; ".join(problems) + ("; the pods must run one per node (required anti-affinity on "
+                                    "kubernetes.io/hostname): was the pod template changed?" if problems else "")
+    if not problems and len(set(names)) < nodes:
+        problems.append(detail := f"only {len(set(names))} of {nodes} pods were placed on a node")
+    return Check("distinct_hosts", core.FAIL if problems else core.PASS, len(set(names)), nodes, detail)

@@ -6,6 +6,7 @@ policy pack alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping, Optional, Sequence
 
 from .. import catalog
@@ -39,9 +40,12 @@ def split(rows: Sequence[catalog.GpuInstanceType]) -> tuple[GpuGroup, ...]:
     return tuple(groups)
 
 
-def template_tags(gpus: int, labels: Mapping[str, str], taints: Sequence[Taint]) -> dict[str, str]:
-    """The Auto Scaling group tags telling cluster-autoscaler what a node of the empty group offers."""
+def template_tags(gpus: int, labels: Mapping[str, str], taints: Sequence[Taint],
+                  resources: Mapping[str, int] = MappingProxyType({})) -> dict[str, str]:
+    """The Auto Scaling group tags telling cluster-autoscaler what a node of the empty group offers (its GPUs, and
+    other extended ``resources`` such as EFA interfaces)."""
     tags = {f"{sf.TEMPLATE_TAG}resources/{sf.GPU_RESOURCE}": str(gpus)}
+    tags.update({f"{sf.TEMPLATE_TAG}resources/{k}": str(v) for k, v in resources.items()})
     tags.update({f"{sf.TEMPLATE_TAG}label/{k}": v for k, v in labels.items()})
     tags.update({f"{sf.TEMPLATE_TAG}taint/{t.key}": f"{t.value}:{t.effect}" for t in taints})
     return tags

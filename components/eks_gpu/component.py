@@ -20,7 +20,7 @@ from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
 from .outputs import OUTPUTS
 from .scale_from_zero import template_tags
-from .validation import EksCapacity, check, efa_resources, gpu_labels, group_labels
+from .validation import EksCapacity, check, efa_resources, gpu_labels, group_labels, startup_taints
 
 aws = require("pulumi_aws")
 k8s = require("pulumi_kubernetes")
@@ -99,7 +99,7 @@ class EksGpuCluster(GpuCluster):
         selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
         if node_pools:
             spec = node_pool(self.gpu_node_labels, taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
-                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS)
+                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args))
             if auto_mode:
                 pool = k8s.apiextensions.CustomResource(
                     f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"],
@@ -120,10 +120,10 @@ class EksGpuCluster(GpuCluster):
             autoscaler.tag_groups(self, node_groups)
             region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
             self.autoscaler = autoscaler.install(self, name, cluster_name, region, cap.kubernetes_version, selector,
-                                                 system_nodes, tags, provider)
+                                                 system_nodes, tags, provider, startup_taints(args))
         if cap.efa_interfaces:
             self.gpu_fabric = "efa"
-            self._efa_device_plugin(name, provider, gpu_capacity)
+            self._efa_device_plugin(name, args, provider, gpu_capacity)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
             software,
@@ -135,10 +135,11 @@ class EksGpuCluster(GpuCluster):
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
                        autoscaler=cap.autoscaler)
 
-    def _efa_device_plugin(self, name: str, provider: Any, gpu_capacity: list) -> Any:
+    def _efa_device_plugin(self, name: str, args: EksGpuClusterArgs, provider: Any, gpu_capacity: list) -> Any:
         """The pinned AWS EFA device plugin chart, on the EFA nodes whatever their taints."""
         chart = facts.EFA_DEVICE_PLUGIN_CHART
-        tolerations = [gpu_toleration(k8s_facts.Taint(t["key"], t["value"], t["effect"])) for t in self.gpu_node_taints]
+        taints = [k8s_facts.Taint(t["key"], t["value"], t["effect"]) for t in self.gpu_node_taints]
+        tolerations = [gpu_toleration(t) for t in (*taints, *startup_taints(args))]
         return k8s.helm.v3.Release(
             f"{name}-efa-device-plugin",
             name=chart.name, chart=chart.name, version=chart.version,
@@ -299,8 +300,8 @@ class EksGpuCluster(GpuCluster):
                     desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 labels=labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=taint.key, value=taint.value,
-                                                   effect=facts.TAINT_EFFECTS_K8S[taint.effect])],
+                taints=[aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=facts.TAINT_EFFECTS_K8S[t.effect])
+                        for t in (taint, *startup_taints(args))],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),
                 tags=tags,

@@ -210,6 +210,11 @@ def gpu_labels(ng: GpuNodeGroupArgs) -> dict[str, str]:
     return {**ng.labels, **facts.GPU_NODE_LABELS, **(facts.EFA_NODE_LABELS if ng.efa else {})}
 
 
+def startup_taints(args: EksGpuClusterArgs) -> tuple[k8s_facts.Taint, ...]:
+    """Taints GPU nodes boot with and lose once ready: the burn-in taint, with burn-in admission on."""
+    return (k8s_facts.BURN_IN_TAINT,) if args.software.burn_in is not None else ()
+
+
 def efa_resources(efa: int) -> dict[str, int]:
     """What an EFA node offers besides GPUs, for cluster-autoscaler's node template."""
     return {facts.EFA_RESOURCE: efa} if efa else {}
@@ -221,15 +226,17 @@ def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[Gpu
     ``gpus`` GPUs."""
     taint = k8s_facts.PLATFORMS["eks"].taint
     labels = gpu_labels(args.node_group)
+    startup = startup_taints(args)
     scale_groups = []
     if mode in (sf.AUTO_MODE, sf.KARPENTER):
         scale_groups.append(ScaleGroup(sf.NODE_POOL_NAME, tuple(t for g in groups for t in g.instance_types), labels,
-                                       (taint,)))
+                                       (taint, *startup), startup_taints=startup))
         groups = ()
     for g in groups:
         node_labels = group_labels(labels, g)
-        scale_groups.append(ScaleGroup(f"gpu{g.suffix}", g.instance_types, node_labels, (taint,),
-                                       template_tags(g.gpus, node_labels, [taint], efa_resources(efa))))
+        scale_groups.append(ScaleGroup(f"gpu{g.suffix}", g.instance_types, node_labels, (taint, *startup),
+                                       template_tags(g.gpus, node_labels, [taint], efa_resources(efa)),
+                                       startup_taints=startup))
     result = scale_check(mode, scale_groups, labels, [{"key": taint.key, "operator": "Exists"}], gpus)
     if not result.ok:
         raise ConfigError("autoscaler.mode (stack: gpuready:autoscaler)", mode, "; ".join(result.problems),

@@ -84,7 +84,9 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                  "ClusterRole": k8s.rbac.v1.ClusterRole, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
                  "DaemonSet": k8s.apps.v1.DaemonSet}
         for obj in objects:
-            body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+            # Top-level fields are keyword arguments (snake_case); nested dicts keep the API's camelCase.
+            body = {"role_ref" if k == "roleRef" else k: v for k, v in obj.items()
+                    if k not in ("apiVersion", "kind", "metadata")}
             metadata = dict(obj["metadata"])
             if "namespace" in metadata:
                 metadata["namespace"] = namespace.metadata.name

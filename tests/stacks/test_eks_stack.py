@@ -204,3 +204,17 @@ def test_efa_mistakes_name_the_key(changes, field, words):
     with pytest.raises(ConfigError) as error:
         _render(**changes)
     assert error.value.field == field and words in str(error.value)
+
+
+def test_burn_in_ships_the_installed_probe_and_names_its_keys():
+    from importlib import resources
+
+    rendering = _render(**{"gpuready:burnIn": True, "gpuready:burnInDcgmLevel": 1})
+    (config_map,) = [r for r in rendering.of_type("kubernetes:core/v1:ConfigMap")
+                     if r.inputs["metadata"]["name"] == "gpuready-burn-in"]
+    assert config_map.inputs["data"]["core.py"] == resources.files("gpuready.probe").joinpath("core.py").read_text()
+    (ds,) = rendering.of_type("kubernetes:apps/v1:DaemonSet")
+    assert "dcgmi diag -r 1 " in ds.inputs["spec"]["template"]["spec"]["initContainers"][1]["command"][-1]
+    with pytest.raises(ConfigError) as error:
+        _render(**{"gpuready:burnInDcgmLevel": 7, "gpuready:burnIn": True})
+    assert error.value.field == "gpuready:burnInDcgmLevel"

@@ -32,7 +32,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "eks-bottlerocket": ("eks", {"gpuready:amiType": "BOTTLEROCKET_x86_64_NVIDIA"}),
     "eks-karpenter": ("eks", {"gpuready:autoscaler": "karpenter"}),
     "eks-auto-mode": ("eks", {"gpuready:autoscaler": "auto-mode"}),
-    "eks-efa": ("eks", {"gpuready:efa": True, "gpuready:instanceTypes": ["p4d.24xlarge", "p4de.24xlarge"]}),
+    "eks-burn-in": ("eks", {"gpuready:burnIn": True}),
+    "eks-burn-in-gpu-operator": ("eks", {"gpuready:burnIn": True, "gpuready:install": "gpu-operator"}),
+    "eks-efa": ("eks", {"gpuready:burnIn": True, "gpuready:efa": True, "gpuready:instanceTypes": ["p4d.24xlarge", "p4de.24xlarge"]}),
     "gke": ("gke", {}),
     "gke-dcgm-chart": ("gke", {"gpuready:managedDcgm": False}),
     "gke-gpu-operator-gke-driver": ("gke", {"gpuready:install": "gpu-operator"}),
@@ -350,3 +352,25 @@ def test_an_efa_type_the_chart_does_not_know_is_caught():
             props["values"]["supportedInstanceLabels"] = {"keys": [INSTANCE_TYPE_LABEL], "values": ["p5.48xlarge"]}
     broken = render_stack("eks", break_resource(RELEASE, forget), **VARIANTS["eks-efa"][1])
     assert any(e.startswith("aws-efa-k8s-device-plugin on eks-gpu") for e in unreached(broken))
+
+
+@pytest.mark.parametrize("variant", ["eks-burn-in", "eks-burn-in-gpu-operator", "eks-efa"])
+def test_the_burn_in_daemonset_reaches_every_gpu_node_and_only_patches_nodes(variant):
+    """Every GPU node boots with the burn-in taint (test_every_gpu_daemonset_reaches_every_gpu_node proves the NVIDIA
+    and EFA daemonsets tolerate it); the burn-in's own daemonset lands there too, with get/patch on nodes only."""
+    rendering = rendered(variant)
+    objects = {obj["kind"]: obj for obj in stack_objects(rendering) if obj["metadata"].get("name") == "gpuready-burn-in"}
+    pod = objects["DaemonSet"]["spec"]["template"]["spec"]
+    for node in gpu_nodes(rendering):
+        assert Taint("gpuready.io/burn-in", "pending", "NoSchedule") in node.taints
+        assert schedulable(pod, node.labels, node.taints), node
+    assert objects["ClusterRole"]["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+    assert pod["serviceAccountName"] == objects["ClusterRoleBinding"]["subjects"][0]["name"]
+
+
+def test_a_device_plugin_that_does_not_tolerate_burn_in_is_caught():
+    def narrow(values):
+        values["tolerations"] = [t for t in values["tolerations"] if t["key"] != "gpuready.io/burn-in"]
+    broken = render_stack("eks", _values("nvidia-device-plugin", narrow), **VARIANTS["eks-burn-in"][1])
+    assert any(e.startswith("nvidia-device-plugin on eks-gpu (untolerated: gpuready.io/burn-in=pending:NoSchedule")
+               for e in unreached(broken))

@@ -179,7 +179,8 @@ def _check_efa(ng: GpuNodeGroupArgs, mode: str, rows: tuple[catalog.GpuInstanceT
     if len(set(counts.values())) > 1:
         raise ConfigError("node_group.instance_types", counts,
                           "types with different numbers of EFA interfaces share one launch template, which one "
-                          "of them cannot launch", "use types with the same count, e.g. only p4d.24xlarge/p4de.24xlarge")
+                          "of them cannot launch",
+                          "use types with the same count, e.g. only p4d.24xlarge/p4de.24xlarge")
     if isinstance(ng.subnet_ids, (list, tuple)) and len(ng.subnet_ids) != 1:
         raise ConfigError("node_group.subnet_ids", list(ng.subnet_ids), "an EFA node group's cluster placement group "
                           "lies in one availability zone, and EFA traffic does not cross zones",

@@ -5,6 +5,7 @@ from ..sdk import lazy_components
 from .args import BurnInArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
 from .install import InstallPlan, Release, plan
 
-__all__ = ["BurnInArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs", "Release", "plan"]
+__all__ = ["BurnInArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs",
+           "Release", "plan"]
 
 __getattr__ = lazy_components(__name__, "K8sGpuSoftware")

@@ -34,7 +34,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "eks-auto-mode": ("eks", {"gpuready:autoscaler": "auto-mode"}),
     "eks-burn-in": ("eks", {"gpuready:burnIn": True}),
     "eks-burn-in-gpu-operator": ("eks", {"gpuready:burnIn": True, "gpuready:install": "gpu-operator"}),
-    "eks-efa": ("eks", {"gpuready:burnIn": True, "gpuready:efa": True, "gpuready:instanceTypes": ["p4d.24xlarge", "p4de.24xlarge"]}),
+    "eks-efa": ("eks", {"gpuready:burnIn": True, "gpuready:efa": True,
+                        "gpuready:instanceTypes": ["p4d.24xlarge", "p4de.24xlarge"]}),
     "gke": ("gke", {}),
     "gke-dcgm-chart": ("gke", {"gpuready:managedDcgm": False}),
     "gke-gpu-operator-gke-driver": ("gke", {"gpuready:install": "gpu-operator"}),
@@ -359,7 +360,8 @@ def test_the_burn_in_daemonset_reaches_every_gpu_node_and_only_patches_nodes(var
     """Every GPU node boots with the burn-in taint (test_every_gpu_daemonset_reaches_every_gpu_node proves the NVIDIA
     and EFA daemonsets tolerate it); the burn-in's own daemonset lands there too, with get/patch on nodes only."""
     rendering = rendered(variant)
-    objects = {obj["kind"]: obj for obj in stack_objects(rendering) if obj["metadata"].get("name") == "gpuready-burn-in"}
+    objects = {obj["kind"]: obj for obj in stack_objects(rendering)
+               if obj["metadata"].get("name") == "gpuready-burn-in"}
     pod = objects["DaemonSet"]["spec"]["template"]["spec"]
     for node in gpu_nodes(rendering):
         assert Taint("gpuready.io/burn-in", "pending", "NoSchedule") in node.taints

@@ -50,3 +50,22 @@ def gpu_instances(field: str, names: Sequence[str], cpu_fix: str) -> tuple[catal
                               f"use one of {', '.join(close)}" if close else "use a GPU type from the catalog")
         rows.append(row)
     return tuple(rows)
+
+
+EFA_INTERFACES = {
+    "g4dn.8xlarge": 1, "g4dn.12xlarge": 1, "g4dn.16xlarge": 1, "g4dn.metal": 1,
+    "g5.8xlarge": 1, "g5.12xlarge": 1, "g5.16xlarge": 1, "g5.24xlarge": 1, "g5.48xlarge": 1,
+    "g6.8xlarge": 1, "g6.12xlarge": 1, "g6.16xlarge": 1, "g6.24xlarge": 1, "g6.48xlarge": 1,
+    "g6e.8xlarge": 1, "g6e.12xlarge": 1, "g6e.16xlarge": 1, "g6e.24xlarge": 2, "g6e.48xlarge": 4,
+    "p3dn.24xlarge": 1, "p4d.24xlarge": 4, "p4de.24xlarge": 4, "p5.4xlarge": 1, "p5.48xlarge": 32,
+    "p5e.48xlarge": 32,
+}
+"""EFA interfaces (one per network card) of the catalog's AWS types that have any: EC2 DescribeInstanceTypes
+``NetworkInfo.EfaInfo.MaximumEfaInterfaces`` as moto ships it (a test compares). Stands in until the catalog carries
+the figure as its ``efa_interfaces`` column, which :func:`efa_interfaces` then reads instead."""
+
+
+def efa_interfaces(row: catalog.GpuInstanceType) -> int:
+    """How many EFA interfaces an instance of ``row`` takes (0: no EFA; NCCL then uses TCP sockets)."""
+    count = getattr(row, "efa_interfaces", None)
+    return int(count) if count is not None else EFA_INTERFACES.get(row.name, 0)

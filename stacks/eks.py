@@ -28,6 +28,9 @@ SETTINGS = kubernetes_settings(
             ("node_group.desired_size",), NG, most=450, shown="`minSize`"),
     Setting("rootVolumeGiB", int, "encrypted gp3 volume for container images per node", ("node_group.root_volume_gib",),
             NG),
+    Setting("efa", bool, "Elastic Fabric Adapter for multi-node NCCL: EFA types only (same interface count), one "
+            "subnet, a cluster placement group and the AWS EFA device plugin; exports `gpuFabric: efa`",
+            ("node_group.efa",), NG),
     Setting("nodeLabels", dict, "extra node labels (map); `nvidia.com/gpu.present=true` is always set",
             ("node_group.labels",), NG),
     Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default 1.34, pinned so the "
@@ -78,6 +81,6 @@ def build(config: StackConfig) -> None:
         autoscaler=AutoscalerArgs(**config.args(
             "autoscaler", kubernetes_version=read("kubernetesVersion") if existing else None)),
         node_group=GpuNodeGroupArgs(**config.args("node_group")),
-        software=software_options(config),
+        software=software_options(config, burn_in=True),
     )))
     export(cluster)

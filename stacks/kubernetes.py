@@ -7,7 +7,7 @@ from typing import Any, Optional
 import pulumi
 
 from gpuready_components.errors import ConfigError
-from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
+from gpuready_components.k8s_gpu import BurnInArgs, GpuSoftwareOptions, MigArgs
 
 from .config import StackConfig
 from .settings import Setting, Settings, args_of
@@ -24,6 +24,12 @@ SOFTWARE = (
             "the platform does not label GPUs)", ("software.gpu_feature_discovery",), GpuSoftwareOptions),
     Setting("dcgmExporter", bool, "run NVIDIA's DCGM exporter for GPU metrics on :9400 (default: on, but where the "
             "platform's managed DCGM runs)", ("software.dcgm_exporter",), GpuSoftwareOptions),
+    Setting("burnIn", bool, "admit new GPU nodes only after a burn-in: they boot tainted "
+            "`gpuready.io/burn-in=pending:NoSchedule`, a daemonset runs the probe and `dcgmi diag`, then removes the "
+            "taint (pass) or labels the node `gpuready.io/burn-in=failed` (eks only)", ("software.burn_in",),
+            default=False),
+    Setting("burnInDcgmLevel", int, "the burn-in's `dcgmi diag -r` level: 1 (seconds) to 4 (hours)",
+            ("software.burn_in.dcgm_level",), BurnInArgs),
     Setting("prometheusOperator", bool, "create a ServiceMonitor for the DCGM exporter; needs the Prometheus "
             "Operator's CRDs in the cluster", ("software.prometheus_operator",), GpuSoftwareOptions),
 )
@@ -54,10 +60,25 @@ def kubernetes_settings(api_field: str, api_sets: str, *own: Setting) -> Setting
     return Settings(*own, api_access(api_field, api_sets), *SOFTWARE, *EXISTING_CLUSTER)
 
 
-def software_options(config: StackConfig) -> GpuSoftwareOptions:
+def probe_files() -> dict[str, str]:
+    """The probe the burn-in runs, read from the installed gpuready package (not imported: components ship it)."""
+    from importlib import resources
+
+    return {"core.py": resources.files("gpuready.probe").joinpath("core.py").read_text()}
+
+
+def software_options(config: StackConfig, burn_in: bool = False) -> GpuSoftwareOptions:
+    """The NVIDIA software options; ``burn_in``: the platform taints its GPU pools for burn-in admission."""
     mig = config.read("mig")
+    admission = None
+    if config.read("burnIn"):
+        if not burn_in:
+            raise ConfigError("gpuready:burnIn", True, "this platform's stack does not taint its GPU pool for "
+                              "burn-in yet, so the burn-in would admit nothing", "drop gpuready:burnIn (eks has it)")
+        admission = BurnInArgs(**config.args("software.burn_in", probe_files=probe_files()))
     return GpuSoftwareOptions(**config.args(
-        "software", mig=MigArgs(**args_of(config.settings["mig"], mig)) if mig is not None else None))
+        "software", mig=MigArgs(**args_of(config.settings["mig"], mig)) if mig is not None else None,
+        burn_in=admission))
 
 
 def api_allowed_cidrs(config: StackConfig, existing: bool, public: bool = True) -> list[str]:

@@ -68,6 +68,12 @@ class GpuNodeGroupArgs:
     """Extra node labels (``nvidia.com/gpu.present=true`` is always set)."""
     subnet_ids: Optional[pulumi.Input[Sequence[pulumi.Input[str]]]] = None
     """Subnets for the nodes; the component's ``subnet_ids`` when omitted."""
+    efa: bool = False
+    """Elastic Fabric Adapter for NCCL across nodes: every instance type must have EFA (all with the same number of
+    interfaces); the launch template gets one ``efa`` interface per network card, the nodes one subnet (``subnet_ids``
+    of one subnet, else the first of the component's) and a ``cluster`` placement group, and a security group lets
+    them reach each other on every port; the AWS EFA device plugin advertises ``vpc.amazonaws.com/efa``. Managed node
+    groups only (autoscaler ``cluster-autoscaler`` or ``none``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,7 @@ from typing import Any, Mapping, Sequence
 import pulumi
 
 from ..sdk import require
+from ..k8s_gpu.facts import Taint
 from . import scaler_facts as sf
 
 aws = require("pulumi_aws")
@@ -32,15 +33,18 @@ def pod_identity_trust() -> str:
          "Action": ["sts:AssumeRole", "sts:TagSession"]}]})
 
 
-def values(cluster_name: Any, region: Any, version: str, node_selector: Mapping[str, Any]) -> dict[str, Any]:
-    """The chart values (every key exists in the pinned chart's values.yaml; tests check it)."""
+def values(cluster_name: Any, region: Any, version: str, node_selector: Mapping[str, Any],
+           startup_taints: Sequence[Taint] = ()) -> dict[str, Any]:
+    """The chart values (every key exists in the pinned chart's values.yaml; tests check it). ``startup_taints``
+    (burn-in): ignored in node templates, so a pending pod still scales a group up, and it waits for the node."""
     return {
         "cloudProvider": "aws",
         "awsRegion": region,  # pods cannot reach IMDS at hop limit 1, and Pod Identity does not inject a region
         "autoDiscovery": {"clusterName": cluster_name},
         "rbac": {"serviceAccount": {"name": sf.CLUSTER_AUTOSCALER_SERVICE_ACCOUNT}},
         "image": {"tag": sf.CLUSTER_AUTOSCALER_IMAGES[version]},
-        "extraArgs": dict(sf.CLUSTER_AUTOSCALER_ARGS),
+        "extraArgs": {**sf.CLUSTER_AUTOSCALER_ARGS,
+                      **({sf.STARTUP_TAINT_FLAG: ",".join(t.key for t in startup_taints)} if startup_taints else {})},
         "nodeSelector": dict(node_selector),
     }
 
@@ -82,7 +86,7 @@ def pod_identity(parent: pulumi.Resource, component: str, name: str, cluster_nam
 
 def install(parent: pulumi.Resource, name: str, cluster_name: Any, region: Any, version: str,
             node_selector: Mapping[str, Any], depends_on: Sequence[pulumi.Resource], tags: Mapping[str, str],
-            provider: Any) -> Any:
+            provider: Any, startup_taints: Sequence[Taint] = ()) -> Any:
     """The role, its policy, the Pod Identity agent and association, and the Helm release (after all of them)."""
     waits = pod_identity(parent, name, f"{name}-cluster-autoscaler", cluster_name,
                          pulumi.Output.from_input(cluster_name).apply(iam_policy), sf.CLUSTER_AUTOSCALER_NAMESPACE,
@@ -93,7 +97,7 @@ def install(parent: pulumi.Resource, name: str, cluster_name: Any, region: Any, 
         name=chart.name, chart=chart.name, version=chart.version,
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo),
         namespace=sf.CLUSTER_AUTOSCALER_NAMESPACE,
-        values=values(cluster_name, region, version, node_selector),
+        values=values(cluster_name, region, version, node_selector, startup_taints),
         description="gpuready: scales the GPU node groups from zero",
         atomic=True, cleanup_on_fail=True, timeout=600,
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[*waits, *depends_on]))

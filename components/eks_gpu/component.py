@@ -11,15 +11,16 @@ from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.install import gpu_toleration
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..sdk import require
-from . import autoscaler, facts, karpenter
+from . import autoscaler, efa, facts, karpenter
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
 from .outputs import OUTPUTS
 from .scale_from_zero import template_tags
-from .validation import EksCapacity, check, group_labels
+from .validation import EksCapacity, check, efa_resources, gpu_labels, group_labels, startup_taints
 
 aws = require("pulumi_aws")
 k8s = require("pulumi_kubernetes")
@@ -68,6 +69,7 @@ class EksGpuCluster(GpuCluster):
         node_pools = cap.autoscaler in (sf.AUTO_MODE, sf.KARPENTER)  # a GPU NodePool instead of node groups
         node_role, node_policies = self._role(f"{name}-gpu-node", "node", tags, auto_mode=auto_mode)
         system_nodes = []
+        cluster = None
         if args.cluster is not None:
             cluster = self._cluster(name, args.cluster, args.subnet_ids, tags,
                                     auto_mode_node_role=node_role if auto_mode else None)
@@ -88,16 +90,16 @@ class EksGpuCluster(GpuCluster):
 
         software = K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
                                       gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances))
-        taint = self._gpu_nodes("eks", {**ng.labels, **facts.GPU_NODE_LABELS, **plan(software).node_labels})
-        node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster_name, node_role, node_policies,
-                                                                  tags)
+        taint = self._gpu_nodes("eks", {**gpu_labels(ng), **plan(software).node_labels})
+        node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster, cluster_name, node_role,
+                                                                  node_policies, tags)
 
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
         self.autoscaler = None
         selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
         if node_pools:
             spec = node_pool(self.gpu_node_labels, taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
-                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS)
+                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args))
             if auto_mode:
                 pool = k8s.apiextensions.CustomResource(
                     f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"],
@@ -118,7 +120,10 @@ class EksGpuCluster(GpuCluster):
             autoscaler.tag_groups(self, node_groups)
             region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
             self.autoscaler = autoscaler.install(self, name, cluster_name, region, cap.kubernetes_version, selector,
-                                                 system_nodes, tags, provider)
+                                                 system_nodes, tags, provider, startup_taints(args))
+        if cap.efa_interfaces:
+            self.gpu_fabric = "efa"
+            self._efa_device_plugin(name, args, provider, gpu_capacity)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",
             software,
@@ -130,8 +135,57 @@ class EksGpuCluster(GpuCluster):
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
                        autoscaler=cap.autoscaler)
 
-    def _launch_template(self, name: str, what: str, device: str, gib: int, kms_key_id: Any, tags: dict[str, str]):
-        """IMDSv2 only (hop limit 1: pods cannot reach the node role) and one encrypted gp3 volume."""
+    def _efa_device_plugin(self, name: str, args: EksGpuClusterArgs, provider: Any, gpu_capacity: list) -> Any:
+        """The pinned AWS EFA device plugin chart, on the EFA nodes whatever their taints."""
+        chart = facts.EFA_DEVICE_PLUGIN_CHART
+        taints = [k8s_facts.Taint(t["key"], t["value"], t["effect"]) for t in self.gpu_node_taints]
+        tolerations = [gpu_toleration(t) for t in (*taints, *startup_taints(args))]
+        return k8s.helm.v3.Release(
+            f"{name}-efa-device-plugin",
+            name=chart.name, chart=chart.name, version=chart.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo),
+            namespace=facts.EFA_DEVICE_PLUGIN_NAMESPACE,
+            values=efa.device_plugin_values(tolerations, self.gpu_node_labels),
+            description=f"gpuready: advertises the GPU nodes' EFA interfaces as {facts.EFA_RESOURCE}",
+            atomic=True, cleanup_on_fail=True, timeout=600,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=gpu_capacity))
+
+    def _efa_network(self, name: str, args: EksGpuClusterArgs, cluster: Any, tags: dict[str, str]):
+        """The EFA node group's cluster placement group, its security group (all traffic from itself: EFA's
+        requirement) and the security groups its interfaces carry (the cluster's, which EKS adds only when the launch
+        template names none, and that one)."""
+        child = pulumi.ResourceOptions(parent=self)
+        if cluster is not None:
+            vpc_id, cluster_sg = cluster.vpc_config.vpc_id, cluster.vpc_config.cluster_security_group_id
+        else:
+            found = aws.eks.get_cluster_output(name=args.existing_cluster.name,
+                                               opts=pulumi.InvokeOutputOptions(parent=self))
+            vpc_id, cluster_sg = found.vpc_config.vpc_id, found.vpc_config.cluster_security_group_id
+        placement = aws.ec2.PlacementGroup(f"{name}-gpu-efa", strategy=facts.EFA_PLACEMENT_STRATEGY, tags=tags,
+                                           opts=child)
+        group = aws.ec2.SecurityGroup(
+            f"{name}-gpu-efa", vpc_id=vpc_id,
+            description="gpuready EKS EFA nodes: all traffic between them, as EFA requires",
+            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True,
+                                                      description="EFA and NCCL between the EFA nodes")],
+            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True,
+                                                    description="EFA and NCCL between the EFA nodes")],
+            tags=tags, opts=child)
+        return placement, [cluster_sg, group.id]
+
+    def _launch_template(self, name: str, what: str, device: str, gib: int, kms_key_id: Any, tags: dict[str, str],
+                         efa_interfaces: int = 0, security_groups: Any = None, placement_group: Any = None):
+        """IMDSv2 only (hop limit 1: pods cannot reach the node role) and one encrypted gp3 volume; with
+        ``efa_interfaces``, one EFA interface per network card (``security_groups`` on each) in ``placement_group``
+        (EKS refuses a subnet in the template: the node group's subnets place the interfaces)."""
+        efa_args: dict[str, Any] = {}
+        if efa_interfaces:
+            efa_args = dict(
+                network_interfaces=[aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                    network_card_index=card, device_index=device_index, interface_type=facts.EFA_INTERFACE_TYPE,
+                    security_groups=security_groups, delete_on_termination="true")
+                    for card, device_index in efa.interfaces(efa_interfaces)],
+                placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name))
         return aws.ec2.LaunchTemplate(
             name,
             description=f"gpuready EKS {what}: IMDSv2 only, encrypted gp3 volume for container images",
@@ -144,7 +198,7 @@ class EksGpuCluster(GpuCluster):
                     delete_on_termination="true"))],
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
                                 for kind in ("instance", "volume")],
-            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+            tags=tags, **efa_args, opts=pulumi.ResourceOptions(parent=self))
 
     def _system_nodes(self, name: str, args: EksGpuClusterArgs, cluster_name: Any, role: Any, policies: list,
                       tags: dict[str, str]):
@@ -215,13 +269,20 @@ class EksGpuCluster(GpuCluster):
                        for arn in policies]
         return role, attachments
 
-    def _gpu_node_groups(self, name: str, args: EksGpuClusterArgs, cluster_name: Any, node_role: Any,
+    def _gpu_node_groups(self, name: str, args: EksGpuClusterArgs, cluster: Any, cluster_name: Any, node_role: Any,
                          node_policies: list, tags: dict[str, str]) -> list:
-        """One managed node group per GPU count and model, each with its node-template tags (plain values)."""
+        """One managed node group per GPU count and model, each with its node-template tags (plain values); EFA
+        groups in one subnet (the first given) and one cluster placement group."""
         ng, cap = args.node_group, self.capacity
         taint = k8s_facts.PLATFORMS["eks"].taint
+        subnet_ids = ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids
+        efa_args: dict[str, Any] = {}
+        if cap.efa_interfaces:
+            placement, groups = self._efa_network(name, args, cluster, tags)
+            efa_args = dict(efa_interfaces=cap.efa_interfaces, security_groups=groups, placement_group=placement)
+            subnet_ids = pulumi.Output.from_input(subnet_ids).apply(lambda ids: list(ids)[:1])
         launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
-                                                ng.root_volume_gib, ng.root_volume_kms_key_id, tags)
+                                                ng.root_volume_gib, ng.root_volume_kms_key_id, tags, **efa_args)
 
         node_groups = []
         for group in cap.groups:
@@ -230,7 +291,7 @@ class EksGpuCluster(GpuCluster):
                 f"{name}-gpu{group.suffix}",
                 cluster_name=cluster_name,
                 node_role_arn=node_role.arn,
-                subnet_ids=ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
+                subnet_ids=subnet_ids,
                 ami_type=ng.ami_type,
                 capacity_type=ng.capacity_type,
                 instance_types=list(group.instance_types),
@@ -239,14 +300,14 @@ class EksGpuCluster(GpuCluster):
                     desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 labels=labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=taint.key, value=taint.value,
-                                                   effect=facts.TAINT_EFFECTS_K8S[taint.effect])],
+                taints=[aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=facts.TAINT_EFFECTS_K8S[t.effect])
+                        for t in (taint, *startup_taints(args))],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),
                 tags=tags,
                 # desiredSize is the autoscaler's to move once the group exists.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
                                             ignore_changes=["scalingConfig.desiredSize"])),
-                template_tags(group.gpus, labels, [taint])))
+                template_tags(group.gpus, labels, [taint], efa_resources(cap.efa_interfaces))))
         return node_groups
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..k8s_gpu.facts import Chart
+
 TYPE_TOKEN = "gpuready:aws:EksGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
 
@@ -74,3 +76,22 @@ OIDC_AUDIENCE = "sts.amazonaws.com"
 GPU_NODE_LABELS = MappingProxyType({"nvidia.com/gpu.present": "true"})
 """Labels every GPU node registers with; the shared GPU software selects GPU nodes by them. The GPU Operator sets
 the same label once node-feature-discovery has seen the GPU, so nothing disagrees."""
+
+EFA_DEVICE_PLUGIN_CHART = Chart(
+    "aws-efa-k8s-device-plugin", "https://aws.github.io/eks-charts", "v0.5.30",
+    "aws/eks-charts bfe91c4b9257c80f754ad4b3d6a9a3c239b2b8ec stable/aws-efa-k8s-device-plugin (image v0.5.20)")
+"""The AWS EFA Kubernetes device plugin: advertises each node's EFA interfaces as ``vpc.amazonaws.com/efa`` and
+mounts ``/dev/infiniband`` into pods that ask for them (EKS user guide, Run machine learning training on Amazon EKS
+with Elastic Fabric Adapter)."""
+EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
+"""Where the EKS user guide installs it; its pods are system-node-critical, which EKS admits in any namespace."""
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+"""The extended resource a pod requests EFA interfaces by (with the IPC_LOCK capability)."""
+EFA_NODE_LABELS = MappingProxyType({"vpc.amazonaws.com/efa.present": "true"})
+"""Label every node of an EFA node group registers with: the EFA device plugin and multi-node pods select it."""
+EFA_INTERFACE_TYPE = "efa"
+"""``InterfaceType`` of each launch-template network interface: EFA with ENA (the primary interface cannot be
+EFA-only). One per network card: card 0 at device index 0, every other card at device index 1 (EC2 user guide,
+Maximize network bandwidth on accelerated instances with multiple network cards)."""
+EFA_PLACEMENT_STRATEGY = "cluster"
+"""Placement group strategy of an EFA node group: instances close together in one AZ, for EFA's low latency."""

@@ -9,9 +9,10 @@ from . import scaler_facts as sf
 
 
 def node_pool(labels: Mapping[str, str], taint: Taint, instance_types: Sequence[str], capacity_type: str,
-              max_gpus: int, node_class_ref: Mapping[str, str]) -> dict[str, Any]:
+              max_gpus: int, node_class_ref: Mapping[str, str], startup_taints: Sequence[Taint] = ()) -> dict[str, Any]:
     """A ``karpenter.sh/v1`` NodePool object: the stack's labels and GPU taint, only its instance types and
-    capacity type, and at most ``max_gpus`` GPUs in all."""
+    capacity type, and at most ``max_gpus`` GPUs in all; ``startup_taints`` (burn-in) are ignored when Karpenter
+    decides whether a pod fits, and removed by a daemonset."""
     return {
         "apiVersion": sf.NODE_POOL_API, "kind": "NodePool",
         "metadata": {"name": sf.NODE_POOL_NAME, "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
@@ -21,6 +22,8 @@ def node_pool(labels: Mapping[str, str], taint: Taint, instance_types: Sequence[
                 "spec": {
                     "nodeClassRef": dict(node_class_ref),
                     "taints": [{"key": taint.key, "value": taint.value, "effect": taint.effect}],
+                    **({"startupTaints": [{"key": t.key, "value": t.value, "effect": t.effect}
+                                          for t in startup_taints]} if startup_taints else {}),
                     "requirements": [
                         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": list(instance_types)},
                         {"key": "karpenter.sh/capacity-type", "operator": "In",

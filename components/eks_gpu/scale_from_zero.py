@@ -6,6 +6,7 @@ policy pack alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping, Optional, Sequence
 
 from .. import catalog
@@ -39,9 +40,12 @@ def split(rows: Sequence[catalog.GpuInstanceType]) -> tuple[GpuGroup, ...]:
     return tuple(groups)
 
 
-def template_tags(gpus: int, labels: Mapping[str, str], taints: Sequence[Taint]) -> dict[str, str]:
-    """The Auto Scaling group tags telling cluster-autoscaler what a node of the empty group offers."""
+def template_tags(gpus: int, labels: Mapping[str, str], taints: Sequence[Taint],
+                  resources: Mapping[str, int] = MappingProxyType({})) -> dict[str, str]:
+    """The Auto Scaling group tags telling cluster-autoscaler what a node of the empty group offers (its GPUs, and
+    other extended ``resources`` such as EFA interfaces)."""
     tags = {f"{sf.TEMPLATE_TAG}resources/{sf.GPU_RESOURCE}": str(gpus)}
+    tags.update({f"{sf.TEMPLATE_TAG}resources/{k}": str(v) for k, v in resources.items()})
     tags.update({f"{sf.TEMPLATE_TAG}label/{k}": v for k, v in labels.items()})
     tags.update({f"{sf.TEMPLATE_TAG}taint/{t.key}": f"{t.value}:{t.effect}" for t in taints})
     return tags
@@ -58,6 +62,9 @@ class ScaleGroup:
     tags: Mapping[str, str] = field(default_factory=dict)
     """Auto Scaling group tags (cluster-autoscaler); ignored for NodePools."""
     min_size: int = 0
+    startup_taints: tuple[Taint, ...] = ()
+    """Taints among ``taints`` that a daemonset removes once the node is ready (burn-in): the scaler ignores them
+    when it imagines a node (cluster-autoscaler's ``--startup-taint``, a NodePool's ``startupTaints``)."""
 
 
 @dataclass(frozen=True)
@@ -95,8 +102,9 @@ def node_templates(scaler: str, groups: Sequence[ScaleGroup]) -> tuple[list[Node
         if not g.instance_types:
             problems.append(f"{g.name} admits no instance type")
             continue
+        lasting = tuple(t for t in g.taints if t not in g.startup_taints)
         if scaler != sf.CLUSTER_AUTOSCALER:
-            templates += [NodeTemplate(g.name, t, _gpus(t), dict(g.labels), g.taints) for t in g.instance_types]
+            templates += [NodeTemplate(g.name, t, _gpus(t), dict(g.labels), lasting) for t in g.instance_types]
             continue
         prefix = sf.TEMPLATE_TAG
         labels = {k[len(prefix + "label/"):]: v for k, v in g.tags.items() if k.startswith(prefix + "label/")}
@@ -104,7 +112,8 @@ def node_templates(scaler: str, groups: Sequence[ScaleGroup]) -> tuple[list[Node
         for k, v in g.tags.items():
             if k.startswith(prefix + "taint/"):
                 value, _, effect = v.rpartition(":")
-                taints.append(Taint(k[len(prefix + "taint/"):], value, effect))
+                if k[len(prefix + "taint/"):] not in {t.key for t in g.startup_taints}:
+                    taints.append(Taint(k[len(prefix + "taint/"):], value, effect))
         first = g.instance_types[0]
         gpu_tag = g.tags.get(f"{prefix}resources/{sf.GPU_RESOURCE}")
         gpus = int(gpu_tag) if gpu_tag and gpu_tag.isdigit() else _gpus(first)
@@ -112,7 +121,7 @@ def node_templates(scaler: str, groups: Sequence[ScaleGroup]) -> tuple[list[Node
             if labels.get(key) != value:
                 problems.append(f"{g.name}: label {key}={value} has no template tag {prefix}label/{key}, so "
                                 f"cluster-autoscaler does not know it at zero nodes")
-        for t in g.taints:
+        for t in lasting:
             if t not in taints:
                 problems.append(f"{g.name}: taint {t.key}={t.value}:{t.effect} has no template tag "
                                 f"{prefix}taint/{t.key}, so cluster-autoscaler adds its nodes for pods that "

@@ -44,6 +44,10 @@ CLUSTER_AUTOSCALER_ARGS = MappingProxyType({
 """Flags beyond the chart's defaults. ``least-waste``: a 1-GPU pod gets the 1-GPU group, not a 4-GPU node; GPU
 nodes boot slowly, so they get 15 minutes to register before the group is backed off."""
 
+STARTUP_TAINT_FLAG = "startup-taint"
+"""cluster-autoscaler ignores these taints (keys) in node templates and treats nodes carrying them as not ready yet
+(``config/flags/flags.go``: a ``multiStringFlag``, so absent from the ``flag.<Type>`` list in tests/data)."""
+
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 POD_IDENTITY_ADDON = "eks-pod-identity-agent"
 CLUSTER_AUTOSCALER_DESCRIBE_ACTIONS = (

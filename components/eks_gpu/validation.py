@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import catalog
-from ..aws_instances import ec2_instance_types, gpu_instances
+from ..aws_instances import ec2_instance_types, efa_interfaces, gpu_instances
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
@@ -43,6 +43,8 @@ class EksCapacity:
     """The resolved ``autoscaler.mode``."""
     kubernetes_version: Optional[str] = None
     """The cluster's Kubernetes minor, where known."""
+    efa_interfaces: int = 0
+    """EFA interfaces of each GPU node (``node_group.efa``); 0: no EFA, NCCL across nodes uses TCP sockets."""
 
     @property
     def gpu_models(self) -> tuple[str, ...]:
@@ -157,6 +159,35 @@ def _check_autoscaler(args: EksGpuClusterArgs) -> tuple[str, Optional[str]]:
     return mode, version
 
 
+EFA_TYPES = "g6.12xlarge, g6e.48xlarge, p4d.24xlarge or p5.48xlarge"
+
+
+def _check_efa(ng: GpuNodeGroupArgs, mode: str, rows: tuple[catalog.GpuInstanceType, ...]) -> int:
+    """EFA interfaces per node of an EFA node group (0 without ``efa``)."""
+    if not ng.efa:
+        return 0
+    field = "node_group.efa"
+    if mode not in (sf.CLUSTER_AUTOSCALER, sf.NONE):
+        raise ConfigError(field, True, f"EFA is set up on managed node groups' launch template, and {mode} "
+                          "launches no node group", "use autoscaler cluster-autoscaler (or none), or drop efa")
+    counts = {r.name: efa_interfaces(r) for r in rows}
+    without = [name for name, n in counts.items() if n == 0]
+    if without:
+        raise ConfigError("node_group.instance_types", without,
+                          "no EFA on these types: NCCL would fall back to TCP sockets",
+                          f"use EFA types only ({EFA_TYPES}), or drop efa")
+    if len(set(counts.values())) > 1:
+        raise ConfigError("node_group.instance_types", counts,
+                          "types with different numbers of EFA interfaces share one launch template, which one "
+                          "of them cannot launch",
+                          "use types with the same count, e.g. only p4d.24xlarge/p4de.24xlarge")
+    if isinstance(ng.subnet_ids, (list, tuple)) and len(ng.subnet_ids) != 1:
+        raise ConfigError("node_group.subnet_ids", list(ng.subnet_ids), "an EFA node group's cluster placement group "
+                          "lies in one availability zone, and EFA traffic does not cross zones",
+                          "give one subnet, or leave it unset for the first of the cluster's subnets")
+    return next(iter(counts.values()))
+
+
 def group_labels(gpu_node_labels: dict[str, str], group: GpuGroup) -> dict[str, str]:
     """A GPU group's node labels: the GPU nodes' labels and cluster-autoscaler's accelerator label."""
     return {**gpu_node_labels, sf.ACCELERATOR_LABEL: sf.accelerator(group.gpu_model)}
@@ -175,20 +206,38 @@ def _check_auto_mode_software(args: EksGpuClusterArgs) -> None:
                           "drop them (the DCGM exporter is fine), or use autoscaler cluster-autoscaler")
 
 
-def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[GpuGroup, ...], gpus: int) -> None:
+def gpu_labels(ng: GpuNodeGroupArgs) -> dict[str, str]:
+    """The labels every GPU node registers with: the admin's, the GPU label, and the EFA label on EFA groups."""
+    return {**ng.labels, **facts.GPU_NODE_LABELS, **(facts.EFA_NODE_LABELS if ng.efa else {})}
+
+
+def startup_taints(args: EksGpuClusterArgs) -> tuple[k8s_facts.Taint, ...]:
+    """Taints GPU nodes boot with and lose once ready: the burn-in taint, with burn-in admission on."""
+    return (k8s_facts.BURN_IN_TAINT,) if args.software.burn_in is not None else ()
+
+
+def efa_resources(efa: int) -> dict[str, int]:
+    """What an EFA node offers besides GPUs, for cluster-autoscaler's node template."""
+    return {facts.EFA_RESOURCE: efa} if efa else {}
+
+
+def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[GpuGroup, ...], gpus: int,
+                           efa: int = 0) -> None:
     """The smoke pod (GPU nodes' labels, GPU taint tolerated) must make the scaler add a node, at 1 and at
     ``gpus`` GPUs."""
     taint = k8s_facts.PLATFORMS["eks"].taint
-    labels = {**args.node_group.labels, **facts.GPU_NODE_LABELS}
+    labels = gpu_labels(args.node_group)
+    startup = startup_taints(args)
     scale_groups = []
     if mode in (sf.AUTO_MODE, sf.KARPENTER):
         scale_groups.append(ScaleGroup(sf.NODE_POOL_NAME, tuple(t for g in groups for t in g.instance_types), labels,
-                                       (taint,)))
+                                       (taint, *startup), startup_taints=startup))
         groups = ()
     for g in groups:
         node_labels = group_labels(labels, g)
-        scale_groups.append(ScaleGroup(f"gpu{g.suffix}", g.instance_types, node_labels, (taint,),
-                                       template_tags(g.gpus, node_labels, [taint])))
+        scale_groups.append(ScaleGroup(f"gpu{g.suffix}", g.instance_types, node_labels, (taint, *startup),
+                                       template_tags(g.gpus, node_labels, [taint], efa_resources(efa)),
+                                       startup_taints=startup))
     result = scale_check(mode, scale_groups, labels, [{"key": taint.key, "operator": "Exists"}], gpus)
     if not result.ok:
         raise ConfigError("autoscaler.mode (stack: gpuready:autoscaler)", mode, "; ".join(result.problems),
@@ -212,7 +261,8 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
                   tuple((r.gpu_model, r.gpu_memory_gib) for r in rows))
     ng = args.node_group
     groups = split(rows)
-    _check_scale_from_zero(args, mode, groups, max(r.gpus for r in rows))
+    efa = _check_efa(ng, mode, rows)
+    _check_scale_from_zero(args, mode, groups, max(r.gpus for r in rows), efa)
     price = {r.name: r.price_usd_hour or 0.0 for r in rows}
     if mode in (sf.AUTO_MODE, sf.KARPENTER):  # one NodePool of every type, capped at max_size nodes of the largest
         groups = (GpuGroup("", tuple(r.name for r in rows), max(r.gpus for r in rows), rows[0].gpu_model),)
@@ -221,5 +271,5 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
         max_gpus_per_node=max(r.gpus for r in rows),
         max_gpus=ng.max_size * sum(g.gpus for g in groups),
         max_usd_per_hour=round(ng.max_size * sum(max(price[t] for t in g.instance_types) for g in groups), 2),
-        groups=groups, autoscaler=mode, kubernetes_version=version,
+        groups=groups, autoscaler=mode, kubernetes_version=version, efa_interfaces=efa,
     )

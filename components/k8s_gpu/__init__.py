@@ -2,9 +2,10 @@
 feature discovery, time-slicing and MIG, tolerating the platform's GPU taint and selecting its GPU nodes."""
 
 from ..sdk import lazy_components
-from .args import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
+from .args import BurnInArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
 from .install import InstallPlan, Release, plan
 
-__all__ = ["GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs", "Release", "plan"]
+__all__ = ["BurnInArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs",
+           "Release", "plan"]
 
 __getattr__ = lazy_components(__name__, "K8sGpuSoftware")

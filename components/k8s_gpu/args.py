@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Mapping, Optional
 
 import pulumi
 
@@ -33,6 +33,19 @@ class MigArgs:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BurnInArgs:
+    """Burn-in admission: new GPU nodes boot tainted ``gpuready.io/burn-in=pending:NoSchedule``; a daemonset runs
+    the GPU probe and DCGM diagnostics on each and removes the taint on pass, or labels the node
+    ``gpuready.io/burn-in=failed`` with the reason as an annotation (the taint stays)."""
+
+    probe_files: Mapping[str, str]
+    """The probe's files by name (``core.py`` at least), shipped in a ConfigMap: gpuready's ``gpuready/probe``
+    (the stack reads them; components do not import gpuready)."""
+    dcgm_level: int = 2
+    """``dcgmi diag -r LEVEL``: 1 (seconds) to 4 (hours); 2 takes about two minutes."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class GpuSoftwareOptions:
     """What an admin chooses about the NVIDIA software on GPU nodes; the platform supplies the rest."""
 
@@ -53,6 +66,8 @@ class GpuSoftwareOptions:
     prometheus_operator: bool = False
     """Create a ServiceMonitor for the DCGM exporter. Only when the Prometheus Operator's CRDs are in the cluster:
     without them the release fails."""
+    burn_in: Optional[BurnInArgs] = None
+    """Admit new GPU nodes only after a burn-in (the platform component adds the taint to the GPU pools)."""
     namespace: str = facts.NAMESPACE
     """Namespace created for the releases, labelled privileged for Pod Security Admission."""
 

@@ -9,7 +9,8 @@ import pulumi
 from ..sdk import require
 from . import facts
 from .args import K8sGpuSoftwareArgs
-from .install import InstallPlan, plan
+from .burn_in import manifests as burn_in_manifests
+from .install import InstallPlan, node_taints, plan
 
 k8s = require("pulumi_kubernetes")
 
@@ -30,7 +31,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.install_plan = install = plan(args)
-        if not install.releases:  # e.g. GKE with its own driver, device plugin and managed DCGM: nothing to add
+        if not install.releases and args.options.burn_in is None:
+            # e.g. GKE with its own driver, device plugin and managed DCGM: nothing to add
             self.namespace = None
             self.release_names = pulumi.Output.from_input([])
             self.register_outputs({"namespace": None, "releases": [],
@@ -64,6 +66,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                 cleanup_on_fail=True,
                 timeout=900,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=quota)))
+        if args.options.burn_in is not None:
+            self._burn_in(name, args, namespace, releases)
         self.namespace = namespace.metadata.name
         self.release_names = pulumi.Output.all(*[r.name for r in releases])
         self.register_outputs({
@@ -71,3 +75,20 @@ class K8sGpuSoftware(pulumi.ComponentResource):
             "releases": self.release_names,
             "nodeSoftware": {s: install.provider(s) for s in facts.NODE_SOFTWARE},
         })
+
+    def _burn_in(self, name: str, args: K8sGpuSoftwareArgs, namespace, releases: list) -> None:
+        """The burn-in's ConfigMap, RBAC and daemonset (after the releases: it needs the device software up)."""
+        objects = burn_in_manifests(args.options.namespace, facts.PLATFORMS[args.platform], node_taints(args),
+                                    args.options.burn_in)
+        kinds = {"ConfigMap": k8s.core.v1.ConfigMap, "ServiceAccount": k8s.core.v1.ServiceAccount,
+                 "ClusterRole": k8s.rbac.v1.ClusterRole, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
+                 "DaemonSet": k8s.apps.v1.DaemonSet}
+        for obj in objects:
+            # Top-level fields are keyword arguments (snake_case); nested dicts keep the API's camelCase.
+            body = {"role_ref" if k == "roleRef" else k: v for k, v in obj.items()
+                    if k not in ("apiVersion", "kind", "metadata")}
+            metadata = dict(obj["metadata"])
+            if "namespace" in metadata:
+                metadata["namespace"] = namespace.metadata.name
+            kinds[obj["kind"]](f"{name}-burn-in-{obj['kind'].lower()}", metadata=metadata, **body,
+                               opts=pulumi.ResourceOptions(parent=self, depends_on=releases))

@@ -254,3 +254,18 @@ CHART_DAEMONSETS = MappingProxyType({
     ),
 })
 """Chart name -> the daemonsets it runs on GPU nodes."""
+
+BURN_IN_TAINT = Taint("gpuready.io/burn-in", "pending", "NoSchedule")
+"""Taint new GPU nodes boot with when burn-in admission is on: only pods that tolerate it (the NVIDIA daemonsets, the
+burn-in daemonset) run there until the burn-in removes it. Scalers treat it as a startup taint."""
+BURN_IN_LABEL = "gpuready.io/burn-in"
+"""Node label the burn-in sets: ``passed``, or ``failed`` (the taint stays, and the reason is the annotation)."""
+BURN_IN_REASON_ANNOTATION = "gpuready.io/burn-in-reason"
+DCGM_DIAG_LEVELS = (1, 2, 3, 4)
+"""``dcgmi diag -r LEVEL``: 1 quick (seconds), 2 medium (about 2 minutes, the default), 3 long, 4 extended (hours)."""
+DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"
+"""DCGM (``nv-hostengine``, ``dcgmi``): the image the pinned GPU Operator chart runs (values ``dcgm.version``)."""
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+"""What the burn-in pod keeps running once its init containers are done (a daemonset pod cannot complete)."""
+BURN_IN_NAME = "gpuready-burn-in"
+"""Name of the burn-in daemonset, its ConfigMap, ServiceAccount, ClusterRole and binding."""

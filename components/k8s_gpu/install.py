@@ -187,16 +187,24 @@ def resolve(options: GpuSoftwareOptions, image: facts.NodeImage) -> GpuSoftwareO
         dcgm_exporter=True if options.dcgm_exporter is None else options.dcgm_exporter)
 
 
+def node_taints(args: K8sGpuSoftwareArgs) -> tuple[facts.Taint, ...]:
+    """Taints a GPU node may carry besides the platform's GPU taint, which every NVIDIA daemonset tolerates: the
+    pool's own, and the burn-in taint (the burn-in needs the driver, toolkit and device plugin up)."""
+    burn_in = (facts.BURN_IN_TAINT,) if args.options.burn_in is not None else ()
+    return (*args.extra_taints, *burn_in)
+
+
 def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
     """Check ``args`` and decide the releases; raises :class:`~gpuready_components.errors.ConfigError`."""
     image = check(args)
     platform = facts.PLATFORMS[args.platform]
     options = resolve(args.options, image)
+    extra = node_taints(args)
     if options.install == "gpu-operator":
-        releases: list[Optional[Release]] = [_operator_release(options, image, platform, args.extra_taints)]
+        releases: list[Optional[Release]] = [_operator_release(options, image, platform, extra)]
     else:
-        releases = [_device_plugin_release(options, image, platform, args.extra_taints),
-                    _dcgm_exporter_release(options, image, platform, args.extra_taints)
+        releases = [_device_plugin_release(options, image, platform, extra),
+                    _dcgm_exporter_release(options, image, platform, extra)
                     if options.dcgm_exporter else None]
     installed = tuple(r for r in releases if r is not None)
     return InstallPlan(

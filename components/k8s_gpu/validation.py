@@ -125,6 +125,14 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
     if options.prometheus_operator and options.dcgm_exporter is False:
         raise ConfigError(f"{field}.prometheus_operator", True, "a ServiceMonitor needs the DCGM exporter",
                           "set dcgm_exporter true, or prometheus_operator false")
+    if options.burn_in is not None:
+        level = options.burn_in.dcgm_level
+        if level not in facts.DCGM_DIAG_LEVELS:
+            raise ConfigError(f"{field}.burn_in.dcgm_level", level, "not a dcgmi diag level",
+                              "use 1 (seconds), 2 (about two minutes, the default), 3 or 4 (hours)")
+        if "core.py" not in options.burn_in.probe_files:
+            raise ConfigError(f"{field}.burn_in.probe_files", sorted(options.burn_in.probe_files),
+                              "the burn-in runs the probe's core.py", "give gpuready/probe/core.py's text as core.py")
     if not _DNS_LABEL.match(options.namespace):
         raise ConfigError(f"{field}.namespace", options.namespace, "not a valid namespace name",
                           "use lowercase letters, digits and '-', e.g. nvidia-gpu")

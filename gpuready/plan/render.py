@@ -124,6 +124,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         reader = REGISTRY.get(args.typ)
         id_, computed = reader.stand_in(args.name, state, self.site) if reader else (None, {})
         for key, value in computed.items():
+            if isinstance(value, dict) and isinstance(state.get(key), dict):  # computed fields of an input block
+                state[key] = {**value, **state[key]}
             state.setdefault(key, value)
         return id_ or mock_id(args.typ, args.name), state
 
@@ -142,6 +144,10 @@ class PlanMocks(pulumi.runtime.Mocks):
             return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
         if args.token == "azure-native:authorization:getClientConfig":
             return dict(AZURE_CLIENT)
+        if args.token == "aws:eks/getCluster:getCluster":  # an existing cluster's network, as EKS describes it
+            name = args.args.get("name", "cluster")
+            return {"name": name, "id": name, "vpcConfig": {"vpcId": f"vpc-{name}",
+                                                            "clusterSecurityGroupId": f"sg-eks-cluster-{name}"}}
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
         return {}

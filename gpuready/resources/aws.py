@@ -184,7 +184,9 @@ class EksCluster(Resource):
         issuer = f"https://oidc.eks.{site.region}.amazonaws.com/id/{name.upper()}"
         return None, {"endpoint": f"https://{name.upper()}.gr7.{site.region}.eks.amazonaws.com",
                       "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"},
-                      "identities": [{"oidcs": [{"issuer": issuer}]}]}
+                      "identities": [{"oidcs": [{"issuer": issuer}]}],
+                      # EKS's computed network facts: the subnets' VPC and the cluster security group it creates.
+                      "vpcConfig": {"vpcId": f"vpc-{name}", "clusterSecurityGroupId": f"sg-eks-cluster-{name}"}}
 
     @property
     def public_endpoint(self) -> bool:

@@ -174,3 +174,47 @@ def test_karpenter_variant_renders_its_controller_queue_and_gpu_node_pool(tmp_pa
     assert "scale from zero: karpenter adds gpuready-gpu (g6.xlarge, 1 GPU; g6.2xlarge, 1 GPU; g6.12xlarge, " \
            "4 GPUs)" in out
     assert "chart: oci://public.ecr.aws/karpenter/karpenter 1.13.0" in out and " 0 mandatory " in out
+
+
+EFA = {"gpuready:efa": True, "gpuready:instanceTypes": ["p4d.24xlarge"]}
+
+
+def test_efa_variant_puts_the_gpu_nodes_in_one_private_subnet_and_exports_the_fabric(tmp_path, capsys):
+    rendering = _render(**EFA)
+    assert rendering.outputs["gpuFabric"] == "efa"
+    assert "gpuFabric" not in _render().outputs  # TCP sockets: the output is absent
+    (ng,) = [r for r in rendering.of_type("aws:eks/nodeGroup:NodeGroup") if r.name == "eks-gpu"]
+    private = sorted(mock_id(s.type, s.name) for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name)
+    assert len(ng.inputs["subnetIds"]) == 1 and ng.inputs["subnetIds"][0] in private
+    (sg,) = rendering.of_type("aws:ec2/securityGroup:SecurityGroup")
+    assert sg.inputs["vpcId"] == "vpc-eks"  # the cluster's VPC, as EKS reports it (plan's stand-in)
+    path = tmp_path / "Pulumi.eks-efa.yaml"
+    path.write_text((ROOT / "stacks" / "Pulumi.eks.yaml").read_text().replace(
+        "    - g6.xlarge\n    - g6.2xlarge\n    - g6.12xlarge\n", "    - p4d.24xlarge\n") + "  gpuready:efa: true\n")
+    assert main(["plan", "--stack-file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "chart: aws-efa-k8s-device-plugin v0.5.30" in out and " 0 mandatory " in out
+
+
+@pytest.mark.parametrize("changes,field,words", [
+    ({"gpuready:efa": True}, "gpuready:instanceTypes", "no EFA"),
+    ({**EFA, "gpuready:autoscaler": "karpenter"}, "gpuready:efa", "cluster-autoscaler"),
+])
+def test_efa_mistakes_name_the_key(changes, field, words):
+    with pytest.raises(ConfigError) as error:
+        _render(**changes)
+    assert error.value.field == field and words in str(error.value)
+
+
+def test_burn_in_ships_the_installed_probe_and_names_its_keys():
+    from importlib import resources
+
+    rendering = _render(**{"gpuready:burnIn": True, "gpuready:burnInDcgmLevel": 1})
+    (config_map,) = [r for r in rendering.of_type("kubernetes:core/v1:ConfigMap")
+                     if r.inputs["metadata"]["name"] == "gpuready-burn-in"]
+    assert config_map.inputs["data"]["core.py"] == resources.files("gpuready.probe").joinpath("core.py").read_text()
+    (ds,) = rendering.of_type("kubernetes:apps/v1:DaemonSet")
+    assert "dcgmi diag -r 1 " in ds.inputs["spec"]["template"]["spec"]["initContainers"][1]["command"][-1]
+    with pytest.raises(ConfigError) as error:
+        _render(**{"gpuready:burnInDcgmLevel": 7, "gpuready:burnIn": True})
+    assert error.value.field == "gpuready:burnInDcgmLevel"

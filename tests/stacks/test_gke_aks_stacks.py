@@ -151,3 +151,10 @@ def test_gke_private_nodes_get_cloud_nat_on_the_network_the_stack_creates(capsys
         _render("gke", **{"gpuready:existingCluster": "prod", "gpuready:kubeconfig": "x",
                           "gpuready:apiAllowedCidrs": None, "gpuready:cloudNat": False})
     assert error.value.field == "gpuready:cloudNat"
+
+
+@pytest.mark.parametrize("stack", ["gke", "aks"])
+def test_burn_in_is_refused_where_the_stack_does_not_taint_the_pool(stack):
+    with pytest.raises(ConfigError) as error:
+        _render(stack, **{"gpuready:burnIn": True})
+    assert error.value.field == "gpuready:burnIn" and "eks" in error.value.fix

@@ -32,6 +32,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "eks-bottlerocket": ("eks", {"gpuready:amiType": "BOTTLEROCKET_x86_64_NVIDIA"}),
     "eks-karpenter": ("eks", {"gpuready:autoscaler": "karpenter"}),
     "eks-auto-mode": ("eks", {"gpuready:autoscaler": "auto-mode"}),
+    "eks-burn-in": ("eks", {"gpuready:burnIn": True}),
+    "eks-burn-in-gpu-operator": ("eks", {"gpuready:burnIn": True, "gpuready:install": "gpu-operator"}),
+    "eks-efa": ("eks", {"gpuready:burnIn": True, "gpuready:efa": True,
+                        "gpuready:instanceTypes": ["p4d.24xlarge", "p4de.24xlarge"]}),
     "gke": ("gke", {}),
     "gke-dcgm-chart": ("gke", {"gpuready:managedDcgm": False}),
     "gke-gpu-operator-gke-driver": ("gke", {"gpuready:install": "gpu-operator"}),
@@ -60,6 +64,7 @@ configure it (``sources.pci.deviceLabelFields: [vendor]``)."""
 OPERATOR_GPU_LABELS = ({"nvidia.com/gpu.present": "true"}, NFD_LABELS)
 """The GPU Operator labels a node ``nvidia.com/gpu.deploy.<operand>=true`` (its operands' nodeSelector) when it
 carries either of these (gpu-operator controllers/state_manager.go, gpuStateLabels)."""
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 UNMODELLED = "<not modelled>"
 """A label value no selector names: ``Exists`` matches it, ``In`` does not."""
 PLATFORM_GPU_NODE = {
@@ -150,8 +155,11 @@ def gpu_nodes(rendering: Rendering) -> list[GpuNode]:
                 taints.append(Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"))
         else:
             continue
-        nodes.append(GpuNode(r.name, {**platform_labels, **labels},
-                             taints + [t for t in platform_taints if t not in taints]))
+        # kubelet labels each node with its instance type (well-known label): one node per type the pool launches.
+        types = i.get("instanceTypes") if r.type == "aws:eks/nodeGroup:NodeGroup" else None
+        for instance_labels in [{INSTANCE_TYPE_LABEL: t} for t in types] if types else [{}]:
+            nodes.append(GpuNode(r.name, {**platform_labels, **instance_labels, **labels},
+                                 taints + [t for t in platform_taints if t not in taints]))
     assert nodes, "no GPU pool found"
     return nodes
 
@@ -318,3 +326,53 @@ def test_a_daemonset_whose_labels_gpu_nodes_lack_is_caught():
         props["labels"].pop("nvidia.com/gpu.present")
     broken = render_stack("eks", break_resource("aws:eks/nodeGroup:NodeGroup", unlabelled, "eks-gpu"))
     assert any(e.startswith("nvidia-device-plugin on eks-gpu") for e in unreached(broken))
+
+
+def test_the_efa_device_plugin_reaches_every_efa_node():
+    """The real chart's DaemonSet (its own instance-type affinity included) lands on every type of the EFA pool
+    despite the GPU taint, so pods can ask for vpc.amazonaws.com/efa."""
+    rendering = rendered("eks-efa")
+    (plugin,) = [w for w in workloads(rendering) if w.name == "aws-efa-k8s-device-plugin"]
+    nodes = gpu_nodes(rendering)
+    assert {n.labels[INSTANCE_TYPE_LABEL] for n in nodes} == {"p4d.24xlarge", "p4de.24xlarge"}
+    for node in nodes:
+        assert schedulable(plugin.pod, node.labels, node.taints), node
+
+
+def test_an_efa_device_plugin_without_the_gpu_toleration_is_caught():
+    broken = render_stack("eks", _values("aws-efa-k8s-device-plugin", lambda v: v.update(tolerations=[])),
+                          **VARIANTS["eks-efa"][1])
+    assert any(e.startswith("aws-efa-k8s-device-plugin on eks-gpu (untolerated: nvidia.com/gpu=true:NoSchedule")
+               for e in unreached(broken))
+
+
+def test_an_efa_type_the_chart_does_not_know_is_caught():
+    """The chart selects EFA nodes by its own list of instance types: a type missing there gets no EFA plugin."""
+    def forget(props):
+        if props["chart"] == "aws-efa-k8s-device-plugin":
+            props["values"]["supportedInstanceLabels"] = {"keys": [INSTANCE_TYPE_LABEL], "values": ["p5.48xlarge"]}
+    broken = render_stack("eks", break_resource(RELEASE, forget), **VARIANTS["eks-efa"][1])
+    assert any(e.startswith("aws-efa-k8s-device-plugin on eks-gpu") for e in unreached(broken))
+
+
+@pytest.mark.parametrize("variant", ["eks-burn-in", "eks-burn-in-gpu-operator", "eks-efa"])
+def test_the_burn_in_daemonset_reaches_every_gpu_node_and_only_patches_nodes(variant):
+    """Every GPU node boots with the burn-in taint (test_every_gpu_daemonset_reaches_every_gpu_node proves the NVIDIA
+    and EFA daemonsets tolerate it); the burn-in's own daemonset lands there too, with get/patch on nodes only."""
+    rendering = rendered(variant)
+    objects = {obj["kind"]: obj for obj in stack_objects(rendering)
+               if obj["metadata"].get("name") == "gpuready-burn-in"}
+    pod = objects["DaemonSet"]["spec"]["template"]["spec"]
+    for node in gpu_nodes(rendering):
+        assert Taint("gpuready.io/burn-in", "pending", "NoSchedule") in node.taints
+        assert schedulable(pod, node.labels, node.taints), node
+    assert objects["ClusterRole"]["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+    assert pod["serviceAccountName"] == objects["ClusterRoleBinding"]["subjects"][0]["name"]
+
+
+def test_a_device_plugin_that_does_not_tolerate_burn_in_is_caught():
+    def narrow(values):
+        values["tolerations"] = [t for t in values["tolerations"] if t["key"] != "gpuready.io/burn-in"]
+    broken = render_stack("eks", _values("nvidia-device-plugin", narrow), **VARIANTS["eks-burn-in"][1])
+    assert any(e.startswith("nvidia-device-plugin on eks-gpu (untolerated: gpuready.io/burn-in=pending:NoSchedule")
+               for e in unreached(broken))

@@ -1,0 +1,79 @@
+"""Burn-in admission's Kubernetes objects: pure data, no Pulumi (the component declares them, tests validate them
+against Kubernetes' OpenAPI schemas).
+
+The daemonset runs on every GPU node (tolerating the burn-in taint and the node's others): init containers check
+that the node is still pending, run DCGM's diagnostics, then the probe and the verdict, which untaints or labels
+the node (``burn_in_agent.py``); a pause container then holds nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..batch_gpu.facts import SMOKE_IMAGE
+from . import facts
+from .args import BurnInArgs
+from .install import gpu_node_affinity, gpu_toleration
+
+AGENT = "burn_in_agent.py"
+
+
+def agent_source() -> str:
+    """The admission script shipped in the ConfigMap (a file of this package, not imported)."""
+    return (Path(__file__).parent / AGENT).read_text()
+
+
+def dcgm_command(level: int) -> str:
+    """Start DCGM's host engine and run its diagnostics, keeping the output and exit status for the verdict."""
+    return ("[ -f /results/skip ] && exit 0; nv-hostengine; "
+            f"dcgmi diag -r {level} > /results/dcgm.txt 2>&1; echo $? > /results/dcgm.rc; cat /results/dcgm.txt")
+
+
+def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.Taint],
+              burn_in: BurnInArgs) -> list[dict[str, Any]]:
+    """ConfigMap, ServiceAccount, ClusterRole (get and patch nodes, nothing else), ClusterRoleBinding, DaemonSet.
+    ``taints``: every taint a GPU node may carry besides the platform's (the burn-in taint among them)."""
+    name = facts.BURN_IN_NAME
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "gpuready"}
+    meta = {"name": name, "namespace": namespace, "labels": labels}
+    files = {**{k: v for k, v in sorted(burn_in.probe_files.items())}, AGENT: agent_source()}
+    gpu_env = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+               {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+               {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+    mounts = [{"name": "results", "mountPath": "/results"}]
+    scripts = [{"name": "scripts", "mountPath": "/gpuready", "readOnly": True}]
+    agent = ["python3", f"/gpuready/{AGENT}"]
+    pod = {
+        "serviceAccountName": name,
+        "priorityClassName": "system-node-critical",
+        "tolerations": [gpu_toleration(t) for t in (platform.taint, *taints)],
+        "affinity": gpu_node_affinity(platform),
+        "initContainers": [
+            {"name": "check", "image": SMOKE_IMAGE, "command": [*agent, "check"], "env": gpu_env[2:],
+             "volumeMounts": mounts + scripts},
+            {"name": "dcgm-diag", "image": facts.DCGM_IMAGE, "command": ["sh", "-c", dcgm_command(burn_in.dcgm_level)],
+             "env": gpu_env, "securityContext": {"privileged": True}, "volumeMounts": mounts},
+            {"name": "probe", "image": SMOKE_IMAGE, "command": [*agent, "admit"], "env": gpu_env,
+             "securityContext": {"privileged": True}, "volumeMounts": mounts + scripts},
+        ],
+        "containers": [{"name": "hold", "image": facts.PAUSE_IMAGE,
+                        "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}}}],
+        "volumes": [{"name": "results", "emptyDir": {}},
+                    {"name": "scripts", "configMap": {"name": name}}],
+    }
+    return [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": files},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": name, "labels": labels},
+         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": name, "labels": labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]},
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta,
+         "spec": {"selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+                  "updateStrategy": {"type": "RollingUpdate"},
+                  "template": {"metadata": {"labels": labels}, "spec": pod}}},
+    ]

@@ -1,0 +1,107 @@
+"""Burn-in admission: its Kubernetes objects against the OpenAPI schemas, the NVIDIA daemonsets tolerating its
+taint, the admission script's verdict and node patch, and what is refused."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import kubernetes_validate
+import pytest
+
+from gpuready_components.errors import ConfigError
+from gpuready_components.k8s_gpu import BurnInArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, plan
+from gpuready_components.k8s_gpu import burn_in_agent as agent
+from gpuready_components.k8s_gpu import facts
+from gpuready_components.k8s_gpu.burn_in import manifests
+from gpuready_components.k8s_gpu.scheduling import schedulable, tolerates
+
+BURN_IN = BurnInArgs(probe_files={"core.py": "print('probe')\n"})
+TAINT = facts.BURN_IN_TAINT
+
+
+def _objects(platform="eks", level=2):
+    return {o["kind"]: o for o in manifests("nvidia-gpu", facts.PLATFORMS[platform], (TAINT,),
+                                           dataclasses.replace(BURN_IN, dcgm_level=level))}
+
+
+@pytest.mark.parametrize("platform", sorted(facts.PLATFORMS))
+def test_objects_are_valid_kubernetes_objects(platform):
+    for obj in _objects(platform).values():
+        kubernetes_validate.validate(obj, "1.34.0", strict=True)
+
+
+def test_the_daemonset_runs_on_pending_gpu_nodes_only_and_diagnoses_at_the_level_asked():
+    objects = _objects(level=3)
+    pod = objects["DaemonSet"]["spec"]["template"]["spec"]
+    gpu = facts.PLATFORMS["eks"]
+    assert schedulable(pod, dict(gpu.boot_labels), [gpu.taint, TAINT])
+    assert not schedulable(pod, {"kubernetes.io/os": "linux"}, [])  # CPU nodes: not selected
+    diag = next(c for c in pod["initContainers"] if c["name"] == "dcgm-diag")
+    assert "dcgmi diag -r 3 " in diag["command"][-1] and diag["image"] == facts.DCGM_IMAGE
+    assert [c["name"] for c in pod["initContainers"]] == ["check", "dcgm-diag", "probe"]
+    assert set(objects["ConfigMap"]["data"]) == {"core.py", "burn_in_agent.py"}
+
+
+def test_rbac_gets_and_patches_nodes_and_nothing_else():
+    objects = _objects()
+    assert objects["ClusterRole"]["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+    binding = objects["ClusterRoleBinding"]
+    assert binding["roleRef"]["name"] == objects["ClusterRole"]["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": objects["ServiceAccount"]["metadata"]["name"],
+                                    "namespace": "nvidia-gpu"}]
+
+
+@pytest.mark.parametrize("install", ["device-plugin", "gpu-operator"])
+def test_every_nvidia_daemonset_tolerates_the_burn_in_taint(install):
+    """Else the burn-in would wait for a device plugin that never comes."""
+    args = K8sGpuSoftwareArgs(platform="eks", node_image="eks/AL2023_x86_64_NVIDIA",
+                              options=GpuSoftwareOptions(install=install, burn_in=BURN_IN))
+    for release in plan(args).releases:
+        values = release.values
+        lists = [values.get("tolerations"), (values.get("daemonsets") or {}).get("tolerations")]
+        assert any(tolerates(t, TAINT) for t in lists if t), release.key
+    without = plan(dataclasses.replace(args, options=GpuSoftwareOptions(install=install)))
+    assert not any(tolerates(r.values.get("tolerations"), TAINT) for r in without.releases)
+
+
+@pytest.mark.parametrize("burn_in,field", [
+    (dataclasses.replace(BURN_IN, dcgm_level=5), "options.burn_in.dcgm_level"),
+    (BurnInArgs(probe_files={}), "options.burn_in.probe_files"),
+])
+def test_impossible_burn_ins_are_refused(burn_in, field):
+    with pytest.raises(ConfigError) as error:
+        plan(K8sGpuSoftwareArgs(platform="eks", node_image="eks/AL2023_x86_64_NVIDIA",
+                                options=GpuSoftwareOptions(burn_in=burn_in)))
+    assert error.value.field == field
+
+
+@pytest.mark.parametrize("report,status,output,passed,words", [
+    ({"verdict": "pass", "checks": []}, 0, "", True, ""),
+    ({"verdict": "warn", "checks": []}, 0, "", True, ""),
+    ({"verdict": "fail", "checks": [{"name": "gpu0.xid", "verdict": "fail", "required": True}]}, 0, "", False,
+     "probe failed: gpu0.xid"),
+    ({"verdict": "pass", "checks": []}, 226, "| Memory | Fail - GPU 3 |\n| PCIe | Pass |", False,
+     "dcgmi diag exited 226: | Memory | Fail - GPU 3 |"),
+    (None, 0, "", False, "no report"),
+])
+def test_the_verdict_names_what_failed(report, status, output, passed, words):
+    ok, reason = agent.verdict(report, status, output)
+    assert ok is passed and words in reason
+
+
+def test_a_pass_removes_only_the_burn_in_taint_and_a_fail_keeps_it(monkeypatch):
+    sent = []
+    monkeypatch.setattr(agent, "_api", lambda method, path, body=None, kind="": sent.append((method, path, body)))
+    node = {"metadata": {"resourceVersion": "7"}, "spec": {"taints": [
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+        {"key": TAINT.key, "value": TAINT.value, "effect": TAINT.effect}]}}
+    agent.patch("n1", node, True, "")
+    agent.patch("n1", node, False, "dcgmi diag exited 226")
+    (_, path, passed), (_, _, failed) = sent
+    assert path == "/api/v1/nodes/n1"
+    assert passed["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+    assert passed["metadata"]["labels"] == {"gpuready.io/burn-in": "passed"}
+    assert passed["metadata"]["resourceVersion"] == "7"  # a concurrent change is a conflict, retried
+    assert "spec" not in failed
+    assert failed["metadata"]["labels"] == {"gpuready.io/burn-in": "failed"}
+    assert failed["metadata"]["annotations"] == {"gpuready.io/burn-in-reason": "dcgmi diag exited 226"}

@@ -122,7 +122,7 @@ class EksGpuCluster(GpuCluster):
             self.autoscaler = autoscaler.install(self, name, cluster_name, region, cap.kubernetes_version, selector,
                                                  system_nodes, tags, provider, startup_taints(args))
         if cap.efa_interfaces:
-            self.gpu_fabric = "efa"
+            self.gpu_fabric, self.gpu_efa_interfaces = "efa", cap.efa_interfaces
             self._efa_device_plugin(name, args, provider, gpu_capacity)
         self.software = K8sGpuSoftware(
             f"{name}-gpu-software",

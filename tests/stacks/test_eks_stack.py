@@ -182,6 +182,7 @@ EFA = {"gpuready:efa": True, "gpuready:instanceTypes": ["p4d.24xlarge"]}
 def test_efa_variant_puts_the_gpu_nodes_in_one_private_subnet_and_exports_the_fabric(tmp_path, capsys):
     rendering = _render(**EFA)
     assert rendering.outputs["gpuFabric"] == "efa"
+    assert rendering.outputs["gpuEfaInterfaces"] == 4  # p4d.24xlarge: what the multi-node pods ask for
     assert "gpuFabric" not in _render().outputs  # TCP sockets: the output is absent
     (ng,) = [r for r in rendering.of_type("aws:eks/nodeGroup:NodeGroup") if r.name == "eks-gpu"]
     private = sorted(mock_id(s.type, s.name) for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name)

@@ -1,9 +1,8 @@
-"""NCCL across nodes: the launcher every node of a gang job runs, the all-reduce worker, and the verdicts.
+"""NCCL across nodes: the launcher every node of a gang job runs (``launch``: the node's probe, then ``torchrun``
+running ``worker`` on every GPU; the main node prints one report line), the all-reduce worker, and the verdicts.
 
-Standard library only at import (torch is imported inside the worker); shipped beside ``core.py`` as plain files.
-``launch`` runs on every node: the node's probe (``core``), then ``torchrun`` with this file's ``worker`` on all GPUs
-of all nodes; the main node prints one ``REPORT_MARKER`` line. ``GPUREADY_TORCHRUN`` (a command line) replaces
-``python -m torch.distributed.run``, which is how the tests run the launcher without torch.
+Standard library only at import; shipped beside ``core.py``. ``GPUREADY_TORCHRUN`` replaces ``python -m
+torch.distributed.run`` (the tests' stand-in). Keep it lean: a Batch job definition (24 KiB) carries both files.
 """
 
 from __future__ import annotations
@@ -160,21 +159,18 @@ class RendezvousError(Exception):
 
 
 def own_address():
-    """This node's address on its default route (no packet is sent), else what its hostname resolves to."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe_socket:
+    """This node's address on its default route (a UDP connect sends nothing), else its hostname's."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
         try:
-            probe_socket.connect(("10.255.255.255", 1))
-            return probe_socket.getsockname()[0]
+            udp.connect(("10.255.255.255", 1))
+            return udp.getsockname()[0]
         except OSError:
             return socket.gethostbyname(socket.gethostname())
 
 
 def rendezvous(env, nodes, main_address=None):
-    """(node rank, main node address) from AWS Batch's multi-node variables or a Kubernetes Indexed Job's index.
-
-    Batch: rank 0 is ``AWS_BATCH_JOB_MAIN_NODE_INDEX``; only the other nodes get
-    ``AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS``, the main node listens on its own address.
-    Kubernetes: ``JOB_COMPLETION_INDEX`` is the rank, ``main_address`` (pod 0's Service name) the main node."""
+    """(node rank, main node address). Batch: the main node is rank 0 and listens on its own address (only child
+    nodes get one). Kubernetes: the Indexed Job's index, and ``main_address``, pod 0's Service name."""
     if "AWS_BATCH_JOB_NODE_INDEX" in env:
         total = int(env.get("AWS_BATCH_JOB_NUM_NODES", nodes))
         if total != nodes:
@@ -197,11 +193,9 @@ def rendezvous(env, nodes, main_address=None):
 
 
 def torchrun_env(env):
-    """The job's environment with NCCL's INFO lines on (the transport verdict reads them; TRACE includes them)."""
-    env = dict(env)
-    if env.get("NCCL_DEBUG", "").upper() not in ("INFO", "TRACE"):
-        env["NCCL_DEBUG"] = "INFO"
-    return env
+    """The job's environment with NCCL's INFO lines on (TRACE has them too): the transport verdict reads them."""
+    keep = env.get("NCCL_DEBUG", "").upper() in ("INFO", "TRACE")
+    return {**env, "NCCL_DEBUG": env["NCCL_DEBUG"] if keep else "INFO"}
 
 
 def stream(command, env, timeout, out=None):
@@ -227,13 +221,8 @@ def stream(command, env, timeout, out=None):
         code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         code = None
-        for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
-            try:
-                os.killpg(process.pid, sig)
-                process.wait(timeout=grace)
-                break
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                continue
+        os.killpg(process.pid, signal.SIGKILL)  # torchrun and its workers: one session
+        process.wait()
     reader.join(timeout=5)
     return code, "".join(nccl_lines), list(tail)
 
@@ -263,41 +252,41 @@ def assemble(result, nodes, gpus_per_node, log_text, error=None):
             "error": error}
 
 
-def launch(args, env=None, torchrun=None):
-    env = os.environ if env is None else env
+def _say(text):
+    print(f"gpuready nccl: {text}", file=sys.stderr, flush=True)
+
+
+def _print_report(report):
+    print(REPORT_MARKER + json.dumps(report, separators=(",", ":")), flush=True)
+
+
+def launch(args):
+    env = os.environ
     try:
         rank, address = rendezvous(env, args.nodes, args.main_address)
     except (RendezvousError, ValueError) as e:
-        report = assemble(None, args.nodes, args.gpus_per_node, "", f"rendezvous: {e}")
-        print(REPORT_MARKER + json.dumps(report), flush=True)
+        _print_report(assemble(None, args.nodes, args.gpus_per_node, "", f"rendezvous: {e}"))
         return 2
     try:
         print(core.report_line(core.probe(gpus_expected=args.gpus_per_node, quick=not args.full)), flush=True)
-    except Exception as e:  # noqa: BLE001 (the all-reduce still says what the node can do)
-        print(f"gpuready nccl: the probe failed on node {rank}: {e!r}", file=sys.stderr, flush=True)
-    folder = tempfile.mkdtemp(prefix="gpuready-nccl-")
-    path = os.path.join(folder, "result.json")
+    except Exception as e:  # noqa: BLE001 (the all-reduce still tells what the node can do)
+        _say(f"the probe failed: {e!r}")
+    path = os.path.join(tempfile.mkdtemp(prefix="gpuready-nccl-"), "result.json")
     nbytes, iters = (2 * GIB, 20) if args.full else (GIB, 5)
-    base = torchrun or shlex.split(env.get("GPUREADY_TORCHRUN", "")) or [sys.executable, "-m",
-                                                                         "torch.distributed.run"]
-    command = [*base, "--nnodes", str(args.nodes), "--nproc-per-node", str(args.gpus_per_node),
-               "--node-rank", str(rank), "--master-addr", address, "--master-port", str(args.port),
-               "--rdzv-conf", f"timeout={args.rendezvous_timeout}", os.path.abspath(__file__), "worker",
-               "--result", path, "--bytes", str(nbytes), "--iters", str(iters),
-               "--timeout", str(args.rendezvous_timeout)]
-    print(f"gpuready nccl: node {rank} of {args.nodes}, main node {address}:{args.port}", file=sys.stderr,
-          flush=True)
+    base = shlex.split(env.get("GPUREADY_TORCHRUN", "")) or [sys.executable, "-m", "torch.distributed.run"]
+    wait = str(args.rendezvous_timeout)
+    command = [*base, "--nnodes", str(args.nodes), "--nproc-per-node", str(args.gpus_per_node), "--node-rank",
+               str(rank), "--master-addr", address, "--master-port", str(args.port), "--rdzv-conf", "timeout=" + wait,
+               os.path.abspath(__file__), "worker", "--result", path, "--bytes", str(nbytes), "--iters", str(iters),
+               "--timeout", wait]
+    _say(f"node {rank} of {args.nodes}, main node {address}:{args.port}")
     code, log_text, tail = stream(command, torchrun_env(env), args.timeout)
-    if code is None:
-        error = (f"no result within {args.timeout} s: a node never joined the rendezvous at {address}:{args.port} "
-                 f"or NCCL hung ({_last_complaint(tail)})")
-    elif code != 0:
-        error = f"torchrun exited {code} on node {rank}: {_last_complaint(tail)}"
-    else:
-        error = None
+    error = None if code == 0 else f"torchrun exited {code} on node {rank}: {_last_complaint(tail)}" if code else \
+        f"no result within {args.timeout} s: a node never joined {address}:{args.port} or NCCL hung " \
+        f"({_last_complaint(tail)})"
     if rank != 0:
         if error:
-            print(f"gpuready nccl: {error}", file=sys.stderr, flush=True)
+            _say(error)
         return 0 if error is None else 1
     try:
         with open(path) as f:
@@ -307,9 +296,9 @@ def launch(args, env=None, torchrun=None):
     if not isinstance(result, dict):
         result, error = None, error or "torchrun exited 0 but the all-reduce worker wrote no result"
     report = assemble(result, args.nodes, args.gpus_per_node, log_text, error)
-    print(REPORT_MARKER + json.dumps(report, separators=(",", ":")), flush=True)
+    _print_report(report)
     for c in checks(report, nodes=args.nodes, expected_transport=args.transport, instance_type=args.instance_type):
-        print(f"gpuready nccl: {c['name']} {c['verdict']} {c['measured']} {c['detail']}".rstrip(), file=sys.stderr)
+        _say(f"{c['name']} {c['verdict']} {c['measured']} {c['detail']}".rstrip())
     return 0 if report["error"] is None and report["correct"] else 1
 
 
@@ -356,19 +345,19 @@ def worker(args):
 
 
 def parser():
-    top = argparse.ArgumentParser(prog="nccl.py", description="NCCL all-reduce across the nodes of a gang job")
+    top = argparse.ArgumentParser(prog="nccl.py")
     sub = top.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("launch", help="run on every node of the job")
+    run = sub.add_parser("launch")
     run.add_argument("--nodes", type=int, required=True)
     run.add_argument("--gpus-per-node", type=int, required=True)
-    run.add_argument("--main-address", help="the main node (Kubernetes: pod 0's headless Service name)")
+    run.add_argument("--main-address")
     run.add_argument("--port", type=int, default=29500)
     run.add_argument("--transport", choices=("efa", "ib", "socket", "tcpx", "tcpxo"))
     run.add_argument("--instance-type")
-    run.add_argument("--full", action="store_true", help="2 GiB messages, 20 iterations (default: 1 GiB, 5)")
-    run.add_argument("--rendezvous-timeout", type=int, default=600, help="seconds to wait for every node")
-    run.add_argument("--timeout", type=int, default=1800, help="seconds for the whole all-reduce run")
-    work = sub.add_parser("worker", help="one rank, under torchrun")
+    run.add_argument("--full", action="store_true")  # 2 GiB messages, 20 iterations (default: 1 GiB, 5)
+    run.add_argument("--rendezvous-timeout", type=int, default=600)  # seconds for every node to arrive
+    run.add_argument("--timeout", type=int, default=1800)  # seconds for the whole run
+    work = sub.add_parser("worker")
     work.add_argument("--result", required=True)
     work.add_argument("--bytes", type=int, required=True)
     work.add_argument("--iters", type=int, required=True)

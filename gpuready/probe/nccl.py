@@ -42,6 +42,7 @@ TYPICAL_BUS_BANDWIDTH = {
     "p5e.48xlarge": (443.72, 8, 2 * GIB),
 }
 
+
 def find_report(text):
     """The last NCCL report in ``text`` (the main node's logs), or None."""
     for line in reversed(text.splitlines()):

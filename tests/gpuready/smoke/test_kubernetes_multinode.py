@@ -144,14 +144,13 @@ def test_gang_pods_land_on_each_platforms_gpu_nodes(platform):
 
 @pytest.fixture
 def nccl_checks(monkeypatch):
-    """FAKE of nccl.checks (branch nccl implements it; here it raises NotImplementedError): one check passing
-    when the main node's report is there, recording what it was asked."""
-    asked = []
+    """What the target asks of the real nccl.checks, recorded."""
+    asked, real = [], nccl.checks
 
-    def fake(report, *, nodes, expected_transport, instance_type=None):
+    def recorded(report, *, nodes, expected_transport, instance_type=None):
         asked.append({"report": report, "nodes": nodes, "expected_transport": expected_transport})
-        return [core.check("nccl_report", core.PASS if report else core.FAIL)]
-    monkeypatch.setattr(nccl, "checks", fake)
+        return real(report, nodes=nodes, expected_transport=expected_transport, instance_type=instance_type)
+    monkeypatch.setattr(nccl, "checks", recorded)
     return asked
 
 
@@ -189,7 +188,8 @@ def test_two_pods_on_two_nodes_pass_and_everything_is_deleted(kube, fake_smi, nc
     assert sorted(server.deleted) == [("ConfigMap", name), ("Job", name), ("Service", name)]
     verdicts = _verdicts(result)
     assert [verdicts[k] for k in ("pool_size", "pods_ran", "distinct_hosts", "node0.probe_report",
-                                  "node1.probe_report", "nccl_report")] == ["pass"] * 6
+                                  "node1.probe_report", "nccl_hosts", "nccl_all_reduce_correct", "nccl_transport",
+                                  "nccl_bus_bandwidth")] == ["pass"] * 9
     assert any(k.startswith("node1.gpu0.") for k in verdicts)
     assert [(n["index"], n["node"], n["phase"]) for n in result.job["nodes"]] == \
         [(0, "ip-10-0-1-1", "Succeeded"), (1, "ip-10-0-1-2", "Succeeded")]

@@ -274,12 +274,13 @@ def launch(args):
         _say(f"the probe failed: {e!r}")
     path = os.path.join(tempfile.mkdtemp(prefix="gpuready-nccl-"), "result.json")
     nbytes, iters = (2 * GIB, 20) if args.full else (GIB, 5)
+    nbytes = args.message_mib * 2**20 if args.message_mib else nbytes
     base = shlex.split(env.get("GPUREADY_TORCHRUN", "")) or [sys.executable, "-m", "torch.distributed.run"]
     wait = str(args.rendezvous_timeout)
     command = [*base, "--nnodes", str(args.nodes), "--nproc-per-node", str(args.gpus_per_node), "--node-rank",
                str(rank), "--master-addr", address, "--master-port", str(args.port), "--rdzv-conf", "timeout=" + wait,
                os.path.abspath(__file__), "worker", "--result", path, "--bytes", str(nbytes), "--iters", str(iters),
-               "--timeout", wait]
+               "--timeout", wait, "--backend", args.backend]
     _say(f"node {rank} of {args.nodes}, main node {address}:{args.port}")
     code, log_text, tail = stream(command, torchrun_env(env), args.timeout)
     error = None if code == 0 else f"torchrun exited {code} on node {rank}: {_last_complaint(tail)}" if code else \
@@ -305,39 +306,56 @@ def launch(args):
 
 # --- the worker (every GPU, under torchrun) ----------------------------------------------------------------------
 
+HOSTNAME_BYTES = 255
+"""Longest hostname (RFC 1123); gathered as fixed-size byte tensors, since all_gather_object needs numpy."""
+
+
+def _gather_hostnames(torch, dist, world, device):
+    """Every rank's hostname, in rank order."""
+    mine = socket.gethostname().encode()[:HOSTNAME_BYTES].ljust(HOSTNAME_BYTES, b"\0")
+    local = torch.tensor(list(mine), dtype=torch.uint8, device=device)
+    gathered = [torch.empty_like(local) for _ in range(world)]
+    dist.all_gather(gathered, local)
+    return [bytes(t.tolist()).rstrip(b"\0").decode(errors="replace") for t in gathered]
+
+
 def worker(args):
     import datetime
 
     import torch
     import torch.distributed as dist
 
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-    dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=args.timeout))
+    gpu = args.backend == "nccl"
+    device = "cuda" if gpu else "cpu"
+    if gpu:
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
+    dist.init_process_group(args.backend, timeout=datetime.timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
-    hosts = [None] * world
-    dist.all_gather_object(hosts, socket.gethostname())
-    ones = torch.full((2**20,), float(rank + 1), device="cuda")
+    hosts = _gather_hostnames(torch, dist, world, device)
+    ones = torch.full((2**20,), float(rank + 1), device=device)
     dist.all_reduce(ones)
-    correct = torch.tensor([int(bool((ones == world * (world + 1) / 2).all()))], device="cuda")
+    correct = torch.tensor([int(bool((ones == world * (world + 1) / 2).all()))], device=device)
     dist.all_reduce(correct, op=dist.ReduceOp.MIN)
-    data = torch.zeros(args.bytes // 4, dtype=torch.float32, device="cuda")
+    data = torch.zeros(args.bytes // 4, dtype=torch.float32, device=device)
     for _ in range(max(2, args.iters // 4)):
         dist.all_reduce(data)
-    torch.cuda.synchronize()
+    sync()
     dist.barrier()
     start = time.perf_counter()
     for _ in range(args.iters):
         dist.all_reduce(data)
-    torch.cuda.synchronize()
-    seconds = torch.tensor([(time.perf_counter() - start) / args.iters], dtype=torch.float64, device="cuda")
+    sync()
+    seconds = torch.tensor([(time.perf_counter() - start) / args.iters], dtype=torch.float64, device=device)
     dist.all_reduce(seconds, op=dist.ReduceOp.MAX)  # the slowest rank's time, as the job sees it
     if rank == 0:
         algbw, busbw = bandwidth(args.bytes, float(seconds), world)
-        version = torch.cuda.nccl.version()
+        version = torch.cuda.nccl.version() if gpu else None
         result = {"world_size": world, "hosts": list(dict.fromkeys(hosts)), "correct": bool(correct.item()),
                   "bytes": args.bytes, "seconds": float(seconds), "algbw_gbps": round(algbw, 2),
-                  "busbw_gbps": round(busbw, 2),
-                  "nccl_version": ".".join(map(str, version)) if isinstance(version, tuple) else str(version)}
+                  "busbw_gbps": round(busbw, 2), "backend": args.backend,
+                  "nccl_version": (".".join(map(str, version)) if isinstance(version, tuple) else str(version))
+                  if gpu else None}
         with open(args.result + ".tmp", "w") as f:
             json.dump(result, f)
         os.replace(args.result + ".tmp", args.result)
@@ -358,11 +376,15 @@ def parser():
     run.add_argument("--full", action="store_true")  # 2 GiB messages, 20 iterations (default: 1 GiB, 5)
     run.add_argument("--rendezvous-timeout", type=int, default=600)  # seconds for every node to arrive
     run.add_argument("--timeout", type=int, default=1800)  # seconds for the whole run
+    run.add_argument("--message-mib", type=int)  # all-reduce size (default: 1024, 2048 with --full)
+    # gloo: the whole path (rendezvous, torchrun, collectives, report) on CPUs, as a rehearsal without a GPU
+    run.add_argument("--backend", choices=("nccl", "gloo"), default="nccl")
     work = sub.add_parser("worker")
     work.add_argument("--result", required=True)
     work.add_argument("--bytes", type=int, required=True)
     work.add_argument("--iters", type=int, required=True)
     work.add_argument("--timeout", type=int, default=600)
+    work.add_argument("--backend", choices=("nccl", "gloo"), default="nccl")
     return top
 
 

@@ -17,13 +17,19 @@ H100 = CAPTURES / "h100-80gb-hbm3_driver-590.48.01.txt"
 
 @pytest.fixture
 def fake_smi(tmp_path, monkeypatch):
-    """Put a replaying nvidia-smi first on PATH; returns a function setting what it replays."""
+    """Put a replaying nvidia-smi first on PATH, and hide PyTorch (a CPU build would see no GPU behind the
+    replayed ones); returns a function setting what it replays."""
     script = tmp_path / "bin" / "nvidia-smi"
     script.parent.mkdir()
     replay = Path(__file__).parent / "probe" / "fake_smi.py"
     script.write_text(f"#!{sys.executable}\nimport runpy\nrunpy.run_path({str(replay)!r}, run_name='__main__')\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    hidden = tmp_path / "no-torch"
+    hidden.mkdir()
+    (hidden / "torch.py").write_text("raise ImportError('hidden by the test: a node without PyTorch')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, (str(hidden), os.environ.get("PYTHONPATH")))))
 
     def use(capture=H100, row=0, gpus=1, **overrides):
         monkeypatch.setenv("FAKE_SMI_CAPTURE", str(capture))

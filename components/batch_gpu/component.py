@@ -42,6 +42,38 @@ def _container_properties(job: GpuJobArgs, log_group: pulumi.Output[str],
     }
 
 
+def _launch_template(name: str, description: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str],
+                     opts: pulumi.ResourceOptions, network_interfaces: Optional[list[Any]] = None):
+    """A launch template for GPU instances: IMDSv2 only with a hop limit of 1, an encrypted gp3 root volume."""
+    return aws.ec2.LaunchTemplate(
+        name,
+        description=description,
+        # Hop limit 1: IMDSv2 token responses do not cross the docker bridge, so job containers cannot read the
+        # instance role's credentials; the ECS agent (host network) still can. Jobs get job_role instead.
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
+        block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+            device_name=facts.ROOT_DEVICE_NAME,
+            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
+                kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
+        network_interfaces=network_interfaces,
+        tags=tags, opts=opts)
+
+
+def _queue(name: str, environment: Any, tags: dict[str, str], opts: pulumi.ResourceOptions,
+           time_limits: Optional[list[Any]] = None):
+    """A job queue with one compute environment."""
+    return aws.batch.JobQueue(
+        name,
+        state="ENABLED",
+        priority=1,
+        compute_environment_orders=[aws.batch.JobQueueComputeEnvironmentOrderArgs(
+            order=1, compute_environment=environment.arn)],
+        job_state_time_limit_actions=time_limits,
+        tags=tags, opts=opts)
+
+
 def _multi_node_container(plan: MultiNodePlan, job: GpuJobArgs, log_group: pulumi.Output[str],
                           job_role_arn: pulumi.Output[str]) -> dict[str, Any]:
     """The container of every node of a multi-node job: the whole instance, EFA devices, NCCL's environment."""
@@ -151,19 +183,8 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 tags=tags, opts=child)
             security_group_ids = [group.id]
 
-        launch_template = aws.ec2.LaunchTemplate(
-            f"{name}-gpu",
-            description="gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 root volume",
-            # Hop limit 1: IMDSv2 token responses do not cross the docker bridge, so job containers cannot read the
-            # instance role's credentials; the ECS agent (host network) still can. Jobs get job_role instead.
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
-            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=facts.ROOT_DEVICE_NAME,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
-                    kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
-            tags=tags, opts=child)
+        launch_template = _launch_template(
+            f"{name}-gpu", "gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 root volume", args, tags, child)
         template_ref = aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
             launch_template_id=launch_template.id, version=launch_template.latest_version.apply(str))
 
@@ -248,20 +269,10 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                     lambda a: [a[0], *a[1]]) if args.security_group_ids is not None else [own.id]
             placement_group = aws.ec2.PlacementGroup(f"{name}-multi-node", strategy="cluster", tags=tags,
                                                      opts=child)
-            mn_template = aws.ec2.LaunchTemplate(
-                f"{name}-multi-node",
-                description=f"gpuready Batch multi-node instances: {plan.efa_interfaces} EFA interfaces, IMDSv2 "
-                            "only, encrypted gp3 root volume",
-                metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                    http_endpoint="enabled", http_tokens="required",
-                    http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
-                block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name=facts.ROOT_DEVICE_NAME,
-                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
-                        kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
-                network_interfaces=_efa_interfaces(plan, subnet, groups) if plan.efa_interfaces else None,
-                tags=tags, opts=child)
+            mn_template = _launch_template(
+                f"{name}-multi-node", f"gpuready Batch multi-node instances: {plan.efa_interfaces} EFA interfaces, "
+                "IMDSv2 only, encrypted gp3 root volume", args, tags, child,
+                network_interfaces=_efa_interfaces(plan, subnet, groups) if plan.efa_interfaces else None)
             mn_environment = aws.batch.ComputeEnvironment(
                 f"{name}-multi-node",
                 type="MANAGED",
@@ -287,14 +298,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 update_policy=update_policy,
                 tags=tags,
                 opts=environment_opts)
-            multi_node_queue = aws.batch.JobQueue(
-                f"{name}-multi-node",
-                state="ENABLED",
-                priority=1,
-                compute_environment_orders=[aws.batch.JobQueueComputeEnvironmentOrderArgs(
-                    order=1, compute_environment=mn_environment.arn)],
-                job_state_time_limit_actions=time_limits,
-                tags=tags, opts=child)
+            multi_node_queue = _queue(f"{name}-multi-node", mn_environment, tags, child, time_limits)
             multi_node_definition = aws.batch.JobDefinition(
                 f"{name}-gpu-multi-node",
                 type="multinode",
@@ -333,13 +337,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 update_policy=update_policy,
                 tags=tags,
                 opts=environment_opts)
-            cpu_queue = aws.batch.JobQueue(
-                f"{name}-cpu",
-                state="ENABLED",
-                priority=1,
-                compute_environment_orders=[aws.batch.JobQueueComputeEnvironmentOrderArgs(
-                    order=1, compute_environment=cpu_environment.arn)],
-                tags=tags, opts=child)
+            cpu_queue = _queue(f"{name}-cpu", cpu_environment, tags, child)
 
         self.job_queue_name = queue.name
         self.job_queue_arn = queue.arn

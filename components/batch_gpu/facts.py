@@ -84,7 +84,8 @@ EFA_RDMA_FAMILIES = frozenset({"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p
 guide, "Elastic Fabric Adapter", supported instance types with RDMA read; aws-ofi-nccl's EFA setup notes). The
 G families' EFA moves data through host memory."""
 NCCL_ENVIRONMENT = (("NCCL_DEBUG", "INFO"),)
-"""Every multi-node container: NCCL's INFO lines say which transport it chose (``gpuready smoke --nodes`` reads them)."""
+"""Every multi-node container: NCCL's INFO lines say which transport it chose (``gpuready smoke --nodes`` reads
+them)."""
 EFA_ENVIRONMENT = (("FI_PROVIDER", "efa"),)
 """With EFA: libfabric uses the EFA provider, never falling back to TCP without saying so."""
 MEMLOCK_UNLIMITED = -1

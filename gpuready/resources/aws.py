@@ -67,10 +67,6 @@ class BatchComputeEnvironment(GpuPool):
         """Whether it launches into a placement group (known in a preview even while the group's name is not)."""
         return "placementGroup" in self.resources
 
-    @property
-    def security_group_ids(self) -> list[Any]:
-        return list(self.resources.get("securityGroupIds") or [])
-
     def capacity(self) -> Optional[PoolCapacity]:
         types = tuple(self.instance_types)
         rows = self.gpu_rows
@@ -288,29 +284,6 @@ class EksNodeGroup(GpuPool):
     @property
     def own_volume(self) -> Optional[tuple[int, str]]:
         return int(self.props.get("diskSize", 20)), "diskSize"
-
-    @property
-    def resource_type(self) -> str:
-        """``EC2`` (on-demand), ``SPOT``, ``FARGATE`` or ``FARGATE_SPOT``."""
-        return str(self.resources.get("type") or "")
-
-    @property
-    def subnets(self) -> list[Any]:
-        return list(self.resources.get("subnets") or [])
-
-    @property
-    def subnet_count(self) -> int:
-        """How many subnets it launches in (known in a preview even while the subnet ids are not)."""
-        return len(self.resources.get("subnets") or [])
-
-    @property
-    def has_placement_group(self) -> bool:
-        """Whether it launches into a placement group (known in a preview even while the group's name is not)."""
-        return "placementGroup" in self.resources
-
-    @property
-    def security_group_ids(self) -> list[Any]:
-        return list(self.resources.get("securityGroupIds") or [])
 
     def capacity(self) -> Optional[PoolCapacity]:
         types = tuple(self.instance_types)

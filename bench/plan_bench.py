@@ -4,7 +4,7 @@ The floor is a process that imports pulumi and pulumi_policy and touches every p
 creates (the provider packages load lazily, so each class is named). Runs are interleaved, the median of each is taken, and the ratio
 plan / floor is printed per stack: the plan should cost little beyond loading the classes it must use.
 
-    python bench/plan_bench.py                      # aws-batch, eks, gke and aks, 7 runs each
+    python bench/plan_bench.py                      # every reference stack, 7 runs each
     python bench/plan_bench.py --stack aws-batch --runs 11 --max-ratio 1.3
 """
 
@@ -52,12 +52,12 @@ def _time(cmd: list[str]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stack", action="append", help="stack to time (repeatable; default all four)")
+    parser.add_argument("--stack", action="append", help="stack to time (repeatable; default every reference stack)")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--max-ratio", type=float, help="exit 1 if any stack's ratio exceeds this")
     args = parser.parse_args()
     worst = 0.0
-    for stack in args.stack or ["aws-batch", "eks", "gke", "aks"]:
+    for stack in args.stack or ["aws-batch", "aws-batch-multinode", "eks", "gke", "aks"]:
         classes = _classes(stack)
         plan_cmd = [sys.executable, "-m", "gpuready", "plan", "--stack", stack]
         floor_cmd = [sys.executable, "-c", _floor_code(classes)]

@@ -36,9 +36,20 @@ SETTINGS = Settings(
                 Setting("memoryMiB", int, fields=("job.memory_mib",), feeds=JOB),
                 Setting("image", str, fields=("job.image",), feeds=JOB),
                 Setting("timeoutSeconds", int, fields=("job.timeout_seconds",), feeds=JOB))),
-    Setting("multiNode", dict, "also register a multi-node parallel job definition, `{nodes}` (2), in a cluster "
-            "placement group; on-demand only", ("multi_node",), sub=(
-                Setting("nodes", int, fields=("multi_node.nodes",), feeds=MultiNodeArgs),)),
+    Setting("multiNode", dict, "also create a multi-node compute environment and queue (EC2 on-demand, one subnet, "
+            "a cluster placement group, EFA where the types have it) and a multi-node parallel job definition whose "
+            "nodes each take a whole instance: `{nodes, instanceTypes, subnet, efaInterfaces, sharedMemoryMiB, "
+            "maxVcpus, vcpus, memoryMiB}` (2 nodes of the `instanceTypes` with the most GPUs, the first subnet, the "
+            "types' EFA interfaces)", ("multi_node",), sub=(
+                Setting("nodes", int, fields=("multi_node.nodes",), feeds=MultiNodeArgs),
+                Setting("capacity", str, fields=("multi_node.capacity",), feeds=MultiNodeArgs),
+                Setting("instanceTypes", list, fields=("multi_node.instance_types",), feeds=MultiNodeArgs),
+                Setting("subnet", str, fields=("multi_node.subnet",), feeds=MultiNodeArgs),
+                Setting("efaInterfaces", int, fields=("multi_node.efa_interfaces",), feeds=MultiNodeArgs),
+                Setting("sharedMemoryMiB", int, fields=("multi_node.shared_memory_mib",), feeds=MultiNodeArgs),
+                Setting("maxVcpus", int, fields=("multi_node.max_vcpus",), feeds=MultiNodeArgs, most=10_000),
+                Setting("vcpus", int, fields=("multi_node.vcpus",), feeds=MultiNodeArgs),
+                Setting("memoryMiB", int, fields=("multi_node.memory_mib",), feeds=MultiNodeArgs))),
     Setting("cpuQueue", dict, "also create a CPU-only queue with its own compute environment, "
             "`{instanceTypes, maxVcpus}`", ("cpu_queue",), sub=(
                 Setting("instanceTypes", list, fields=("cpu_queue.instance_types",), feeds=CpuQueueArgs),

@@ -29,10 +29,35 @@ class GpuJobArgs:
 
 @dataclass(frozen=True, kw_only=True)
 class MultiNodeArgs:
-    """A multi-node parallel job definition; its nodes are placed in one cluster placement group."""
+    """Multi-node parallel (gang) jobs: their own EC2 on-demand compute environment and queue, in one subnet and one
+    cluster placement group, with EFA where the instance types have it, and a ``multinode`` job definition whose
+    every node takes a whole instance."""
 
     nodes: int = 2
     """Instances per job, main node included (at least 2)."""
+    capacity: str = "on-demand"
+    """Only ``on-demand``: AWS Batch runs no multi-node parallel job on Spot (or Fargate). Single-node jobs keep
+    the environment's ``capacity``, Spot included."""
+    instance_types: Sequence[str] = ()
+    """Instance types of the multi-node compute environment, all with the same GPU count and all with EFA or all
+    without. Empty: the environment's ``instance_types`` with the most GPUs."""
+    subnet: Optional[pulumi.Input[str]] = None
+    """The ONE subnet (so one Availability Zone) the nodes launch in: a cluster placement group spans no more.
+    ``None``: the first of ``subnet_ids``."""
+    efa_interfaces: Optional[int] = None
+    """EFA interfaces per node, one per network card (``None``: as many as the catalog says the types take; 0: no
+    EFA, NCCL then talks over TCP sockets)."""
+    shared_memory_mib: Optional[int] = None
+    """``/dev/shm`` of each node's container in MiB (NCCL and data loaders need more than Docker's 64 MiB).
+    ``None``: a quarter of the container's memory."""
+    max_vcpus: Optional[int] = None
+    """Upper bound of the multi-node compute environment. ``None``: ``nodes`` x the vCPUs of the largest type, one
+    job at a time."""
+    vcpus: Optional[int] = None
+    """vCPUs each node's container asks for. ``None``: every vCPU of the smallest type."""
+    memory_mib: Optional[int] = None
+    """Memory in MiB each node's container asks for. ``None``: all the smallest type offers, less the ECS agent's
+    share."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,7 +98,7 @@ class BatchGpuEnvironmentArgs:
     job: GpuJobArgs = field(default_factory=GpuJobArgs)
     """The GPU job definition registered with the queue (used by ``gpuready smoke``)."""
     multi_node: Optional[MultiNodeArgs] = None
-    """Register a multi-node parallel job definition too (on-demand capacity only)."""
+    """Also create a multi-node compute environment, queue and job definition (see :class:`MultiNodeArgs`)."""
     cpu_queue: Optional[CpuQueueArgs] = None
     """Create a separate CPU queue and compute environment."""
     runnable_timeout_minutes: int = 60

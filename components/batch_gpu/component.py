@@ -12,7 +12,7 @@ from ..sdk import require
 from . import facts
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
 from .outputs import OUTPUTS
-from .validation import BatchCapacity, check
+from .validation import BatchCapacity, MultiNodePlan, check
 
 aws = require("pulumi_aws")
 
@@ -42,6 +42,81 @@ def _container_properties(job: GpuJobArgs, log_group: pulumi.Output[str],
     }
 
 
+def _launch_template(name: str, description: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str],
+                     opts: pulumi.ResourceOptions, network_interfaces: Optional[list[Any]] = None):
+    """A launch template for GPU instances: IMDSv2 only with a hop limit of 1, an encrypted gp3 root volume."""
+    return aws.ec2.LaunchTemplate(
+        name,
+        description=description,
+        # Hop limit 1: IMDSv2 token responses do not cross the docker bridge, so job containers cannot read the
+        # instance role's credentials; the ECS agent (host network) still can. Jobs get job_role instead.
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
+        block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+            device_name=facts.ROOT_DEVICE_NAME,
+            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
+                kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
+        network_interfaces=network_interfaces,
+        tags=tags, opts=opts)
+
+
+def _queue(name: str, environment: Any, tags: dict[str, str], opts: pulumi.ResourceOptions,
+           time_limits: Optional[list[Any]] = None):
+    """A job queue with one compute environment."""
+    return aws.batch.JobQueue(
+        name,
+        state="ENABLED",
+        priority=1,
+        compute_environment_orders=[aws.batch.JobQueueComputeEnvironmentOrderArgs(
+            order=1, compute_environment=environment.arn)],
+        job_state_time_limit_actions=time_limits,
+        tags=tags, opts=opts)
+
+
+def _multi_node_container(plan: MultiNodePlan, job: GpuJobArgs, log_group: pulumi.Output[str],
+                          job_role_arn: pulumi.Output[str]) -> dict[str, Any]:
+    """The container of every node of a multi-node job: the whole instance, EFA devices, NCCL's environment."""
+    container = _container_properties(job, log_group, job_role_arn)
+    container["resourceRequirements"] = [
+        {"type": "GPU", "value": str(plan.gpus)},
+        {"type": "VCPU", "value": str(plan.vcpus)},
+        {"type": "MEMORY", "value": str(plan.memory_mib)},
+    ]
+    environment = list(facts.NCCL_ENVIRONMENT)
+    if plan.efa_interfaces:
+        environment += facts.EFA_ENVIRONMENT
+        if plan.rdma:
+            environment.append(("FI_EFA_USE_DEVICE_RDMA", "1"))
+    container["environment"] = container["environment"] + [{"name": k, "value": v} for k, v in environment]
+    container["linuxParameters"] = {
+        "devices": [{"hostPath": facts.EFA_DEVICE.format(i), "containerPath": facts.EFA_DEVICE.format(i),
+                     "permissions": list(facts.EFA_DEVICE_PERMISSIONS)} for i in range(plan.efa_interfaces)],
+        "sharedMemorySize": plan.shared_memory_mib,
+    }
+    container["ulimits"] = [{"name": "memlock", "softLimit": facts.MEMLOCK_UNLIMITED,
+                             "hardLimit": facts.MEMLOCK_UNLIMITED}]
+    return container
+
+
+def _efa_interfaces(plan: MultiNodePlan, subnet: pulumi.Input[str], groups: Any) -> list[Any]:
+    """The launch template's network interfaces: one EFA interface per network card, the first on device index 0
+    of card 0 (an ENA interface there where card 0 takes no EFA), every other on device index 1 of the next card
+    (EC2 user guide: EFA on instances with multiple network cards). Each carries the subnet and security groups:
+    an instance with network interfaces takes neither at its own level."""
+    interfaces = []
+    if plan.first_efa_card:
+        interfaces.append(aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            network_card_index=0, device_index=0, interface_type="interface", subnet_id=subnet,
+            security_groups=groups, delete_on_termination="true"))
+    for i in range(plan.efa_interfaces):
+        card = plan.first_efa_card + i
+        interfaces.append(aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            network_card_index=card, device_index=0 if card == 0 else 1, interface_type="efa", subnet_id=subnet,
+            security_groups=groups, delete_on_termination="true"))
+    return interfaces
+
+
 class BatchGpuEnvironment(pulumi.ComponentResource):
     """AWS Batch GPU compute environments, a GPU-only job queue and GPU job definitions.
 
@@ -56,6 +131,8 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
     job_role_arn: pulumi.Output[str]
     """The IAM role every job assumes: no permissions unless ``job_role_policy_arns`` attaches some."""
     multi_node_job_definition_arn: Optional[pulumi.Output[str]]
+    multi_node_job_queue_arn: Optional[pulumi.Output[str]]
+    """The multi-node queue: its own EC2 on-demand environment in one subnet and a cluster placement group."""
     cpu_job_queue_arn: Optional[pulumi.Output[str]]
     log_group_name: pulumi.Output[str]
     capacity: BatchCapacity
@@ -98,34 +175,18 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                                   "give vpc_id, or security_group_ids of your own")
             group = aws.ec2.SecurityGroup(
                 f"{name}-instances",
-                description="gpuready Batch GPU instances: egress only"
-                            + ("; all traffic between nodes of multi-node jobs" if args.multi_node else ""),
+                description="gpuready Batch GPU instances: egress only",
                 vpc_id=args.vpc_id,
                 egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0,
                                                         cidr_blocks=["0.0.0.0/0"], ipv6_cidr_blocks=["::/0"])],
-                ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True)]
-                if args.multi_node else [],
+                ingress=[],
                 tags=tags, opts=child)
             security_group_ids = [group.id]
 
-        launch_template = aws.ec2.LaunchTemplate(
-            f"{name}-gpu",
-            description="gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 root volume",
-            # Hop limit 1: IMDSv2 token responses do not cross the docker bridge, so job containers cannot read the
-            # instance role's credentials; the ECS agent (host network) still can. Jobs get job_role instead.
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
-            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=facts.ROOT_DEVICE_NAME,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
-                    kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
-            tags=tags, opts=child)
+        launch_template = _launch_template(
+            f"{name}-gpu", "gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 root volume", args, tags, child)
         template_ref = aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
             launch_template_id=launch_template.id, version=launch_template.latest_version.apply(str))
-
-        placement_group = aws.ec2.PlacementGroup(f"{name}-multi-node", strategy="cluster", tags=tags, opts=child) \
-            if args.multi_node else None
 
         environments = []
         for order, kind in enumerate(args.capacity, start=1):
@@ -146,7 +207,6 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                     launch_template=template_ref,
                     ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
                         image_type=args.image_type, image_id_override=args.image_id)],
-                    placement_group=placement_group.name if placement_group and kind == "on-demand" else None,
                     spot_iam_fleet_role=spot_fleet_role.arn if spot_fleet_role and kind == "spot" else None,
                     tags=tags,
                 ),
@@ -157,6 +217,12 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             ))
 
         runnable_seconds = args.runnable_timeout_minutes * 60
+        time_limits = [
+            aws.batch.JobQueueJobStateTimeLimitActionArgs(
+                action="CANCEL", state="RUNNABLE", reason=reason,
+                max_time_seconds=facts.RUNNABLE_SECONDS_RANGE[0]
+                if reason == "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT" else runnable_seconds)
+            for reason in facts.RUNNABLE_BLOCKED_REASONS]
         queue = aws.batch.JobQueue(
             f"{name}-gpu",
             state="ENABLED",
@@ -164,12 +230,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             compute_environment_orders=[
                 aws.batch.JobQueueComputeEnvironmentOrderArgs(order=i, compute_environment=env.arn)
                 for i, env in enumerate(environments, start=1)],
-            job_state_time_limit_actions=[
-                aws.batch.JobQueueJobStateTimeLimitActionArgs(
-                    action="CANCEL", state="RUNNABLE", reason=reason,
-                    max_time_seconds=facts.RUNNABLE_SECONDS_RANGE[0]
-                    if reason == "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT" else runnable_seconds)
-                for reason in facts.RUNNABLE_BLOCKED_REASONS],
+            job_state_time_limit_actions=time_limits,
             tags=tags, opts=child)
 
         log_group = aws.cloudwatch.LogGroup(f"{name}-jobs", retention_in_days=args.log_retention_days, tags=tags,
@@ -185,16 +246,68 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             propagate_tags=True,
             tags=tags, opts=child)
 
-        multi_node_definition = None
-        if args.multi_node:
+        multi_node_definition = multi_node_queue = None
+        if cap.multi_node is not None:
+            plan = cap.multi_node
+            mn_args = args.multi_node
+            subnet = mn_args.subnet if mn_args.subnet is not None else \
+                pulumi.Output.from_input(args.subnet_ids).apply(lambda ids: ids[0])
+            groups = security_group_ids
+            if args.vpc_id is not None:
+                # EFA's own rule: all traffic in AND out between members of the group (EC2 EFA user guide); an
+                # egress rule to 0.0.0.0/0 does not cover EFA's non-IP traffic.
+                own = aws.ec2.SecurityGroup(
+                    f"{name}-multi-node",
+                    description="gpuready Batch multi-node instances: all traffic between nodes (EFA), egress",
+                    vpc_id=args.vpc_id,
+                    ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True)],
+                    egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True),
+                            aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0,
+                                                            cidr_blocks=["0.0.0.0/0"], ipv6_cidr_blocks=["::/0"])],
+                    tags=tags, opts=child)
+                groups = pulumi.Output.all(own.id, pulumi.Output.from_input(args.security_group_ids or [])).apply(
+                    lambda a: [a[0], *a[1]]) if args.security_group_ids is not None else [own.id]
+            placement_group = aws.ec2.PlacementGroup(f"{name}-multi-node", strategy="cluster", tags=tags,
+                                                     opts=child)
+            mn_template = _launch_template(
+                f"{name}-multi-node", f"gpuready Batch multi-node instances: {plan.efa_interfaces} EFA interfaces, "
+                "IMDSv2 only, encrypted gp3 root volume", args, tags, child,
+                network_interfaces=_efa_interfaces(plan, subnet, groups) if plan.efa_interfaces else None)
+            mn_environment = aws.batch.ComputeEnvironment(
+                f"{name}-multi-node",
+                type="MANAGED",
+                state="ENABLED",
+                compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
+                    type=facts.CAPACITY["on-demand"][0],
+                    allocation_strategy=facts.MULTI_NODE_ALLOCATION,
+                    min_vcpus=0,
+                    max_vcpus=plan.max_vcpus,
+                    instance_types=plan.instance_types,
+                    subnets=[subnet],
+                    # With network interfaces in the launch template, the groups ride on each interface: the
+                    # compute environment's would be put on the instance, which EC2 refuses beside interfaces.
+                    security_group_ids=None if plan.efa_interfaces else groups,
+                    instance_role=instance_profile.arn,
+                    launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
+                        launch_template_id=mn_template.id, version=mn_template.latest_version.apply(str)),
+                    ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
+                        image_type=args.image_type, image_id_override=args.image_id)],
+                    placement_group=placement_group.name,
+                    tags=tags,
+                ),
+                update_policy=update_policy,
+                tags=tags,
+                opts=environment_opts)
+            multi_node_queue = _queue(f"{name}-multi-node", mn_environment, tags, child, time_limits)
             multi_node_definition = aws.batch.JobDefinition(
                 f"{name}-gpu-multi-node",
                 type="multinode",
                 platform_capabilities=["EC2"],
                 node_properties=pulumi.Output.json_dumps({
-                    "numNodes": args.multi_node.nodes,
+                    "numNodes": plan.nodes,
                     "mainNode": 0,
-                    "nodeRangeProperties": [{"targetNodes": "0:", "container": container}],
+                    "nodeRangeProperties": [{"targetNodes": "0:", "container": _multi_node_container(
+                        plan, args.job, log_group.name, job_role_arn)}],
                 }),
                 timeout=aws.batch.JobDefinitionTimeoutArgs(attempt_duration_seconds=args.job.timeout_seconds),
                 retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(attempts=1),
@@ -224,13 +337,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 update_policy=update_policy,
                 tags=tags,
                 opts=environment_opts)
-            cpu_queue = aws.batch.JobQueue(
-                f"{name}-cpu",
-                state="ENABLED",
-                priority=1,
-                compute_environment_orders=[aws.batch.JobQueueComputeEnvironmentOrderArgs(
-                    order=1, compute_environment=cpu_environment.arn)],
-                tags=tags, opts=child)
+            cpu_queue = _queue(f"{name}-cpu", cpu_environment, tags, child)
 
         self.job_queue_name = queue.name
         self.job_queue_arn = queue.arn
@@ -238,8 +345,10 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         self.job_definition_arn = job_definition.arn
         self.job_role_arn = job_role.arn
         self.multi_node_job_definition_arn = multi_node_definition.arn if multi_node_definition else None
+        self.multi_node_job_queue_arn = multi_node_queue.arn if multi_node_queue else None
         self.cpu_job_queue_arn = cpu_queue.arn if cpu_queue else None
         self.log_group_name = log_group.name
+        mn = cap.multi_node
         self.outputs = OUTPUTS.values({
             "platform": OUTPUTS.platform,
             "jobQueueName": self.job_queue_name,
@@ -248,12 +357,12 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             "jobVcpus": args.job.vcpus,
             "jobMemoryMib": args.job.memory_mib,
             "jobRoleArn": self.job_role_arn,
-            "multiNodeJobQueueArn": None,
+            "multiNodeJobQueueArn": self.multi_node_job_queue_arn,
             "multiNodeJobDefinitionArn": self.multi_node_job_definition_arn,
-            "multiNodeNodes": None,
-            "multiNodeGpusPerNode": None,
-            "multiNodeInstanceTypes": None,
-            "multiNodeEfaInterfaces": None,
+            "multiNodeNodes": mn.nodes if mn else None,
+            "multiNodeGpusPerNode": mn.gpus if mn else None,
+            "multiNodeInstanceTypes": mn.instance_types if mn else None,
+            "multiNodeEfaInterfaces": mn.efa_interfaces if mn else None,
             "cpuJobQueueArn": self.cpu_job_queue_arn,
             "computeEnvironmentArns": self.compute_environment_arns,
             "logGroupName": self.log_group_name,

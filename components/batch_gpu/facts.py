@@ -68,3 +68,27 @@ SMOKE_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
 """Public CUDA image with Python and PyTorch for the smoke-test job (about 3 GB compressed). CUDA 12.4 needs driver
 550 or newer, which every ECS_AL2023_NVIDIA AMI ships."""
 SMOKE_COMMAND = ("nvidia-smi",)
+
+MULTI_NODE_ALLOCATION = "BEST_FIT_PROGRESSIVE"
+"""Batch runs multi-node parallel jobs on EC2 on-demand capacity only: not on Spot, not on Fargate (AWS Batch user
+guide, multi-node parallel jobs)."""
+EFA_DEVICE = "/dev/infiniband/uverbs{}"
+"""The device of EFA interface N on the host; Batch's EFA guide passes it to the container at the same path with
+READ, WRITE and MKNOD permissions (batch/latest/userguide/efa.html)."""
+EFA_DEVICE_PERMISSIONS = ("READ", "WRITE", "MKNOD")
+ENA_ONLY_FIRST_CARD = frozenset({"p6-b300.48xlarge"})
+"""Types whose network card 0 takes no EFA (EC2 ``NetworkInfo.NetworkCards[0].InterfaceTypes`` lacks ``efa``): the
+primary interface is ENA and the EFA interfaces go on cards 1 to N. A test checks this against moto's EC2 data."""
+EFA_RDMA_FAMILIES = frozenset({"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300"})
+"""Families whose EFA does GPUDirect RDMA, where libfabric is told so with ``FI_EFA_USE_DEVICE_RDMA=1`` (EC2 user
+guide, "Elastic Fabric Adapter", supported instance types with RDMA read; aws-ofi-nccl's EFA setup notes). The
+G families' EFA moves data through host memory."""
+NCCL_ENVIRONMENT = (("NCCL_DEBUG", "INFO"),)
+"""Every multi-node container: NCCL's INFO lines say which transport it chose (``gpuready smoke --nodes`` reads
+them)."""
+EFA_ENVIRONMENT = (("FI_PROVIDER", "efa"),)
+"""With EFA: libfabric uses the EFA provider, never falling back to TCP without saying so."""
+MEMLOCK_UNLIMITED = -1
+"""``ulimits`` memlock soft and hard limit: EFA registers (pins) memory, which the default 64 KiB limit refuses."""
+SHARED_MEMORY_MIN_MIB = 64
+"""Docker's default ``/dev/shm``; anything smaller is no gain."""

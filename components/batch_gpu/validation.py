@@ -16,12 +16,36 @@ from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from . import facts
 from .fit import Needs, holding, largest, offer, usable_memory_mib
-from .args import BatchGpuEnvironmentArgs, GpuJobArgs
+from .args import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
 
 _POLICY_ARN = re.compile(r"arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/[\w+=,.@/-]+")
 
 _LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
                        3288, 3653)
+
+
+@dataclass(frozen=True)
+class MultiNodePlan:
+    """The multi-node compute environment and job definition that :class:`MultiNodeArgs` resolve to."""
+
+    nodes: int
+    instances: tuple[catalog.GpuInstanceType, ...]
+    max_vcpus: int
+    gpus: int
+    """GPUs each node's container asks for: every GPU of the type."""
+    vcpus: int
+    memory_mib: int
+    shared_memory_mib: int
+    efa_interfaces: int
+    """EFA interfaces per node; 0: none."""
+    first_efa_card: int
+    """Network card of the first EFA interface: 1 where card 0 is ENA only (p6-b300), else 0."""
+    rdma: bool
+    """Whether every type's EFA does GPUDirect RDMA (``FI_EFA_USE_DEVICE_RDMA=1``)."""
+
+    @property
+    def instance_types(self) -> list[str]:
+        return [r.name for r in self.instances]
 
 
 @dataclass(frozen=True)
@@ -38,6 +62,8 @@ class BatchCapacity:
     """On-demand price of that much capacity (Spot costs less); types without a price count as 0."""
     unpriced: tuple[str, ...]
     """Instance types the catalog has no on-demand price for."""
+    multi_node: Optional[MultiNodePlan] = None
+    """The multi-node environment, whose capacity the totals above include."""
 
     @property
     def gpu_models(self) -> tuple[str, ...]:
@@ -114,20 +140,7 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
                           "use 100 GiB or more for deep-learning images")
     _check_job("job", args.job, rows, args.max_vcpus)
 
-    if args.multi_node is not None:
-        if "spot" in args.capacity:
-            raise ConfigError("multi_node", args.multi_node, "multi-node parallel jobs cannot run on Spot capacity",
-                              "set capacity to ['on-demand'] or turn multi_node off")
-        if args.multi_node.nodes < 2:
-            raise ConfigError("multi_node.nodes", args.multi_node.nodes, "a multi-node job needs at least 2 nodes",
-                              "set multi_node.nodes >= 2")
-        smallest = min(holding(_needs(args.job), rows), key=lambda r: r.vcpus)
-        if args.multi_node.nodes * smallest.vcpus > args.max_vcpus:
-            raise ConfigError("multi_node.nodes", args.multi_node.nodes,
-                              f"{args.multi_node.nodes} x {smallest.name} need "
-                              f"{args.multi_node.nodes * smallest.vcpus} vCPUs, more than max_vcpus "
-                              f"({args.max_vcpus}), so the job never starts",
-                              f"raise max_vcpus to {args.multi_node.nodes * smallest.vcpus} or use fewer nodes")
+    multi_node = _check_multi_node(args.multi_node, rows) if args.multi_node is not None else None
 
     minutes = args.runnable_timeout_minutes
     lo, hi = (s // 60 for s in facts.RUNNABLE_SECONDS_RANGE)
@@ -156,18 +169,113 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
             raise ConfigError("cpu_queue.max_vcpus", args.cpu_queue.max_vcpus, "must be at least 1",
                               "set cpu_queue.max_vcpus")
 
-    return _capacity(rows, args.max_vcpus, len(args.capacity))
+    return _capacity(rows, args.max_vcpus, len(args.capacity), multi_node)
 
 
-def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environments: int) -> BatchCapacity:
-    gpus = capacity.best_fill(max_vcpus, [(r.vcpus, r.gpus) for r in rows])
-    dollars = capacity.best_fill(max_vcpus, [(r.vcpus, r.price_usd_hour or 0.0) for r in rows])
+def _fill(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int) -> tuple[float, float]:
+    """GPUs and on-demand dollars per hour of one compute environment at ``max_vcpus``."""
+    return (capacity.best_fill(max_vcpus, [(r.vcpus, r.gpus) for r in rows]),
+            capacity.best_fill(max_vcpus, [(r.vcpus, r.price_usd_hour or 0.0) for r in rows]))
+
+
+def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environments: int,
+              multi_node: Optional[MultiNodePlan] = None) -> BatchCapacity:
+    gpus, dollars = _fill(rows, max_vcpus)
+    gpus, dollars = int(gpus) * environments, dollars * environments
+    everything = list(rows)
+    if multi_node is not None:
+        more_gpus, more_dollars = _fill(multi_node.instances, multi_node.max_vcpus)
+        gpus, dollars = gpus + int(more_gpus), dollars + more_dollars
+        everything += [r for r in multi_node.instances if r not in everything]
     return BatchCapacity(
-        instances=tuple(rows),
-        max_gpus_per_instance=max(r.gpus for r in rows),
-        max_vcpus_per_instance=max(r.vcpus for r in rows),
-        max_memory_mib_per_instance=max(usable_memory_mib(r) for r in rows),
-        max_total_gpus=int(gpus) * environments,
-        max_usd_per_hour=round(dollars * environments, 2),
-        unpriced=tuple(r.name for r in rows if r.price_usd_hour is None),
+        instances=tuple(everything),
+        max_gpus_per_instance=max(r.gpus for r in everything),
+        max_vcpus_per_instance=max(r.vcpus for r in everything),
+        max_memory_mib_per_instance=max(usable_memory_mib(r) for r in everything),
+        max_total_gpus=gpus,
+        max_usd_per_hour=round(dollars, 2),
+        unpriced=tuple(r.name for r in everything if r.price_usd_hour is None),
+        multi_node=multi_node,
     )
+
+
+def _check_multi_node(mn: MultiNodeArgs, gpu_rows: Sequence[catalog.GpuInstanceType]) -> MultiNodePlan:
+    """Raise :class:`ConfigError` for a multi-node setup that cannot run; return what it resolves to."""
+    if not isinstance(mn.nodes, int) or mn.nodes < 2:
+        raise ConfigError("multi_node.nodes", mn.nodes, "a multi-node job needs at least 2 nodes",
+                          "set multi_node.nodes >= 2, or turn multi_node off for single-node jobs")
+    if mn.capacity != "on-demand":
+        raise ConfigError("multi_node.capacity", mn.capacity, "AWS Batch runs multi-node parallel jobs on EC2 "
+                          "on-demand capacity only (not on Spot, not on Fargate)",
+                          "leave multi_node.capacity at on-demand (single-node jobs can still use Spot)")
+    if isinstance(mn.subnet, (list, tuple)):
+        raise ConfigError("multi_node.subnet", list(mn.subnet), "a multi-node job's nodes share one cluster "
+                          "placement group, which lives in one Availability Zone: one subnet, not several",
+                          "give one subnet id (the first of subnet_ids when omitted)")
+    if mn.instance_types:
+        rows = gpu_instances("multi_node.instance_types", mn.instance_types,
+                             "multi-node jobs take GPU instance types")
+    else:
+        most = max(r.gpus for r in gpu_rows)
+        rows = tuple(r for r in gpu_rows if r.gpus == most)
+    counts = sorted({r.gpus for r in rows})
+    if len(counts) > 1:
+        raise ConfigError("multi_node.instance_types", [r.name for r in rows],
+                          f"types with {' and '.join(map(str, counts))} GPUs: every node of a gang job must run the "
+                          "same number of ranks",
+                          "list types with the same GPU count")
+    efa_counts = {r.efa_interfaces for r in rows}
+    if 0 in efa_counts and len(efa_counts) > 1:
+        with_efa = [r.name for r in rows if r.efa_interfaces]
+        without = [r.name for r in rows if not r.efa_interfaces]
+        raise ConfigError("multi_node.instance_types", [r.name for r in rows],
+                          f"mixes EFA types ({', '.join(with_efa)}) with types without EFA ({', '.join(without)}): "
+                          "one launch template cannot serve both, and NCCL would fall back to TCP on some nodes",
+                          "list only EFA-capable types, or only types without EFA")
+    available = min(efa_counts)
+    efa = available if mn.efa_interfaces is None else mn.efa_interfaces
+    if not isinstance(efa, int) or efa < 0:
+        raise ConfigError("multi_node.efa_interfaces", efa, "must be 0 (no EFA) or more",
+                          f"leave it unset for the types' {available}")
+    if efa > available:
+        fewest = min(rows, key=lambda r: r.efa_interfaces)
+        raise ConfigError("multi_node.efa_interfaces", efa,
+                          f"more EFA interfaces than {fewest.name} has ({fewest.efa_interfaces}), so its instances "
+                          "would fail to launch", f"set multi_node.efa_interfaces to {available} or less, or leave "
+                          "it unset")
+    layouts = {r.name in facts.ENA_ONLY_FIRST_CARD for r in rows}
+    if efa and len(layouts) > 1:
+        raise ConfigError("multi_node.instance_types", [r.name for r in rows],
+                          f"types whose network card 0 is ENA only ({', '.join(sorted(facts.ENA_ONLY_FIRST_CARD))}) "
+                          "and types whose card 0 takes EFA need different launch templates",
+                          "list types of one family")
+
+    smallest = min(rows, key=lambda r: (r.vcpus, usable_memory_mib(r)))
+    vcpus = smallest.vcpus if mn.vcpus is None else mn.vcpus
+    memory = min(usable_memory_mib(r) for r in rows) if mn.memory_mib is None else mn.memory_mib
+    needs = Needs(counts[0], vcpus, memory)
+    too_small = [r for r in rows if r not in holding(needs, rows)]
+    if vcpus < 1 or memory < 4 or too_small:
+        field = "multi_node.vcpus" if vcpus < 1 or any(vcpus > r.vcpus for r in too_small) else "multi_node.memory_mib"
+        raise ConfigError(field, vcpus if field.endswith("vcpus") else memory,
+                          f"each node asks for {needs}, which {', '.join(offer(r) for r in too_small) or 'no type'} "
+                          "cannot hold, so the job would sit in RUNNABLE forever",
+                          "leave multi_node.vcpus and multi_node.memory_mib unset (all that fits the smallest type)")
+    shm = memory // 4 if mn.shared_memory_mib is None else mn.shared_memory_mib
+    if not isinstance(shm, int) or not facts.SHARED_MEMORY_MIN_MIB <= shm <= memory:
+        raise ConfigError("multi_node.shared_memory_mib", shm,
+                          f"must be between {facts.SHARED_MEMORY_MIN_MIB} MiB and the container's {memory} MiB",
+                          "leave it unset for a quarter of the container's memory")
+    largest = max(r.vcpus for r in rows)
+    max_vcpus = mn.nodes * largest if mn.max_vcpus is None else mn.max_vcpus
+    need = mn.nodes * smallest.vcpus
+    if need > max_vcpus:
+        raise ConfigError("multi_node.max_vcpus", max_vcpus,
+                          f"{mn.nodes} nodes x {smallest.vcpus} vCPUs of {smallest.name} need {need} vCPUs, more than "
+                          "the multi-node environment may run, so the job never starts",
+                          f"raise multi_node.max_vcpus to at least {need}, or use fewer nodes")
+    return MultiNodePlan(
+        nodes=mn.nodes, instances=tuple(rows), max_vcpus=max_vcpus, gpus=counts[0], vcpus=vcpus, memory_mib=memory,
+        shared_memory_mib=shm, efa_interfaces=efa,
+        first_efa_card=1 if any(r.name in facts.ENA_ONLY_FIRST_CARD for r in rows) else 0,
+        rdma=bool(efa) and all(r.name.split(".")[0] in facts.EFA_RDMA_FAMILIES for r in rows))

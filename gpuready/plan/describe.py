@@ -47,8 +47,24 @@ def _batch_compute_environment(r: RenderedResource, rendering: Rendering) -> dic
         "vcpus": f"{int(res.get('minVcpus', 0))}-{int(res.get('maxVcpus', 0))}",
         "image": ", ".join(filter(None, image)) or res.get("imageId") or "Batch default",
         "instances": [_gpu_summary("aws", t) for t in env.instance_types],
-        **({"placement group": res["placementGroup"]} if res.get("placementGroup") else {}),
+        **({"placement group": res["placementGroup"], "subnets": _subnets(env.subnets),
+            "EFA interfaces": _efa_of(res, rendering)} if res.get("placementGroup") else {}),
     }
+
+
+def _subnets(subnets: list[Any]) -> str:
+    return f"{len(subnets)} (one Availability Zone)" if len(subnets) == 1 else f"{len(subnets)}"
+
+
+def _efa_of(resources: dict[str, Any], rendering: Rendering) -> int:
+    """EFA interfaces per instance: those of the launch template the compute environment launches with."""
+    from .render import mock_id
+
+    wanted = (resources.get("launchTemplate") or {}).get("launchTemplateId")
+    for r in rendering.resources:
+        if r.type == aws.LaunchTemplate.TOKEN and wanted in (r.outputs.get("id"), mock_id(r.type, r.name)):
+            return aws.LaunchTemplate(r.inputs).efa_interfaces
+    return 0
 
 
 def _batch_job_queue(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -69,6 +85,8 @@ def _batch_job_definition(r: RenderedResource, rendering: Rendering) -> dict[str
         nodes = json.loads(r.inputs.get("nodeProperties") or "{}")
         ranges = nodes.get("nodeRangeProperties") or [{}]
         container, extra = ranges[0].get("container") or {}, {"nodes": nodes.get("numNodes")}
+        extra["EFA devices"] = len(aws.BatchJobDefinition.efa_devices(container))
+        extra["shared memory MiB"] = (container.get("linuxParameters") or {}).get("sharedMemorySize")
     else:
         container, extra = json.loads(r.inputs.get("containerProperties") or "{}"), {}
     needs = {q.get("type"): q.get("value") for q in container.get("resourceRequirements") or []}
@@ -79,6 +97,8 @@ def _batch_job_definition(r: RenderedResource, rendering: Rendering) -> dict[str
 def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     template = aws.LaunchTemplate(r.inputs)
     facts: dict[str, Any] = {"IMDS tokens": template.http_tokens}
+    if template.efa_interfaces:
+        facts["EFA interfaces"] = template.efa_interfaces
     for mapping in template.volumes:
         ebs = mapping.get("ebs") or {}
         facts[f"volume {mapping.get('deviceName')}"] = (

@@ -48,6 +48,25 @@ class BatchComputeEnvironment(GpuPool):
     def minimum(self) -> tuple[int, str]:
         return int(get(self.props, "computeResources.minVcpus", 0)), "minVcpus"
 
+    @property
+    def resource_type(self) -> str:
+        """``EC2`` (on-demand), ``SPOT``, ``FARGATE`` or ``FARGATE_SPOT``."""
+        return str(self.resources.get("type") or "")
+
+    @property
+    def subnets(self) -> list[Any]:
+        return list(self.resources.get("subnets") or [])
+
+    @property
+    def subnet_count(self) -> int:
+        """How many subnets it launches in (known in a preview even while the subnet ids are not)."""
+        return len(self.resources.get("subnets") or [])
+
+    @property
+    def has_placement_group(self) -> bool:
+        """Whether it launches into a placement group (known in a preview even while the group's name is not)."""
+        return "placementGroup" in self.resources
+
     def capacity(self) -> Optional[PoolCapacity]:
         types = tuple(self.instance_types)
         rows = self.gpu_rows
@@ -113,6 +132,18 @@ class BatchJobDefinition(Resource):
         """What each container asks for (an unreadable amount counts as 0)."""
         return map(_needs, self.containers())
 
+    @staticmethod
+    def efa_devices(container: Mapping[str, Any]) -> list[str]:
+        """The EFA (InfiniBand verbs) devices a container is given (``/dev/infiniband/uverbsN``)."""
+        devices = (container.get("linuxParameters") or {}).get("devices") or []
+        return [d.get("hostPath", "") for d in devices if str(d.get("hostPath", "")).startswith("/dev/infiniband/")]
+
+    @staticmethod
+    def memlock_unlimited(container: Mapping[str, Any]) -> bool:
+        """Whether the container may lock unlimited memory (``ulimits`` memlock -1 soft and hard), as EFA needs."""
+        return any(u.get("name") == "memlock" and int(u.get("softLimit", 0)) == -1 and int(u.get("hardLimit", 0)) == -1
+                   for u in container.get("ulimits") or [])
+
 
 class LaunchTemplate(Resource):
     TOKEN = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -149,6 +180,20 @@ class LaunchTemplate(Resource):
     @property
     def public_ip(self) -> bool:
         return any(true(n.get("associatePublicIpAddress")) for n in self.props.get("networkInterfaces") or [])
+
+    @property
+    def efa_interfaces(self) -> int:
+        """Its EFA network interfaces (``efa`` and ``efa-only``)."""
+        return sum(str(n.get("interfaceType", "")).startswith("efa") for n in self.props.get("networkInterfaces") or [])
+
+
+class PlacementGroup(Resource):
+    TOKEN = "aws:ec2/placementGroup:PlacementGroup"
+
+    @property
+    def strategy(self) -> str:
+        """``cluster`` (one rack-close group in one AZ, what multi-node jobs need), ``spread`` or ``partition``."""
+        return str(self.props.get("strategy") or "")
 
 
 Vpc = plain("Vpc", "aws:ec2/vpc:Vpc", ID_PREFIX="vpc")

@@ -67,7 +67,7 @@ def test_stack_file_elsewhere_with_spot_and_existing_network(tmp_path, capsys):
 @pytest.mark.parametrize("changes,expected", [
     ({"gpuready:job": {"gpus": 8}}, "RUNNABLE forever"),
     ({"gpuready:instanceTypes": ["g6.xlarge", "m5.large"]}, "has no NVIDIA GPU"),
-    ({"gpuready:instanceTypes": ["p5en.48xlarge"]}, "an NVIDIA GPU type that gpuready's GPU catalog does not list yet"),
+    ({"gpuready:instanceTypes": ["gr6.4xlarge"]}, "an NVIDIA GPU type that gpuready's GPU catalog does not list yet"),
     ({"gpuready:instanceTypes": ["g4ad.xlarge"]}, "its GPUs are AMD Radeon Pro V520, not NVIDIA's"),
     ({"gpuready:maxVcpu": 64}, "did you mean gpuready:maxVcpus?"),
     ({"gpuready:job": {"gpu": 1}}, "gpuready:job.gpu"),
@@ -85,7 +85,7 @@ def test_bad_config_is_one_paragraph_and_exit_2(tmp_path, capsys, changes, expec
 
 def test_unknown_stack_lists_the_known_ones(capsys):
     assert main(["plan", "--stack", "nope"]) == 2
-    assert "stacks here: aks, aws-batch, eks, gke" in capsys.readouterr().err
+    assert "stacks here: aks, aws-batch, aws-batch-multinode, eks, gke" in capsys.readouterr().err
 
 
 def test_no_stack_named_is_a_usage_error(capsys):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from gpuready_components import catalog
 
 from gpuready.plan.render import mock_id, render
 from gpuready.project import find_project, load_stack_config
@@ -48,3 +52,72 @@ def test_jobs_role_is_exported_and_takes_the_policies_of_its_key():
     (attached,) = [a for a in rendering.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
                    if a.inputs["role"] == role.outputs["name"]]
     assert attached.inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"
+
+
+def _multinode(**changes):
+    project = find_project(ROOT)
+    config = load_stack_config(project.stack_file("aws-batch-multinode"), project.name)
+    config.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in changes.items()})
+    return render(project.main, project.name, "aws-batch-multinode", config)
+
+
+def test_multinode_reference_stack_builds_its_own_environment_in_one_private_subnet():
+    rendering = _multinode()
+    envs = {e.name: e for e in rendering.of_type("aws:batch/computeEnvironment:ComputeEnvironment")}
+    assert set(envs) == {"gpu-gpu-on-demand", "gpu-multi-node"}
+    first_private = mock_id("aws:ec2/subnet:Subnet", "gpu-private-0")
+    assert envs["gpu-multi-node"].inputs["computeResources"]["subnets"] == [first_private]
+    assert "placementGroup" not in envs["gpu-gpu-on-demand"].inputs["computeResources"]
+    out = rendering.outputs
+    assert (out["multiNodeNodes"], out["multiNodeGpusPerNode"], out["multiNodeInstanceTypes"],
+            out["multiNodeEfaInterfaces"]) == (2, 8, ["p5.48xlarge"], 32)
+    assert out["multiNodeJobQueueArn"] and out["multiNodeJobDefinitionArn"]
+
+
+def test_readme_quotes_the_multinode_stacks_cost_from_the_catalog():
+    readme = (ROOT / "README.md").read_text()
+    p5, g6 = catalog.lookup("aws", "p5.48xlarge"), catalog.lookup("aws", "g6.12xlarge")
+    rendering = _multinode()
+    assert f"${2 * p5.price_usd_hour:.2f}/h" in readme
+    assert f"${rendering.outputs['maxUsdPerHour']:.2f}/h" in readme
+    assert f"${2 * g6.price_usd_hour:.2f}/h for the pair" in readme
+    stack_file = (ROOT / "stacks" / "Pulumi.aws-batch-multinode.yaml").read_text()
+    assert f"${2 * p5.price_usd_hour:.2f}/h" in stack_file
+
+
+def test_the_cheap_real_run_variant_renders_2_x_g6_12xlarge():
+    rendering = _multinode(**{"gpuready:instanceTypes": ["g6.12xlarge"], "gpuready:maxVcpus": 48})
+    out = rendering.outputs
+    assert (out["multiNodeInstanceTypes"], out["multiNodeGpusPerNode"], out["multiNodeEfaInterfaces"]) == \
+        (["g6.12xlarge"], 4, 1)
+
+
+def test_multinode_reference_stack_renders_valid_batch_and_ec2_requests():
+    """Acceptance: every request the multi-node stack would send for Batch and its launch templates is valid
+    against botocore's service models."""
+    import botocore.session
+
+    from tests.components.batch_gpu.test_vendor_truth import (_compute_environment_request, _launch_template_request,
+                                                              _valid)
+
+    session = botocore.session.get_session()
+    batch, ec2 = session.get_service_model("batch"), session.get_service_model("ec2")
+    rendering = _multinode()
+    for env in rendering.of_type("aws:batch/computeEnvironment:ComputeEnvironment"):
+        _valid(batch, "CreateComputeEnvironment", _compute_environment_request(env))
+    for queue in rendering.of_type("aws:batch/jobQueue:JobQueue"):
+        _valid(batch, "CreateJobQueue", {
+            "jobQueueName": queue.name, "state": queue.inputs["state"], "priority": int(queue.inputs["priority"]),
+            "computeEnvironmentOrder": [{"order": int(o["order"]), "computeEnvironment": o["computeEnvironment"]}
+                                        for o in queue.inputs["computeEnvironmentOrders"]],
+            "jobStateTimeLimitActions": [{**a, "maxTimeSeconds": int(a["maxTimeSeconds"])}
+                                         for a in queue.inputs["jobStateTimeLimitActions"]]})
+    (multinode,) = [j for j in rendering.of_type("aws:batch/jobDefinition:JobDefinition")
+                    if j.inputs["type"] == "multinode"]
+    _valid(batch, "RegisterJobDefinition", {
+        "jobDefinitionName": multinode.name, "type": "multinode", "platformCapabilities": ["EC2"],
+        "nodeProperties": json.loads(multinode.inputs["nodeProperties"])})
+    templates = rendering.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+    assert {t.name for t in templates} == {"gpu-gpu", "gpu-multi-node"}
+    for template in templates:
+        _valid(ec2, "CreateLaunchTemplate", _launch_template_request(template))

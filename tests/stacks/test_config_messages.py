@@ -33,7 +33,21 @@ MISTAKES = [
     ("aws-batch", {"gpuready:logRetentionDays": 2}, "gpuready:logRetentionDays"),
     ("aws-batch", {"gpuready:runnableTimeoutMinutes": 1}, "gpuready:runnableTimeoutMinutes"),
     ("aws-batch", {"gpuready:capacity": ["spot", "spot"]}, "gpuready:capacity"),
-    ("aws-batch", {"gpuready:multiNode": {"nodes": 1}}, "gpuready:multiNode"),
+    ("aws-batch", {"gpuready:multiNode": {"nodes": 1}}, "gpuready:multiNode.nodes"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"capacity": "spot"}}, "gpuready:multiNode.capacity"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"subnet": ["subnet-a", "subnet-b"]}},
+     "gpuready:multiNode.subnet"),
+    ("aws-batch-multinode", {"gpuready:instanceTypes": ["g6.4xlarge", "g6.8xlarge"], "gpuready:maxVcpus": 64,
+                             "gpuready:job": {"gpus": 1, "vcpus": 4, "memoryMiB": 8192},
+                             "gpuready:multiNode": {"instanceTypes": ["g6.4xlarge", "g6.8xlarge"]}},
+     "gpuready:multiNode.instanceTypes"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"efaInterfaces": 64}}, "gpuready:multiNode.efaInterfaces"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"nodes": 4, "maxVcpus": 384}}, "gpuready:multiNode.maxVcpus"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"vcpus": 256}}, "gpuready:multiNode.vcpus"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"memoryMiB": 4194304}}, "gpuready:multiNode.memoryMiB"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"sharedMemoryMiB": 1}}, "gpuready:multiNode.sharedMemoryMiB"),
+    ("aws-batch-multinode", {"gpuready:multiNode": {"instanceTypes": ["p5en.48xlarge", "p6-b300.48xlarge"]}},
+     "gpuready:multiNode.instanceTypes"),
     ("aws-batch", {"gpuready:cpuQueue": {"instanceTypes": ["g6.xlarge"]}}, "gpuready:cpuQueue.instanceTypes"),
     ("aws-batch", {"gpuready:network": {"cidrBlock": "nonsense"}}, "gpuready:network.cidrBlock"),
     ("aws-batch", {"gpuready:jobRolePolicyArns": ["AmazonS3ReadOnlyAccess"]}, "gpuready:jobRolePolicyArns"),
@@ -84,3 +98,8 @@ def test_unknown_key_with_a_terminal_escape_is_printed_escaped(tmp_path, capsys)
     code, _ = _plan(tmp_path, "aws-batch", {"gpuready:\x1b[2Jx": 1, })
     err = capsys.readouterr().err
     assert code == 2 and "\x1b" not in err and "gpuready:\\x1b[2Jx" in err
+
+
+def test_multi_node_max_vcpus_is_bounded_too(tmp_path, capsys):
+    code, _ = _plan(tmp_path, "aws-batch-multinode", {"gpuready:multiNode": {"nodes": 2, "maxVcpus": 10**9}})
+    assert code == 2 and "gpuready:multiNode.maxVcpus = 1000000000: more than 10,000" in capsys.readouterr().err

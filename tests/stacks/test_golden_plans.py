@@ -1,4 +1,4 @@
-"""`gpuready plan --json` of the four reference stacks against a committed golden copy: a refactoring changes no
+"""`gpuready plan --json` of the reference stacks against a committed golden copy: a refactoring changes no
 resource, input, capacity figure or policy verdict; outputs may only be added.
 
 After an intended change: ``GPUREADY_UPDATE_GOLDEN=1 python -m pytest tests/stacks/test_golden_plans.py`` and
@@ -15,7 +15,7 @@ from gpuready.cli import main
 from tests.conftest import DATA
 
 GOLDEN = DATA / "golden"
-STACKS = ("aws-batch", "eks", "gke", "aks")
+STACKS = ("aws-batch", "aws-batch-multinode", "eks", "gke", "aks")
 
 
 def _plan(stack: str, capsys) -> dict:

@@ -36,7 +36,7 @@ def test_bounds_are_the_clouds_quotas():
     bounds = {(p, k): s.most for p, settings in SETTINGS.items() for k, s in _walk(settings) if s.most}
     assert bounds == {
         ("aws-batch", "maxVcpus"): 10_000, ("aws-batch", "minVcpus"): 10_000,
-        ("aws-batch", "cpuQueue.maxVcpus"): 10_000,
+        ("aws-batch", "cpuQueue.maxVcpus"): 10_000, ("aws-batch", "multiNode.maxVcpus"): 10_000,
         ("eks", "maxSize"): 450, ("eks", "minSize"): 450, ("eks", "desiredSize"): 450,
         ("gke", "maxNodes"): 1_000, ("gke", "minNodes"): 1_000, ("aks", "maxCount"): 1_000, ("aks", "minCount"): 1_000}
 

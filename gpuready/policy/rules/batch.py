@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuready_components import catalog
 from gpuready_components.batch_gpu import fit
-from gpuready.resources.aws import BatchComputeEnvironment, BatchJobDefinition, BatchJobQueue
+from gpuready.resources.aws import BatchComputeEnvironment, BatchJobDefinition, BatchJobQueue, PlacementGroup
 
 from ..gpu import facts, of_kind
 from ..rule import MANDATORY, dependencies, each, known, stack_rule
@@ -91,4 +91,68 @@ gpu_job_fits = stack_rule(
     "(GPUs, vCPUs, and memory less the ECS agent's share).",
     MANDATORY, _check_job_fits)
 
-RULES = [gpu_queue_gpu_only, gpu_queue_runnable_timeout, gpu_job_fits]
+def _multi_node_problems(queue) -> list[str]:
+    """Why ``queue`` cannot run a multi-node parallel job (empty: it can)."""
+    problems = []
+    environments = _environments(queue)
+    if not environments:
+        return [f"{queue.name} has no compute environment in the stack"]
+    for env in environments:
+        reader = facts(env)
+        if reader.resource_type != "EC2":
+            problems.append(f"{env.name} is {reader.resource_type} capacity (Batch runs multi-node jobs on EC2 "
+                            "on-demand only)")
+        if reader.subnet_count > 1:
+            problems.append(f"{env.name} spans {reader.subnet_count} subnets (a cluster placement group lives in "
+                            "one Availability Zone)")
+        if not reader.has_placement_group:
+            problems.append(f"{env.name} has no placement group (nodes land far apart)")
+        for group in dependencies(env, BatchComputeEnvironment.SUBNET_INPUT, PlacementGroup):
+            if facts(group).strategy != "cluster":
+                problems.append(f"{env.name}'s placement group {group.name} is {facts(group).strategy}, not cluster")
+    return problems
+
+
+def _check_multi_node_capacity(resources, config):
+    definitions = [j for j in of_kind(resources, BatchJobDefinition) if facts(j).multinode]
+    if not definitions:
+        return
+    queues = [q for q in of_kind(resources, BatchJobQueue) if _is_gpu_queue(q)]
+    found, unknown = known(queues, lambda q: (q, _multi_node_problems(q)))
+    if any(not problems for _, problems in found):
+        return
+    if unknown:
+        raise unknown
+    why = "; ".join(f"{q.name}: {', '.join(p)}" for q, p in found) or "the stack has no GPU job queue"
+    for job in definitions:
+        yield job, (f"is a multi-node parallel job, but no job queue in the stack can run one, so it sits in "
+                    f"RUNNABLE forever ({why})"), ("give multi-node jobs their own queue whose compute environment is "
+                                                    "EC2 on-demand, in one subnet, with a cluster placement group "
+                                                    "(gpuready:multiNode does this)")
+
+
+multi_node_capacity = stack_rule(
+    "multi-node-capacity",
+    "A multi-node parallel job definition has a job queue that can run it: every compute environment EC2 "
+    "on-demand (not Spot or Fargate), in one subnet, in a cluster placement group.",
+    MANDATORY, _check_multi_node_capacity)
+
+
+def _check_efa_memlock(resources, config):
+    def check(job):
+        reader = facts(job)
+        for container in reader.containers():
+            if reader.efa_devices(container) and not reader.memlock_unlimited(container):
+                yield job, (f"passes EFA devices ({len(reader.efa_devices(container))}) without an unlimited "
+                            "memlock ulimit: libfabric cannot register memory and NCCL falls back to sockets or "
+                            "fails"), "add ulimits [{name: memlock, softLimit: -1, hardLimit: -1}] to the container"
+
+    yield from each(of_kind(resources, BatchJobDefinition), check)
+
+
+efa_memlock = stack_rule(
+    "efa-memlock",
+    "A Batch job container given EFA devices (/dev/infiniband/uverbsN) may lock unlimited memory.",
+    MANDATORY, _check_efa_memlock)
+
+RULES = [gpu_queue_gpu_only, gpu_queue_runnable_timeout, gpu_job_fits, multi_node_capacity, efa_memlock]

@@ -138,26 +138,121 @@ def test_job_role_gets_the_policies_given_and_no_others(render):
     assert attached == arns
 
 
-def test_security_group_is_egress_only_unless_multi_node(render):
+def _named(rendering, type_: str, name: str):
+    (found,) = [r for r in rendering.of_type(type_) if r.name == name]
+    return found
+
+
+def _node_container(rendering) -> dict:
+    multinode = next(j for j in rendering.of_type(JOB) if j.inputs["type"] == "multinode")
+    (node_range,) = json.loads(multinode.inputs["nodeProperties"])["nodeRangeProperties"]
+    assert node_range["targetNodes"] == "0:"
+    return node_range["container"]
+
+
+def test_security_group_is_egress_only_and_multi_node_gets_a_group_open_to_itself(render):
     single, _ = build(render)
     (group,) = single.of_type(SG)
     assert group.inputs.get("ingress", []) == [] and group.inputs["egress"]
 
     multi, _ = build(render, multi_node=MultiNodeArgs(nodes=2))
-    (group,) = multi.of_type(SG)
-    assert group.inputs["ingress"] == [{"fromPort": 0, "toPort": 0, "protocol": "-1", "self": True}]
+    instances, own = _named(multi, SG, "gpu-instances"), _named(multi, SG, "gpu-multi-node")
+    assert instances.inputs.get("ingress", []) == []
+    assert own.inputs["ingress"] == [{"fromPort": 0, "toPort": 0, "protocol": "-1", "self": True}]
+    # EFA needs the self rule both ways: an egress rule to 0.0.0.0/0 does not cover its traffic.
+    assert {"fromPort": 0, "toPort": 0, "protocol": "-1", "self": True} in own.inputs["egress"]
 
 
-def test_multi_node_registers_a_multinode_job_in_a_cluster_placement_group(render):
-    rendering, _ = build(render, multi_node=MultiNodeArgs(nodes=4), max_vcpus=192)
+def test_multi_node_gets_its_own_on_demand_environment_and_queue_in_one_subnet(render):
+    rendering, env = build(render, multi_node=MultiNodeArgs(nodes=2))
+    gpu, multi = _named(rendering, CE, "gpu-gpu-on-demand"), _named(rendering, CE, "gpu-multi-node")
+    assert "placementGroup" not in gpu.inputs["computeResources"]  # single-node jobs keep every AZ
+    assert gpu.inputs["computeResources"]["subnets"] == ["subnet-a", "subnet-b"]
     (group,) = rendering.of_type("aws:ec2/placementGroup:PlacementGroup")
-    assert group.inputs["strategy"] == "cluster"
-    (env,) = rendering.of_type(CE)
-    assert env.inputs["computeResources"]["placementGroup"] == group.outputs["name"]
-    multinode = next(j for j in rendering.of_type(JOB) if j.inputs["type"] == "multinode")
-    nodes = json.loads(multinode.inputs["nodeProperties"])
-    assert nodes["numNodes"] == 4 and nodes["mainNode"] == 0
-    assert nodes["nodeRangeProperties"][0]["container"]["resourceRequirements"][0] == {"type": "GPU", "value": "1"}
+    assert group.name == "gpu-multi-node" and group.inputs["strategy"] == "cluster"
+    res = multi.inputs["computeResources"]
+    assert res["type"] == "EC2" and res["placementGroup"] == group.outputs["name"]
+    assert res["subnets"] == ["subnet-a"]
+    assert res["instanceTypes"] == ["g6.12xlarge"]  # the environment's types with the most GPUs
+    assert int(res["maxVcpus"]) == 96 and int(res["minVcpus"]) == 0
+    template = _named(rendering, LT, "gpu-multi-node")
+    assert res["launchTemplate"]["launchTemplateId"] == mock_id(LT, template.name)
+    queue = _named(rendering, QUEUE, "gpu-multi-node")
+    assert [o["computeEnvironment"] for o in queue.inputs["computeEnvironmentOrders"]] == [multi.outputs["arn"]]
+    assert queue.inputs["jobStateTimeLimitActions"]  # a stuck gang job is cancelled too
+    gpu_queue = _named(rendering, QUEUE, "gpu-gpu")
+    assert multi.outputs["arn"] not in [o["computeEnvironment"] for o in gpu_queue.inputs["computeEnvironmentOrders"]]
+
+    out = env.outputs
+    from pulumi.runtime.sync_await import _sync_await
+
+    assert _sync_await(out["multiNodeJobQueueArn"].future()) == queue.outputs["arn"]
+    assert (out["multiNodeNodes"], out["multiNodeGpusPerNode"], out["multiNodeInstanceTypes"],
+            out["multiNodeEfaInterfaces"]) == (2, 4, ["g6.12xlarge"], 1)
+
+
+def test_multi_node_subnet_can_be_chosen(render):
+    rendering, _ = build(render, multi_node=MultiNodeArgs(subnet="subnet-b"))
+    assert _named(rendering, CE, "gpu-multi-node").inputs["computeResources"]["subnets"] == ["subnet-b"]
+
+
+def test_each_node_takes_a_whole_p5_with_its_32_efa_devices(render):
+    rendering, env = build(render, instance_types=["p5.48xlarge"], max_vcpus=192, multi_node=MultiNodeArgs(nodes=2))
+    node = _node_container(rendering)
+    asked = {r["type"]: r["value"] for r in node["resourceRequirements"]}
+    assert asked == {"GPU": "8", "VCPU": "192", "MEMORY": str(int(2048 * 1024 * 0.95))}
+    devices = node["linuxParameters"]["devices"]
+    assert [d["hostPath"] for d in devices] == [f"/dev/infiniband/uverbs{i}" for i in range(32)]
+    assert all(d["containerPath"] == d["hostPath"] and d["permissions"] == ["READ", "WRITE", "MKNOD"]
+               for d in devices)
+    assert node["linuxParameters"]["sharedMemorySize"] >= 64 * 1024
+    assert node["ulimits"] == [{"name": "memlock", "softLimit": -1, "hardLimit": -1}]
+    environment = {e["name"]: e["value"] for e in node["environment"]}
+    assert environment["NCCL_DEBUG"] == "INFO" and environment["FI_PROVIDER"] == "efa"
+    assert environment["FI_EFA_USE_DEVICE_RDMA"] == "1"
+    assert node["logConfiguration"]["logDriver"] == "awslogs"
+
+    interfaces = _named(rendering, LT, "gpu-multi-node").inputs["networkInterfaces"]
+    assert [(i["networkCardIndex"], i["deviceIndex"]) for i in interfaces] == \
+        [(0, 0)] + [(card, 1) for card in range(1, 32)]
+    assert {i["interfaceType"] for i in interfaces} == {"efa"}
+    assert {i["subnetId"] for i in interfaces} == {"subnet-a"}
+    own = _named(rendering, SG, "gpu-multi-node")
+    assert all(i["securityGroups"] == [mock_id(SG, own.name)] for i in interfaces)
+    # Groups ride on the interfaces: EC2 refuses instance-level groups beside network interfaces.
+    assert "securityGroupIds" not in _named(rendering, CE, "gpu-multi-node").inputs["computeResources"]
+    assert env.outputs["multiNodeEfaInterfaces"] == 32
+
+
+def test_p6_b300_keeps_card_0_for_ena_and_puts_16_efa_on_cards_1_to_16(render):
+    rendering, _ = build(render, instance_types=["p6-b300.48xlarge"], max_vcpus=192, multi_node=MultiNodeArgs())
+    interfaces = _named(rendering, LT, "gpu-multi-node").inputs["networkInterfaces"]
+    assert (interfaces[0]["networkCardIndex"], interfaces[0]["deviceIndex"], interfaces[0]["interfaceType"]) == \
+        (0, 0, "interface")
+    assert [(i["networkCardIndex"], i["deviceIndex"], i["interfaceType"]) for i in interfaces[1:]] == \
+        [(card, 1, "efa") for card in range(1, 17)]
+    assert len(_node_container(rendering)["linuxParameters"]["devices"]) == 16
+
+
+def test_g6_efa_has_no_gpudirect_rdma_and_efa_off_passes_no_devices(render):
+    rendering, _ = build(render, multi_node=MultiNodeArgs())
+    node = _node_container(rendering)
+    environment = {e["name"]: e["value"] for e in node["environment"]}
+    assert environment["FI_PROVIDER"] == "efa" and "FI_EFA_USE_DEVICE_RDMA" not in environment
+    assert len(node["linuxParameters"]["devices"]) == 1
+
+    off, env = build(render, multi_node=MultiNodeArgs(efa_interfaces=0))
+    node = _node_container(off)
+    assert node["linuxParameters"]["devices"] == [] and "FI_PROVIDER" not in {e["name"] for e in node["environment"]}
+    assert "networkInterfaces" not in _named(off, LT, "gpu-multi-node").inputs
+    assert _named(off, CE, "gpu-multi-node").inputs["computeResources"]["securityGroupIds"]
+    assert env.outputs["multiNodeEfaInterfaces"] == 0
+
+
+def test_no_multi_node_means_no_multi_node_outputs(render):
+    _, env = build(render)
+    assert {k: env.outputs.get(k) for k in ("multiNodeJobQueueArn", "multiNodeNodes", "multiNodeEfaInterfaces")} \
+        == dict.fromkeys(("multiNodeJobQueueArn", "multiNodeNodes", "multiNodeEfaInterfaces"))
 
 
 def test_existing_security_groups_are_used_as_given(render):

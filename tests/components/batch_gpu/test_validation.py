@@ -6,6 +6,7 @@ import datetime
 
 import pytest
 
+from gpuready_components import catalog
 from gpuready_components.batch_gpu import CpuQueueArgs, GpuJobArgs, MultiNodeArgs
 from gpuready_components.batch_gpu.validation import check
 from gpuready_components.errors import ConfigError
@@ -65,14 +66,78 @@ def test_min_above_max_is_refused():
     assert error(min_vcpus=128, max_vcpus=64).field == "min_vcpus/max_vcpus"
 
 
-def test_spot_and_multi_node_are_refused_together():
-    e = error(capacity=["spot"], multi_node=MultiNodeArgs(nodes=2))
-    assert e.field == "multi_node" and "Spot" in str(e)
+def test_multi_node_on_spot_is_refused():
+    e = error(multi_node=MultiNodeArgs(capacity="spot"))
+    assert e.field == "multi_node.capacity" and "on-demand capacity only" in str(e)
 
 
-def test_multi_node_that_cannot_fit_under_max_vcpus_is_refused():
-    e = error(instance_types=["g6.12xlarge"], max_vcpus=96, multi_node=MultiNodeArgs(nodes=3))
-    assert e.field == "multi_node.nodes" and "144 vCPUs" in str(e)
+def test_spot_single_node_capacity_and_multi_node_go_together():
+    """Multi-node jobs get their own on-demand environment, so single-node jobs may use Spot."""
+    cap = check(args(capacity=["spot"], multi_node=MultiNodeArgs()))
+    assert cap.multi_node.instance_types == ["g6.12xlarge"]
+
+
+def test_multi_node_in_several_subnets_is_refused():
+    e = error(multi_node=MultiNodeArgs(subnet=["subnet-a", "subnet-b"]))
+    assert e.field == "multi_node.subnet" and "one Availability Zone" in str(e)
+
+
+def test_efa_and_non_efa_types_mixed_are_refused():
+    e = error(instance_types=["g6.4xlarge", "g6.8xlarge"], multi_node=MultiNodeArgs(
+        instance_types=["g6.4xlarge", "g6.8xlarge"]))
+    assert e.field == "multi_node.instance_types" and "g6.8xlarge" in str(e) and "without EFA (g6.4xlarge)" in str(e)
+
+
+def test_more_efa_interfaces_than_the_type_has_are_refused():
+    e = error(instance_types=["p4d.24xlarge"], max_vcpus=96, multi_node=MultiNodeArgs(efa_interfaces=8))
+    assert e.field == "multi_node.efa_interfaces" and e.value == 8 and "p4d.24xlarge has (4)" in str(e)
+    assert "4 or less" in e.fix
+    assert error(multi_node=MultiNodeArgs(efa_interfaces=-1)).field == "multi_node.efa_interfaces"
+
+
+def test_efa_on_a_type_without_efa_is_refused():
+    e = error(instance_types=["g6.xlarge"], multi_node=MultiNodeArgs(efa_interfaces=1))
+    assert e.field == "multi_node.efa_interfaces" and "g6.xlarge has (0)" in str(e)
+
+
+def test_multi_node_that_cannot_fit_under_its_max_vcpus_is_refused():
+    e = error(instance_types=["g6.12xlarge"], multi_node=MultiNodeArgs(nodes=3, max_vcpus=96))
+    assert e.field == "multi_node.max_vcpus" and "144 vCPUs" in str(e) and "at least 144" in e.fix
+
+
+def test_multi_node_max_vcpus_defaults_to_one_job_of_the_largest_type():
+    cap = check(args(instance_types=["g6.12xlarge", "g6.24xlarge"], max_vcpus=96,
+                     multi_node=MultiNodeArgs(nodes=3, instance_types=["g6.12xlarge", "g6.24xlarge"])))
+    assert cap.multi_node.max_vcpus == 3 * 96
+    assert (cap.multi_node.gpus, cap.multi_node.vcpus) == (4, 48)  # what every type holds
+
+
+def test_a_node_that_fits_no_instance_is_refused():
+    e = error(multi_node=MultiNodeArgs(memory_mib=192 * 1024))
+    assert e.field == "multi_node.memory_mib" and "RUNNABLE forever" in str(e) and "g6.12xlarge" in str(e)
+    assert error(multi_node=MultiNodeArgs(vcpus=64)).field == "multi_node.vcpus"
+
+
+def test_types_with_different_gpu_counts_are_refused():
+    e = error(multi_node=MultiNodeArgs(instance_types=["g6.12xlarge", "g6.48xlarge"], max_vcpus=384))
+    assert e.field == "multi_node.instance_types" and "same number of ranks" in str(e)
+
+
+def test_p6_b300_and_a_card_0_efa_type_need_different_launch_templates():
+    e = error(instance_types=["p6-b300.48xlarge", "p5en.48xlarge"], max_vcpus=192, multi_node=MultiNodeArgs(
+        efa_interfaces=16))
+    assert e.field == "multi_node.instance_types" and "card 0 is ENA only" in str(e)
+
+
+def test_shared_memory_must_fit_the_container():
+    e = error(multi_node=MultiNodeArgs(shared_memory_mib=10**7))
+    assert e.field == "multi_node.shared_memory_mib"
+
+
+def test_multi_node_capacity_counts_in_the_totals():
+    cap = check(args(instance_types=["p5.48xlarge"], max_vcpus=192, multi_node=MultiNodeArgs()))
+    assert cap.max_total_gpus == 8 + 16
+    assert cap.max_usd_per_hour == pytest.approx(3 * catalog.lookup("aws", "p5.48xlarge").price_usd_hour, abs=0.01)
 
 
 def test_single_node_multi_node_is_refused():

@@ -68,11 +68,10 @@ def _compute_environment_request(env) -> dict:
     resources = {
         "type": res["type"], "allocationStrategy": res["allocationStrategy"],
         "minvCpus": int(res["minVcpus"]), "maxvCpus": int(res["maxVcpus"]),
-        "instanceTypes": res["instanceTypes"], "subnets": res["subnets"],
-        "securityGroupIds": res["securityGroupIds"], "instanceRole": res["instanceRole"],
+        "instanceTypes": res["instanceTypes"], "subnets": res["subnets"], "instanceRole": res["instanceRole"],
         "launchTemplate": res["launchTemplate"], "ec2Configuration": res["ec2Configurations"], "tags": res["tags"],
     }
-    for key in ("placementGroup", "spotIamFleetRole"):
+    for key in ("placementGroup", "spotIamFleetRole", "securityGroupIds"):
         if key in res:
             resources[key] = res[key]
     return {"computeEnvironmentName": env.name, "type": env.inputs["type"], "state": env.inputs["state"],
@@ -80,7 +79,12 @@ def _compute_environment_request(env) -> dict:
 
 
 @pytest.mark.parametrize("overrides", [{}, {"capacity": ["spot", "on-demand"], "cpu_queue": CpuQueueArgs()},
-                                       {"multi_node": MultiNodeArgs(nodes=2)}])
+                                       {"multi_node": MultiNodeArgs(nodes=2)},
+                                       {"multi_node": MultiNodeArgs(efa_interfaces=0)},
+                                       {"instance_types": ["p5.48xlarge"], "max_vcpus": 192,
+                                        "multi_node": MultiNodeArgs()},
+                                       {"instance_types": ["p6-b300.48xlarge"], "max_vcpus": 192,
+                                        "multi_node": MultiNodeArgs()}])
 def test_rendered_resources_are_valid_batch_api_requests(render, batch, overrides):
     rendering, _ = build(render, **overrides)
     for env in rendering.of_type(CE):
@@ -145,3 +149,55 @@ def test_launch_template_values_are_ec2_enums(render, ec2):
     multi, _ = build(render, multi_node=MultiNodeArgs())
     strategy = multi.of_type("aws:ec2/placementGroup:PlacementGroup")[0].inputs["strategy"]
     assert strategy in ec2.shape_for("PlacementStrategy").enum
+
+
+def _launch_template_request(template) -> dict:
+    """The CreateLaunchTemplate request the provider would send for a rendered multi-node launch template."""
+    data = {"MetadataOptions": {k[0].upper() + k[1:]: int(v) if isinstance(v, float) else v
+                                for k, v in template.inputs["metadataOptions"].items()}}
+    interfaces = template.inputs.get("networkInterfaces") or []
+    if interfaces:
+        data["NetworkInterfaces"] = [{
+            "NetworkCardIndex": int(i["networkCardIndex"]), "DeviceIndex": int(i["deviceIndex"]),
+            "InterfaceType": i["interfaceType"], "SubnetId": i["subnetId"], "Groups": i["securityGroups"],
+            "DeleteOnTermination": i["deleteOnTermination"] == "true"} for i in interfaces]
+    return {"LaunchTemplateName": template.name, "LaunchTemplateData": data}
+
+
+@pytest.mark.parametrize("instance_type, cards", [("p5.48xlarge", 32), ("p6-b300.48xlarge", 17),
+                                                  ("g6e.48xlarge", 4), ("g6.12xlarge", 1)])
+def test_multi_node_launch_template_is_valid_and_fits_the_instances_network_cards(render, ec2, instance_type,
+                                                                                    cards):
+    """One interface per network card that EC2's data says the type has, each of a type that card takes: EFA on
+    every card that takes EFA, and an ENA primary where card 0 takes no EFA (p6-b300)."""
+    from tests.components.catalog.test_catalog import _moto_instance_types
+
+    rendering, _ = build(render, instance_types=[instance_type], max_vcpus=192, multi_node=MultiNodeArgs())
+    (template,) = [t for t in rendering.of_type(LT) if t.name == "gpu-multi-node"]
+    request = _launch_template_request(template)
+    _valid(ec2, "CreateLaunchTemplate", request)
+    interfaces = request["LaunchTemplateData"]["NetworkInterfaces"]
+    assert len(interfaces) == cards
+    network = _moto_instance_types()[instance_type]["NetworkInfo"]
+    by_card = {c["NetworkCardIndex"]: c for c in network["NetworkCards"]}
+    assert len({i["NetworkCardIndex"] for i in interfaces}) == len(interfaces)  # one per card
+    for i in interfaces:
+        assert i["InterfaceType"] in by_card[i["NetworkCardIndex"]]["InterfaceTypes"]
+        assert i["DeviceIndex"] == (0 if i["NetworkCardIndex"] == 0 else 1)
+    assert sum(i["InterfaceType"] == "efa" for i in interfaces) == network["EfaInfo"]["MaximumEfaInterfaces"]
+    assert {i["InterfaceType"] for i in interfaces} <= set(ec2.shape_for("NetworkInterfaceType").enum)
+
+
+def test_ena_only_first_card_fact_matches_ec2_data():
+    from tests.components.catalog.test_catalog import _moto_instance_types
+
+    ec2_data = _moto_instance_types()
+    ena_only = {r.name for r in catalog.rows() if r.cloud == "aws" and r.efa_interfaces and
+                "efa" not in ec2_data[r.name]["NetworkInfo"]["NetworkCards"][0]["InterfaceTypes"]}
+    assert ena_only == set(facts.ENA_ONLY_FIRST_CARD)
+
+
+def test_multi_node_job_definition_knobs_are_batch_shapes(batch):
+    assert "sharedMemorySize" in batch.shape_for("LinuxParameters").members
+    assert set(facts.EFA_DEVICE_PERMISSIONS) <= set(batch.shape_for("DeviceCgroupPermission").enum)
+    assert "memlock" in batch.shape_for("Ulimit").members["name"].documentation

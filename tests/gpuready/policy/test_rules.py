@@ -369,3 +369,61 @@ def test_gpu_scale_from_zero_catches_a_plugin_on_auto_mode(render_stack):
     plugin = render_stack("eks", break_resource(RELEASE, lambda p: set_prop(p, "chart", "nvidia-device-plugin")),
                           **{"gpuready:autoscaler": "auto-mode"})
     assert any(v.policy == "gpu-scale-from-zero" and "two plugins" in v.message for v in violations(plugin).violations)
+
+
+JOBDEF = "aws:batch/jobDefinition:JobDefinition"
+MULTI_NODE_ENV = "gpu-multi-node"
+
+
+def test_multi_node_reference_stack_passes_every_rule(preview, tmp_path):
+    """The 2 x p5.48xlarge stack passes every rule of the shipped policy config; only its cost needs the cap raised
+    (2 x p5.48xlarge alone run $196.64/h, over the shipped $100/h), as the README says."""
+    from tests.conftest import ROOT
+
+    config = json.loads((ROOT / "policies" / "policy-config.json").read_text())
+    config["gpu-capacity-caps"] = {"maxGpus": 64, "maxUsdPerHour": 300}
+    report = violations(render_known("aws-batch-multinode", preview=preview), config, tmp_path)
+    assert report.violations == [] and len(report.policies) == len(RULES)
+
+
+@pytest.mark.parametrize("path, value, why", [
+    ("compute_resources.type", "SPOT", "SPOT capacity"),
+    ("compute_resources.subnets", ["subnet-a", "subnet-b"], "spans 2 subnets"),
+    ("compute_resources.placement_group", None, "no placement group"),
+])
+def test_multi_node_capacity(render_stack, path, value, why):
+    broken_env = render_stack("aws-batch-multinode", break_resource(CE, lambda p: set_prop(p, path, value),
+                                                                    name=MULTI_NODE_ENV))
+    report = violations(broken_env)
+    assert ("multi-node-capacity", "mandatory", "gpu-gpu-multi-node") in broken(report)
+    (found,) = [v for v in report.violations if v.policy == "multi-node-capacity"]
+    assert why in found.message and "Fix:" in found.message
+
+
+def test_multi_node_capacity_wants_a_cluster_placement_group(render_stack):
+    spread = render_stack("aws-batch-multinode", break_resource(
+        "aws:ec2/placementGroup:PlacementGroup", lambda p: set_prop(p, "strategy", "spread")))
+    report = violations(spread)
+    assert broken(report) == {("multi-node-capacity", "mandatory", "gpu-gpu-multi-node")}
+    assert "is spread, not cluster" in report.violations[0].message
+
+
+def _drop_ulimits(props):
+    def drop(text):
+        nodes = json.loads(text)
+        for node_range in nodes["nodeRangeProperties"]:
+            node_range["container"].pop("ulimits")
+        return json.dumps(nodes)
+
+    props["node_properties"] = pulumi.Output.from_input(props["node_properties"]).apply(drop)
+
+
+def test_efa_memlock(render_stack):
+    report = violations(render_stack("aws-batch-multinode", break_resource(JOBDEF, _drop_ulimits,
+                                                                           name="gpu-gpu-multi-node")))
+    assert broken(report) == {("efa-memlock", "mandatory", "gpu-gpu-multi-node")}
+    assert "32" in report.violations[0].message and "memlock" in report.violations[0].message
+    # Without EFA devices there is nothing to lock.
+    no_efa = render_stack("aws-batch-multinode", break_resource(JOBDEF, _drop_ulimits, name="gpu-gpu-multi-node"),
+                          **{"gpuready:multiNode": {"nodes": 2, "efaInterfaces": 0}})
+    assert violations(no_efa).violations == []

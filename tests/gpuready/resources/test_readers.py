@@ -14,7 +14,7 @@ from gpuready.resources import CAPACITY, REGISTRY, GpuPool, aws, azure, gcp, kub
 from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import render_stack
 
-RENDERINGS = {"aws-batch": {}, "eks": {}, "gke": {}, "aks": {},
+RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, "aks": {},
               "eks-karpenter": {"gpuready:autoscaler": "karpenter"},
               "gke-gpu-operator": {"gpuready:install": "gpu-operator"}}
 """Reference stacks (and variants of their config) that together create every type the stacks use."""
@@ -25,7 +25,7 @@ NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy,
 
 @pytest.fixture(scope="module")
 def rendered():
-    return {name: render_stack(name if name == "aws-batch" else name.split("-")[0], **config)
+    return {name: render_stack(name if name.startswith("aws-batch") else name.split("-")[0], **config)
             for name, config in RENDERINGS.items()}
 
 
@@ -45,7 +45,7 @@ def test_every_registered_type_is_read_from_a_rendered_reference_stack(rendered)
 
 
 def test_gpu_pools_read_the_instance_types_the_stack_config_names(rendered):
-    batch = [pool for _, pool in _all(rendered, aws.BatchComputeEnvironment)]
+    batch = [pool for _, pool in _all({"aws-batch": rendered["aws-batch"]}, aws.BatchComputeEnvironment)]
     config = rendered["aws-batch"].config
     assert batch and all(pool.instance_types == json.loads(config["gpuready:instanceTypes"]) for pool in batch)
     assert all(pool.is_gpu and pool.minimum == (0, "minVcpus") for pool in batch)
@@ -133,3 +133,24 @@ def test_a_masked_secret_is_not_read_as_an_absent_setting():
         aws.EksCluster({"vpcConfig": "[secret]"}).authorized_networks
     assert aws.EksCluster({"vpcConfig": {"publicAccessCidrs": ["81.2.69.0/24"]}}).authorized_networks == \
         ["81.2.69.0/24"]
+
+
+def test_multi_node_facts_agree_with_the_catalog(rendered):
+    """The multi-node environment as the rules read it: EC2, one subnet, a cluster group, the p5's 32 EFA."""
+    rendering = rendered["aws-batch-multinode"]
+    (env,) = [read(r.type, r.inputs) for r in rendering.resources
+              if r.type == aws.BatchComputeEnvironment.TOKEN and r.name == "gpu-multi-node"]
+    assert (env.resource_type, env.subnet_count, env.has_placement_group) == ("EC2", 1, True)
+    (gpu_env,) = [read(r.type, r.inputs) for r in rendering.resources
+                  if r.type == aws.BatchComputeEnvironment.TOKEN and r.name == "gpu-gpu-on-demand"]
+    assert not gpu_env.has_placement_group and gpu_env.subnet_count == 2
+    (template,) = [read(r.type, r.inputs) for r in rendering.resources
+                   if r.type == aws.LaunchTemplate.TOKEN and r.name == "gpu-multi-node"]
+    assert template.efa_interfaces == catalog.lookup("aws", "p5.48xlarge").efa_interfaces == 32
+    (group,) = [read(r.type, r.inputs) for r in rendering.resources if r.type == aws.PlacementGroup.TOKEN]
+    assert group.strategy == "cluster"
+    (job,) = [read(r.type, r.inputs) for r in rendering.resources
+              if r.type == aws.BatchJobDefinition.TOKEN and r.name == "gpu-gpu-multi-node"]
+    (container,) = job.containers()
+    assert len(job.efa_devices(container)) == 32 and job.memlock_unlimited(container)
+    assert rendering.outputs["multiNodeEfaInterfaces"] == 32 and rendering.outputs["multiNodeNodes"] == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from . import catalog
 from .errors import ConfigError
@@ -52,20 +52,16 @@ def gpu_instances(field: str, names: Sequence[str], cpu_fix: str) -> tuple[catal
     return tuple(rows)
 
 
-EFA_INTERFACES = {
-    "g4dn.8xlarge": 1, "g4dn.12xlarge": 1, "g4dn.16xlarge": 1, "g4dn.metal": 1,
-    "g5.8xlarge": 1, "g5.12xlarge": 1, "g5.16xlarge": 1, "g5.24xlarge": 1, "g5.48xlarge": 1,
-    "g6.8xlarge": 1, "g6.12xlarge": 1, "g6.16xlarge": 1, "g6.24xlarge": 1, "g6.48xlarge": 1,
-    "g6e.8xlarge": 1, "g6e.12xlarge": 1, "g6e.16xlarge": 1, "g6e.24xlarge": 2, "g6e.48xlarge": 4,
-    "p3dn.24xlarge": 1, "p4d.24xlarge": 4, "p4de.24xlarge": 4, "p5.4xlarge": 1, "p5.48xlarge": 32,
-    "p5e.48xlarge": 32,
-}
-"""EFA interfaces (one per network card) of the catalog's AWS types that have any: EC2 DescribeInstanceTypes
-``NetworkInfo.EfaInfo.MaximumEfaInterfaces`` as moto ships it (a test compares). Stands in until the catalog carries
-the figure as its ``efa_interfaces`` column, which :func:`efa_interfaces` then reads instead."""
+ENA_ONLY_FIRST_CARD = frozenset({"p6-b300.48xlarge"})
+"""Types whose network card 0 takes no EFA (EC2 ``NetworkInfo.NetworkCards[0].InterfaceTypes`` lacks ``efa``): the
+primary interface is ENA and the EFA interfaces go on cards 1 to N. A test checks this against moto's EC2 data."""
 
 
-def efa_interfaces(row: catalog.GpuInstanceType) -> int:
-    """How many EFA interfaces an instance of ``row`` takes (0: no EFA; NCCL then uses TCP sockets)."""
-    count = getattr(row, "efa_interfaces", None)
-    return int(count) if count is not None else EFA_INTERFACES.get(row.name, 0)
+def efa_layout(names: Iterable[str], count: int) -> list[tuple[int, int, str]]:
+    """``(network card, device index, interface type)`` of each network interface a launch template gives instances
+    of the types ``names`` (one layout: card 0 takes EFA on all of them or on none) for ``count`` EFA interfaces:
+    one per network card, card 0 at device index 0 (an ENA ``interface`` there where card 0 is ENA only), every
+    other card at device index 1 (EC2 user guide, EFA on instances with multiple network cards)."""
+    first = 1 if any(n in ENA_ONLY_FIRST_CARD for n in names) else 0
+    return [(0, 0, "interface")] * first + [(card, 0 if card == 0 else 1, "efa")
+                                            for card in range(first, first + count)]

@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import pulumi
 
+from ..aws_instances import efa_layout
 from ..errors import ConfigError
 from ..sdk import require
 from . import facts
@@ -100,21 +101,11 @@ def _multi_node_container(plan: MultiNodePlan, job: GpuJobArgs, log_group: pulum
 
 
 def _efa_interfaces(plan: MultiNodePlan, subnet: pulumi.Input[str], groups: Any) -> list[Any]:
-    """The launch template's network interfaces: one EFA interface per network card, the first on device index 0
-    of card 0 (an ENA interface there where card 0 takes no EFA), every other on device index 1 of the next card
-    (EC2 user guide: EFA on instances with multiple network cards). Each carries the subnet and security groups:
-    an instance with network interfaces takes neither at its own level."""
-    interfaces = []
-    if plan.first_efa_card:
-        interfaces.append(aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-            network_card_index=0, device_index=0, interface_type="interface", subnet_id=subnet,
-            security_groups=groups, delete_on_termination="true"))
-    for i in range(plan.efa_interfaces):
-        card = plan.first_efa_card + i
-        interfaces.append(aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-            network_card_index=card, device_index=0 if card == 0 else 1, interface_type="efa", subnet_id=subnet,
-            security_groups=groups, delete_on_termination="true"))
-    return interfaces
+    """The launch template's network interfaces (:func:`~gpuready_components.aws_instances.efa_layout`), each with
+    the subnet and security groups: an instance with network interfaces takes neither at its own level."""
+    return [aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+        network_card_index=card, device_index=device, interface_type=kind, subnet_id=subnet, security_groups=groups,
+        delete_on_termination="true") for card, device, kind in efa_layout(plan.instance_types, plan.efa_interfaces)]
 
 
 class BatchGpuEnvironment(pulumi.ComponentResource):

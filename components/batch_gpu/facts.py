@@ -76,9 +76,6 @@ EFA_DEVICE = "/dev/infiniband/uverbs{}"
 """The device of EFA interface N on the host; Batch's EFA guide passes it to the container at the same path with
 READ, WRITE and MKNOD permissions (batch/latest/userguide/efa.html)."""
 EFA_DEVICE_PERMISSIONS = ("READ", "WRITE", "MKNOD")
-ENA_ONLY_FIRST_CARD = frozenset({"p6-b300.48xlarge"})
-"""Types whose network card 0 takes no EFA (EC2 ``NetworkInfo.NetworkCards[0].InterfaceTypes`` lacks ``efa``): the
-primary interface is ENA and the EFA interfaces go on cards 1 to N. A test checks this against moto's EC2 data."""
 EFA_RDMA_FAMILIES = frozenset({"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300"})
 """Families whose EFA does GPUDirect RDMA, where libfabric is told so with ``FI_EFA_USE_DEVICE_RDMA=1`` (EC2 user
 guide, "Elastic Fabric Adapter", supported instance types with RDMA read; aws-ofi-nccl's EFA setup notes). The

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .. import capacity, catalog
-from ..aws_instances import ec2_instance_types, gpu_instances
+from ..aws_instances import ENA_ONLY_FIRST_CARD, ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from . import facts
 from .fit import Needs, holding, largest, offer, usable_memory_mib
@@ -38,8 +38,6 @@ class MultiNodePlan:
     shared_memory_mib: int
     efa_interfaces: int
     """EFA interfaces per node; 0: none."""
-    first_efa_card: int
-    """Network card of the first EFA interface: 1 where card 0 is ENA only (p6-b300), else 0."""
     rdma: bool
     """Whether every type's EFA does GPUDirect RDMA (``FI_EFA_USE_DEVICE_RDMA=1``)."""
 
@@ -243,10 +241,10 @@ def _check_multi_node(mn: MultiNodeArgs, gpu_rows: Sequence[catalog.GpuInstanceT
                           f"more EFA interfaces than {fewest.name} has ({fewest.efa_interfaces}), so its instances "
                           "would fail to launch", f"set multi_node.efa_interfaces to {available} or less, or leave "
                           "it unset")
-    layouts = {r.name in facts.ENA_ONLY_FIRST_CARD for r in rows}
+    layouts = {r.name in ENA_ONLY_FIRST_CARD for r in rows}
     if efa and len(layouts) > 1:
         raise ConfigError("multi_node.instance_types", [r.name for r in rows],
-                          f"types whose network card 0 is ENA only ({', '.join(sorted(facts.ENA_ONLY_FIRST_CARD))}) "
+                          f"types whose network card 0 is ENA only ({', '.join(sorted(ENA_ONLY_FIRST_CARD))}) "
                           "and types whose card 0 takes EFA need different launch templates",
                           "list types of one family")
 
@@ -277,5 +275,4 @@ def _check_multi_node(mn: MultiNodeArgs, gpu_rows: Sequence[catalog.GpuInstanceT
     return MultiNodePlan(
         nodes=mn.nodes, instances=tuple(rows), max_vcpus=max_vcpus, gpus=counts[0], vcpus=vcpus, memory_mib=memory,
         shared_memory_mib=shm, efa_interfaces=efa,
-        first_efa_card=1 if any(r.name in facts.ENA_ONLY_FIRST_CARD for r in rows) else 0,
         rdma=bool(efa) and all(r.name.split(".")[0] in facts.EFA_RDMA_FAMILIES for r in rows))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import pulumi
 
+from ..aws_instances import efa_layout
 from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
@@ -174,17 +175,19 @@ class EksGpuCluster(GpuCluster):
         return placement, [cluster_sg, group.id]
 
     def _launch_template(self, name: str, what: str, device: str, gib: int, kms_key_id: Any, tags: dict[str, str],
-                         efa_interfaces: int = 0, security_groups: Any = None, placement_group: Any = None):
+                         efa_interfaces: int = 0, instance_types: Sequence[str] = (), security_groups: Any = None,
+                         placement_group: Any = None):
         """IMDSv2 only (hop limit 1: pods cannot reach the node role) and one encrypted gp3 volume; with
-        ``efa_interfaces``, one EFA interface per network card (``security_groups`` on each) in ``placement_group``
-        (EKS refuses a subnet in the template: the node group's subnets place the interfaces)."""
+        ``efa_interfaces``, the EFA interfaces ``instance_types`` take (:func:`efa_layout`; ``security_groups`` on
+        each) in ``placement_group`` (EKS refuses a subnet in the template: the node group's subnets place the
+        interfaces)."""
         efa_args: dict[str, Any] = {}
         if efa_interfaces:
             efa_args = dict(
                 network_interfaces=[aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                    network_card_index=card, device_index=device_index, interface_type=facts.EFA_INTERFACE_TYPE,
+                    network_card_index=card, device_index=device, interface_type=kind,
                     security_groups=security_groups, delete_on_termination="true")
-                    for card, device_index in efa.interfaces(efa_interfaces)],
+                    for card, device, kind in efa_layout(instance_types, efa_interfaces)],
                 placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name))
         return aws.ec2.LaunchTemplate(
             name,
@@ -279,7 +282,8 @@ class EksGpuCluster(GpuCluster):
         efa_args: dict[str, Any] = {}
         if cap.efa_interfaces:
             placement, groups = self._efa_network(name, args, cluster, tags)
-            efa_args = dict(efa_interfaces=cap.efa_interfaces, security_groups=groups, placement_group=placement)
+            efa_args = dict(efa_interfaces=cap.efa_interfaces, instance_types=list(ng.instance_types),
+                            security_groups=groups, placement_group=placement)
             subnet_ids = pulumi.Output.from_input(subnet_ids).apply(lambda ids: list(ids)[:1])
         launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
                                                 ng.root_volume_gib, ng.root_volume_kms_key_id, tags, **efa_args)

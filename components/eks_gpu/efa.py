@@ -8,12 +8,6 @@ from typing import Any, Mapping, Sequence
 from . import facts
 
 
-def interfaces(count: int) -> list[tuple[int, int]]:
-    """``(network card index, device index)`` of each EFA interface of a node with ``count``: one per card, the
-    primary (card 0) at device index 0, every other card at device index 1."""
-    return [(card, 0 if card == 0 else 1) for card in range(count)]
-
-
 def device_plugin_values(tolerations: Sequence[Mapping[str, Any]], node_labels: Mapping[str, str]) -> dict[str, Any]:
     """Values of the pinned EFA device plugin chart (every key is in its values.yaml; tests check): it tolerates
     the GPU nodes' taints and selects the EFA nodes by their boot label (the chart's own affinity also requires an

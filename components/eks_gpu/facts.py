@@ -89,9 +89,5 @@ EFA_RESOURCE = "vpc.amazonaws.com/efa"
 """The extended resource a pod requests EFA interfaces by (with the IPC_LOCK capability)."""
 EFA_NODE_LABELS = MappingProxyType({"vpc.amazonaws.com/efa.present": "true"})
 """Label every node of an EFA node group registers with: the EFA device plugin and multi-node pods select it."""
-EFA_INTERFACE_TYPE = "efa"
-"""``InterfaceType`` of each launch-template network interface: EFA with ENA (the primary interface cannot be
-EFA-only). One per network card: card 0 at device index 0, every other card at device index 1 (EC2 user guide,
-Maximize network bandwidth on accelerated instances with multiple network cards)."""
 EFA_PLACEMENT_STRATEGY = "cluster"
 """Placement group strategy of an EFA node group: instances close together in one AZ, for EFA's low latency."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import catalog
-from ..aws_instances import ec2_instance_types, efa_interfaces, gpu_instances
+from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
@@ -170,7 +170,7 @@ def _check_efa(ng: GpuNodeGroupArgs, mode: str, rows: tuple[catalog.GpuInstanceT
     if mode not in (sf.CLUSTER_AUTOSCALER, sf.NONE):
         raise ConfigError(field, True, f"EFA is set up on managed node groups' launch template, and {mode} "
                           "launches no node group", "use autoscaler cluster-autoscaler (or none), or drop efa")
-    counts = {r.name: efa_interfaces(r) for r in rows}
+    counts = {r.name: r.efa_interfaces for r in rows}
     without = [name for name, n in counts.items() if n == 0]
     if without:
         raise ConfigError("node_group.instance_types", without,

@@ -10,6 +10,7 @@ import pytest
 from botocore.validate import ParamValidator
 
 from gpuready_components import catalog
+from gpuready_components.aws_instances import ENA_ONLY_FIRST_CARD
 from gpuready_components.batch_gpu import CpuQueueArgs, MultiNodeArgs, facts
 
 from .helpers import CE, JOB, LT, QUEUE, build, container
@@ -194,7 +195,7 @@ def test_ena_only_first_card_fact_matches_ec2_data():
     ec2_data = _moto_instance_types()
     ena_only = {r.name for r in catalog.rows() if r.cloud == "aws" and r.efa_interfaces and
                 "efa" not in ec2_data[r.name]["NetworkInfo"]["NetworkCards"][0]["InterfaceTypes"]}
-    assert ena_only == set(facts.ENA_ONLY_FIRST_CARD)
+    assert ena_only == set(ENA_ONLY_FIRST_CARD)
 
 
 def test_multi_node_job_definition_knobs_are_batch_shapes(batch):

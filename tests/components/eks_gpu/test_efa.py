@@ -13,7 +13,7 @@ import yaml
 from botocore.validate import ParamValidator
 
 from gpuready_components import catalog
-from gpuready_components.aws_instances import efa_interfaces
+from gpuready_components.aws_instances import efa_layout
 from gpuready_components.eks_gpu import AutoscalerArgs, ExistingClusterArgs, facts
 from gpuready_components.eks_gpu.validation import check
 from gpuready_components.errors import ConfigError
@@ -39,16 +39,10 @@ def _efa_release(rendering):
     return release
 
 
-def test_efa_interfaces_are_ec2s_figures_as_moto_ships_them():
-    """Every AWS catalog type: EC2's NetworkInfo.EfaInfo.MaximumEfaInterfaces (absent: no EFA)."""
-    ec2 = json.loads(gzip.decompress((Path(moto.__file__).parent / "ec2/resources/instance_types.json.gz")
-                                     .read_bytes()))
-    for row in catalog.rows():
-        if row.cloud == "aws":
-            info = (ec2.get(row.name, {}).get("NetworkInfo") or {}).get("EfaInfo") or {}
-            assert efa_interfaces(row) == info.get("MaximumEfaInterfaces", 0), row.name
-    assert efa_interfaces(catalog.find("aws", "p5.48xlarge")) == 32
-    assert efa_interfaces(catalog.find("aws", "g6.xlarge")) == 0
+def test_p6_b300_keeps_card_0_for_ena_and_puts_its_efa_interfaces_on_cards_1_to_16():
+    layout = efa_layout(["p6-b300.48xlarge"], 16)
+    assert layout[0] == (0, 0, "interface") and layout[1:] == [(c, 1, "efa") for c in range(1, 17)]
+    assert efa_layout(["p5.48xlarge"], 32)[:2] == [(0, 0, "efa"), (1, 1, "efa")]
 
 
 def test_one_efa_interface_per_network_card_in_a_cluster_placement_group(built):
@@ -91,7 +85,7 @@ def test_efa_launch_template_is_a_valid_create_launch_template_request(built):
     report = ParamValidator().validate({"LaunchTemplateName": lt.name, "LaunchTemplateData": data},
                                        ec2.operation_model("CreateLaunchTemplate").input_shape)
     assert not report.has_errors(), report.generate_report()
-    assert facts.EFA_INTERFACE_TYPE in ec2.shape_for("NetworkInterfaceType").enum
+    assert {kind for *_, kind in efa_layout(["p6-b300.48xlarge"], 16)} <= set(ec2.shape_for("NetworkInterfaceType").enum)
     assert facts.EFA_PLACEMENT_STRATEGY in ec2.shape_for("PlacementStrategy").enum
 
 

@@ -9,9 +9,10 @@ from .result import SmokeResult
 
 
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Optional[int], timeout: float,
-                 keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False) -> SmokeResult:
+                 keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False, nodes: int = 1) -> SmokeResult:
     """Pick the target from the stack's outputs (``platform``) and run the probe there (``trust_kubeconfig_exec``:
-    let the kubeconfig run any credential command, see :mod:`.kubeconfig`)."""
+    let the kubeconfig run any credential command, see :mod:`.kubeconfig`); with ``nodes`` > 1, one gang job on
+    that many nodes, with NCCL across them."""
     from .outputs import load_outputs
 
     from ..errors import UserError
@@ -19,10 +20,19 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
     outputs = load_outputs(stack=stack, path=outputs_file)
     platform = outputs.get("platform")
     try:
+        if platform == "aws-batch" and nodes > 1:
+            from . import batch_multinode
+
+            return batch_multinode.run(outputs, nodes=nodes, gpus=gpus, timeout=timeout, keep=keep, full=full)
         if platform == "aws-batch":
             from . import batch
 
             return batch.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
+        if platform in ("eks", "gke", "aks") and nodes > 1:
+            from . import kubernetes_multinode  # type: ignore[attr-defined]  # branch k8s-multinode
+
+            return kubernetes_multinode.run(outputs, nodes=nodes, gpus=gpus, timeout=timeout, keep=keep, full=full,
+                                            trust_kubeconfig_exec=trust_kubeconfig_exec)
         if platform in ("eks", "gke", "aks"):
             from . import kubernetes
 

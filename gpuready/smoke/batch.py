@@ -195,19 +195,11 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         return diagnose.explain(batch, job, clients["ec2"](), clients["ecr"]())
     result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
 
-    found, envs = diagnose.environments(batch, queue)
-    if found is None:
-        raise UserError(f"job queue {queue} does not exist in {batch.meta.region_name}: are these the outputs of "
-                        "a stack deployed with these AWS credentials, in this region?")
-    why = diagnose.unplaceable(want, envs)
+    why = diagnose.unplaceable(want, queue_environments(batch, queue))
     if why:  # never submit a job that can only wait
-        result.checks.append(Check("job_placeable", core.FAIL, f"{gpus} GPU, {want['VCPU']} vCPU, "
-                                   f"{want['MEMORY']} MiB", None, "not submitted"))
-        result.diagnosis.append(why)
-        return result
+        return not_placeable(result, f"{gpus} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB", why)
 
-    name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
-    tags = {"gpuready:smoke": "true", "gpuready:run": name}
+    name, tags = run_name()
     stack_definition = _described(batch, definition)
     registration = batch_probe.definition(stack_definition, gpus=gpus, full=full, tags=tags)
     family = registration["jobDefinitionName"]
@@ -229,6 +221,31 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                        keep=keep, poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress,
                        sleep=sleep)
     return run.guard(body)
+
+
+def queue_environments(batch: Any, queue: str) -> list[dict[str, Any]]:
+    """The compute environments of ``queue`` (DescribeComputeEnvironments), in queue order; a UserError when the
+    queue does not exist."""
+    found, envs = diagnose.environments(batch, queue)
+    if found is None:
+        raise UserError(f"job queue {queue} does not exist in {batch.meta.region_name}: are these the outputs of "
+                        "a stack deployed with these AWS credentials, in this region?")
+    return envs
+
+
+def not_placeable(result: SmokeResult, asked: str, why: str) -> SmokeResult:
+    """``result`` with a failing ``job_placeable`` check (``asked``: what the job asks for) and ``why``: a job that
+    could only wait is not submitted."""
+    result.checks.append(Check("job_placeable", core.FAIL, asked, None, "not submitted"))
+    result.diagnosis.append(why)
+    return result
+
+
+def run_name() -> tuple[str, dict[str, str]]:
+    """A run's unique name (its job's, and the look-up key after a lost answer) and the tags it puts on what it
+    creates."""
+    name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
+    return name, {"gpuready:smoke": "true", "gpuready:run": name}
 
 
 class Submission:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 import time
-import uuid
 from typing import Any, Callable, Optional, TextIO
 
 from gpuready_components import catalog
@@ -59,22 +58,16 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
                          job={"queue": queue, "definition": definition, "nodes_asked": nodes,
                               "gpus_per_node": per_node, "transport_expected": transport})
 
-    found, envs = diagnose.environments(client, queue)
-    if found is None:
-        raise UserError(f"job queue {queue} does not exist in {client.meta.region_name}: are these the outputs of "
-                        "a stack deployed with these AWS credentials, in this region?")
+    envs = batch.queue_environments(client, queue)
     stack_definition = batch._described(client, definition)
     ranges = (stack_definition.get("nodeProperties") or {}).get("nodeRangeProperties") or [{}]
     want = diagnose.needs(ranges[0].get("container") or {})
     why = unplaceable(want, nodes, envs)
     if why:  # never submit a job that can only wait
-        result.checks.append(Check("job_placeable", core.FAIL, f"{nodes} x ({want['GPU']} GPU, {want['VCPU']} vCPU, "
-                                   f"{want['MEMORY']} MiB)", None, "not submitted"))
-        result.diagnosis.append(why)
-        return result
+        return batch.not_placeable(result, f"{nodes} x ({want['GPU']} GPU, {want['VCPU']} vCPU, {want['MEMORY']} "
+                                   "MiB)", why)
 
-    name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
-    tags = {"gpuready:smoke": "true", "gpuready:run": name}
+    name, tags = batch.run_name()
     argv = ["launch", "--nodes", str(nodes), "--gpus-per-node", str(per_node), "--transport", transport,
             *(["--instance-type", instance_type] if instance_type else []), *(["--full"] if full else [])]
     registration = batch_probe.multinode_definition(stack_definition, nodes=nodes, argv=argv, tags=tags)

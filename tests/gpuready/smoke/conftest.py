@@ -6,6 +6,7 @@ import pytest
 import requests
 from moto.server import ThreadedMotoServer
 
+from .fault_proxy import FaultProxy
 from .moto_batch import build_queue, configure_moto, free_port
 
 
@@ -29,3 +30,12 @@ def aws(moto_port, monkeypatch):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     return endpoint, build_queue(endpoint)
+
+
+@pytest.fixture
+def proxy(aws, moto_port, monkeypatch):
+    """A fault proxy (fault_proxy.py) in front of moto, which boto3 now goes through; set its ``plan``."""
+    fault_proxy = FaultProxy(moto_port)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
+    yield fault_proxy
+    fault_proxy.close()

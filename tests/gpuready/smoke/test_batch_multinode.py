@@ -20,7 +20,6 @@ from gpuready.smoke import batch_probe
 from tests.gpuready.conftest import H100
 
 from .fake_nodes import FakeNodes, Node, one
-from .fault_proxy import FaultProxy
 from .moto_batch import build_multinode, probe_definitions
 
 LIVE = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
@@ -227,14 +226,6 @@ def test_the_gang_definition_stays_within_batchs_size_limit(stack):
 
 
 # --- faults between gpuready and AWS ------------------------------------------------------------------------------
-
-@pytest.fixture
-def proxy(stack, moto_port, monkeypatch):
-    fault_proxy = FaultProxy(moto_port)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
-    yield fault_proxy
-    fault_proxy.close()
-
 
 def test_describe_faults_while_polling_keep_one_job_and_the_verdict(stack, fake, probe_line, proxy):
     endpoint, outputs = stack

@@ -34,15 +34,17 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    """argparse type: a whole number of GPUs, at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: ask for at least 1 GPU")
-    return value
+def _at_least_one(unit: str):
+    """argparse type: a whole number of ``unit`` (GPU, node), at least 1."""
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text!r}: ask for at least 1 {unit}")
+        return value
+    return whole
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,7 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--stack", "-s", help="read the stack's outputs with `pulumi stack output`")
     where.add_argument("--outputs", type=Path, metavar="FILE", help="the stack's outputs as JSON")
     where.add_argument("--local", action="store_true", help="run the probe on this machine")
-    smoke.add_argument("--gpus", type=_count, default=None, help="GPUs to ask for (default: 1; local: any)")
+    smoke.add_argument("--gpus", type=_at_least_one("GPU"), default=None,
+                       help="GPUs to ask for (default: 1; local: any)")
+    smoke.add_argument("--nodes", type=_at_least_one("node"), default=1,
+                       help="nodes of one gang job, each running the probe, with NCCL across all their GPUs (1)")
     smoke.add_argument("--timeout", type=_seconds, default=1800, help="seconds before the job is cancelled (1800)")
     smoke.add_argument("--keep", action="store_true", help="leave the job running on timeout or Ctrl-C")
     smoke.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
@@ -190,11 +195,16 @@ def _smoke(args: argparse.Namespace) -> int:
     from .smoke import run_on_stack
 
     return _show(run_on_stack(stack=args.stack, outputs_file=args.outputs, gpus=args.gpus, timeout=args.timeout,
-                              keep=args.keep, full=args.full, trust_kubeconfig_exec=args.trust_kubeconfig_exec), args)
+                              keep=args.keep, full=args.full, trust_kubeconfig_exec=args.trust_kubeconfig_exec,
+                              nodes=args.nodes), args)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "smoke" and args.local and args.nodes > 1:
+        parser.error(f"--nodes {args.nodes} runs a gang job on a deployed stack: give --stack or --outputs, "
+                     "not --local")
 
     def terminate(signum, frame):
         raise Terminated()

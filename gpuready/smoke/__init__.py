@@ -11,8 +11,8 @@ from .result import SmokeResult
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Optional[int], timeout: float,
                  keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False, nodes: int = 1) -> SmokeResult:
     """Pick the target from the stack's outputs (``platform``) and run the probe there (``trust_kubeconfig_exec``:
-    let the kubeconfig run any credential command, see :mod:`.kubeconfig`); with ``nodes`` > 1 on a Kubernetes
-    stack, on that many nodes with NCCL across them (:mod:`.kubernetes_multinode`)."""
+    let the kubeconfig run any credential command, see :mod:`.kubeconfig`); with ``nodes`` > 1, one gang job on
+    that many nodes, with NCCL across them."""
     from .outputs import load_outputs
 
     from ..errors import UserError
@@ -20,6 +20,10 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
     outputs = load_outputs(stack=stack, path=outputs_file)
     platform = outputs.get("platform")
     try:
+        if platform == "aws-batch" and nodes > 1:
+            from . import batch_multinode
+
+            return batch_multinode.run(outputs, nodes=nodes, gpus=gpus, timeout=timeout, keep=keep, full=full)
         if platform == "aws-batch":
             from . import batch
 

@@ -197,19 +197,11 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         return diagnose.explain(batch, job, clients["ec2"](), clients["ecr"]())
     result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
 
-    found, envs = diagnose.environments(batch, queue)
-    if found is None:
-        raise UserError(f"job queue {queue} does not exist in {batch.meta.region_name}: are these the outputs of "
-                        "a stack deployed with these AWS credentials, in this region?")
-    why = diagnose.unplaceable(want, envs)
+    why = diagnose.unplaceable(want, queue_environments(batch, queue))
     if why:  # never submit a job that can only wait
-        result.checks.append(Check("job_placeable", core.FAIL, f"{gpus} GPU, {want['VCPU']} vCPU, "
-                                   f"{want['MEMORY']} MiB", None, "not submitted"))
-        result.diagnosis.append(why)
-        return result
+        return not_placeable(result, f"{gpus} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB", why)
 
-    name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
-    tags = {"gpuready:smoke": "true", "gpuready:run": name}
+    name, tags = run_name()
     stack_definition = _described(batch, definition)
     registration = batch_probe.definition(stack_definition, gpus=gpus, full=full, tags=tags)
     family = registration["jobDefinitionName"]
@@ -222,69 +214,135 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                "timeout": {"attemptDurationSeconds": max(MIN_ATTEMPT_SECONDS, int(timeout))},
                "tags": tags}
     result.job["name"] = name
-    state: dict[str, Any] = {"id": None, "sent": False, "done": False}
-    probe: dict[str, Any] = {"arn": None, "sent": False, "done": False}
+    run = Submission(result, clients, queue, name, family, keep=keep, progress=progress, sleep=sleep)
 
-    def cleanup(reason: str) -> None:
+    def body() -> SmokeResult:
+        request["jobDefinition"] = run.register(registration)
+        run.submit(request)
+        return _follow(result, run.state, clients["poll"], logs, stack, explain, run.cleanup, timeout=timeout,
+                       keep=keep, poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress,
+                       sleep=sleep)
+    return run.guard(body)
+
+
+def queue_environments(batch: Any, queue: str) -> list[dict[str, Any]]:
+    """The compute environments of ``queue`` (DescribeComputeEnvironments), in queue order; a UserError when the
+    queue does not exist."""
+    found, envs = diagnose.environments(batch, queue)
+    if found is None:
+        raise UserError(f"job queue {queue} does not exist in {batch.meta.region_name}: are these the outputs of "
+                        "a stack deployed with these AWS credentials, in this region?")
+    return envs
+
+
+def not_placeable(result: SmokeResult, asked: str, why: str) -> SmokeResult:
+    """``result`` with a failing ``job_placeable`` check (``asked``: what the job asks for) and ``why``: a job that
+    could only wait is not submitted."""
+    result.checks.append(Check("job_placeable", core.FAIL, asked, None, "not submitted"))
+    result.diagnosis.append(why)
+    return result
+
+
+def run_name() -> tuple[str, dict[str, str]]:
+    """A run's unique name (its job's, and the look-up key after a lost answer) and the tags it puts on what it
+    creates."""
+    name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
+    return name, {"gpuready:smoke": "true", "gpuready:run": name}
+
+
+class Submission:
+    """One run's probe job definition and job on ``queue``: each created at most once (:func:`create_once`: after
+    an error, what may have landed is looked up by the run's name before any retry), and undone on every way out
+    (:meth:`guard`): the job terminated, then the definition deregistered, unless ``keep``."""
+
+    def __init__(self, result: SmokeResult, clients: dict[str, Any], queue: str, name: str, family: str, *,
+                 keep: bool, progress: Any, sleep: Callable[[float], None]) -> None:
+        self.result, self.clients, self.queue, self.name, self.family = result, clients, queue, name, family
+        self.keep, self.progress, self.sleep = keep, progress, sleep
+        self.state: dict[str, Any] = {"id": None, "sent": False, "done": False}
+        """The job: its id, whether a submit was sent, whether it ended or was undone."""
+        self.probe: dict[str, Any] = {"arn": None, "sent": False, "done": False}
+        """The probe's job definition: its ARN, whether a register was sent, whether it was undone."""
+
+    def register(self, registration: dict[str, Any]) -> str:
+        """Register the probe's job definition (``RegisterJobDefinition`` request); its ARN."""
+        batch, lost = self.clients["batch"], []
+        self.probe["sent"] = True
+        try:
+            self.probe["arn"] = create_once(lambda: self.clients["submit"].register_job_definition(**registration)
+                                            ["jobDefinitionArn"],
+                                            lambda: find_definition(batch, self.family, self.name), self.sleep, lost,
+                                            "register the probe's job definition")
+        except Exception:
+            self.probe["sent"] = bool(lost)  # every attempt refused: no definition to look for
+            raise
+        self.result.job["probe_definition"] = self.probe["arn"]
+        return self.probe["arn"]
+
+    def submit(self, request: dict[str, Any]) -> str:
+        """Submit the job (``SubmitJob`` request, named :attr:`name`); its id."""
+        batch, lost = self.clients["batch"], []
+        self.state["sent"] = True
+        try:
+            self.state["id"] = create_once(lambda: self.clients["submit"].submit_job(**request)["jobId"],
+                                           lambda: find_job(batch, self.queue, self.name), self.sleep, lost)
+        except Exception:
+            self.state["sent"] = bool(lost)  # every attempt refused: no job to look for
+            raise
+        self.result.job["id"] = self.state["id"]
+        return self.state["id"]
+
+    def cleanup(self, reason: str) -> None:
         """Terminate the job if it exists or may exist (a submit sent, its answer lost); once, raising nothing but
-        a Ctrl-C (after the job is terminated, when it can be)."""
-        if keep or state["done"] or not state["sent"]:
+        a Ctrl-C (after the job is terminated, when it can be). A multi-node job's nodes end with it."""
+        state, name, batch = self.state, self.name, self.clients["batch"]
+        if self.keep or state["done"] or not state["sent"]:
             return
         state["done"] = True
-        _undo(result.job, "terminated", state["id"], lambda: find_landed(lambda: find_job(batch, queue, name), sleep),
-              lambda job_id: clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
+        _undo(self.result.job, "terminated", state["id"],
+              lambda: find_landed(lambda: find_job(batch, self.queue, name), self.sleep),
+              lambda job_id: self.clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
               lambda error: f"could not terminate {name} ({describe_error(error)}): terminate it with "
-                            f"`aws batch terminate-job --job-id {state['id'] or name} --reason cleanup`", progress)
+                            f"`aws batch terminate-job --job-id {state['id'] or name} --reason cleanup`",
+              self.progress)
 
-    def release() -> None:
+    def release(self) -> None:
         """Deregister the probe's job definition if it exists or may exist (a register sent, its answer lost),
         unless a job left running by ``keep`` may still need it; once, raising nothing but a Ctrl-C."""
+        probe, name, family, batch = self.probe, self.name, self.family, self.clients["batch"]
         if probe["done"] or not probe["sent"]:
             return
-        if keep and state["sent"] and not state["done"]:
+        if self.keep and self.state["sent"] and not self.state["done"]:
             print(f"gpuready: {name}: kept, and {probe['arn'] or family} that it runs from: once it ends, "
-                  f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`", file=progress)
+                  f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`",
+                  file=self.progress)
             return
         probe["done"] = True
-        _undo(result.job, "probe_definition_deregistered", probe["arn"],
-              lambda: find_landed(lambda: find_definition(batch, family, name), sleep),
-              lambda arn: clients["cleanup"].deregister_job_definition(jobDefinition=arn),
+        _undo(self.result.job, "probe_definition_deregistered", probe["arn"],
+              lambda: find_landed(lambda: find_definition(batch, family, name), self.sleep),
+              lambda arn: self.clients["cleanup"].deregister_job_definition(jobDefinition=arn),
               lambda error: f"could not deregister {probe['arn'] or family} ({describe_error(error)}): deregister "
                             f"it with `aws batch deregister-job-definition --job-definition "
-                            f"{probe['arn'] or family + ':<revision>'}`", progress)
+                            f"{probe['arn'] or family + ':<revision>'}`", self.progress)
 
-    try:
-        probe["sent"], lost = True, []
+    def guard(self, body: Callable[[], SmokeResult]) -> SmokeResult:
+        """``body()`` (which registers, submits and follows), then the cleanup whatever happened: Ctrl-C is the
+        run's verdict (a failing ``job_finished``), SIGTERM and errors are raised once the job is terminated and
+        the definition deregistered."""
         try:
-            probe["arn"] = create_once(lambda: submit_client.register_job_definition(**registration)
-                                       ["jobDefinitionArn"], lambda: find_definition(batch, family, name), sleep,
-                                       lost, "register the probe's job definition")
-        except Exception:
-            probe["sent"] = bool(lost)  # every attempt refused: no definition to look for
-            raise
-        request["jobDefinition"] = result.job["probe_definition"] = probe["arn"]
-        state["sent"], lost = True, []
-        try:
-            state["id"] = create_once(lambda: submit_client.submit_job(**request)["jobId"],
-                                      lambda: find_job(batch, queue, name), sleep, lost)
-        except Exception:
-            state["sent"] = bool(lost)  # every attempt refused: no job to look for
-            raise
-        result.job["id"] = state["id"]
-        return _follow(result, state, clients["poll"], logs, stack, explain, cleanup, timeout=timeout, keep=keep,
-                       poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress, sleep=sleep)
-    except KeyboardInterrupt as stop:
-        cleanup("gpuready smoke: interrupted")
-        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): cleaned up, now stop
-            raise
-        result.checks.append(Check("job_finished", core.FAIL, result.job.get("status"), "SUCCEEDED",
-                                   "interrupted" + ("" if keep else "; job terminated")))
-        return result
-    finally:
-        try:
-            cleanup("gpuready smoke: stopped by an error")
+            return body()
+        except KeyboardInterrupt as stop:
+            self.cleanup("gpuready smoke: interrupted")
+            if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): cleaned up, now stop
+                raise
+            self.result.checks.append(Check("job_finished", core.FAIL, self.result.job.get("status"), "SUCCEEDED",
+                                            "interrupted" + ("" if self.keep else "; job terminated")))
+            return self.result
         finally:
-            release()
+            try:
+                self.cleanup("gpuready smoke: stopped by an error")
+            finally:
+                self.release()
 
 
 def _described(batch: Any, arn: str) -> dict[str, Any]:
@@ -317,47 +375,11 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, s
             keep: bool, poll: float, explain_after: float, log_wait: float, progress: Any,
             sleep: Callable[[float], None]) -> SmokeResult:
     """Follow the submitted job to its end (or ``timeout``), then read its report from the logs."""
-    job_id, name = state["id"], result.job["name"]
-    started, status, job, explained, failures = time.monotonic(), None, {}, False, 0
-    unread: Optional[Exception] = None  # why the last DescribeJobs failed, if it did
-    while True:
-        try:
-            described, unread = batch.describe_jobs(jobs=[job_id]).get("jobs") or [], None
-            failures = 0
-        except Exception as error:  # noqa: BLE001 (a passing fault is retried with backoff, until the timeout)
-            if not _retryable(error):
-                raise
-            unread = error
-            if time.monotonic() - started < timeout:
-                failures += 1
-                sleep(min(poll, 0.25 * 2 ** failures, max(0.1, timeout - (time.monotonic() - started))))
-                continue
-            described = []  # past the deadline: the timeout's verdict, on the last status seen
-        job = described[0] if described else job
-        if job.get("status") != status:
-            status = job.get("status")
-            result.job["status"] = status
-            print(f"gpuready: {name}: {status} after {time.monotonic() - started:.0f} s", file=progress)
-        if status in TERMINAL:
-            state["done"] = True
-            break
-        waited = time.monotonic() - started
-        if status in ("RUNNABLE", "STARTING") and waited >= explain_after and not explained:
-            explained = True
-            result.diagnosis = explain(job)
-            for line in result.diagnosis:
-                print(f"gpuready: {name}: {line}", file=progress)
-        if waited >= timeout:
-            cleanup("gpuready smoke: timed out")  # before the diagnosis, which may fail
-            result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
-                                       f"not finished after {timeout:g} s" + ("" if keep else "; terminated")
-                                       + (f"; its status could not be read: {describe_error(unread)}" if unread
-                                          else "")))
-            if not result.diagnosis and status in ("RUNNABLE", "STARTING"):
-                result.diagnosis = explain(job)
-            return result
-        sleep(min(poll, max(0.1, timeout - waited)))
-
+    job, _ = wait(result, state, batch, lambda job, nodes: explain(job), cleanup, timeout=timeout, keep=keep,
+                  poll=poll, explain_after=explain_after, progress=progress, sleep=sleep)
+    if job is None:
+        return result
+    status = job.get("status")
     reason = job.get("statusReason") or ""
     exit_code = (job.get("container") or {}).get("exitCode")
     result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",
@@ -372,6 +394,83 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, s
         sleep(min(poll, 5.0))
     result.add_probe(ProbeReport.from_json(report) if report else None)
     return result
+
+
+WAITING = ("RUNNABLE", "STARTING")
+DESCRIBE_LIMIT = 100
+"""Job ids one ``DescribeJobs`` call takes."""
+
+
+def wait(result: SmokeResult, state: dict[str, Any], batch: Any,
+         explain: Callable[[dict[str, Any], dict[int, dict[str, Any]]], list[str]], cleanup: Callable[[str], None], *,
+         timeout: float, keep: bool, poll: float, explain_after: float, progress: Any,
+         sleep: Callable[[float], None], nodes: int = 0) -> tuple[Optional[dict[str, Any]], dict[int, dict[str, Any]]]:
+    """Poll the submitted job (``state["id"]``) until it ends: its last description, and with ``nodes`` (a
+    multi-node job) each node's (``jobId#i``, by index), described with it from the time it runs (the nodes exist
+    from then), in one ``DescribeJobs`` call per 100 ids. Status changes go to ``progress``; a job (or node) in
+    RUNNABLE or STARTING for ``explain_after`` seconds is explained once (``explain(job, nodes)``). After
+    ``timeout``, the job is terminated (``cleanup``), a failing ``job_finished`` check added, and None returned
+    with what was last seen of the nodes."""
+    job_id, name = state["id"], result.job["name"]
+    started, status, job, explained, failures = time.monotonic(), None, {}, False, 0
+    seen: dict[int, dict[str, Any]] = {}
+    unread: Optional[Exception] = None  # why the last DescribeJobs failed, if it did
+    while True:
+        children = nodes and status in ("RUNNING", *TERMINAL)
+        ids = [job_id] + ([f"{job_id}#{i}" for i in range(nodes)] if children else [])
+        try:
+            described, unread = [], None
+            for at in range(0, len(ids), DESCRIBE_LIMIT):
+                described += batch.describe_jobs(jobs=ids[at:at + DESCRIBE_LIMIT]).get("jobs") or []
+            failures = 0
+        except Exception as error:  # noqa: BLE001 (a passing fault is retried with backoff, until the timeout)
+            if not _retryable(error):
+                raise
+            unread = error
+            if time.monotonic() - started < timeout:
+                failures += 1
+                sleep(min(poll, 0.25 * 2 ** failures, max(0.1, timeout - (time.monotonic() - started))))
+                continue
+            described = []  # past the deadline: the timeout's verdict, on the last status seen
+        waited = time.monotonic() - started
+        job = next((j for j in described if j.get("jobId") == job_id), job)
+        for node in described:
+            index = _node_index(node, job_id)
+            if index is not None:
+                if node.get("status") != seen.get(index, {}).get("status"):
+                    print(f"gpuready: {name}#{index}: {node.get('status')} after {waited:.0f} s", file=progress)
+                seen[index] = node
+        if job.get("status") != status:
+            status = job.get("status")
+            result.job["status"] = status
+            print(f"gpuready: {name}: {status} after {waited:.0f} s", file=progress)
+            if nodes and status in TERMINAL and not children:
+                continue  # the nodes, once more, with the job's end
+        if status in TERMINAL:
+            state["done"] = True
+            return job, seen
+        stuck = status in WAITING or any(n.get("status") in WAITING for n in seen.values())
+        if stuck and waited >= explain_after and not explained:
+            explained = True
+            result.diagnosis = explain(job, seen)
+            for line in result.diagnosis:
+                print(f"gpuready: {name}: {line}", file=progress)
+        if waited >= timeout:
+            cleanup("gpuready smoke: timed out")  # before the diagnosis, which may fail
+            result.checks.append(Check("job_finished", core.FAIL, status, "SUCCEEDED",
+                                       f"not finished after {timeout:g} s" + ("" if keep else "; terminated")
+                                       + (f"; its status could not be read: {describe_error(unread)}" if unread
+                                          else "")))
+            if not result.diagnosis and stuck:
+                result.diagnosis = explain(job, seen)
+            return None, seen
+        sleep(min(poll, max(0.1, timeout - waited)))
+
+
+def _node_index(job: dict[str, Any], parent: str) -> Optional[int]:
+    """The node index of ``job`` when it is a node (``parent#i``) of the multi-node job ``parent``."""
+    head, _, index = (job.get("jobId") or "").partition("#")
+    return int(index) if head == parent and index.isdigit() else None
 
 
 def _persist(call: Callable[[], Any]) -> Optional[KeyboardInterrupt]:

@@ -21,8 +21,8 @@ DEFINITION_LIMIT = 24 * 1024
 FAMILY_SUFFIX = "-gpuready-probe"
 NAME_LIMIT = 128
 """Characters in a job definition's name."""
-REGISTERED_FIELDS = ("type", "parameters", "containerProperties", "timeout", "retryStrategy", "propagateTags",
-                     "platformCapabilities", "schedulingPriority")
+REGISTERED_FIELDS = ("type", "parameters", "containerProperties", "nodeProperties", "timeout", "retryStrategy",
+                     "propagateTags", "platformCapabilities", "schedulingPriority")
 """What ``DescribeJobDefinitions`` returns that ``RegisterJobDefinition`` takes back unchanged."""
 
 
@@ -74,8 +74,43 @@ def definition(stack_definition: dict[str, Any], *, gpus: int, full: bool, tags:
     if stack_definition.get("type") != "container" or not stack_definition.get("containerProperties"):
         raise UserError(f"job definition {stack_definition.get('jobDefinitionArn')} is not a single-container "
                         "definition: is it the jobDefinitionArn output of an aws-batch stack deployed by gpuready?")
-    request = {key: copy.deepcopy(stack_definition[key]) for key in REGISTERED_FIELDS if key in stack_definition}
+    request = _registered(stack_definition, tags)
     request["containerProperties"]["command"] = probe_command(gpus, full)
+    return request
+
+
+def multinode_definition(stack_definition: dict[str, Any], *, nodes: int, argv: list[str],
+                         tags: dict[str, str]) -> dict[str, Any]:
+    """The ``RegisterJobDefinition`` request for a gang job: the stack's multi-node definition with ``nodes``
+    nodes, every node range's container running :func:`launcher_command` (``argv``) and seeing the GPUs'
+    management library (``NVIDIA_DRIVER_CAPABILITIES=compute,utility``: the probe reads nvidia-smi), tagged with
+    ``tags`` besides the stack's own. A UserError when it exceeds :data:`DEFINITION_LIMIT`."""
+    properties = stack_definition.get("nodeProperties") or {}
+    if stack_definition.get("type") != "multinode" or not properties.get("nodeRangeProperties"):
+        raise UserError(f"job definition {stack_definition.get('jobDefinitionArn')} is not a multi-node parallel "
+                        "definition: is it the multiNodeJobDefinitionArn output of an aws-batch stack deployed by "
+                        "gpuready?")
+    request = _registered(stack_definition, tags)
+    request["nodeProperties"]["numNodes"] = nodes
+    command = launcher_command(argv)
+    for node_range in request["nodeProperties"]["nodeRangeProperties"]:
+        container = node_range.setdefault("container", {})
+        container["command"] = command
+        environment = [e for e in container.get("environment") or [] if e.get("name") != "NVIDIA_DRIVER_CAPABILITIES"]
+        container["environment"] = environment + [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]
+    if size(request) > DEFINITION_LIMIT:
+        ranges = len(request["nodeProperties"]["nodeRangeProperties"])
+        raise UserError(f"the probe's multi-node job definition would be {size(request)} bytes, more than the "
+                        f"{DEFINITION_LIMIT} a RegisterJobDefinition may hold: "
+                        f"{stack_definition.get('jobDefinitionArn')} has {ranges} node ranges, each carrying the "
+                        "probe: give it one range, targetNodes '0:'")
+    return request
+
+
+def _registered(stack_definition: dict[str, Any], tags: dict[str, str]) -> dict[str, Any]:
+    """What the probe's definition keeps of the stack's: its fields (:data:`REGISTERED_FIELDS`), its own tags (not
+    AWS's) and ``tags``, in the probe's family."""
+    request = {key: copy.deepcopy(stack_definition[key]) for key in REGISTERED_FIELDS if key in stack_definition}
     own = {k: v for k, v in (stack_definition.get("tags") or {}).items() if not k.startswith("aws:")}
     return {"jobDefinitionName": family(stack_definition), **request, "tags": {**own, **tags}}
 

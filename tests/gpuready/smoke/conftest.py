@@ -1,5 +1,5 @@
 """Fixtures shared by the smoke tests: one moto server per module, reset for each test; fake Kubernetes API
-servers."""
+servers; the fault proxy in front of moto."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import requests
 from moto.server import ThreadedMotoServer
 
 from .fake_kube import FakeKube
+from .fault_proxy import FaultProxy
 from .moto_batch import build_queue, configure_moto, free_port
 
 
@@ -46,3 +47,12 @@ def fake_kube():
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture
+def proxy(aws, moto_port, monkeypatch):
+    """A fault proxy (fault_proxy.py) in front of moto, which boto3 now goes through; set its ``plan``."""
+    fault_proxy = FaultProxy(moto_port)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
+    yield fault_proxy
+    fault_proxy.close()

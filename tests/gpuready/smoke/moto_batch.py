@@ -59,3 +59,34 @@ def probe_definitions(endpoint: str, status: str = "ACTIVE") -> list[dict]:
 
 def configure_moto(endpoint: str) -> None:
     requests.post(f"{endpoint}/moto-api/config", json={"batch": {"use_docker": False}}, timeout=10)
+
+
+def build_multinode(endpoint: str, outputs: dict, instance_types=("g6.12xlarge",), max_vcpus: int = 96,
+                    nodes: int = 2, gpus: int = 4, efa: int = 0) -> dict:
+    """What ``gpuready:multiNode`` adds to the stack ``build_queue`` made: its own on-demand compute environment and
+    queue, and a ``multinode`` job definition whose one node range asks for ``gpus`` GPUs; returns the outputs with
+    the multi-node ones."""
+    batch = aws_client("batch", endpoint)
+    (gpu,) = batch.describe_compute_environments()["computeEnvironments"]
+    resources = gpu["computeResources"]
+    env = batch.create_compute_environment(
+        computeEnvironmentName="gpu-multi-node", type="MANAGED", state="ENABLED", serviceRole=gpu["serviceRole"],
+        computeResources={"type": "EC2", "minvCpus": 0, "maxvCpus": max_vcpus, "instanceTypes": list(instance_types),
+                          "subnets": resources["subnets"][:1], "securityGroupIds": resources["securityGroupIds"],
+                          "instanceRole": resources["instanceRole"], "placementGroup": "gpu-cluster"})
+    queue = batch.create_job_queue(jobQueueName="gpu-multi-node", state="ENABLED", priority=1,
+                                   computeEnvironmentOrder=[{"order": 1,
+                                                             "computeEnvironment": env["computeEnvironmentArn"]}])
+    (single,) = batch.describe_job_definitions(jobDefinitions=[outputs["jobDefinitionArn"]])["jobDefinitions"]
+    container = {**single["containerProperties"], "resourceRequirements": [
+        {"type": "GPU", "value": str(gpus)}, {"type": "VCPU", "value": "40"}, {"type": "MEMORY", "value": "150000"}],
+        "environment": [{"name": "NCCL_DEBUG", "value": "INFO"}],
+        "ulimits": [{"name": "memlock", "softLimit": -1, "hardLimit": -1}]}
+    definition = batch.register_job_definition(
+        jobDefinitionName="gpu-multi-node", type="multinode", platformCapabilities=["EC2"],
+        nodeProperties={"numNodes": nodes, "mainNode": 0,
+                        "nodeRangeProperties": [{"targetNodes": "0:", "container": container}]})
+    return {**outputs, "multiNodeJobQueueArn": queue["jobQueueArn"],
+            "multiNodeJobDefinitionArn": definition["jobDefinitionArn"], "multiNodeNodes": nodes,
+            "multiNodeGpusPerNode": gpus, "multiNodeInstanceTypes": list(instance_types),
+            "multiNodeEfaInterfaces": efa}

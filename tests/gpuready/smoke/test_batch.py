@@ -30,7 +30,6 @@ from gpuready.smoke import batch as target
 from gpuready.smoke import batch_probe
 from tests.gpuready.conftest import H100
 
-from .fault_proxy import FaultProxy
 from .moto_batch import LOG_GROUP, probe_definitions
 
 
@@ -224,14 +223,6 @@ def test_cli_reads_outputs_from_a_file(aws, tmp_path, capsys):
 
 
 # --- faults between gpuready and AWS ------------------------------------------------------------------------------
-
-@pytest.fixture
-def proxy(aws, moto_port, monkeypatch):
-    fault_proxy = FaultProxy(moto_port)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
-    yield fault_proxy
-    fault_proxy.close()
-
 
 @pytest.mark.parametrize("faults", [
     {"/v1/submitjob": ["throttle", "5xx"]},

@@ -1,0 +1,228 @@
+"""The AWS Batch target on several nodes: one multi-node parallel (gang) job on the stack's multi-node queue.
+
+Every node runs the probe and prints its report; the main node then runs the NCCL all-reduce across all GPUs of all
+nodes (:mod:`gpuready.probe.nccl`, started by :func:`.batch_probe.launcher_command`). The launcher travels in a job
+definition of the run's own (``<stack multi-node definition>-gpuready-probe``), registered, submitted, followed and
+undone by the same :class:`.batch.Submission` as the single-node target: never two jobs, and the job terminated
+(its nodes with it) and the definition deregistered on every way out. The nodes (``jobId#0``...) are followed from
+the time the job runs, in one ``DescribeJobs`` call with it, and explained when they wait.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Callable, Optional, TextIO
+
+from gpuready_components import catalog
+from gpuready_components.batch_gpu import fit
+
+from ..errors import UserError
+from ..probe import Check, ProbeReport, core, nccl
+from ..resources.aws import BatchComputeEnvironment
+from . import batch, batch_probe, diagnose
+from .outputs import StackOutputs
+from .result import SmokeResult
+
+OUTPUTS = ("multiNodeJobQueueArn", "multiNodeJobDefinitionArn", "multiNodeGpusPerNode", "multiNodeEfaInterfaces",
+           "multiNodeInstanceTypes")
+"""The stack outputs a multi-node run reads (exported with ``gpuready:multiNode``)."""
+
+
+def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, timeout: float = 1800,
+        keep: bool = False, full: bool = False, poll: float = 5.0, explain_after: float = 300.0,
+        log_wait: float = 60.0, region: Optional[str] = None, progress: Optional[TextIO] = None,
+        sleep: Callable[[float], None] = time.sleep) -> SmokeResult:
+    """Run the probe on ``nodes`` nodes of the stack's multi-node queue, and NCCL across them; what it waits for
+    is printed to ``progress`` (default: stderr). Each node asks for the stack's ``multiNodeGpusPerNode`` GPUs
+    (``gpus``, when given, must be that number)."""
+    progress = progress or sys.stderr
+    stack = StackOutputs(outputs, ("aws-batch",))
+    missing = [key for key in OUTPUTS if stack.get(key) is None]
+    if missing:
+        raise UserError(f"{stack.source} lack {', '.join(missing)}: the stack has no multi-node queue. Set "
+                        "gpuready:multiNode (e.g. `gpuready:multiNode: {nodes: 2}`) in its config, run `pulumi up`, "
+                        "then read the outputs again")
+    queue, definition = stack["multiNodeJobQueueArn"], stack["multiNodeJobDefinitionArn"]
+    per_node, efa = int(stack["multiNodeGpusPerNode"]), int(stack["multiNodeEfaInterfaces"])
+    types = list(stack["multiNodeInstanceTypes"])
+    if gpus is not None and gpus != per_node:
+        raise UserError(f"--gpus {gpus}: each node of a multi-node job asks for the stack's multiNodeGpusPerNode "
+                        f"({per_node}), every GPU of its instance: leave --gpus out")
+    transport = "efa" if efa > 0 else "socket"
+    instance_type = types[0] if len(types) == 1 else None  # several: the bandwidth has no verdict
+    region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
+    clients = batch._clients(region, timeout)
+    client, logs = clients["batch"], clients["logs"]
+    result = SmokeResult(target="batch", title=f"Smoke test on {nodes} nodes",
+                         job={"queue": queue, "definition": definition, "nodes_asked": nodes,
+                              "gpus_per_node": per_node, "transport_expected": transport})
+
+    envs = batch.queue_environments(client, queue)
+    stack_definition = batch._described(client, definition)
+    ranges = (stack_definition.get("nodeProperties") or {}).get("nodeRangeProperties") or [{}]
+    want = diagnose.needs(ranges[0].get("container") or {})
+    why = unplaceable(want, nodes, envs)
+    if why:  # never submit a job that can only wait
+        return batch.not_placeable(result, f"{nodes} x ({want['GPU']} GPU, {want['VCPU']} vCPU, {want['MEMORY']} "
+                                   "MiB)", why)
+
+    name, tags = batch.run_name()
+    argv = ["launch", "--nodes", str(nodes), "--gpus-per-node", str(per_node), "--transport", transport,
+            *(["--instance-type", instance_type] if instance_type else []), *(["--full"] if full else [])]
+    registration = batch_probe.multinode_definition(stack_definition, nodes=nodes, argv=argv, tags=tags)
+    main = int(registration["nodeProperties"].get("mainNode") or 0)
+    request = {"jobName": name, "jobQueue": queue, "nodeOverrides": {"numNodes": nodes},
+               # Batch stops the job after this long, should gpuready lose track of it: never longer than the run
+               "timeout": {"attemptDurationSeconds": max(batch.MIN_ATTEMPT_SECONDS, int(timeout))},
+               "tags": tags}
+    result.job["name"] = name
+    submission = batch.Submission(result, clients, queue, name, registration["jobDefinitionName"], keep=keep,
+                                  progress=progress, sleep=sleep)
+
+    def explain(job: dict[str, Any], seen: dict[int, dict[str, Any]]) -> list[str]:
+        return _explain(client, job, seen, nodes, registration["nodeProperties"]["nodeRangeProperties"][0].get(
+            "container") or {}, lambda: (clients["ec2"](), clients["ecr"]()))
+
+    def body() -> SmokeResult:
+        request["jobDefinition"] = submission.register(registration)
+        submission.submit(request)
+        job, seen = batch.wait(result, submission.state, clients["poll"], explain, submission.cleanup,
+                               timeout=timeout, keep=keep, poll=poll, explain_after=explain_after,
+                               progress=progress, sleep=sleep, nodes=nodes)
+        result.job["nodes"] = [_node(i, seen.get(i), stack) for i in range(nodes)]
+        if job is None:
+            return result
+        _verdicts(result, job, nodes, main, logs, transport, instance_type, poll=poll, log_wait=log_wait,
+                  sleep=sleep)
+        return result
+    return submission.guard(body)
+
+
+def unplaceable(want: dict[str, int], nodes: int, envs: list[dict]) -> Optional[str]:
+    """Why the queue's compute environments (``envs``) can never start ``nodes`` nodes each needing ``want``
+    (:func:`.diagnose.needs`): no instance type holds one node, or no environment's maxvCpus holds ``nodes`` of
+    the smallest type that does (each node is an instance of its own); None when they can, or when only types
+    outside the catalog are offered."""
+    why = diagnose.unplaceable(want, envs)
+    if why:
+        return why
+    node, fitting = fit.Needs(want["GPU"], want["VCPU"], want["MEMORY"]), []
+    for env in envs:
+        pool = BatchComputeEnvironment(env)
+        if any(catalog.find("aws", t) is None for t in pool.instance_types):
+            return None  # a type the catalog does not know may hold more
+        holding = fit.holding(node, pool.gpu_rows)
+        if not holding:
+            continue
+        smallest = min(holding, key=lambda i: i.vcpus)
+        limit = int((env.get("computeResources") or {}).get("maxvCpus") or 0)
+        if nodes * smallest.vcpus <= limit:
+            return None
+        fitting.append(f"{env.get('computeEnvironmentName')}: maxvCpus {limit}, {nodes} x {smallest.name} need "
+                       f"{nodes * smallest.vcpus}")
+    return (f"{nodes} nodes, each an instance of its own, do not fit the queue's compute environments "
+            f"({'; '.join(fitting) or 'none holds a node'}): the job would stay RUNNABLE forever. Raise the "
+            "multi-node compute environment's maxvCpus (gpuready:maxVcpus, then `pulumi up`) or ask for fewer "
+            "nodes")
+
+
+def _explain(client: Any, job: dict[str, Any], seen: dict[int, dict[str, Any]], nodes: int,
+             container: dict[str, Any], diagnosis_clients: Callable[[], tuple[Any, Any]]) -> list[str]:
+    """Why the job, or some of its nodes, waits: the job's own diagnosis while it waits as a whole (for what one
+    node's ``container`` asks), else why its nodes wait for each other, with the first waiting node's diagnosis."""
+    ec2, ecr = diagnosis_clients()
+    if job.get("status") in batch.WAITING:  # a multi-node job's description holds no container of its own
+        return diagnose.explain(client, {**job, "container": {**container, **(job.get("container") or {})}}, ec2,
+                                ecr)
+    waiting = {i: n for i, n in sorted(seen.items()) if n.get("status") in batch.WAITING}
+    if not waiting:
+        return []
+    names = ", ".join(f"node{i} ({n.get('status')})" for i, n in waiting.items())
+    first, node = next(iter(waiting.items()))
+    return [f"{names} still wait while the job runs: Batch starts a multi-node job's {nodes} nodes as {nodes} "
+            "instances in its compute environment's one subnet and placement group, and the nodes started wait for "
+            "the others; EC2 may not have that many of these types free in one zone at once "
+            "(INSUFFICIENT_INSTANCE_CAPACITY), or running work leaves too few vCPUs under maxvCpus"] + \
+        [f"node{first}: {line}" for line in diagnose.explain(client, {"jobQueue": job.get("jobQueue"), **node,
+                                                                       "container": {**container, **(
+                                                                           node.get("container") or {})}}, ec2, ecr)]
+
+
+def _node(index: int, detail: Optional[dict[str, Any]], stack: StackOutputs) -> dict[str, Any]:
+    """What ``result.job["nodes"]`` says of a node: index, id, status, log stream (host: from its report)."""
+    detail = detail or {}
+    group, stream = batch._log_location(detail, stack) if detail else (None, None)
+    container = detail.get("container") or {}
+    return {"index": index, "id": detail.get("jobId"), "status": detail.get("status"), "host": None,
+            "log_group": group, "log_stream": stream, "exit_code": container.get("exitCode"),
+            "reason": detail.get("statusReason") or container.get("reason")}
+
+
+def _verdicts(result: SmokeResult, job: dict[str, Any], nodes: int, main: int, logs: Any, transport: str,
+              instance_type: Optional[str], *, poll: float, log_wait: float, sleep: Callable[[float], None]) -> None:
+    """The target's checks (the job, its nodes, their hosts), each node's probe checks (``node{i}.``), then the
+    NCCL verdicts on the main node's report."""
+    status, records = job.get("status"), result.job["nodes"]
+    exit_code = (job.get("container") or {}).get("exitCode")
+    result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",
+                               "" if status == "SUCCEEDED" else f"{job.get('statusReason') or ''} (exit code "
+                               f"{exit_code})"))
+    ran = [r for r in records if r["status"] == "SUCCEEDED"]
+    result.checks.append(Check("nodes_ran", core.PASS if len(ran) == nodes else core.FAIL, len(ran), nodes, "; ".join(
+        f"node{r['index']} {r['status'] or 'never started'}" + (f": {r['reason']}" if r["reason"] else "")
+        + (f" (exit code {r['exit_code']})" if r["exit_code"] is not None else "")
+        for r in records if r["status"] != "SUCCEEDED")))
+    reports, texts = _read_reports(records, main, logs, poll=poll, log_wait=log_wait, sleep=sleep)
+    for record in records:
+        report = reports.get(record["index"])
+        record["host"] = report.host if report else None
+    hosts = {r["host"] for r in records if r["host"]}
+    shared = sorted({r["host"] for r in records if r["host"] and sum(o["host"] == r["host"] for o in records) > 1})
+    result.checks.append(Check("distinct_hosts", core.PASS if len(hosts) == nodes else core.FAIL, len(hosts), nodes,
+                               "; ".join([f"nodes sharing host {h}: " + ", ".join(
+                                   f"node{r['index']}" for r in records if r["host"] == h) for h in shared]
+                                   + [f"no probe report from node{r['index']}" for r in records if not r["host"]])))
+    for record in records:
+        _add_node_probe(result, record["index"], reports.get(record["index"]))
+    if reports.get(main):
+        result.probe = reports[main]
+    nccl_report = nccl.find_report(texts.get(main, ""))
+    result.job["nccl"] = nccl_report
+    result.checks.extend(Check(**c) for c in nccl.checks(nccl_report, nodes=nodes, expected_transport=transport,
+                                                         instance_type=instance_type))
+
+
+def _read_reports(records: list[dict[str, Any]], main: int, logs: Any, *, poll: float, log_wait: float,
+                  sleep: Callable[[float], None]) -> tuple[dict[int, ProbeReport], dict[int, str]]:
+    """Each node's probe report and log text, read from its log stream; waits up to ``log_wait`` seconds for the
+    reports (CloudWatch Logs can lag a job's end), the main node's NCCL report included."""
+    reports: dict[int, ProbeReport] = {}
+    texts: dict[int, str] = {}
+    deadline = time.monotonic() + log_wait
+    while True:
+        for record in records:
+            index = record["index"]
+            if not record["log_stream"] or (index in reports and (index != main or nccl.find_report(texts[index]))):
+                continue
+            texts[index] = batch.read_logs(logs, record["log_group"], record["log_stream"])
+            found = core.find_report(texts[index])
+            if found is not None:
+                reports[index] = ProbeReport.from_json(found)
+        complete = all(r["index"] in reports for r in records if r["log_stream"]) and \
+            (main not in texts or nccl.find_report(texts[main]) is not None)
+        if complete or time.monotonic() >= deadline:
+            return reports, texts
+        sleep(min(poll, 5.0))
+
+
+def _add_node_probe(result: SmokeResult, index: int, report: Optional[ProbeReport]) -> None:
+    """A node's ``probe_report`` check and its probe's checks, named ``node{index}.<check>``."""
+    prefix = f"node{index}."
+    if report is None:
+        result.checks.append(Check(prefix + "probe_report", core.FAIL, detail=(
+            "the node ended without a probe report in its logs: it did not run the probe, or its logs were lost")))
+        return
+    result.checks.append(Check(prefix + "probe_report", core.PASS, report.host or None))
+    result.checks.extend(Check(prefix + c.name, c.verdict, c.measured, c.expected, c.detail, c.required)
+                         for c in report.checks)

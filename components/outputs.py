@@ -34,6 +34,8 @@ NUMBER = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstan
 STRINGS = Kind("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
 TAINT = Kind("a taint ({key, value, effect})", _taint)
 TAINTS = Kind("a list of taints ({key, value, effect})", lambda v: isinstance(v, list) and all(map(_taint, v)))
+STRING_MAP = Kind("a map of string to string", lambda v: isinstance(v, dict)
+                  and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()))
 LABELS = Kind("a map of label to string", lambda v: isinstance(v, dict)
               and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()))
 

@@ -57,6 +57,8 @@ SETTINGS = Settings(
     Setting("runnableTimeoutMinutes", int, "cancel a job blocked at the head of the GPU queue for lack of capacity "
             "after this long (10 to 1440). A job no instance can hold is cancelled after 10 minutes",
             ("runnable_timeout_minutes",), B),
+    Setting("metaflowDatastoreBucket", str, "your Metaflow datastore's S3 bucket: the jobs' role may read and write "
+            "it, and the `metaflowProfile` output names it", ("metaflow_datastore_bucket",), B),
     Setting("logRetentionDays", int, "retention of the job log group", ("log_retention_days",), B),
     Setting("jobRolePolicyArns", list, "IAM managed policy ARNs attached to the jobs' own role, exported as "
             "`jobRoleArn` (none: jobs get no AWS permissions), e.g. `[arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess]`",

@@ -30,6 +30,10 @@ SOFTWARE = (
             default=False),
     Setting("burnInDcgmLevel", int, "the burn-in's `dcgmi diag -r` level: 1 (seconds) to 4 (hours)",
             ("software.burn_in.dcgm_level",), BurnInArgs),
+    Setting("jobNamespace", str, "an existing namespace where GPU jobs run; the stack creates their service account "
+            "there (named in the `metaflowProfile` output)", ("software.job_namespace",), GpuSoftwareOptions),
+    Setting("jobServiceAccount", str, "the service account created for GPU jobs (no permissions of its own)",
+            ("software.job_service_account",), GpuSoftwareOptions),
     Setting("prometheusOperator", bool, "create a ServiceMonitor for the DCGM exporter; needs the Prometheus "
             "Operator's CRDs in the cluster", ("software.prometheus_operator",), GpuSoftwareOptions),
 )

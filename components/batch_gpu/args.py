@@ -107,6 +107,9 @@ class BatchGpuEnvironmentArgs:
     job_role_policy_arns: Sequence[str] = ()
     """IAM managed policies attached to the jobs' role (none by default: jobs get no AWS permissions). Jobs cannot
     use the instance role: IMDS answers only the instance itself."""
+    metaflow_datastore_bucket: Optional[str] = None
+    """Your Metaflow datastore's S3 bucket: the jobs' role may read and write it, and the Metaflow profile names it
+    (``METAFLOW_DATASTORE_SYSROOT_S3``). Without it, the role gets no S3 access and the profile no datastore."""
     log_retention_days: int = 30
     """Retention of the job log group that the job definitions write to."""
     tags: Mapping[str, str] = field(default_factory=dict)

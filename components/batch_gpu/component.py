@@ -8,6 +8,7 @@ from typing import Any, Optional
 import pulumi
 
 from ..aws_instances import efa_layout
+from .. import metaflow
 from ..errors import ConfigError
 from ..sdk import require
 from . import facts
@@ -21,6 +22,21 @@ aws = require("pulumi_aws")
 def _assume_role_policy(service: str) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]})
+
+
+def _datastore_policy(bucket: str) -> str:
+    """Read and write on a Metaflow datastore bucket: what Metaflow's steps do with their artifacts."""
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{bucket}"},
+        {"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+         "Resource": f"arn:aws:s3:::{bucket}/*"}]})
+
+
+def _metaflow(queue: pulumi.Output[str], role_arn: pulumi.Output[str],
+              args: BatchGpuEnvironmentArgs) -> pulumi.Output[dict[str, str]]:
+    """The Metaflow profile of steps on ``queue`` (:func:`~gpuready_components.metaflow.batch_profile`)."""
+    return pulumi.Output.all(queue, role_arn).apply(lambda a: metaflow.batch_profile(
+        job_queue=a[0], job_role_arn=a[1], image=args.job.image, datastore_bucket=args.metaflow_datastore_bucket))
 
 
 def _container_properties(job: GpuJobArgs, log_group: pulumi.Output[str],
@@ -148,6 +164,9 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                                 tags=tags, opts=child)
         for i, policy_arn in enumerate(args.job_role_policy_arns):
             aws.iam.RolePolicyAttachment(f"{name}-job-{i}", role=job_role.name, policy_arn=policy_arn, opts=child)
+        if args.metaflow_datastore_bucket:
+            aws.iam.RolePolicy(f"{name}-job-metaflow", role=job_role.name,
+                               policy=_datastore_policy(args.metaflow_datastore_bucket), opts=child)
         # The ARN from the role's name (known in a preview, unlike its arn output) keeps the job definitions'
         # properties known, so the policy pack can check them before anything exists.
         identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
@@ -363,6 +382,9 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             "maxMemoryMibPerInstance": cap.max_memory_mib_per_instance,
             "maxTotalGpus": cap.max_total_gpus,
             "maxUsdPerHour": cap.max_usd_per_hour,
+            "metaflowProfile": _metaflow(self.job_queue_name, job_role_arn, args),
+            "metaflowMultiNodeProfile": _metaflow(multi_node_queue.name, job_role_arn, args) if multi_node_queue
+            else None,
         })
         self.register_outputs(self.outputs)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..outputs import NUMBER, STRING, STRINGS, WHOLE, Contract, Output
+from ..outputs import NUMBER, STRING, STRING_MAP, STRINGS, WHOLE, Contract, Output
 
 OUTPUTS = Contract("aws-batch", (
     Output("platform", STRING, "the platform the stack builds: aws-batch", smoke=True),
@@ -32,4 +32,8 @@ OUTPUTS = Contract("aws-batch", (
     Output("maxMemoryMibPerInstance", WHOLE, "most memory (MiB) of one instance type"),
     Output("maxTotalGpus", WHOLE, "GPUs running at once with every compute environment at maxVcpus"),
     Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
+    Output("metaflowProfile", STRING_MAP, "a Metaflow profile for @batch(gpu=N) steps on the GPU queue: save it as "
+           "~/.metaflowconfig/config_gpu.json"),
+    Output("metaflowMultiNodeProfile", STRING_MAP, "a Metaflow profile for @batch steps with num_parallel on the "
+           "multi-node queue", when="with multiNode"),
 ))

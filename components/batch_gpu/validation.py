@@ -20,6 +20,9 @@ from .args import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
 
 _POLICY_ARN = re.compile(r"arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/[\w+=,.@/-]+")
 
+_BUCKET = re.compile(r"(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+"""S3's bucket naming rules (3-63 characters: lowercase letters, digits, dots and hyphens)."""
+
 _LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
                        3288, 3653)
 
@@ -149,6 +152,10 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
         raise ConfigError("log_retention_days", args.log_retention_days, "not a CloudWatch Logs retention period",
                           f"use one of {', '.join(map(str, _LOG_RETENTION_DAYS[:9]))}...")
 
+    bucket = args.metaflow_datastore_bucket
+    if bucket is not None and not (isinstance(bucket, str) and _BUCKET.fullmatch(bucket)):
+        raise ConfigError("metaflow_datastore_bucket", bucket, "not an S3 bucket name",
+                          "give the bucket's name alone (my-metaflow-bucket), without s3:// or a path")
     not_arns = [a for a in args.job_role_policy_arns if not (isinstance(a, str) and _POLICY_ARN.fullmatch(a))]
     if not_arns:
         raise ConfigError("job_role_policy_arns", not_arns, "not IAM managed policy ARNs",

@@ -70,6 +70,10 @@ class GpuSoftwareOptions:
     """Admit new GPU nodes only after a burn-in (the platform component adds the taint to the GPU pools)."""
     namespace: str = facts.NAMESPACE
     """Namespace created for the releases, labelled privileged for Pod Security Admission."""
+    job_namespace: str = "default"
+    """Namespace where GPU jobs run (an existing one): the jobs' service account is created there."""
+    job_service_account: str = "gpu-jobs"
+    """Service account created for GPU jobs (no permissions of its own), named in the Metaflow profile."""
 
 
 @dataclass(frozen=True, kw_only=True)

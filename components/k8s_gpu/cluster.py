@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import pulumi
 
+from .. import metaflow
 from ..outputs import Contract
 from . import facts
 
@@ -63,5 +64,8 @@ class GpuCluster(pulumi.ComponentResource):
             "maxGpusPerNode": capacity.max_gpus_per_node,
             "maxGpus": capacity.max_gpus,
             "maxUsdPerHour": capacity.max_usd_per_hour,
+            "metaflowProfile": metaflow.kubernetes_profile(
+                namespace=self.software.job_namespace, service_account=self.software.job_service_account,
+                node_labels=self.gpu_node_labels, taints=self.gpu_node_taints),
         })
         self.register_outputs(self.outputs)

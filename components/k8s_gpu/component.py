@@ -26,11 +26,21 @@ class K8sGpuSoftware(pulumi.ComponentResource):
     release_names: pulumi.Output[list[str]]
     install_plan: InstallPlan
     """What each release installs, and what the node image already ships."""
+    job_namespace: str
+    job_service_account: str
+    """The service account GPU jobs run as, in ``job_namespace``."""
 
     def __init__(self, name: str, args: K8sGpuSoftwareArgs,
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.install_plan = install = plan(args)
+        self.job_namespace, self.job_service_account = args.options.job_namespace, args.options.job_service_account
+        k8s.core.v1.ServiceAccount(
+            f"{name}-jobs",
+            metadata={"name": self.job_service_account, "namespace": self.job_namespace,
+                      "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
+            automount_service_account_token=False,
+            opts=pulumi.ResourceOptions(parent=self))
         if not install.releases and args.options.burn_in is None:
             # e.g. GKE with its own driver, device plugin and managed DCGM: nothing to add
             self.namespace = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..outputs import LABELS, NUMBER, STRING, STRINGS, TAINT, TAINTS, WHOLE, Contract, Output
+from ..outputs import LABELS, NUMBER, STRING, STRING_MAP, STRINGS, TAINT, TAINTS, WHOLE, Contract, Output
 
 
 def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract:
@@ -27,4 +27,6 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("maxGpusPerNode", WHOLE, "most GPUs of one GPU node", smoke=True),
         Output("maxGpus", WHOLE, "GPUs at once with the GPU pool at its largest", smoke=True),
         Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
+        Output("metaflowProfile", STRING_MAP, "a Metaflow profile for @kubernetes(gpu=N) steps on the GPU nodes: save "
+               "it as ~/.metaflowconfig/config_gpu.json"),
     ))

@@ -54,6 +54,7 @@ def render_text(result: PlanResult) -> str:
             lines.append("  warning: GPU node groups at minSize 0 rely on the cluster's own autoscaler; without one, "
                          "GPU pods stay Pending (set gpuready:autoscaler cluster-autoscaler)")
         lines += [f"  problem: {p}" for p in scaling["problems"]]
+    lines += _metaflow_lines(result.outputs)
     access = [(r.name, r.facts[API_ACCESS]) for r in result.resources if API_ACCESS in r.facts]
     if access:
         lines += ["", f"{API_ACCESS}:", *(f"  {name}: {value}" for name, value in access)]
@@ -68,6 +69,21 @@ def render_text(result: PlanResult) -> str:
     if result.policy is not None:
         lines += ["", *_policy_lines(result)]
     return redact("\n".join(lines) + "\n", result.secrets)
+
+
+METAFLOW_OUTPUTS = {"metaflowProfile": "gpu", "metaflowMultiNodeProfile": "gpu-multinode"}
+"""Output -> the Metaflow profile name the README saves it under."""
+
+
+def _metaflow_lines(outputs: dict[str, Any]) -> list[str]:
+    """Each Metaflow profile output, with the command that saves it."""
+    lines = []
+    for output, profile in METAFLOW_OUTPUTS.items():
+        if isinstance(outputs.get(output), dict):
+            lines += ["", f"Metaflow profile (`pulumi stack output {output} --json > "
+                          f"~/.metaflowconfig/config_{profile}.json`, then METAFLOW_PROFILE={profile}):"]
+            lines += [f"  {key}: {value}" for key, value in outputs[output].items()]
+    return lines
 
 
 def _secret_paths(value: Any, prefix: str = "") -> list[str]:

@@ -3,37 +3,24 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from gpuready_components import metaflow as profiles
 from gpuready_components.k8s_gpu.facts import Taint
 from gpuready_components.k8s_gpu.scheduling import schedulable
+from tests.metaflow_config import metaflow_reads
 
 EKS_TAINTS = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
 AKS_SPOT_TAINTS = [{"key": "sku", "value": "gpu", "effect": "NoSchedule"},
                    {"key": "kubernetes.azure.com/scalesetpriority", "value": "spot", "effect": "NoSchedule"}]
 
 
-def metaflow_reads(profile: dict, tmp_path, names: list[str]) -> dict:
-    """What Metaflow's own config module reads for ``names`` with ``profile`` saved as the selected profile file."""
-    (tmp_path / "config_gpu.json").write_text(json.dumps(profile))
-    code = ("import json, metaflow.metaflow_config as c; "
-            f"print(json.dumps({{n: getattr(c, n) for n in {names!r}}}))")
-    env = {"METAFLOW_HOME": str(tmp_path), "METAFLOW_PROFILE": "gpu", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def test_metaflow_reads_the_batch_profile_from_its_profile_file(tmp_path):
     profile = profiles.batch_profile(job_queue="arn:aws:batch:us-east-1:123456789012:job-queue/gpu",
                                      job_role_arn="arn:aws:iam::123456789012:role/gpu-job",
                                      image="pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", datastore_bucket="ml-data")
-    names = [key.removeprefix("METAFLOW_") for key in profile]
-    read = metaflow_reads(profile, tmp_path, names)
+    read = metaflow_reads(profile, tmp_path)
     assert read == {key.removeprefix("METAFLOW_"): value for key, value in profile.items()}
     assert read["DATASTORE_SYSROOT_S3"] == "s3://ml-data/metaflow"
 
@@ -46,7 +33,7 @@ def test_metaflow_reads_the_kubernetes_profile_and_its_pods_tolerate_the_gpu_nod
     labels = {"eks.amazonaws.com/nodegroup": "gpu-gpu", "gpuready.io/gpu": "true"}
     profile = profiles.kubernetes_profile(namespace="default", service_account="gpu-jobs", node_labels=labels,
                                           taints=taints)
-    read = metaflow_reads(profile, tmp_path, [key.removeprefix("METAFLOW_") for key in profile])
+    read = metaflow_reads(profile, tmp_path)
     selector = parse_kube_keyvalue_list(read["KUBERNETES_NODE_SELECTOR"].split(","))  # as @kubernetes parses it
     tolerations = json.loads(read["KUBERNETES_TOLERATIONS"])
     assert selector == labels

@@ -31,6 +31,7 @@ MISTAKES = [
     ("aws-batch", {"gpuready:job": {"vcpus": 0}}, "gpuready:job.vcpus"),
     ("aws-batch", {"gpuready:rootVolumeGiB": 5}, "gpuready:rootVolumeGiB"),
     ("aws-batch", {"gpuready:logRetentionDays": 2}, "gpuready:logRetentionDays"),
+    ("aws-batch", {"gpuready:metaflowDatastoreBucket": "s3://ml/metaflow"}, "gpuready:metaflowDatastoreBucket"),
     ("aws-batch", {"gpuready:runnableTimeoutMinutes": 1}, "gpuready:runnableTimeoutMinutes"),
     ("aws-batch", {"gpuready:capacity": ["spot", "spot"]}, "gpuready:capacity"),
     ("aws-batch", {"gpuready:multiNode": {"nodes": 1}}, "gpuready:multiNode.nodes"),

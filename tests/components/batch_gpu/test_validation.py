@@ -217,3 +217,13 @@ def test_job_role_policies_must_be_managed_policy_arns():
     assert "arn:aws:iam::aws:policy/" in e.fix
     check(args(job_role_policy_arns=["arn:aws-us-gov:iam::123456789012:policy/path/mine"]),
           today=datetime.date(2026, 11, 22))
+
+
+@pytest.mark.parametrize("bucket", ["s3://ml-data", "ml-data/metaflow", "ML-Data", "ab", "a..b"])
+def test_a_metaflow_datastore_that_is_not_a_bucket_name_is_refused(bucket):
+    e = error(metaflow_datastore_bucket=bucket)
+    assert e.field == "metaflow_datastore_bucket" and "bucket's name alone" in e.fix
+
+
+def test_a_bucket_name_is_taken():
+    check(args(metaflow_datastore_bucket="ml-data.team-1"), today=datetime.date(2026, 11, 22))

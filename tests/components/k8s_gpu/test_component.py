@@ -15,6 +15,7 @@ from .test_chart_values import RELEASES
 NS = "kubernetes:core/v1:Namespace"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 KUBERNETES_VERSIONS = ("1.30.0", "1.33.0", "1.37.0")
 
 
@@ -47,10 +48,20 @@ def test_children_are_parented_and_use_the_given_provider(render):
     rendering = _render(render, install="gpu-operator")
     (component,) = rendering.of_type(facts.TYPE_TOKEN)
     children = [r for r in rendering.resources if r.parent == component.urn]
-    assert {r.type for r in children} == {NS, RELEASE}
-    assert sorted(r.name for r in children) == ["gpu-gpu-operator", "gpu-namespace"]
+    assert {r.type for r in children} == {NS, RELEASE, SERVICE_ACCOUNT}
+    assert sorted(r.name for r in children) == ["gpu-gpu-operator", "gpu-jobs", "gpu-namespace"]
     assert all(r.provider.split("::")[-2:] == ["cluster", "cluster-id"] and "pulumi:providers:kubernetes" in r.provider
                for r in children)
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_the_jobs_service_account_validates_strictly_and_mounts_no_token(render, version):
+    (account,) = _render(render).of_type(SERVICE_ACCOUNT)
+    manifest = {"apiVersion": "v1", "kind": "ServiceAccount", **account.inputs}
+    kubernetes_validate.validate(manifest, version, strict=True)
+    assert account.inputs["metadata"] == {"name": "gpu-jobs", "namespace": "default",
+                                          "labels": {"app.kubernetes.io/managed-by": "gpuready"}}
+    assert account.inputs["automountServiceAccountToken"] is False
 
 
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)

@@ -29,7 +29,7 @@ class GpuInstanceType:
     accelerator: str
     """GCP accelerator type (``nvidia-l4``); empty for AWS and Azure."""
     gpu_model: str
-    """NVIDIA model as the vendor names it: T4, V100, A10G, A10, L4, L40S, A100, H100, H200."""
+    """NVIDIA model as the vendor names it: T4, V100, A10G, A10, L4, L40S, A100, H100, H200, B200, B300."""
     gpus: int
     """GPUs in one instance."""
     gpu_memory_gib: float
@@ -44,6 +44,12 @@ class GpuInstanceType:
     """Key into ``sources.csv`` for the hardware figures."""
     price_source: str
     """Key into ``sources.csv`` for the price."""
+    efa_interfaces: int = 0
+    """Elastic Fabric Adapter interfaces one instance takes (EC2's ``NetworkInfo.EfaInfo.MaximumEfaInterfaces``);
+    0 where the type has no EFA, and for every GCP and Azure row."""
+    network_gbps: Optional[float] = None
+    """Network bandwidth in Gbit/s as EC2 states it (``NetworkPerformance``: ``4x 100 Gigabit`` is 400, ``Up to 10
+    Gigabit`` is 10, a burst figure); ``None`` where the catalog does not record it."""
 
     @property
     def machine_type(self) -> str:
@@ -89,6 +95,8 @@ def rows() -> tuple[GpuInstanceType, ...]:
                 price_date=r["price_date"],
                 spec_source=r["spec_source"],
                 price_source=r["price_source"],
+                efa_interfaces=int(r["efa_interfaces"]),
+                network_gbps=_num(r["network_gbps"]),
             )
             for r in csv.DictReader(f)
         )

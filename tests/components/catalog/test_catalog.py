@@ -21,13 +21,17 @@ def test_keys_are_unique_per_cloud():
 def test_row_is_sane(row):
     assert row.cloud in catalog.CLOUDS
     assert 1 <= row.gpus <= 16
-    assert 8 <= row.gpu_memory_gib <= 192
+    assert 8 <= row.gpu_memory_gib <= 288
     assert 4 <= row.vcpus <= 224
     assert row.memory_gib >= row.vcpus  # every GPU type offers at least 1 GiB per vCPU
     assert row.price_usd_hour is None or 0.1 < row.price_usd_hour < 150
     assert re.fullmatch(r"\d{4}-\d{2}", row.price_date) and row.price_region
     assert row.spec_source in catalog.sources() and row.price_source in catalog.sources()
-    assert row.gpu_model in {"T4", "V100", "A10G", "A10", "L4", "L40S", "A100", "H100", "H200"}
+    assert row.gpu_model in {"T4", "V100", "A10G", "A10", "L4", "L40S", "A100", "H100", "H200", "B200", "B300"}
+    assert 0 <= row.efa_interfaces <= 32
+    assert row.network_gbps is None or 1 <= row.network_gbps <= 6400
+    if row.cloud != "aws":
+        assert row.efa_interfaces == 0
     if row.cloud == "gcp":
         assert row.accelerator.startswith("nvidia-")
 
@@ -44,7 +48,7 @@ def test_price_per_gpu_grows_with_gpu_generation():
 
 
 @pytest.mark.parametrize("cloud,families", [
-    ("aws", ["g4dn", "g5", "g6", "g6e", "p3", "p4d", "p4de", "p5", "p5e"]),
+    ("aws", ["g4dn", "g5", "g6", "g6e", "p3", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300"]),
     ("gcp", ["n1-standard-8:nvidia-tesla-t4", "n1-standard-8:nvidia-tesla-v100", "g2-", "a2-highgpu", "a2-ultragpu",
              "a3-highgpu"]),
     ("azure", ["T4_v3", "ads_A100_v4", "ND96asr_v4", "H100_v5", "A10_v5"]),
@@ -95,7 +99,49 @@ def test_aws_rows_agree_with_ec2_describe_instance_types():
         assert row.gpu_model == gpu["Name"], row.name
         assert row.gpu_memory_gib == pytest.approx(gpu["MemoryInfo"]["SizeInMiB"] / 1024, abs=0.01), row.name
         checked += 1
-    assert checked >= 35
+    assert checked >= 38
+
+
+def _gbps(performance: str) -> float:
+    """EC2's ``NetworkPerformance`` in Gbit/s: ``4x 100 Gigabit`` 400, ``Up to 10 Gigabit`` 10."""
+    found = re.fullmatch(r"(?:Up to )?(?:(\d+)x )?([\d.]+) Gigabit", performance)
+    assert found, performance
+    return float(found.group(2)) * int(found.group(1) or 1)
+
+
+def test_aws_rows_network_agrees_with_ec2_describe_instance_types():
+    """EFA interfaces and bandwidth of every AWS row are EC2's own (NetworkInfo as moto ships it)."""
+    ec2 = _moto_instance_types()
+    for row in (r for r in catalog.rows() if r.cloud == "aws" and r.name in ec2):
+        network = ec2[row.name]["NetworkInfo"]
+        assert row.efa_interfaces == (network.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0), row.name
+        assert bool(row.efa_interfaces) == network["EfaSupported"], row.name
+        efa_cards = [c for c in network["NetworkCards"] if "efa" in c.get("InterfaceTypes", ["efa"])]
+        assert row.efa_interfaces <= len(efa_cards) or not network["EfaSupported"], row.name
+        assert row.network_gbps == _gbps(network["NetworkPerformance"]), row.name
+
+
+@pytest.mark.parametrize("name,efa,gbps", [
+    ("p4d.24xlarge", 4, 400), ("p4de.24xlarge", 4, 400), ("p5.48xlarge", 32, 3200), ("p5e.48xlarge", 32, 3200),
+    ("p5en.48xlarge", 16, 3200), ("p6-b200.48xlarge", 8, 3200), ("p6-b300.48xlarge", 16, 6400),
+    ("g6e.48xlarge", 4, 400), ("g5.12xlarge", 1, 40), ("g6.48xlarge", 1, 100), ("g6.xlarge", 0, 10),
+    ("g4dn.xlarge", 0, 25),
+])
+def test_efa_counts_users_plan_for(name, efa, gbps):
+    """The figures the multi-node issue names (a guard against a column shifted by one)."""
+    row = catalog.lookup("aws", name)
+    assert (row.efa_interfaces, row.network_gbps) == (efa, gbps)
+
+
+def test_p6_b300_has_one_network_card_more_than_efa_interfaces():
+    """Card 0 of a p6-b300 is ENA only: 17 network cards, 16 EFA interfaces on cards 1 to 16."""
+    network = _moto_instance_types()["p6-b300.48xlarge"]["NetworkInfo"]
+    assert len(network["NetworkCards"]) == 17 and catalog.lookup("aws", "p6-b300.48xlarge").efa_interfaces == 16
+    assert "efa" not in network["NetworkCards"][0]["InterfaceTypes"]
+
+
+def test_gcp_and_azure_rows_have_no_efa():
+    assert all(r.efa_interfaces == 0 for r in catalog.rows() if r.cloud != "aws")
 
 
 def test_aws_rows_missing_from_moto_are_real_ec2_types():

@@ -43,7 +43,8 @@ NOT_NVIDIA: Mapping[str, tuple[tuple[str, str], ...]] = {
 """Accelerated types whose accelerators are not NVIDIA GPUs (cloud -> (name pattern, whose accelerators)): gpuready
 says so rather than "unknown type" (EC2 ``GpuInfo.Gpus[].Manufacturer``, Azure's GPU VM size pages)."""
 
-FRACTIONAL_GPU = {"aws": ((r"(g6f|gr6f)\.", "a fraction of one L4 GPU (1/8 to 1/2, NVIDIA vGPU)"),)}
+FRACTIONAL_GPU = {"aws": ((r"(g6f|gr6f)\.", "a fraction of one L4 GPU (1/8 to 1/2, NVIDIA vGPU)"),),
+                  "azure": ((r"Standard_NV(6|12|18)ads_A10_v5", "a sixth to a half of one A10 (NVIDIA GRID vGPU)"),)}
 """Types that give a fraction of a GPU: the catalog counts whole GPUs, and a Kubernetes or Batch job cannot ask for
 part of one, so these are refused with this reason (EC2 reports ``GpuPartitionSize`` below 1 for them)."""
 

@@ -43,7 +43,7 @@ def gpu_instances(field: str, names: Sequence[str], cpu_fix: str) -> tuple[catal
         if row is None:
             vendor = catalog.not_nvidia("aws", name)
             if vendor:
-                raise ConfigError(field, name, f"its accelerators are {vendor}'s, not NVIDIA GPUs",
+                raise ConfigError(field, name, f"its accelerators are {vendor}, not NVIDIA GPUs",
                                   "use an NVIDIA GPU type, e.g. g6.xlarge")
             part = catalog.fractional("aws", name)
             if part:

@@ -46,7 +46,7 @@ def test_declared_types_are_checked_like_catalog_rows(tmp_path, capsys, row, key
 
 @pytest.mark.parametrize("stack,changes,phrase", [
     ("aks", {"gpuready:vmSize": "Standard_ND96isr_MI300X_v5"}, "its GPUs are AMD Instinct MI300X's, not NVIDIA's"),
-    ("aws-batch", {"gpuready:instanceTypes": ["g4ad.xlarge"]}, "AMD Radeon Pro V520's, not NVIDIA GPUs"),
+    ("aws-batch", {"gpuready:instanceTypes": ["g4ad.xlarge"]}, "its accelerators are AMD Radeon Pro V520, not NVIDIA GPUs"),
     ("aws-batch", {"gpuready:instanceTypes": ["g6f.xlarge"]}, "a fractional GPU type"),
     ("aws-batch", {"gpuready:instanceTypes": ["g5g.xlarge"]}, "arm64 (Graviton) GPU types"),
     ("aws-batch", {"gpuready:instanceTypes": ["g5g.xlarge", "g6.xlarge"]}, "one AMI cannot boot both"),

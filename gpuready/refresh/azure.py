@@ -40,7 +40,7 @@ def _pages(answer: Any) -> list[dict]:
     return answer if isinstance(answer, list) else [answer]
 
 
-def _follow(url: str, items: str, token: Optional[str] = None) -> list[dict]:
+def _follow(url: str, token: Optional[str] = None) -> list[dict]:
     pages = []
     while url:
         page = get_json(url, token)
@@ -67,7 +67,7 @@ def _skus() -> list[dict]:
                                               "tsv"], "Azure access token")
     query = urllib.parse.urlencode({"api-version": "2021-07-01", "$filter": f"location eq '{REGION}'"})
     return _follow(f"https://management.azure.com/subscriptions/{_subscription()}/providers/Microsoft.Compute/skus?"
-                   f"{query}", "value", token)
+                   f"{query}", token)
 
 
 def _retail(names: Iterable[str]) -> list[dict]:
@@ -75,7 +75,7 @@ def _retail(names: Iterable[str]) -> list[dict]:
     for name in sorted(names):
         where = (f"serviceName eq 'Virtual Machines' and armRegionName eq '{REGION}' and priceType eq 'Consumption' "
                  f"and armSkuName eq '{name}'")
-        pages += _follow(f"{RETAIL}?{urllib.parse.urlencode({'$filter': where})}", "Items")
+        pages += _follow(f"{RETAIL}?{urllib.parse.urlencode({'$filter': where})}")
     return pages
 
 

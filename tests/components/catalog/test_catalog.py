@@ -86,8 +86,10 @@ def test_not_nvidia_table_agrees_with_ec2_manufacturer():
         gpus = (record.get("GpuInfo") or {}).get("Gpus") or []
         other = any(g["Manufacturer"] != "NVIDIA" for g in gpus) or any(
             key in record for key in ("InferenceAcceleratorInfo", "NeuronInfo", "FpgaInfo", "MediaAcceleratorInfo"))
-        nvidia = bool(gpus) and not other
-        assert bool(catalog.not_nvidia("aws", name)) == other if other or nvidia else True, name
+        if other:
+            assert catalog.not_nvidia("aws", name), name
+        elif gpus:  # NVIDIA GPUs only
+            assert catalog.not_nvidia("aws", name) is None, name
 
 
 def test_fractional_gpu_types_are_the_ones_ec2_partitions():

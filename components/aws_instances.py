@@ -12,8 +12,14 @@ from .errors import ConfigError
 
 GPU_FAMILY = re.compile(r"^(p\d|g\d|gr\d)")
 """EC2's accelerated families with GPUs (p: training, g: graphics and inference, gr: graphics with more memory)."""
-NOT_NVIDIA = {"g4ad": "AMD Radeon Pro V520"}
-"""GPU families whose GPUs are not NVIDIA's (EC2 DescribeInstanceTypes GpuInfo.Gpus[].Manufacturer)."""
+ARM64_GPU_FAMILIES = ("g5g", "p6e-gb200")
+"""GPU instance families with Graviton (arm64) CPUs (EC2 ``ProcessorInfo.SupportedArchitectures``); every other GPU
+family is x86_64."""
+
+
+def arch(row: catalog.GpuInstanceType) -> str:
+    """``arm64`` or ``x86_64``: the CPU architecture of an EC2 GPU type, which picks its AMI."""
+    return "arm64" if row.name.split(".")[0] in ARM64_GPU_FAMILIES else "x86_64"
 
 
 @functools.lru_cache(maxsize=1)
@@ -35,14 +41,19 @@ def gpu_instances(field: str, names: Sequence[str], cpu_fix: str) -> tuple[catal
     for name in names:
         row = catalog.find("aws", name)
         if row is None:
-            family = name.split(".")[0]
-            if family in NOT_NVIDIA:
-                raise ConfigError(field, name, f"its GPUs are {NOT_NVIDIA[family]}, not NVIDIA's",
+            vendor = catalog.not_nvidia("aws", name)
+            if vendor:
+                raise ConfigError(field, name, f"its accelerators are {vendor}, not NVIDIA GPUs",
                                   "use an NVIDIA GPU type, e.g. g6.xlarge")
+            part = catalog.fractional("aws", name)
+            if part:
+                raise ConfigError(field, name, f"a fractional GPU type ({part}): gpuready supports whole GPUs only, "
+                                  "as a job asks for whole GPUs", "use a whole-GPU type, e.g. g6.xlarge (one L4)")
             if name in ec2_instance_types() and GPU_FAMILY.match(name):
                 raise ConfigError(field, name, "an NVIDIA GPU type that gpuready's GPU catalog does not list yet",
-                                  "add its row (GPU model, count, memory, vCPUs, memory, source) to "
-                                  "components/catalog/gpu_instances.csv, or use a listed type")
+                                  "declare its GPU facts in the stack setting gpuready:extraInstanceTypes, or add "
+                                  "its row to components/catalog/gpu_instances.csv (`gpuready catalog refresh "
+                                  "--cloud aws` builds it from EC2's API), or use a listed type")
             if name in ec2_instance_types():
                 raise ConfigError(field, name, "this EC2 instance type has no NVIDIA GPU", cpu_fix)
             close = catalog.suggest("aws", name)

@@ -97,7 +97,49 @@ def _parser() -> argparse.ArgumentParser:
     smoke.add_argument("--trust-kubeconfig-exec", action="store_true",
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write: aws eks get-token, gke-gcloud-auth-plugin, kubelogin)")
+
+    catalog = commands.add_parser(
+        "catalog", help="keep the GPU catalog current from the clouds' own APIs",
+        description="Commands on gpuready's GPU catalog (components/catalog/gpu_instances.csv).")
+    catalog_commands = catalog.add_subparsers(dest="catalog_command", required=True, metavar="COMMAND")
+    refresh = catalog_commands.add_parser(
+        "refresh", help="rebuild one cloud's rows from its APIs and show the diff",
+        description="Rebuild one cloud's catalog rows from its APIs (AWS: EC2 DescribeInstanceTypes and the Price "
+                    "List API; GCP: Compute Engine machine and accelerator types and the Cloud Billing Catalog; "
+                    "Azure: Resource SKUs and the Retail Prices API), print what changed, and write the catalog "
+                    "only with --write. Rows the API no longer lists are reported and kept.")
+    refresh.add_argument("--cloud", required=True, choices=("aws", "gcp", "azure"))
+    refresh.add_argument("--from", dest="recorded", type=Path, metavar="DIR",
+                         help="read recorded API answers (JSON files) from DIR instead of the APIs where present")
+    refresh.add_argument("--write", action="store_true", help="write the refreshed rows to the catalog CSV")
+    refresh.add_argument("--catalog", type=Path, metavar="FILE",
+                         help="the catalog CSV to compare with and write (default: gpuready's own)")
+    refresh.add_argument("--json", action="store_true", help="print the diff as JSON")
     return parser
+
+
+def _catalog(args: argparse.Namespace) -> int:
+    from gpuready_components import catalog
+
+    from .refresh import fetch
+    from .refresh.diff import compare, render_text
+
+    path = args.catalog or catalog.CATALOG_CSV
+    if args.write:
+        _writable(path, "--catalog")
+    try:
+        current = catalog.read_csv(path)
+    except (OSError, KeyError, ValueError) as e:
+        raise UserError(f"--catalog {path}: not a catalog CSV ({e})") from None
+    diff = compare(current, fetch(args.cloud, args.recorded))
+    if args.write:
+        catalog.write_csv(path, diff.rows)
+    if args.json:
+        json.dump({**diff.to_json(), "written": str(path) if args.write else None}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(diff, str(path) if args.write else None))
+    return 0
 
 
 @contextlib.contextmanager
@@ -243,7 +285,7 @@ def _silence_stdout() -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     try:
-        return {"plan": _plan, "probe": _probe, "smoke": _smoke}[args.command](args)
+        return {"plan": _plan, "probe": _probe, "smoke": _smoke, "catalog": _catalog}[args.command](args)
     except UserError as e:
         print(f"gpuready: {e}", file=sys.stderr)
         return e.exit_code

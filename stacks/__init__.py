@@ -34,6 +34,9 @@ def main() -> None:
         raise ConfigError("gpuready:platform", platform, "unknown platform",
                           f"use one of {', '.join(sorted(PLATFORMS))}")
     module = None
+    from gpuready_components import catalog
+
+    catalog.use_extra(())  # a previous render's extra types (same process: tests, gpuready plan) never reach this one
     try:
         module = importlib.import_module(PLATFORMS[platform])
         config.settings = module.SETTINGS

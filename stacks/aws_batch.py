@@ -9,6 +9,7 @@ from gpuready_components.batch_gpu import (BatchGpuEnvironment, BatchGpuEnvironm
                                   MultiNodeArgs)
 from gpuready_components.errors import ConfigError
 
+from . import extra_types
 from .config import StackConfig
 from .settings import Setting, Settings, args_of
 
@@ -71,6 +72,7 @@ SETTINGS = Settings(
                 Setting("cidrBlock", str, fields=("cidr_block",), feeds=NET),
                 Setting("availabilityZones", int, fields=("availability_zones",), feeds=NET))),
     Setting("tags", dict, "tags for every resource and every instance Batch launches (map)", ("tags",), B),
+    extra_types.SETTING,
 )
 """The ``gpuready:`` keys this platform reads (besides ``platform``)."""
 CLOUD_KEYS = {"aws:region": "AWS region (the reference stack: us-east-1)"}
@@ -79,6 +81,7 @@ CLOUD_KEYS = {"aws:region": "AWS region (the reference stack: us-east-1)"}
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
+    extra_types.use(config, "aws")
     read = config.read
     tags, network = read("tags"), read("network")
     if network.get("subnetIds"):

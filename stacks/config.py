@@ -75,6 +75,8 @@ class StackConfig:
             return self.get_secret(key)
         if setting.kind is str:
             return self.require_str(key) if setting.required else self.get_str(key, setting.value)
+        if setting.kind is list and setting.sub:
+            return self.get_object_list(key, setting.shape, setting.value)
         reader = {int: self.get_int, bool: self.get_bool, list: self.get_list}.get(setting.kind)
         if reader is not None:
             return reader(key, setting.value)
@@ -161,24 +163,42 @@ class StackConfig:
         value = self._parse(key, "object")
         if value is None:
             return default
+        return self._checked_object(key, key, value, allowed)
+
+    def get_object_list(self, key: str, allowed: Mapping[str, type], default: Optional[list] = None) -> Optional[list]:
+        """A list of objects, each checked as :meth:`get_object` checks one (errors name ``key[i].sub``)."""
+        value = self._parse(key, "list")
+        if value is None:
+            return default
+        if not isinstance(value, list):
+            raise ConfigError(f"{NAMESPACE}:{key}", value, "not a list", f"write {NAMESPACE}:{key} as a YAML list "
+                              "of maps")
+        return [self._checked_object(f"{key}[{i}]", key, item, allowed) for i, item in enumerate(value)]
+
+    def _checked_object(self, label: str, key: str, value: Any, allowed: Optional[Mapping[str, type]]) -> dict:
+        """``value`` (the object at ``label``, read for setting ``key``) with its keys and their types checked."""
         if not isinstance(value, dict):
-            raise ConfigError(f"{NAMESPACE}:{key}", value, "not an object", f"write {NAMESPACE}:{key} as a YAML map")
+            raise ConfigError(f"{NAMESPACE}:{label}", value, "not an object", f"write {NAMESPACE}:{label} as a YAML "
+                              "map")
         if allowed is None:
             allowed = {sub: str for sub in value}
         for sub, sub_value in value.items():
             if sub not in allowed:
                 close = difflib.get_close_matches(sub, list(allowed), n=1)
-                raise ConfigError(printable(f"{NAMESPACE}:{key}.{sub}"), sub_value, "unknown key",
+                raise ConfigError(printable(f"{NAMESPACE}:{label}.{sub}"), sub_value, "unknown key",
                                   f"use {close[0]}" if close else f"use one of {', '.join(allowed)}")
             expected = allowed[sub]
-            ok = isinstance(sub_value, expected) and not (expected is int and isinstance(sub_value, bool))
+            ok = isinstance(sub_value, expected) and not (expected in (int, float) and isinstance(sub_value, bool))
             if expected is int and isinstance(sub_value, float) and sub_value == int(sub_value):
                 value[sub], ok = int(sub_value), True
+            if expected is float and isinstance(sub_value, int) and not isinstance(sub_value, bool):
+                value[sub], ok = float(sub_value), True
             if ok and expected is int:
                 self._bounded(f"{key}.{sub}", value[sub])
             if not ok:
-                raise ConfigError(f"{NAMESPACE}:{key}.{sub}", sub_value, f"must be a {expected.__name__}",
-                                  f"give {NAMESPACE}:{key}.{sub} a {expected.__name__}")
+                kind = "number" if expected is float else expected.__name__
+                raise ConfigError(f"{NAMESPACE}:{label}.{sub}", sub_value, f"must be a {kind}",
+                                  f"give {NAMESPACE}:{label}.{sub} a {kind}")
         return value
 
     def reject_unknown(self, known: Iterable[str], renamed: Mapping[str, str] = MappingProxyType({})) -> None:

@@ -7,6 +7,7 @@ from gpuready_components.eks_gpu import (AutoscalerArgs, ClusterArgs, EksGpuClus
                                 GpuNodeGroupArgs)
 from gpuready_components.errors import ConfigError
 
+from . import extra_types
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
 from .settings import Setting
@@ -48,6 +49,7 @@ SETTINGS = kubernetes_settings(
                 Setting("availabilityZones", int, fields=("availability_zones",), feeds=AwsNetworkArgs))),
     Setting("tags", dict, "tags for every AWS resource, the instances and their volumes (map)", ("tags",),
             EksGpuClusterArgs),
+    extra_types.SETTING,
 )
 """The ``gpuready:`` keys this platform reads (besides ``platform``)."""
 CLOUD_KEYS = {"aws:region": "AWS region (the reference stack: us-east-1)"}
@@ -56,6 +58,7 @@ RENAMED = {"publicAccessCidrs": "apiAllowedCidrs"}
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
+    extra_types.use(config, "aws")
     read = config.read
     tags, network = read("tags"), read("network")
     if network.get("subnetIds"):

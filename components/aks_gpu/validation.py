@@ -93,6 +93,11 @@ def check(args: AksGpuClusterArgs) -> AksCapacity:
         _check_admins(cluster)
     pool = args.node_pool
     vm = catalog.find("azure", pool.vm_size)
+    vendor = catalog.not_nvidia("azure", pool.vm_size) if vm is None else None
+    if vendor:
+        raise ConfigError("node_pool.vm_size", pool.vm_size, f"its GPUs are {vendor}'s, not NVIDIA's: the NVIDIA "
+                          "driver, device plugin and GPU Operator do not run them",
+                          "use an NVIDIA GPU size, e.g. Standard_ND96isr_H100_v5 or Standard_NC24ads_A100_v4")
     if vm is None:
         close = catalog.suggest("azure", pool.vm_size)
         raise ConfigError("node_pool.vm_size", pool.vm_size, "not a GPU VM size in the catalog",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .. import capacity, catalog
-from ..aws_instances import ENA_ONLY_FIRST_CARD, ec2_instance_types, gpu_instances
+from ..aws_instances import ENA_ONLY_FIRST_CARD, arch, ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from . import facts
 from .fit import Needs, holding, largest, offer, usable_memory_mib
@@ -73,8 +73,18 @@ class BatchCapacity:
 
 def _check_image(args: BatchGpuEnvironmentArgs, rows: Sequence[catalog.GpuInstanceType],
                  today: datetime.date) -> None:
+    archs = {arch(r) for r in rows}
+    if len(archs) > 1:
+        raise ConfigError("instance_types", [r.name for r in rows if arch(r) == "arm64"],
+                          "arm64 (Graviton) types beside x86_64 ones: one AMI cannot boot both",
+                          "use one architecture per compute environment")
     if args.image_id is not None:
         return
+    if archs == {"arm64"}:
+        raise ConfigError("instance_types", [r.name for r in rows], "arm64 (Graviton) GPU types: Batch's NVIDIA "
+                          "image types are for x86_64 instances only (Batch API, Ec2Configuration.imageType)",
+                          "use x86_64 GPU types (g6, g5, g4dn...), or give image_id for an arm64 AMI with the "
+                          "NVIDIA driver and ECS agent")
     if args.image_type not in facts.GPU_IMAGE_TYPES:
         raise ConfigError("image_type", args.image_type, "not an NVIDIA image type, so the instances get no driver",
                           f"use {facts.DEFAULT_IMAGE_TYPE}, or give image_id for an AMI that ships the driver")

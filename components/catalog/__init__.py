@@ -1,8 +1,9 @@
 """The GPU catalog: every instance, VM and machine type gpuready knows, with its GPUs, CPUs, memory and price.
 
 The facts live in ``gpu_instances.csv`` (one row per type) and ``sources.csv`` (where each row's figures come from);
-this module only loads them. Rows are immutable; lookups of unknown names raise :class:`UnknownInstanceType` with the
-closest known names.
+this module loads them, checks rows (:func:`problems`), and takes a stack's own rows for types newer than the file
+(:func:`use_extra`). Rows are immutable; lookups of unknown names raise :class:`UnknownInstanceType` with the closest
+known names, or say whose GPUs a type has when they are not NVIDIA's (:func:`not_nvidia`).
 """
 
 from __future__ import annotations
@@ -10,12 +11,42 @@ from __future__ import annotations
 import csv
 import difflib
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
 CLOUDS = ("aws", "gcp", "azure")
 _HERE = Path(__file__).parent
+CATALOG_CSV = _HERE / "gpu_instances.csv"
+COLUMNS = ("cloud", "name", "accelerator", "gpu_model", "gpus", "gpu_memory_gib", "vcpus", "memory_gib",
+           "price_usd_hour", "price_region", "price_date", "spec_source", "price_source", "efa_interfaces",
+           "network_gbps")
+"""The columns of ``gpu_instances.csv``, in order."""
+
+GPU_MODELS = ("T4", "T4g", "V100", "A10G", "A10", "L4", "L40S", "A100", "H100", "H100 NVL", "H200", "H200 NVL",
+              "B200", "B300")
+"""NVIDIA GPU models as the catalog names them (EC2's ``GpuInfo.Gpus[].Name`` where EC2 sells the model: ``T4g`` is
+the T4 of the Graviton g5g; ``H100 NVL`` is Azure's NC H100 v5 GPU, 94 GB). Code keyed on the model (the probe's
+typical figures, the fabric tables) must know every one."""
+
+NOT_NVIDIA: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "aws": ((r"g4ad\.", "AMD Radeon Pro V520"), (r"(inf1|inf2)\.", "AWS Inferentia"),
+            (r"(trn1|trn1n|trn2|trn2u)\.", "AWS Trainium"), (r"dl1\.", "Habana Gaudi (Intel)"),
+            (r"dl2q\.", "Qualcomm AI 100"), (r"(f1|f2|vt1)\.", "FPGAs or Xilinx media accelerators")),
+    "gcp": (),
+    "azure": ((r"Standard_ND96isr_MI300X_v5", "AMD Instinct MI300X"),
+              (r"Standard_NV\d+as_v4", "AMD Radeon Instinct MI25"),
+              (r"Standard_NG\d+ad[a-z]*_V620_v1", "AMD Radeon Pro V620"),
+              (r"Standard_NV\d+ad[a-z]*_V710_v5", "AMD Radeon Pro V710")),
+}
+"""Accelerated types whose accelerators are not NVIDIA GPUs (cloud -> (name pattern, whose accelerators)): gpuready
+says so rather than "unknown type" (EC2 ``GpuInfo.Gpus[].Manufacturer``, Azure's GPU VM size pages)."""
+
+FRACTIONAL_GPU = {"aws": ((r"(g6f|gr6f)\.", "a fraction of one L4 GPU (1/8 to 1/2, NVIDIA vGPU)"),),
+                  "azure": ((r"Standard_NV(6|12|18)ads_A10_v5", "a sixth to a half of one A10 (NVIDIA GRID vGPU)"),)}
+"""Types that give a fraction of a GPU: the catalog counts whole GPUs, and a Kubernetes or Batch job cannot ask for
+part of one, so these are refused with this reason (EC2 reports ``GpuPartitionSize`` below 1 for them)."""
 
 
 @dataclass(frozen=True)
@@ -62,24 +93,43 @@ class GpuInstanceType:
 
 
 class UnknownInstanceType(LookupError):
-    """A type name the catalog does not hold; ``suggestions`` are the closest names it does."""
+    """A type name the catalog does not hold; ``suggestions`` are the closest names it does; ``vendor`` whose
+    accelerators the type has when they are not NVIDIA GPUs."""
 
-    def __init__(self, cloud: str, name: str, suggestions: list[str]) -> None:
+    def __init__(self, cloud: str, name: str, suggestions: list[str], vendor: Optional[str] = None) -> None:
         self.cloud = cloud
         self.name = name
         self.suggestions = suggestions
-        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"{name!r} is not a GPU type in gpuready's {cloud} catalog.{hint}")
+        self.vendor = vendor
+        if vendor:
+            text = f"{name!r} has {vendor} accelerators, not NVIDIA GPUs: gpuready runs NVIDIA GPUs only."
+        else:
+            hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+            text = f"{name!r} is not a GPU type in gpuready's {cloud} catalog.{hint}"
+        super().__init__(text)
+
+
+def _matching(table: Mapping[str, tuple[tuple[str, str], ...]], cloud: str, name: str) -> Optional[str]:
+    return next((what for pattern, what in table.get(cloud, ()) if re.match(pattern, name)), None)
+
+
+def not_nvidia(cloud: str, name: str) -> Optional[str]:
+    """Whose accelerators ``name`` has when they are not NVIDIA GPUs (``AMD Instinct MI300X``), else ``None``."""
+    return _matching(NOT_NVIDIA, cloud, name)
+
+
+def fractional(cloud: str, name: str) -> Optional[str]:
+    """What part of a GPU ``name`` gives when it is less than one whole GPU, else ``None``."""
+    return _matching(FRACTIONAL_GPU, cloud, name)
 
 
 def _num(text: str) -> Optional[float]:
     return float(text) if text else None
 
 
-@functools.lru_cache(maxsize=1)
-def rows() -> tuple[GpuInstanceType, ...]:
-    """Every catalog row, in file order."""
-    with open(_HERE / "gpu_instances.csv", newline="") as f:
+def read_csv(path: Path) -> tuple[GpuInstanceType, ...]:
+    """The rows of a catalog CSV file (``gpu_instances.csv`` or one written by ``gpuready catalog refresh``)."""
+    with open(path, newline="") as f:
         return tuple(
             GpuInstanceType(
                 cloud=r["cloud"],
@@ -100,6 +150,86 @@ def rows() -> tuple[GpuInstanceType, ...]:
             )
             for r in csv.DictReader(f)
         )
+
+
+def write_csv(path: Path, rows_: Iterable[GpuInstanceType]) -> None:
+    """Write ``rows_`` as a catalog CSV file (the columns of :data:`COLUMNS`)."""
+    def cell(column: str, value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, float) and column == "network_gbps" and value.is_integer():
+            return str(int(value))
+        return repr(value) if isinstance(value, float) else str(value)
+
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(COLUMNS)
+        for row in rows_:
+            out.writerow([cell(c, getattr(row, c)) for c in COLUMNS])
+
+
+@functools.lru_cache(maxsize=1)
+def file_rows() -> tuple[GpuInstanceType, ...]:
+    """The rows of ``gpu_instances.csv``, in file order."""
+    return read_csv(CATALOG_CSV)
+
+
+_extra: tuple[GpuInstanceType, ...] = ()
+
+
+def rows() -> tuple[GpuInstanceType, ...]:
+    """Every catalog row, in file order, then the stack's extra rows (:func:`use_extra`)."""
+    return file_rows() + _extra
+
+
+def use_extra(extra: Iterable[GpuInstanceType]) -> None:
+    """Make ``extra`` (rows a stack declares for types newer than the file) part of the catalog until the next call;
+    ``use_extra(())`` forgets them. Each stack program calls it before its components check their types, so one
+    render's rows never reach the next. Raises ``ValueError`` for a row the file already holds or one with
+    :func:`problems`."""
+    global _extra
+    extra = tuple(extra)
+    for row in extra:
+        if any(r.cloud == row.cloud and r.name == row.name for r in file_rows()):
+            raise ValueError(f"{row.name} is already in gpuready's catalog: remove it from the extra types")
+        found = problems(row, provenance=False)
+        if found:
+            raise ValueError(f"{row.name}: {'; '.join(found)}")
+    _extra = extra
+    _index.cache_clear()
+
+
+def problems(row: GpuInstanceType, provenance: bool = True) -> list[str]:
+    """What is wrong with ``row``, one phrase each (empty: nothing). The hardware checks apply to every row, catalog
+    or a stack's own; ``provenance`` adds the price date and source keys that every catalog row must have."""
+    found = []
+    if row.cloud not in CLOUDS:
+        found.append(f"cloud {row.cloud!r} is not one of {', '.join(CLOUDS)}")
+    if row.gpu_model not in GPU_MODELS:
+        found.append(f"GPU model {row.gpu_model!r} is not one of {', '.join(GPU_MODELS)}")
+    if not 1 <= row.gpus <= 16:
+        found.append(f"{row.gpus} GPUs: a whole number from 1 to 16")
+    if not 8 <= row.gpu_memory_gib <= 288:
+        found.append(f"{row.gpu_memory_gib} GiB per GPU: from 8 to 288")
+    if not 1 <= row.vcpus <= 512:
+        found.append(f"{row.vcpus} vCPUs: from 1 to 512")
+    if not row.vcpus <= row.memory_gib <= 32768:
+        found.append(f"{row.memory_gib} GiB of memory: at least 1 GiB per vCPU, at most 32768")
+    if row.price_usd_hour is not None and not 0.1 < row.price_usd_hour < 200:
+        found.append(f"{row.price_usd_hour} $/h: above 0.1 and below 200")
+    if not 0 <= row.efa_interfaces <= 32 or (row.cloud != "aws" and row.efa_interfaces):
+        found.append(f"{row.efa_interfaces} EFA interfaces: 0 to 32, and 0 outside AWS")
+    if row.network_gbps is not None and not 1 <= row.network_gbps <= 6400:
+        found.append(f"{row.network_gbps} Gbit/s: from 1 to 6400")
+    if row.cloud == "gcp" and not row.accelerator.startswith("nvidia-"):
+        found.append(f"GCP accelerator {row.accelerator!r}: an nvidia-* accelerator type")
+    if provenance:
+        if not re.fullmatch(r"\d{4}-\d{2}", row.price_date) or not row.price_region:
+            found.append(f"price date {row.price_date!r} (YYYY-MM) and region {row.price_region!r} required")
+        for key in (row.spec_source, row.price_source):
+            if key not in sources():
+                found.append(f"source {key!r} is not in sources.csv")
+    return found
 
 
 @functools.lru_cache(maxsize=1)
@@ -145,7 +275,7 @@ def lookup(cloud: str, name: str) -> GpuInstanceType:
         raise ValueError(f"cloud must be one of {', '.join(CLOUDS)}, not {cloud!r}")
     row = find(cloud, name)
     if row is None:
-        raise UnknownInstanceType(cloud, name, suggest(cloud, name))
+        raise UnknownInstanceType(cloud, name, suggest(cloud, name), not_nvidia(cloud, name))
     return row
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..aws_instances import ARM64_GPU_FAMILIES  # noqa: F401 (arm64 GPU families: one list for every AWS component)
 from ..k8s_gpu.facts import Chart
 
 TYPE_TOKEN = "gpuready:aws:EksGpuCluster"
@@ -34,9 +35,6 @@ DEFAULT_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 RETIRED_AMI_TYPES = MappingProxyType({
     "AL2_x86_64_GPU": "EKS stopped publishing Amazon Linux 2 AMIs on 2025-11-26 (AL2 reached end of support)",
 })
-ARM64_GPU_FAMILIES = ("g5g", "p6e-gb200")
-"""GPU instance families with Graviton (arm64) CPUs; every other GPU family is x86_64."""
-
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 """AMI type of the system node group that a new cluster gets for CoreDNS, the GPU Operator and NFD's master."""
 SYSTEM_INSTANCE_TYPES = ("m6i.large", "m7i.large")

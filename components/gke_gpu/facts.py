@@ -13,10 +13,11 @@ FAMILY_ACCELERATORS = MappingProxyType({
     "n1": ("nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p4", "nvidia-tesla-p100"),
     "g2": ("nvidia-l4",),
     "a2": ("nvidia-tesla-a100", "nvidia-a100-80gb"),
-    "a3": ("nvidia-h100-80gb", "nvidia-h100-mega-80gb"),
+    "a3": ("nvidia-h100-80gb", "nvidia-h100-mega-80gb", "nvidia-h200-141gb"),
+    "a4": ("nvidia-b200",),
 })
-"""Machine family -> the accelerators it takes (Compute Engine GPU machine types). G2, A2 and A3 come with their GPUs
-attached; N1 takes T4, V100, P4 or P100 attached separately."""
+"""Machine family -> the accelerators it takes (Compute Engine GPU machine types). G2, A2, A3 (High and Mega: H100;
+Ultra: H200) and A4 (B200) come with their GPUs attached; N1 takes T4, V100, P4 or P100 attached separately."""
 ATTACHED_GPU_FAMILIES = ("n1",)
 
 DRIVER_INSTALLED = ("DEFAULT", "LATEST")

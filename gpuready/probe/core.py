@@ -54,7 +54,9 @@ EXPECTED = {
     "A100 80GB": (312.0, 0.87, 2039.0, 0.77),
     "H100 SXM": (989.0, 0.80, 3350.0, 0.76),
     "H100 PCIe": (756.0, 0.80, 2000.0, 0.76),
+    "H100 NVL": (835.0, 0.80, 3900.0, 0.76),  # NVIDIA H100 datasheet: NVL 1,671 BF16 TFLOP/s sparse, 3.9 TB/s
     "H200": (989.0, 0.80, 4800.0, 0.76),
+    "H200 NVL": (835.0, 0.80, 4800.0, 0.76),  # NVIDIA H200 datasheet: NVL 1,671 BF16 TFLOP/s sparse, 4.8 TB/s
     "B200": (2250.0, 0.78, 8000.0, 0.68),
 }
 VERDICT_FLOOR = 0.75
@@ -296,7 +298,7 @@ def expected_for(name, memory_mib=None):
     for model in sorted(EXPECTED, key=len, reverse=True):
         words = model.split()
         if all(w in name for w in words[:1]) and (len(words) == 1 or words[1] in name
-                                                  or (words[1] == "SXM" and "PCIe" not in name)):
+                                                  or (words[1] == "SXM" and "PCIe" not in name and "NVL" not in name)):
             if model.startswith("A100") and memory_mib and "GB" not in name:
                 return EXPECTED["A100 80GB" if memory_mib > 50_000 else "A100 40GB"]
             return EXPECTED[model]

@@ -68,7 +68,7 @@ def test_stack_file_elsewhere_with_spot_and_existing_network(tmp_path, capsys):
     ({"gpuready:job": {"gpus": 8}}, "RUNNABLE forever"),
     ({"gpuready:instanceTypes": ["g6.xlarge", "m5.large"]}, "has no NVIDIA GPU"),
     ({"gpuready:instanceTypes": ["gr6.4xlarge"]}, "an NVIDIA GPU type that gpuready's GPU catalog does not list yet"),
-    ({"gpuready:instanceTypes": ["g4ad.xlarge"]}, "its GPUs are AMD Radeon Pro V520, not NVIDIA's"),
+    ({"gpuready:instanceTypes": ["g4ad.xlarge"]}, "its accelerators are AMD Radeon Pro V520, not NVIDIA GPUs"),
     ({"gpuready:maxVcpu": 64}, "did you mean gpuready:maxVcpus?"),
     ({"gpuready:job": {"gpu": 1}}, "gpuready:job.gpu"),
     ({"gpuready:maxVcpus": "lots"}, "gpuready:maxVcpus"),

@@ -54,13 +54,14 @@ def test_rendered_pool_values_are_aks_enum_values(render, pool, software):
 def test_every_catalog_vm_size_makes_a_pool_and_mig_sizes_get_a_valid_profile():
     from gpuready_components import catalog
     from gpuready_components.aks_gpu.validation import check
+    from gpuready_components.k8s_gpu.validation import mig_profiles
 
     from .helpers import args
 
     for row in (r for r in catalog.rows() if r.cloud == "azure"):
         assert check(args({"vm_size": row.name})).max_gpus == 3 * row.gpus, row.name
-        if row.gpu_model in ("A100", "H100"):
-            smallest = "all-1g.5gb" if row.gpu_memory_gib < 50 else "all-1g.10gb"
+        if row.gpu_model in ("A100", "H100", "H200"):
+            smallest = "all-" + mig_profiles(row.gpu_model, row.gpu_memory_gib)[0]
             mig = check(args({"vm_size": row.name}, software=GpuSoftwareOptions(mig=MigArgs(config=smallest))))
             assert mig.gpu_instance_profile == "MIG1g" and "MIG1g" in _values(models.GPUInstanceProfile), row.name
 

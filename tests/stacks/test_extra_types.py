@@ -1,0 +1,66 @@
+"""``gpuready:extraInstanceTypes`` (GPU facts of types newer than the catalog) and the catalog's refusals of types
+gpuready cannot run, as a stack user meets them through `gpuready plan`."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuready_components import catalog
+
+from .test_config_messages import _plan
+
+G9 = {"name": "g9.xlarge", "gpuModel": "L4", "gpus": 1, "gpuMemoryGiB": 22.35, "vcpus": 4, "memoryGiB": 16}
+
+
+@pytest.mark.parametrize("stack", ["aws-batch", "eks"])
+def test_a_declared_type_is_used_like_a_catalog_row(tmp_path, capsys, stack):
+    code, _ = _plan(tmp_path, stack, {"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9]})
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "g9.xlarge (1x L4 22.35 GiB)" in out.out
+    catalog.use_extra(())
+
+
+def test_the_next_render_forgets_them(tmp_path, capsys):
+    assert _plan(tmp_path, "aws-batch", {"gpuready:instanceTypes": ["g9.xlarge"],
+                                         "gpuready:extraInstanceTypes": [G9]})[0] == 0
+    assert _plan(tmp_path, "aws-batch", {"gpuready:instanceTypes": ["g9.xlarge"]})[0] == 2
+    assert catalog.find("aws", "g9.xlarge") is None
+
+
+@pytest.mark.parametrize("row,key,phrase", [
+    ({**G9, "gpus": 0}, "gpuready:extraInstanceTypes[0]", "0 GPUs: a whole number from 1 to 16"),
+    ({**G9, "gpuModel": "MI300X"}, "gpuready:extraInstanceTypes[0]", "GPU model 'MI300X' is not one of"),
+    ({**G9, "memoryGiB": 2}, "gpuready:extraInstanceTypes[0]", "at least 1 GiB per vCPU"),
+    ({k: v for k, v in G9.items() if k != "vcpus"}, "gpuready:extraInstanceTypes[0].vcpus", "required"),
+    ({**G9, "gpus": "one"}, "gpuready:extraInstanceTypes[0].gpus", "must be a int"),
+    ({**G9, "cores": 4}, "gpuready:extraInstanceTypes[0].cores", "unknown key"),
+    ({**G9, "name": "g6.xlarge"}, "gpuready:extraInstanceTypes[0].name", "already in gpuready's catalog"),
+])
+def test_declared_types_are_checked_like_catalog_rows(tmp_path, capsys, row, key, phrase):
+    code, _ = _plan(tmp_path, "aws-batch", {"gpuready:instanceTypes": ["g9.xlarge"],
+                                            "gpuready:extraInstanceTypes": [row]})
+    err = capsys.readouterr().err
+    assert code == 2 and key in err and phrase in err, err
+
+
+@pytest.mark.parametrize("stack,changes,phrase", [
+    ("aks", {"gpuready:vmSize": "Standard_ND96isr_MI300X_v5"}, "its GPUs are AMD Instinct MI300X's, not NVIDIA's"),
+    ("aws-batch", {"gpuready:instanceTypes": ["g4ad.xlarge"]}, "its accelerators are AMD Radeon Pro V520, not NVIDIA GPUs"),
+    ("aws-batch", {"gpuready:instanceTypes": ["g6f.xlarge"]}, "a fractional GPU type"),
+    ("aws-batch", {"gpuready:instanceTypes": ["g5g.xlarge"]}, "arm64 (Graviton) GPU types"),
+    ("aws-batch", {"gpuready:instanceTypes": ["g5g.xlarge", "g6.xlarge"]}, "one AMI cannot boot both"),
+    ("eks", {"gpuready:instanceTypes": ["g5g.xlarge"]}, "not x86_64 instances, which AL2023_x86_64_NVIDIA needs"),
+    ("eks", {"gpuready:instanceTypes": ["g7.2xlarge"]}, "declare its GPU facts in the stack setting "
+                                                         "gpuready:extraInstanceTypes"),
+])
+def test_types_gpuready_cannot_run_say_why(tmp_path, capsys, stack, changes, phrase):
+    code, _ = _plan(tmp_path, stack, changes)
+    err = capsys.readouterr().err
+    assert code == 2 and phrase in err, err
+
+
+def test_arm64_gpu_types_plan_on_the_arm64_eks_ami(tmp_path, capsys):
+    code, _ = _plan(tmp_path, "eks", {"gpuready:instanceTypes": ["g5g.xlarge"],
+                                      "gpuready:amiType": "AL2023_ARM_64_NVIDIA"})
+    assert code == 0, capsys.readouterr().err

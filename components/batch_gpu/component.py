@@ -107,8 +107,7 @@ def _multi_node_container(plan: MultiNodePlan, job: GpuJobArgs, log_group: pulum
             environment.append(("FI_EFA_USE_DEVICE_RDMA", "1"))
     container["environment"] = container["environment"] + [{"name": k, "value": v} for k, v in environment]
     container["linuxParameters"] = {
-        "devices": [{"hostPath": facts.EFA_DEVICE.format(i), "containerPath": facts.EFA_DEVICE.format(i),
-                     "permissions": list(facts.EFA_DEVICE_PERMISSIONS)} for i in range(plan.efa_interfaces)],
+        "devices": [{"hostPath": facts.EFA_DEVICE.format(i)} for i in range(plan.efa_interfaces)],
         "sharedMemorySize": plan.shared_memory_mib,
     }
     container["ulimits"] = [{"name": "memlock", "softLimit": facts.MEMLOCK_UNLIMITED,

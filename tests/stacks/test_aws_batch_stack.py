@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import botocore.session
 import pytest
 
 from gpuready_components import catalog
@@ -121,3 +122,28 @@ def test_multinode_reference_stack_renders_valid_batch_and_ec2_requests():
     assert {t.name for t in templates} == {"gpu-gpu", "gpu-multi-node"}
     for template in templates:
         _valid(ec2, "CreateLaunchTemplate", _launch_template_request(template))
+
+
+def test_the_smoke_probes_definition_built_from_this_stacks_multinode_definition_fits_batchs_limit():
+    """`gpuready smoke --nodes 16` on the reference stack (p5.48xlarge, 32 EFA devices): the probe's job definition,
+    built from the stack's own nodeProperties, is a valid RegisterJobDefinition request within its size limit."""
+    from botocore.validate import ParamValidator
+
+    from gpuready.smoke import batch_probe
+    from tests.gpuready.smoke.test_batch_probe import LAUNCHER_SHARE
+
+    (definition,) = [j for j in _multinode().of_type("aws:batch/jobDefinition:JobDefinition")
+                     if j.inputs["type"] == "multinode"]
+    stack_definition = {"jobDefinitionName": definition.outputs["name"], "type": "multinode",
+                        "jobDefinitionArn": definition.outputs["arn"],
+                        "nodeProperties": json.loads(definition.inputs["nodeProperties"]),
+                        "platformCapabilities": ["EC2"], "tags": {"team": "ml-platform"}}
+    request = batch_probe.multinode_definition(
+        stack_definition, nodes=16, tags={"gpuready:smoke": "true", "gpuready:run": "gpuready-smoke-0123456789ab"},
+        argv=["launch", "--nodes", "16", "--gpus-per-node", "8", "--transport", "efa", "--instance-type",
+              "p5.48xlarge", "--full"])
+    model = botocore.session.get_session().get_service_model("batch")
+    errors = ParamValidator().validate(request, model.operation_model("RegisterJobDefinition").input_shape)
+    assert not errors.has_errors(), errors.generate_report()
+    assert len(request["nodeProperties"]["nodeRangeProperties"][0]["container"]["linuxParameters"]["devices"]) == 32
+    assert batch_probe.size(request) <= LAUNCHER_SHARE * batch_probe.DEFINITION_LIMIT, batch_probe.size(request)

@@ -200,5 +200,7 @@ def test_ena_only_first_card_fact_matches_ec2_data():
 
 def test_multi_node_job_definition_knobs_are_batch_shapes(batch):
     assert "sharedMemorySize" in batch.shape_for("LinuxParameters").members
-    assert set(facts.EFA_DEVICE_PERMISSIONS) <= set(batch.shape_for("DeviceCgroupPermission").enum)
+    device = batch.shape_for("Device").members  # a device given by its host path alone: what Batch's EFA guide sets
+    assert "By default, the <code>hostPath</code> value is used" in device["containerPath"].documentation
+    assert "read</code>, <code>write</code>, and <code>mknod" in device["permissions"].documentation
     assert "memlock" in batch.shape_for("Ulimit").members["name"].documentation

@@ -294,18 +294,25 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
 
 
 def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> None:
-    """Delete the Job (its pod with it) and the ConfigMap, each retried on any error but NotFound for
-    :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. When a create's answer
-    was lost, that create may land after the delete: both are deleted again :data:`LATE_CREATE` seconds later
-    (beyond that, the Job's activeDeadlineSeconds stops its pod at ``--timeout``). A Ctrl-C meanwhile is raised
-    once all is deleted."""
+    """Delete the Job (its pod with it) and the ConfigMap named ``name``: :func:`delete_all`."""
     body = client.V1DeleteOptions(propagation_policy="Background")
+    delete_all(client, calls, [
+        ("Job", name, lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
+        ("ConfigMap", name, lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))],
+        namespace, progress)
+
+
+def delete_all(client, calls, objects: list[tuple[str, str, Callable[..., Any]]], namespace: str, progress) -> None:
+    """Delete each of ``objects`` (kind, name, delete call taking ``_request_timeout``), each retried on any error
+    but NotFound until :data:`CLEANUP_GRACE` seconds from now: deleting is idempotent, and a pod left behind holds a
+    GPU. When a create's answer was lost (``calls.lost``), that create may land after the delete: all are deleted
+    again :data:`LATE_CREATE` seconds later (beyond that, a Job's activeDeadlineSeconds stops its pod at
+    ``--timeout``). A Ctrl-C meanwhile is raised once all is deleted."""
     deadline, interrupted = calls.clock() + CLEANUP_GRACE, None
     for round_ in range(2 if calls.lost else 1):
         if round_:
             time.sleep(max(0.0, min(LATE_CREATE, deadline - calls.clock())))
-        for kind, delete in (("Job", lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
-                             ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))):
+        for kind, name, delete in objects:
             for attempt in itertools.count():
                 try:
                     delete(_request_timeout=calls.limits)
@@ -317,8 +324,8 @@ def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> No
                     pause = min(0.2 * 2 ** attempt, 2.0)
                     if calls.clock() + pause >= deadline:
                         print(f"gpuready: could not delete {kind} {namespace}/{name} ({error.__class__.__name__});"
-                              f" Kubernetes removes the Job {TTL_SECONDS} s after it ends: `kubectl -n {namespace} "
-                              f"delete job,configmap {name}`", file=progress)
+                              f" Kubernetes removes a Job {TTL_SECONDS} s after it ends: `kubectl -n {namespace} "
+                              f"delete {kind.lower()} {name}`", file=progress)
                         break
                 time.sleep(pause)
     if interrupted is not None:

@@ -2,7 +2,13 @@
 answers them (objects, lists, watch event streams, pod logs, Status on delete). It runs no pods: each scenario says
 which phases the Job's pod goes through, what its logs hold, and what the scheduler, the autoscalers and the nodes
 report: one or more ``stages`` (each shaped as the files in tests/data/k8s-events: events, configmaps, nodeclaims,
-nodes), the next one served after each listing of the pod's events. Pod events are about the smoke pod."""
+nodes), the next one served after each listing of the pod's events. Pod events are about the smoke pod.
+
+For the sweep (several Jobs at once): each Job gets its pod, placed on the node its required node affinity names
+(``matchFields`` on ``metadata.name``, as the DaemonSet controller pins pods); ``node_phases`` and ``node_logs`` say
+what the pod on each node goes through and prints (default: ``phases`` and ``logs``); a watch streams every pod its
+label selector matches; nodes are read one by one and patched with a JSON Patch (``test`` and ``add`` of a field,
+as the client sends by default), each patch recorded in ``patched``."""
 
 from __future__ import annotations
 
@@ -15,8 +21,12 @@ from urllib.parse import parse_qs, urlparse
 
 class FakeKube:
     def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
-                 forbidden=()):
+                 forbidden=(), node_phases=None, node_logs=None):
         self.phases, self.logs, self.forbidden = list(phases), logs, tuple(forbidden)
+        self.node_phases, self.node_logs = dict(node_phases or {}), dict(node_logs or {})
+        self.pods: dict[str, dict] = {}
+        self.patched: list[tuple[str, list]] = []
+        self.watches = 0
         self.stages = list(stages) or [{"events": list(events), "nodes": list(nodes)}]
         self.stage, self.listed = 0, False
         self.objects: dict[tuple[str, str], dict] = {}
@@ -55,7 +65,9 @@ class FakeKube:
                                 "metadata": {"name": f"{name}-x7k2p", "namespace": body["metadata"]["namespace"],
                                              "creationTimestamp": body["metadata"]["creationTimestamp"],
                                              "labels": {**template["metadata"]["labels"], "job-name": name}},
-                                "spec": template["spec"], "status": {"phase": "Pending"}}
+                                "spec": {**template["spec"], "nodeName": _pinned(template["spec"])},
+                                "status": {"phase": "Pending"}}
+                    fake.pods[fake.pod["metadata"]["name"]] = fake.pod
                 self._send(201, body)
 
             def do_DELETE(self):
@@ -66,6 +78,31 @@ class FakeKube:
                 fake.objects.pop((kind, path[-1]), None)
                 self._send(200, {"apiVersion": "v1", "kind": "Status", "status": "Success"})
 
+            def do_PATCH(self):
+                patch = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                name = urlparse(self.path).path.rstrip("/").split("/")[-1]
+                node = next((n for n in fake.now().get("nodes", ()) if n["metadata"]["name"] == name), None)
+                if node is None or not urlparse(self.path).path.startswith("/api/v1/nodes/"):
+                    return self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
+                for op in patch:
+                    *parents, key = op["path"].strip("/").split("/")
+                    target = node
+                    for part in parents:
+                        target = target.setdefault(part, {})
+                    if op["op"] == "test" and target.get(key) != op["value"]:
+                        return self._send(422, {"kind": "Status", "status": "Failure", "reason": "Invalid",
+                                                "code": 422, "message": f"testing {op['path']} failed"})
+                for op in patch:
+                    if op["op"] == "add":
+                        *parents, key = op["path"].strip("/").split("/")
+                        target = node
+                        for part in parents:
+                            target = target.setdefault(part, {})
+                        target[key] = op["value"]
+                node["metadata"]["resourceVersion"] = str(int(node["metadata"].get("resourceVersion") or 0) + 1)
+                fake.patched.append((name, patch))
+                self._send(200, node)
+
             def do_GET(self):
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
@@ -74,9 +111,15 @@ class FakeKube:
                     return self._send(403, {"kind": "Status", "status": "Failure", "reason": "Forbidden",
                                             "code": 403})
                 if path.endswith("/log"):
-                    return self._send(200, fake.logs.encode(), "text/plain")
+                    pod = fake.pods.get(path.split("/")[-2]) or {}
+                    node = (pod.get("spec") or {}).get("nodeName")
+                    return self._send(200, fake.node_logs.get(node, fake.logs).encode(), "text/plain")
                 if path.endswith("/pods") and query.get("watch") in ("true", "1"):
-                    return self._watch(float(query.get("timeoutSeconds", "1")))
+                    return self._watch(float(query.get("timeoutSeconds", "1")), query.get("labelSelector", ""))
+                if path.startswith("/api/v1/nodes/"):
+                    found = [n for n in fake.now().get("nodes", ()) if n["metadata"]["name"] == path.split("/")[-1]]
+                    if found:
+                        return self._send(200, found[0])
                 if path.endswith("/events"):
                     return self._send(200, {"apiVersion": "v1", "kind": "EventList", "metadata": {},
                                             "items": fake.events(path.split("/")[-2], query)})
@@ -98,7 +141,8 @@ class FakeKube:
                     return self._send(200, {"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": items})
                 self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
 
-            def _watch(self, seconds):
+            def _watch(self, seconds, selector):
+                fake.watches += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -108,11 +152,17 @@ class FakeKube:
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
 
-                for i, phase in enumerate(fake.phases):
-                    fake.pod["status"]["phase"] = phase
-                    event = {"type": "ADDED" if i == 0 else "MODIFIED", "object": fake.pod}
-                    chunk(json.dumps(event).encode() + b"\n")
-                if fake.phases and fake.phases[-1] not in ("Succeeded", "Failed"):
+                wanted = dict(p.split("=", 1) for p in filter(None, selector.split(",")))
+                pods = [p for p in list(fake.pods.values())
+                        if all(p["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+                phases = [fake.node_phases.get(p["spec"].get("nodeName"), fake.phases) for p in pods]
+                for i in range(max(map(len, phases), default=0)):
+                    for pod, steps in zip(pods, phases):
+                        if i < len(steps):
+                            pod["status"]["phase"] = steps[i]
+                            event = {"type": "ADDED" if i == 0 else "MODIFIED", "object": pod}
+                            chunk(json.dumps(event).encode() + b"\n")
+                if not pods or any(s and s[-1] not in ("Succeeded", "Failed") for s in phases):
                     time.sleep(min(seconds, 0.3))  # a pod that does not move: the watch times out
                 chunk(b"")
 
@@ -121,6 +171,7 @@ class FakeKube:
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def now(self) -> dict:
+        """The current stage."""
         return self.stages[min(self.stage, len(self.stages) - 1)]
 
     def events(self, namespace: str, query: dict) -> list[dict]:
@@ -148,3 +199,14 @@ class FakeKube:
 
     def close(self):
         self.server.shutdown()
+
+
+def _pinned(spec: dict):
+    """The node a pod spec's required node affinity pins it to (``matchFields`` ``metadata.name In [NODE]``)."""
+    terms = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    for term in terms:
+        for field in term.get("matchFields") or []:
+            if field["key"] == "metadata.name" and field["operator"] == "In" and len(field["values"]) == 1:
+                return field["values"][0]
+    return spec.get("nodeName")

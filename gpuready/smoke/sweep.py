@@ -82,12 +82,21 @@ def row(node: str, report: Optional[ProbeReport], *, instance_type: Optional[str
     out.verdict = report.verdict
     failing = [c for c in report.checks if c.required and c.verdict == core.FAIL] or \
         [c for c in report.checks if c.verdict == core.WARN]
-    out.detail = "; ".join(f"{c.name}: {c.detail or c.measured}" for c in failing[:3]) + \
-        (f" (+{len(failing) - 3} more)" if len(failing) > 3 else "")
+    out.detail = _summary(failing)
     if problem:
         out.verdict = core.FAIL
         out.detail = "; ".join(filter(None, (problem, out.detail)))
     return out
+
+
+def _summary(checks: list[Check]) -> str:
+    """The checks in one line, one entry per kind of failure: ``ecc_uncorrected on gpu0, gpu3: DETAIL``."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for c in checks:
+        gpu, _, kind = c.name.partition(".") if re.match(r"^gpu\d+\.", c.name) else ("", "", c.name)
+        groups.setdefault((kind, c.detail or f"measured {c.measured}, expected {c.expected}"), []).append(gpu)
+    return "; ".join(f"{kind}{' on ' + ', '.join(gpus) if any(gpus) else ''}: {detail}"
+                     for (kind, detail), gpus in groups.items())
 
 
 def _slowest(checks: tuple[Check, ...], pattern: re.Pattern) -> Figure:

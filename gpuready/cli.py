@@ -34,15 +34,25 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    """argparse type: a whole number of GPUs, at least 1."""
+def _at_least_one(text: str, hint: str) -> int:
+    """A whole number, at least 1 (else an argparse error: ``hint``)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: ask for at least 1 GPU")
+        raise argparse.ArgumentTypeError(f"{text!r}: {hint}")
     return value
+
+
+def _count(text: str) -> int:
+    """argparse type: a whole number of GPUs, at least 1."""
+    return _at_least_one(text, "ask for at least 1 GPU")
+
+
+def _nodes(text: str) -> int:
+    """argparse type: a whole number of nodes, at least 1."""
+    return _at_least_one(text, "sweep at least 1 node")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -116,17 +126,6 @@ def _parser() -> argparse.ArgumentParser:
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write)")
     return parser
-
-
-def _nodes(text: str) -> int:
-    """argparse type: a whole number of nodes, at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: sweep at least 1 node")
-    return value
 
 
 @contextlib.contextmanager

@@ -243,23 +243,10 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
             print(f"gpuready: {name}: kept, and {probe['arn'] or family} that it runs from: once it ends, "
                   f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`", file=progress)
             return
-        probe["done"] = True
-        _undo(result.job, "probe_definition_deregistered", probe["arn"],
-              lambda: find_landed(lambda: find_definition(batch, family, name), sleep),
-              lambda arn: clients["cleanup"].deregister_job_definition(jobDefinition=arn),
-              lambda error: f"could not deregister {probe['arn'] or family} ({describe_error(error)}): deregister "
-                            f"it with `aws batch deregister-job-definition --job-definition "
-                            f"{probe['arn'] or family + ':<revision>'}`", progress)
+        deregister_probe(clients, result.job, probe, family, name, sleep, progress)
 
     try:
-        probe["sent"], lost = True, []
-        try:
-            probe["arn"] = create_once(lambda: submit_client.register_job_definition(**registration)
-                                       ["jobDefinitionArn"], lambda: find_definition(batch, family, name), sleep,
-                                       lost, "register the probe's job definition")
-        except Exception:
-            probe["sent"] = bool(lost)  # every attempt refused: no definition to look for
-            raise
+        register_probe(clients, registration, name, probe, sleep)
         request["jobDefinition"] = result.job["probe_definition"] = probe["arn"]
         state["sent"], lost = True, []
         try:
@@ -283,6 +270,35 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
             cleanup("gpuready smoke: stopped by an error")
         finally:
             release()
+
+
+def register_probe(clients: dict[str, Any], registration: dict[str, Any], run: str, probe: dict[str, Any],
+                   sleep: Callable[[float], None]) -> str:
+    """Register the probe's job definition (``registration``, tagged ``gpuready:run`` = ``run``) at most once; its
+    ARN. ``probe`` (``arn``, ``sent``) records what may exist, for :func:`deregister_probe`."""
+    family = registration["jobDefinitionName"]
+    probe["sent"], lost = True, []
+    try:
+        probe["arn"] = create_once(lambda: clients["submit"].register_job_definition(**registration)
+                                   ["jobDefinitionArn"], lambda: find_definition(clients["batch"], family, run), sleep,
+                                   lost, "register the probe's job definition")
+    except Exception:
+        probe["sent"] = bool(lost)  # every attempt refused: no definition to look for
+        raise
+    return probe["arn"]
+
+
+def deregister_probe(clients: dict[str, Any], record: dict[str, Any], probe: dict[str, Any], family: str, run: str,
+                     sleep: Callable[[float], None], progress: Any) -> None:
+    """Deregister the definition :func:`register_probe` made (or may have made), once; ``record`` says whether it
+    was. A failure is printed with the command that finishes the job, never raised."""
+    probe["done"] = True
+    _undo(record, "probe_definition_deregistered", probe["arn"],
+          lambda: find_landed(lambda: find_definition(clients["batch"], family, run), sleep),
+          lambda arn: clients["cleanup"].deregister_job_definition(jobDefinition=arn),
+          lambda error: f"could not deregister {probe['arn'] or family} ({describe_error(error)}): deregister "
+                        f"it with `aws batch deregister-job-definition --job-definition "
+                        f"{probe['arn'] or family + ':<revision>'}`", progress)
 
 
 def _described(batch: Any, arn: str) -> dict[str, Any]:

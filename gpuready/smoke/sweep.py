@@ -196,16 +196,16 @@ def write_junit(result: SweepResult, path: Path) -> None:
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], nodes: Optional[int], timeout: float,
                  full: bool = False, taint_failing: bool = False, trust_kubeconfig_exec: bool = False) -> SweepResult:
     """Pick the target from the stack's outputs (``platform``) and sweep its GPU nodes."""
-    from . import _access_problem
+    from . import access_problems
     from .outputs import load_outputs
     from ..errors import UserError
 
     outputs = load_outputs(stack=stack, path=outputs_file)
     platform = outputs.get("platform")
-    try:
+    if platform == "aws-batch" and taint_failing:
+        raise UserError("--taint-failing taints Kubernetes nodes: a Batch stack has none (drop the option)")
+    with access_problems(platform):
         if platform == "aws-batch":
-            if taint_failing:
-                raise UserError("--taint-failing taints Kubernetes nodes: a Batch stack has none (drop the option)")
             from . import sweep_batch
 
             return sweep_batch.run(outputs, nodes=nodes, timeout=timeout, full=full)
@@ -214,11 +214,4 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], nodes: O
 
             return sweep_kubernetes.run(outputs, nodes=nodes, timeout=timeout, full=full, taint_failing=taint_failing,
                                         trust_kubeconfig_exec=trust_kubeconfig_exec)
-    except UserError:
-        raise
-    except Exception as error:  # noqa: BLE001 (access and credential problems are the user's to fix)
-        hint = _access_problem(error)
-        if hint is None:
-            raise
-        raise UserError(f"{platform}: {hint}") from error
     raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")

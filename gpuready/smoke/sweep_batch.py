@@ -158,24 +158,10 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
     def release() -> None:
         if probe["done"] or not probe["sent"]:
             return
-        probe["done"] = True
-        batch._undo(result.job, "probe_definition_deregistered", probe["arn"],
-                    lambda: batch.find_landed(lambda: batch.find_definition(client, family, name), sleep),
-                    lambda arn: clients["cleanup"].deregister_job_definition(jobDefinition=arn),
-                    lambda error: f"could not deregister {probe['arn'] or family} ({batch.describe_error(error)}): "
-                                  f"`aws batch deregister-job-definition --job-definition "
-                                  f"{probe['arn'] or family + ':<revision>'}`", progress)
+        batch.deregister_probe(clients, result.job, probe, family, name, sleep, progress)
 
     try:
-        probe["sent"], lost = True, []
-        try:
-            probe["arn"] = batch.create_once(lambda: clients["submit"].register_job_definition(**registration)
-                                             ["jobDefinitionArn"], lambda: batch.find_definition(client, family, name),
-                                             sleep, lost, "register the probe's job definition")
-        except Exception:
-            probe["sent"] = bool(lost)
-            raise
-        result.job["probe_definition"] = probe["arn"]
+        result.job["probe_definition"] = batch.register_probe(clients, registration, name, probe, sleep)
         for job in jobs:
             request = {"jobName": job["name"], "jobQueue": queue, "jobDefinition": probe["arn"],
                        "containerOverrides": overrides, "tags": tags,

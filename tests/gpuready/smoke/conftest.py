@@ -1,11 +1,15 @@
-"""Fixtures shared by the smoke tests: one moto server per module, reset for each test."""
+"""Fixtures shared by the smoke tests: one moto server per module, reset for each test; moto's scheduler held; a
+fault proxy in front of moto; the fake Kubernetes API server."""
 
 from __future__ import annotations
 
 import pytest
 import requests
+from moto.batch_simple.models import BatchSimpleBackend
 from moto.server import ThreadedMotoServer
 
+from .fake_kube import FakeKube
+from .fault_proxy import FaultProxy
 from .moto_batch import build_queue, configure_moto, free_port
 
 
@@ -29,3 +33,41 @@ def aws(moto_port, monkeypatch):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     return endpoint, build_queue(endpoint)
+
+
+@pytest.fixture
+def jobs_never_start(monkeypatch):
+    """moto's scheduler leaves jobs RUNNABLE, as Batch does when no capacity comes; returns moto's jobs."""
+    held = {}
+
+    def hold(self, include_start_attempt, job):
+        self.backend._jobs[job.job_id] = job
+        job.status = "RUNNABLE"
+        held[job.job_id] = job
+
+    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
+    return held
+
+
+@pytest.fixture
+def proxy(aws, moto_port, monkeypatch):
+    """A fault proxy in front of moto, where boto3 sends its calls; set its ``plan`` to inject faults."""
+    fault_proxy = FaultProxy(moto_port)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
+    yield fault_proxy
+    fault_proxy.close()
+
+
+@pytest.fixture
+def kube(request):
+    """Starts a fake API server for a scenario (FakeKube's arguments): (server, outputs), the outputs being the test
+    module's ``EKS`` with the server's kubeconfig."""
+    servers = []
+
+    def start(**scenario):
+        server = FakeKube(**scenario)
+        servers.append(server)
+        return server, {**request.module.EKS, "kubeconfig": server.kubeconfig()}
+    yield start
+    for server in servers:
+        server.close()

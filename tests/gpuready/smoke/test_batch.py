@@ -21,7 +21,6 @@ import zlib
 
 import boto3
 import pytest
-from moto.batch_simple.models import BatchSimpleBackend
 
 from gpuready.cli import main
 from gpuready.errors import UserError
@@ -30,7 +29,6 @@ from gpuready.smoke import batch as target
 from gpuready.smoke import batch_probe
 from tests.gpuready.conftest import H100
 
-from .fault_proxy import FaultProxy
 from .moto_batch import LOG_GROUP, probe_definitions
 
 
@@ -141,20 +139,6 @@ def test_outputs_without_the_jobs_size_name_the_missing_output(aws):
     assert _jobs(aws[0]) == []
 
 
-@pytest.fixture
-def jobs_never_start(monkeypatch):
-    """moto's scheduler leaves jobs RUNNABLE, as Batch does when no capacity comes; returns moto's jobs."""
-    held = {}
-
-    def hold(self, include_start_attempt, job):
-        self.backend._jobs[job.job_id] = job
-        job.status = "RUNNABLE"
-        held[job.job_id] = job
-
-    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
-    return held
-
-
 def test_timeout_terminates_the_job_in_moto_and_explains_it(aws, jobs_never_start):
     result = _run(aws[1], timeout=0.5)
     (job,) = jobs_never_start.values()
@@ -224,14 +208,6 @@ def test_cli_reads_outputs_from_a_file(aws, tmp_path, capsys):
 
 
 # --- faults between gpuready and AWS ------------------------------------------------------------------------------
-
-@pytest.fixture
-def proxy(aws, moto_port, monkeypatch):
-    fault_proxy = FaultProxy(moto_port)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
-    yield fault_proxy
-    fault_proxy.close()
-
 
 @pytest.mark.parametrize("faults", [
     {"/v1/submitjob": ["throttle", "5xx"]},

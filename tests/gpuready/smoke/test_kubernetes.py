@@ -20,7 +20,6 @@ from gpuready.probe import core
 from gpuready.smoke import kubernetes as target
 from tests.gpuready.conftest import H100
 
-from .fake_kube import FakeKube
 
 EKS = {"gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
        "gpuNodeLabels": {"nvidia.com/gpu.present": "true"}, "platform": "eks"}
@@ -79,19 +78,6 @@ def test_the_configmap_holds_the_whole_probe_file_in_half_its_size_limit():
     with open(core.__file__) as f:
         assert config_map["data"]["probe.py"] == f.read()  # unchanged: docstrings and all
     assert len(json.dumps(config_map).encode()) <= CONFIGMAP_LIMIT / 2
-
-
-@pytest.fixture
-def kube():
-    servers = []
-
-    def start(**scenario):
-        server = FakeKube(**scenario)
-        servers.append(server)
-        return server, {**EKS, "kubeconfig": server.kubeconfig()}
-    yield start
-    for server in servers:
-        server.close()
 
 
 def _report_logs():

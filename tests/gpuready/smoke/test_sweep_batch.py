@@ -17,13 +17,11 @@ import time
 
 import boto3
 import pytest
-from moto.batch_simple.models import BatchSimpleBackend
 
 from gpuready.cli import main
 from gpuready.smoke import sweep_batch as target
 from tests.gpuready.conftest import H100
 
-from .fault_proxy import FaultProxy
 from .moto_batch import LOG_GROUP, aws_client, probe_definitions
 
 SITECUSTOMIZE = '''import os
@@ -149,20 +147,6 @@ def test_max_vcpus_below_one_instance_is_a_mistake_to_fix(aws, tmp_path, capsys)
     assert "allow no whole g6.12xlarge (48 vCPUs)" in capsys.readouterr().err and _jobs(endpoint, "big") == []
 
 
-@pytest.fixture
-def jobs_never_start(monkeypatch):
-    """moto's scheduler leaves jobs RUNNABLE, as Batch does when no capacity comes; returns moto's jobs."""
-    held = {}
-
-    def hold(self, include_start_attempt, job):
-        self.backend._jobs[job.job_id] = job
-        job.status = "RUNNABLE"
-        held[job.job_id] = job
-
-    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
-    return held
-
-
 def test_timeout_terminates_every_job(aws, jobs_never_start):
     result = _run(aws[1], nodes=3, timeout=0.5)
     assert len(jobs_never_start) == 3 and all(j.stop for j in jobs_never_start.values())
@@ -183,14 +167,6 @@ def test_ctrl_c_terminates_every_job(aws, jobs_never_start):
     assert len(jobs_never_start) == 2 and all(j.stop for j in jobs_never_start.values())
     assert {j.job_stopped_reason for j in jobs_never_start.values()} == {"gpuready sweep: interrupted"}
     assert result.verdict == "fail" and probe_definitions(aws[0]) == []
-
-
-@pytest.fixture
-def proxy(aws, moto_port, monkeypatch):
-    fault_proxy = FaultProxy(moto_port)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
-    yield fault_proxy
-    fault_proxy.close()
 
 
 @pytest.mark.parametrize("faults", [

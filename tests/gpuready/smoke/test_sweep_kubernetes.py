@@ -16,7 +16,6 @@ from gpuready.probe import core
 from gpuready.smoke import sweep_kubernetes as target
 from tests.gpuready.conftest import H100
 
-from .fake_kube import FakeKube
 
 EKS = {"gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
        "gpuNodeTaints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
@@ -37,19 +36,6 @@ def _probe_logs(fake_smi, **overrides):
     """What the probe prints on a node with the replayed H100 (with ``overrides`` to nvidia-smi's answer)."""
     fake_smi(H100, row=1, **overrides)
     return f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
-
-
-@pytest.fixture
-def kube():
-    servers = []
-
-    def start(**scenario):
-        server = FakeKube(**scenario)
-        servers.append(server)
-        return server, {**EKS, "kubeconfig": server.kubeconfig()}
-    yield start
-    for server in servers:
-        server.close()
 
 
 @pytest.mark.parametrize("version", ["1.30.0", "1.37.0"])

@@ -133,7 +133,8 @@ def measure(jobs: int = 1000, rounds: int = 5, limit: float = LIMIT_SECONDS) -> 
         raise RuntimeError("the poller did not see every job end")
     if sent[0] != poller.calls:
         raise RuntimeError(f"boto3 sent {sent[0]} DescribeJobs, the poller counted {poller.calls}")
-    return Figures(jobs, rounds, poller.rounds, sent[0], poller.polled, max(sizes), submitted - started, done - submitted)
+    return Figures(jobs, rounds, poller.rounds, sent[0], poller.polled, max(sizes), submitted - started,
+                   done - submitted)
 
 
 def main() -> int:

@@ -1,8 +1,8 @@
 """The sweep on AWS Batch: N jobs, each asking for every GPU, vCPU and usable memory of the queue's largest instance
 type, so that each lands on an instance of its own; their probe reports give a row per instance.
 
-One probe job definition for the run (:mod:`.batch_probe`), each job submitted at most once (:func:`.batch.create_once`),
-polled together through ``DescribeJobs`` (:class:`Poller`: up to 100 ids a call, only jobs not yet finished), every
+One probe job definition for the run (:mod:`.batch_probe`), each job submitted at most once
+(:func:`.batch.create_once`), polled together through ``DescribeJobs`` (:class:`Poller`: up to 100 ids a call, only jobs not yet finished), every
 job that may exist terminated and the definition deregistered on every exit path.
 """
 
@@ -144,7 +144,8 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
             job["done"] = True
             try:
                 batch._undo(job, "terminated", job["id"],
-                            lambda job=job: batch.find_landed(lambda: batch.find_job(client, queue, job["name"]), sleep),
+                            lambda job=job: batch.find_landed(lambda: batch.find_job(client, queue, job["name"]),
+                                                              sleep),
                             lambda job_id: clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
                             lambda error, job=job: f"could not terminate {job['name']} ({batch.describe_error(error)}):"
                                                    f" `aws batch terminate-job --job-id {job['id'] or job['name']} "

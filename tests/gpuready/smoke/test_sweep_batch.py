@@ -11,9 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import threading
-import time
 
 import boto3
 import pytest
@@ -22,19 +20,13 @@ from gpuready.cli import main
 from gpuready.smoke import sweep_batch as target
 from tests.gpuready.conftest import H100
 
-from .moto_batch import LOG_GROUP, aws_client, probe_definitions
+from .moto_batch import aws_client, jobs as _jobs, probe_definitions, run_containers
 
 SITECUSTOMIZE = '''import os
 _name, _real = os.environ.get("FAKE_HOSTNAME"), os.uname
 if _name:
     os.uname = lambda: os.uname_result((_real().sysname, _name, *_real()[2:]))
 '''
-
-
-def _jobs(endpoint, queue="gpu"):
-    client = aws_client("batch", endpoint)
-    return [j for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED")
-            for j in client.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"]]
 
 
 def _run(outputs, **kwargs):
@@ -50,28 +42,12 @@ def containers(aws, tmp_path, fake_smi):
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
     settings = {"host": lambda name: f"ip-10-42-0-{name.rsplit('-', 1)[1]}", "faults": lambda name: {}}
-    stop, endpoint = threading.Event(), aws[0]
+    stop = threading.Event()
 
-    def loop():
-        client, logs, done = aws_client("batch", endpoint), aws_client("logs", endpoint), set()
-        while not stop.is_set():
-            for summary in _jobs(endpoint):
-                if summary["jobId"] in done:
-                    continue
-                job = client.describe_jobs(jobs=[summary["jobId"]])["jobs"][0]
-                stream = job["container"].get("logStreamName")
-                if not stream:
-                    continue
-                done.add(summary["jobId"])
-                env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "FAKE_HOSTNAME": settings["host"](
-                    job["jobName"]), "FAKE_SMI_SET": ";".join(f"{k}={v}" for k, v in settings["faults"](
-                        job["jobName"]).items())}
-                out = subprocess.run(job["container"]["command"], capture_output=True, text=True, env=env)
-                logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
-                logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=[
-                    {"timestamp": int(time.time() * 1000), "message": line} for line in out.stdout.splitlines()])
-            time.sleep(0.05)
-    thread = threading.Thread(target=loop, daemon=True)
+    def env(job):
+        return {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "FAKE_HOSTNAME": settings["host"](job["jobName"]),
+                "FAKE_SMI_SET": ";".join(f"{k}={v}" for k, v in settings["faults"](job["jobName"]).items())}
+    thread = threading.Thread(target=run_containers, args=(aws[0], stop, env), daemon=True)
     thread.start()
     yield settings
     stop.set()
@@ -81,6 +57,7 @@ def containers(aws, tmp_path, fake_smi):
 def _queue(endpoint, max_vcpus, types=("g6.12xlarge",), name="big"):
     """A second queue whose compute environment has ``max_vcpus``; the outputs of a stack using it."""
     batch, ec2, iam = (aws_client(s, endpoint) for s in ("batch", "ec2", "iam"))
+    profile = iam.get_instance_profile(InstanceProfileName="ecs")["InstanceProfile"]["Arn"]
     subnet = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
     group = ec2.describe_security_groups(Filters=[{"Name": "group-name", "Values": ["gpu"]}])["SecurityGroups"][0]
     env = batch.create_compute_environment(
@@ -88,7 +65,7 @@ def _queue(endpoint, max_vcpus, types=("g6.12xlarge",), name="big"):
         serviceRole=iam.get_role(RoleName="batch")["Role"]["Arn"],
         computeResources={"type": "EC2", "minvCpus": 0, "maxvCpus": max_vcpus, "instanceTypes": list(types),
                           "subnets": [subnet], "securityGroupIds": [group["GroupId"]],
-                          "instanceRole": iam.get_instance_profile(InstanceProfileName="ecs")["InstanceProfile"]["Arn"]})
+                          "instanceRole": profile})
     queue = batch.create_job_queue(jobQueueName=name, state="ENABLED", priority=1, computeEnvironmentOrder=[
         {"order": 1, "computeEnvironment": env["computeEnvironmentArn"]}])
     return queue["jobQueueArn"]

@@ -65,6 +65,7 @@ class Figures:
 def moto_batch() -> Iterator[tuple[object, dict, dict]]:
     """moto's server with a Batch GPU queue whose jobs wait until released: (batch client, outputs, held jobs)."""
     import boto3
+    import requests
     from moto.batch_simple.models import BatchSimpleBackend
     from moto.server import ThreadedMotoServer
 
@@ -89,6 +90,7 @@ def moto_batch() -> Iterator[tuple[object, dict, dict]]:
     server.start()
     try:
         endpoint = f"http://127.0.0.1:{port}"
+        requests.post(f"{endpoint}/moto-api/reset", timeout=10)  # moto's state is per process: start from none
         configure_moto(endpoint)
         outputs = build_queue(endpoint)
         yield boto3.session.Session(region_name="us-east-1").client("batch", endpoint_url=endpoint), outputs, held

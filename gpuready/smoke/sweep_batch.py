@@ -2,8 +2,8 @@
 type, so that each lands on an instance of its own; their probe reports give a row per instance.
 
 One probe job definition for the run (:mod:`.batch_probe`), each job submitted at most once
-(:func:`.batch.create_once`), polled together through ``DescribeJobs`` (:class:`Poller`: up to 100 ids a call, only jobs not yet finished), every
-job that may exist terminated and the definition deregistered on every exit path.
+(:func:`.batch.create_once`), polled together through ``DescribeJobs`` (:class:`Poller`: up to 100 ids a call, only
+jobs not yet finished), every job that may exist terminated and the definition deregistered on every exit path.
 """
 
 from __future__ import annotations

@@ -163,18 +163,12 @@ def _replace(old: sweep.SweepRow, new: sweep.SweepRow) -> sweep.SweepRow:
 def _wait(client, api, calls, namespace, run_name, job_names, deadline, progress, clock) -> dict[str, tuple]:
     """Follow every pod of the run with one watch (opened again when it times out or fails on a passing fault)
     until each Job's pod ends or ``deadline``: {job name: (pod name, phase)}."""
-    from kubernetes import watch
-
-    core_api = client.CoreV1Api(api)
     started, pods, shown = clock(), {}, None
     while clock() < deadline:
         seconds = max(1, min(int(deadline - clock()), 60))
         try:
-            stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace,
-                                          label_selector=f"app.kubernetes.io/instance={run_name}",
-                                          timeout_seconds=seconds,
-                                          _request_timeout=(calls.limits[0], seconds + calls.limits[1]))
-            for event in stream:
+            for event in kubernetes.watch_pods(client, api, calls, namespace,
+                                               f"app.kubernetes.io/instance={run_name}", seconds):
                 pod = event["object"]
                 job_name = (pod.metadata.labels or {}).get("job-name")
                 if job_name not in job_names:

@@ -98,6 +98,29 @@ def _parser() -> argparse.ArgumentParser:
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write: aws eks get-token, gke-gcloud-auth-plugin, kubelogin)")
 
+    sweep = commands.add_parser(
+        "sweep", help="run the GPU probe on every GPU node of a deployed stack, a row per node",
+        description="Run the GPU probe on every GPU node of a deployed stack (Kubernetes: one Job pinned to each "
+                    "node; AWS Batch: one whole-instance job per instance) and show a row per node: GPU model and "
+                    "count, health, GEMM and memory bandwidth against what the model typically reaches, verdict. "
+                    "Exit 0 only when every node passes.")
+    where = sweep.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stack", "-s", help="read the stack's outputs with `pulumi stack output`")
+    where.add_argument("--outputs", type=Path, metavar="FILE", help="the stack's outputs as JSON")
+    sweep.add_argument("--nodes", type=_at_least_one("node"), default=None,
+                       help="Kubernetes: sweep at most N of the GPU nodes; Batch: N instances (default: as many of "
+                            "the queue's largest type as maxVcpus allows, at most 16)")
+    sweep.add_argument("--timeout", type=_seconds, default=1800,
+                       help="seconds before unfinished jobs are cancelled (1800)")
+    sweep.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
+    sweep.add_argument("--json", action="store_true", help="print the result as JSON")
+    sweep.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML, one testcase per node")
+    sweep.add_argument("--taint-failing", action="store_true",
+                       help="Kubernetes: taint each failing node gpuready.io/sweep=failed:NoSchedule")
+    sweep.add_argument("--trust-kubeconfig-exec", action="store_true",
+                       help="let the outputs' kubeconfig run any credential command (default: only the ones "
+                            "gpuready stacks write)")
+
     catalog = commands.add_parser(
         "catalog", help="keep the GPU catalog current from the clouds' own APIs",
         description="Commands on gpuready's GPU catalog (components/catalog/gpu_instances.csv).")
@@ -241,6 +264,23 @@ def _smoke(args: argparse.Namespace) -> int:
                               nodes=args.nodes), args)
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from .smoke import sweep
+
+    _writable(args.junit, "--junit")
+    result = sweep.run_on_stack(stack=args.stack, outputs_file=args.outputs, nodes=args.nodes, timeout=args.timeout,
+                                full=args.full, taint_failing=args.taint_failing,
+                                trust_kubeconfig_exec=args.trust_kubeconfig_exec)
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(sweep.render_text(result))
+    if args.junit:
+        sweep.write_junit(result, args.junit)
+    return 0 if result.passed else 1
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -285,7 +325,7 @@ def _silence_stdout() -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     try:
-        return {"plan": _plan, "probe": _probe, "smoke": _smoke, "catalog": _catalog}[args.command](args)
+        return {"plan": _plan, "probe": _probe, "smoke": _smoke, "sweep": _sweep, "catalog": _catalog}[args.command](args)
     except UserError as e:
         print(f"gpuready: {e}", file=sys.stderr)
         return e.exit_code

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 from .result import SmokeResult
 
@@ -19,7 +20,7 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
 
     outputs = load_outputs(stack=stack, path=outputs_file)
     platform = outputs.get("platform")
-    try:
+    with access_problems(platform):
         if platform == "aws-batch" and nodes > 1:
             from . import batch_multinode
 
@@ -38,12 +39,22 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
 
             return kubernetes.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full,
                                   trust_kubeconfig_exec=trust_kubeconfig_exec)
+    raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")
+
+
+@contextlib.contextmanager
+def access_problems(platform: Optional[str]) -> Iterator[None]:
+    """Turn missing credentials, an API's refusal or failure, or an unreachable API raised in the block into a
+    :class:`UserError` that says so (``platform: ...``); anything else passes unchanged."""
+    from ..errors import UserError
+
+    try:
+        yield
     except Exception as error:  # noqa: BLE001 (access and credential problems are the user's to fix)
         hint = _access_problem(error)
         if hint is None:
             raise
         raise UserError(f"{platform}: {hint}") from error
-    raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")
 
 
 NETWORK_ERRORS = ("EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError", "ConnectTimeoutError",
@@ -75,4 +86,4 @@ def _access_problem(error: Exception) -> Optional[str]:
     return None
 
 
-__all__ = ["SmokeResult", "run_on_stack"]
+__all__ = ["SmokeResult", "access_problems", "run_on_stack"]

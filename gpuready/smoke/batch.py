@@ -12,7 +12,7 @@ import itertools
 import sys
 import time
 import uuid
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, Iterable, Optional, TextIO
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
@@ -218,7 +218,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
 
     def body() -> SmokeResult:
         request["jobDefinition"] = run.register(registration)
-        run.submit(request)
+        result.job["id"] = run.submit(request)
         return _follow(result, run.state, clients["poll"], logs, stack, explain, run.cleanup, timeout=timeout,
                        keep=keep, poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress,
                        sleep=sleep)
@@ -243,26 +243,32 @@ def not_placeable(result: SmokeResult, asked: str, why: str) -> SmokeResult:
     return result
 
 
-def run_name() -> tuple[str, dict[str, str]]:
-    """A run's unique name (its job's, and the look-up key after a lost answer) and the tags it puts on what it
-    creates."""
-    name = f"gpuready-smoke-{uuid.uuid4().hex[:12]}"
-    return name, {"gpuready:smoke": "true", "gpuready:run": name}
+def run_name(command: str = "smoke") -> tuple[str, dict[str, str]]:
+    """A run's unique name (``gpuready-COMMAND-...``: its job's, and the look-up key after a lost answer) and the
+    tags it puts on what it creates."""
+    name = f"gpuready-{command}-{uuid.uuid4().hex[:12]}"
+    return name, {f"gpuready:{command}": "true", "gpuready:run": name}
 
 
 class Submission:
-    """One run's probe job definition and job on ``queue``: each created at most once (:func:`create_once`: after
-    an error, what may have landed is looked up by the run's name before any retry), and undone on every way out
-    (:meth:`guard`): the job terminated, then the definition deregistered, unless ``keep``."""
+    """One run's probe job definition and its jobs on ``queue`` (one; a sweep's several): each created at most once
+    (:func:`create_once`: after an error, what may have landed is looked up by its name before any retry), and
+    undone on every way out (:meth:`guard`): every job terminated, then the definition deregistered, unless
+    ``keep``. ``command`` (``smoke``, ``sweep``) names the run in the reasons its jobs are terminated with."""
 
-    def __init__(self, result: SmokeResult, clients: dict[str, Any], queue: str, name: str, family: str, *,
-                 keep: bool, progress: Any, sleep: Callable[[float], None]) -> None:
+    def __init__(self, result: Any, clients: dict[str, Any], queue: str, name: str, family: str, *,
+                 keep: bool, progress: Any, sleep: Callable[[float], None], command: str = "smoke") -> None:
         self.result, self.clients, self.queue, self.name, self.family = result, clients, queue, name, family
-        self.keep, self.progress, self.sleep = keep, progress, sleep
-        self.state: dict[str, Any] = {"id": None, "sent": False, "done": False}
-        """The job: its id, whether a submit was sent, whether it ended or was undone."""
+        self.keep, self.progress, self.sleep, self.command = keep, progress, sleep, command
+        self.jobs: list[dict[str, Any]] = []
+        """Each job submitted: its name, id, whether a submit was sent, whether it ended or was undone."""
         self.probe: dict[str, Any] = {"arn": None, "sent": False, "done": False}
         """The probe's job definition: its ARN, whether a register was sent, whether it was undone."""
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The first job submitted (a smoke run's only one); :func:`wait` marks it ``done`` when it ends."""
+        return self.jobs[0]
 
     def register(self, registration: dict[str, Any]) -> str:
         """Register the probe's job definition (``RegisterJobDefinition`` request); its ARN."""
@@ -279,32 +285,43 @@ class Submission:
         self.result.job["probe_definition"] = self.probe["arn"]
         return self.probe["arn"]
 
-    def submit(self, request: dict[str, Any]) -> str:
-        """Submit the job (``SubmitJob`` request, named :attr:`name`); its id."""
+    def submit(self, request: dict[str, Any], what: str = "submit the smoke-test job") -> str:
+        """Submit a job (``SubmitJob`` request; its ``jobName`` unique to the run); its id. ``what`` names it in
+        the error after the last try."""
         batch, lost = self.clients["batch"], []
-        self.state["sent"] = True
+        job = {"name": request["jobName"], "id": None, "sent": True, "done": False}
+        self.jobs.append(job)
         try:
-            self.state["id"] = create_once(lambda: self.clients["submit"].submit_job(**request)["jobId"],
-                                           lambda: find_job(batch, self.queue, self.name), self.sleep, lost)
+            job["id"] = create_once(lambda: self.clients["submit"].submit_job(**request)["jobId"],
+                                    lambda: find_job(batch, self.queue, job["name"]), self.sleep, lost, what)
         except Exception:
-            self.state["sent"] = bool(lost)  # every attempt refused: no job to look for
+            job["sent"] = bool(lost)  # every attempt refused: no job to look for
             raise
-        self.result.job["id"] = self.state["id"]
-        return self.state["id"]
+        return job["id"]
 
     def cleanup(self, reason: str) -> None:
-        """Terminate the job if it exists or may exist (a submit sent, its answer lost); once, raising nothing but
-        a Ctrl-C (after the job is terminated, when it can be). A multi-node job's nodes end with it."""
-        state, name, batch = self.state, self.name, self.clients["batch"]
-        if self.keep or state["done"] or not state["sent"]:
+        """Terminate every job that exists or may exist (a submit sent, its answer lost) and has not ended; once
+        each, raising nothing but a Ctrl-C (after every job is terminated, when it can be). A multi-node job's
+        nodes end with it. ``result.job["terminated"]``: whether the job was terminated (several jobs: how many)."""
+        batch, interrupted = self.clients["batch"], None
+        undone = [job for job in self.jobs if job["sent"] and not job["done"]]
+        if self.keep or not undone:
             return
-        state["done"] = True
-        _undo(self.result.job, "terminated", state["id"],
-              lambda: find_landed(lambda: find_job(batch, self.queue, name), self.sleep),
-              lambda job_id: self.clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
-              lambda error: f"could not terminate {name} ({describe_error(error)}): terminate it with "
-                            f"`aws batch terminate-job --job-id {state['id'] or name} --reason cleanup`",
-              self.progress)
+        for job in undone:
+            job["done"] = True
+            try:
+                _undo(job, "terminated", job["id"],
+                      lambda job=job: find_landed(lambda: find_job(batch, self.queue, job["name"]), self.sleep),
+                      lambda job_id: self.clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
+                      lambda error, job=job: f"could not terminate {job['name']} ({describe_error(error)}): "
+                                             f"terminate it with `aws batch terminate-job --job-id "
+                                             f"{job['id'] or job['name']} --reason cleanup`", self.progress)
+            except KeyboardInterrupt as stop:  # the others are terminated first
+                interrupted = stop
+        terminated = sum(bool(job.get("terminated")) for job in self.jobs)
+        self.result.job["terminated"] = terminated if len(self.jobs) > 1 else bool(terminated)
+        if interrupted is not None:
+            raise interrupted
 
     def release(self) -> None:
         """Deregister the probe's job definition if it exists or may exist (a register sent, its answer lost),
@@ -312,7 +329,7 @@ class Submission:
         probe, name, family, batch = self.probe, self.name, self.family, self.clients["batch"]
         if probe["done"] or not probe["sent"]:
             return
-        if self.keep and self.state["sent"] and not self.state["done"]:
+        if self.keep and any(job["sent"] and not job["done"] for job in self.jobs):
             print(f"gpuready: {name}: kept, and {probe['arn'] or family} that it runs from: once it ends, "
                   f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`",
                   file=self.progress)
@@ -325,22 +342,24 @@ class Submission:
                             f"it with `aws batch deregister-job-definition --job-definition "
                             f"{probe['arn'] or family + ':<revision>'}`", self.progress)
 
-    def guard(self, body: Callable[[], SmokeResult]) -> SmokeResult:
+    def guard(self, body: Callable[[], Any], interrupted: Optional[Callable[[], Any]] = None) -> Any:
         """``body()`` (which registers, submits and follows), then the cleanup whatever happened: Ctrl-C is the
-        run's verdict (a failing ``job_finished``), SIGTERM and errors are raised once the job is terminated and
-        the definition deregistered."""
+        run's verdict (``interrupted()``; by default a failing ``job_finished``), SIGTERM and errors are raised
+        once the jobs are terminated and the definition deregistered."""
         try:
             return body()
         except KeyboardInterrupt as stop:
-            self.cleanup("gpuready smoke: interrupted")
+            self.cleanup(f"gpuready {self.command}: interrupted")
             if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): cleaned up, now stop
                 raise
+            if interrupted is not None:
+                return interrupted()
             self.result.checks.append(Check("job_finished", core.FAIL, self.result.job.get("status"), "SUCCEEDED",
                                             "interrupted" + ("" if self.keep else "; job terminated")))
             return self.result
         finally:
             try:
-                self.cleanup("gpuready smoke: stopped by an error")
+                self.cleanup(f"gpuready {self.command}: stopped by an error")
             finally:
                 self.release()
 
@@ -398,7 +417,58 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, s
 
 WAITING = ("RUNNABLE", "STARTING")
 DESCRIBE_LIMIT = 100
-"""Job ids one ``DescribeJobs`` call takes."""
+"""Job ids one ``DescribeJobs`` call takes (Batch's API limit)."""
+
+
+class Poller:
+    """``DescribeJobs`` for many jobs: :data:`DESCRIBE_LIMIT` ids a call (:func:`wait`: a job and its nodes; a
+    sweep's jobs, only those not yet finished: :meth:`follow`).
+
+    ``calls`` counts the calls made, ``rounds`` the rounds, ``polled`` the job ids asked about over all rounds:
+    ``calls / polled`` is the describe calls per job per poll round."""
+
+    def __init__(self, client: Any, limit: int = DESCRIBE_LIMIT) -> None:
+        self.client, self.limit = client, limit
+        self.calls = self.rounds = self.polled = 0
+        self.error: Optional[Exception] = None
+        """The passing fault of the last round's failed call, or None when every call of the round answered."""
+
+    def poll(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The jobs among ``ids`` Batch described this round, by id. A call failing on a passing fault leaves its
+        jobs out (asked again next round, ``error`` says why); any other error is raised."""
+        ids = list(dict.fromkeys(ids))
+        self.rounds, self.polled, self.error = self.rounds + 1, self.polled + len(ids), None
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), self.limit):
+            self.calls += 1
+            try:
+                jobs = self.client.describe_jobs(jobs=ids[start:start + self.limit]).get("jobs") or []
+            except Exception as error:  # noqa: BLE001 (a passing fault: those jobs are asked again next round)
+                if not _retryable(error):
+                    raise
+                self.error = error
+                continue
+            found.update((j["jobId"], j) for j in jobs)
+        return found
+
+    def follow(self, ids: list[str], *, timeout: float, poll: float, sleep: Callable[[float], None],
+               changed: Callable[[dict[str, dict[str, Any]], float], None] = lambda jobs, waited: None
+               ) -> dict[str, dict[str, Any]]:
+        """Poll ``ids`` until every job is SUCCEEDED or FAILED, or ``timeout`` seconds pass: the last detail seen of
+        each (jobs never described are absent). ``changed(jobs, waited)`` is called when a status changed."""
+        started, last, seen = time.monotonic(), {}, {}
+        pending = list(ids)
+        while True:
+            last.update(self.poll(pending))
+            waited = time.monotonic() - started
+            statuses = {i: j.get("status") for i, j in last.items()}
+            if statuses != seen:
+                seen = statuses
+                changed(last, waited)
+            pending = [i for i in ids if statuses.get(i) not in TERMINAL]
+            if not pending or waited >= timeout:
+                return last
+            sleep(min(poll, max(0.1, timeout - waited)))
 
 
 def wait(result: SmokeResult, state: dict[str, Any], batch: Any,
@@ -411,26 +481,21 @@ def wait(result: SmokeResult, state: dict[str, Any], batch: Any,
     RUNNABLE or STARTING for ``explain_after`` seconds is explained once (``explain(job, nodes)``). After
     ``timeout``, the job is terminated (``cleanup``), a failing ``job_finished`` check added, and None returned
     with what was last seen of the nodes."""
-    job_id, name = state["id"], result.job["name"]
+    job_id, name, poller = state["id"], result.job["name"], Poller(batch)
     started, status, job, explained, failures = time.monotonic(), None, {}, False, 0
     seen: dict[int, dict[str, Any]] = {}
-    unread: Optional[Exception] = None  # why the last DescribeJobs failed, if it did
     while True:
         children = nodes and status in ("RUNNING", *TERMINAL)
         ids = [job_id] + ([f"{job_id}#{i}" for i in range(nodes)] if children else [])
-        try:
-            described, unread = [], None
-            for at in range(0, len(ids), DESCRIBE_LIMIT):
-                described += batch.describe_jobs(jobs=ids[at:at + DESCRIBE_LIMIT]).get("jobs") or []
+        described = list(poller.poll(ids).values())
+        unread = poller.error  # why the last DescribeJobs failed, if it did
+        if unread is None:
             failures = 0
-        except Exception as error:  # noqa: BLE001 (a passing fault is retried with backoff, until the timeout)
-            if not _retryable(error):
-                raise
-            unread = error
-            if time.monotonic() - started < timeout:
-                failures += 1
-                sleep(min(poll, 0.25 * 2 ** failures, max(0.1, timeout - (time.monotonic() - started))))
-                continue
+        elif time.monotonic() - started < timeout:  # a passing fault is retried with backoff, until the timeout
+            failures += 1
+            sleep(min(poll, 0.25 * 2 ** failures, max(0.1, timeout - (time.monotonic() - started))))
+            continue
+        else:
             described = []  # past the deadline: the timeout's verdict, on the last status seen
         waited = time.monotonic() - started
         job = next((j for j in described if j.get("jobId") == job_id), job)

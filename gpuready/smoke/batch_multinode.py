@@ -86,7 +86,7 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
 
     def body() -> SmokeResult:
         request["jobDefinition"] = submission.register(registration)
-        submission.submit(request)
+        result.job["id"] = submission.submit(request)
         job, seen = batch.wait(result, submission.state, clients["poll"], explain, submission.cleanup,
                                timeout=timeout, keep=keep, poll=poll, explain_after=explain_after,
                                progress=progress, sleep=sleep, nodes=nodes)

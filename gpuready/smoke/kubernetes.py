@@ -10,7 +10,7 @@ import time
 import uuid
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, Iterator, Optional, TextIO
 
 from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
 
@@ -279,13 +279,19 @@ class PendingExplainer:
         self.shown = set(self.result.diagnosis) | (self.shown or set())
 
 
+def watch_pods(client: Any, api: Any, calls: _Calls, namespace: str, selector: str, seconds: int) -> Iterator[dict]:
+    """The events of one watch of the pods in ``namespace`` matching the label ``selector``, which the API server
+    ends after ``seconds`` (the read allowed ``calls.limits`` beyond that)."""
+    from kubernetes import watch
+
+    return watch.Watch().stream(client.CoreV1Api(api).list_namespaced_pod, namespace, label_selector=selector,
+                                timeout_seconds=seconds, _request_timeout=(calls.limits[0], seconds + calls.limits[1]))
+
+
 def _wait(client, api, calls, namespace, name, deadline, explain_after, context, result, progress, clock):
     """Follow the Job's pod with watches until it ends or ``deadline``: (phase, pod name, the error that ended the
     last watch or None). A watch that fails on a passing fault is opened again; a Pending pod is explained every
     ``explain_after`` seconds."""
-    from kubernetes import watch
-
-    core_api = client.CoreV1Api(api)
     started, phase, pod_name, since, unread = clock(), None, None, None, None
     explainer = PendingExplainer(client, api, calls, namespace, name, context, result, progress)
 
@@ -295,10 +301,7 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
     while clock() < deadline:
         seconds = max(1, min(int(deadline - clock()), int(explain_after)))
         try:
-            stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace, label_selector=f"job-name={name}",
-                                          timeout_seconds=seconds,
-                                          _request_timeout=(calls.limits[0], seconds + calls.limits[1]))
-            for event in stream:
+            for event in watch_pods(client, api, calls, namespace, f"job-name={name}", seconds):
                 pod = event["object"]
                 pod_name, since = pod.metadata.name, pod.metadata.creation_timestamp
                 if pod.status.phase != phase:

@@ -23,7 +23,7 @@ from ..probe import Check, ProbeReport, core, nccl
 from . import scaler
 from .batch_probe import probe_files
 from .kubernetes import (CLEANUP_GRACE, KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _Calls, _client, _read,
-                         delete_objects, interrupted, unfinished)
+                         delete_objects, interrupted, unfinished, watch_pods)
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .scaler.cluster_autoscaler import MAX_SIZE
@@ -250,9 +250,6 @@ def _follow(client, api, calls, namespace, name, nodes, deadline, explain_after,
     ``nodes`` ended, one failed and the others ended or :data:`FAILED_GRACE` passed, or ``deadline``:
     ({index: latest pod}, the error that ended the last watch or None). The longest-Pending pod is explained every
     ``explain_after`` seconds."""
-    from kubernetes import watch
-
-    core_api = client.CoreV1Api(api)
     started, pods, gone, failed_at, unread, explained = clock(), {}, set(), None, None, None
     explainer = PendingExplainer(client, api, calls, namespace, name, context, result, progress)
 
@@ -271,11 +268,7 @@ def _follow(client, api, calls, namespace, name, nodes, deadline, explain_after,
     while clock() < deadline:
         seconds = max(1, min(int(deadline - clock()), int(explain_after)))
         try:
-            stream = watch.Watch().stream(core_api.list_namespaced_pod, namespace,
-                                          label_selector=f"app.kubernetes.io/instance={name}",
-                                          timeout_seconds=seconds,
-                                          _request_timeout=(calls.limits[0], seconds + calls.limits[1]))
-            for event in stream:
+            for event in watch_pods(client, api, calls, namespace, f"app.kubernetes.io/instance={name}", seconds):
                 pod, index = event["object"], _index(event["object"])
                 if index is None:
                     continue

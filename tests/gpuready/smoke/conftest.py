@@ -1,10 +1,11 @@
-"""Fixtures shared by the smoke tests: one moto server per module, reset for each test; fake Kubernetes API
-servers; the fault proxy in front of moto."""
+"""Fixtures shared by the smoke tests: one moto server per module, reset for each test; moto's scheduler held; a
+fault proxy in front of moto; fake Kubernetes API servers."""
 
 from __future__ import annotations
 
 import pytest
 import requests
+from moto.batch_simple.models import BatchSimpleBackend
 from moto.server import ThreadedMotoServer
 
 from .fake_kube import FakeKube
@@ -35,6 +36,20 @@ def aws(moto_port, monkeypatch):
 
 
 @pytest.fixture
+def jobs_never_start(monkeypatch):
+    """moto's scheduler leaves jobs RUNNABLE, as Batch does when no capacity comes; returns moto's jobs."""
+    held = {}
+
+    def hold(self, include_start_attempt, job):
+        self.backend._jobs[job.job_id] = job
+        job.status = "RUNNABLE"
+        held[job.job_id] = job
+
+    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
+    return held
+
+
+@pytest.fixture
 def fake_kube():
     """``start(outputs, **scenario)``: a :class:`FakeKube` playing ``scenario`` and ``outputs`` with its kubeconfig;
     every server started is closed after the test."""
@@ -56,3 +71,9 @@ def proxy(aws, moto_port, monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{fault_proxy.port}")
     yield fault_proxy
     fault_proxy.close()
+
+
+@pytest.fixture
+def kube(fake_kube, request):
+    """``start(**scenario)``: :func:`fake_kube` with the test module's ``EKS`` outputs: (server, outputs)."""
+    return lambda **scenario: fake_kube(request.module.EKS, **scenario)

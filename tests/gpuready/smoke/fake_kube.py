@@ -11,7 +11,13 @@ its index as Kubernetes sets it (annotation and label ``batch.kubernetes.io/job-
 the pods of its one replicated job's child Job ``<jobset>-<replicatedJob>-0``. ``logs`` is one text for every pod or
 one per index; ``pod_phases`` overrides ``phases`` per index; a pod is bound to ``hosts[index]`` (default
 ``node-<index>``) once it leaves Pending. Services are created and deleted like the other objects. Nothing here
-enforces scheduling (anti-affinity, resources): a scenario says where pods land."""
+enforces scheduling (anti-affinity, resources): a scenario says where pods land.
+
+The sweep (several Jobs at once): each Job's pod is placed on the node its required node affinity names
+(``matchFields`` on ``metadata.name``, as the DaemonSet controller pins pods); ``node_phases`` and ``node_logs`` say
+what the pod on each node goes through and prints (default: ``phases`` and ``logs``); a watch streams every pod its
+label selector matches (``watches`` counts them); nodes are read one by one and patched with a JSON Patch (``test``
+and ``add`` of a field, as the client sends by default), each patch recorded in ``patched``."""
 
 from __future__ import annotations
 
@@ -24,10 +30,13 @@ from urllib.parse import parse_qs, urlparse
 
 class FakeKube:
     def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
-                 forbidden=(), pod_phases=None, hosts=(), jobset=False):
+                 forbidden=(), pod_phases=None, hosts=(), jobset=False, node_phases=None, node_logs=None):
         self.phases, self.logs, self.forbidden = list(phases), logs, tuple(forbidden)
         self.pod_phases, self.hosts, self.jobset = dict(pod_phases or {}), list(hosts), jobset
+        self.node_phases, self.node_logs = dict(node_phases or {}), dict(node_logs or {})
         self.pods: list[dict] = []
+        self.patched: list[tuple[str, list]] = []
+        self.watches = 0
         self.stages = list(stages) or [{"events": list(events), "nodes": list(nodes)}]
         self.stage, self.listed = 0, False
         self.objects: dict[tuple[str, str], dict] = {}
@@ -81,6 +90,31 @@ class FakeKube:
                     return self._send(200, gone)
                 self._send(200, {"apiVersion": "v1", "kind": "Status", "status": "Success"})
 
+            def do_PATCH(self):
+                patch = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                name = urlparse(self.path).path.rstrip("/").split("/")[-1]
+                node = next((n for n in fake.now().get("nodes", ()) if n["metadata"]["name"] == name), None)
+                if node is None or not urlparse(self.path).path.startswith("/api/v1/nodes/"):
+                    return self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
+                for op in patch:
+                    *parents, key = op["path"].strip("/").split("/")
+                    target = node
+                    for part in parents:
+                        target = target.setdefault(part, {})
+                    if op["op"] == "test" and target.get(key) != op["value"]:
+                        return self._send(422, {"kind": "Status", "status": "Failure", "reason": "Invalid",
+                                                "code": 422, "message": f"testing {op['path']} failed"})
+                for op in patch:
+                    if op["op"] == "add":
+                        *parents, key = op["path"].strip("/").split("/")
+                        target = node
+                        for part in parents:
+                            target = target.setdefault(part, {})
+                        target[key] = op["value"]
+                node["metadata"]["resourceVersion"] = str(int(node["metadata"].get("resourceVersion") or 0) + 1)
+                fake.patched.append((name, patch))
+                self._send(200, node)
+
             def do_GET(self):
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
@@ -98,6 +132,10 @@ class FakeKube:
                                                 {"name": "jobsets", "singularName": "jobset", "namespaced": True,
                                                  "kind": "JobSet", "verbs": ["create", "delete", "get", "list",
                                                                              "patch", "update", "watch"]}]})
+                if path.startswith("/api/v1/nodes/"):
+                    found = [n for n in fake.now().get("nodes", ()) if n["metadata"]["name"] == path.split("/")[-1]]
+                    if found:
+                        return self._send(200, found[0])
                 if path.endswith("/events"):
                     return self._send(200, {"apiVersion": "v1", "kind": "EventList", "metadata": {},
                                             "items": fake.events(path.split("/")[-2], query)})
@@ -120,6 +158,7 @@ class FakeKube:
                 self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
 
             def _watch(self, seconds, selector):
+                fake.watches += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -136,11 +175,11 @@ class FakeKube:
                     for i, pod in pods:
                         if step < len(fake.phases_of(i)):
                             pod["status"]["phase"] = fake.phases_of(i)[step]
-                            if pod["status"]["phase"] != "Pending":
+                            if pod["status"]["phase"] != "Pending" and not pod["spec"].get("nodeName"):
                                 pod["spec"]["nodeName"] = fake.hosts[i] if fake.hosts else f"node-{i}"
                             event = {"type": "ADDED" if step == 0 else "MODIFIED", "object": pod}
                             chunk(json.dumps(event).encode() + b"\n")
-                if any(fake.phases_of(i)[-1:] not in (["Succeeded"], ["Failed"]) for i, _ in pods):
+                if not pods or any(fake.phases_of(i)[-1:] not in (["Succeeded"], ["Failed"]) for i, _ in pods):
                     time.sleep(min(seconds, 0.3))  # a pod that does not move: the watch times out
                 chunk(b"")
 
@@ -156,6 +195,8 @@ class FakeKube:
             spec_ = json.loads(json.dumps(template["spec"]))
             if indexed:
                 spec_["hostname"] = f"{job}-{i}"
+            if _pinned(spec_):  # a pinned pod is placed at once: its node says its phases and logs
+                spec_["nodeName"] = _pinned(spec_)
             self.pods.append({"apiVersion": "v1", "kind": "Pod",
                               "metadata": {"name": f"{job}-{i if indexed else ''}{'-' if indexed else ''}x7k2p",
                                            "namespace": owner["namespace"],
@@ -167,15 +208,23 @@ class FakeKube:
         self.pod = self.pod or self.pods[0]
 
     def phases_of(self, index: int) -> list[str]:
-        return list(self.pod_phases.get(index, self.phases))
+        """The phases pod ``index`` goes through: ``pod_phases``, else its node's ``node_phases``, else ``phases``."""
+        node = self.pods[index]["spec"].get("nodeName")
+        return list(self.pod_phases.get(index, self.node_phases.get(node, self.phases)))
 
     def logs_of(self, pod_name: str) -> str:
+        """What pod ``pod_name`` prints: its node's ``node_logs``, else ``logs`` (or its index's)."""
+        found = [i for i, pod in enumerate(self.pods) if pod["metadata"]["name"] == pod_name]
+        node = self.pods[found[0]]["spec"].get("nodeName") if found else None
+        if node in self.node_logs:
+            return self.node_logs[node]
         if isinstance(self.logs, str):
             return self.logs
-        (index,) = [i for i, pod in enumerate(self.pods) if pod["metadata"]["name"] == pod_name]
+        (index,) = found
         return self.logs[index]
 
     def now(self) -> dict:
+        """The current stage."""
         return self.stages[min(self.stage, len(self.stages) - 1)]
 
     def events(self, namespace: str, query: dict) -> list[dict]:
@@ -203,3 +252,14 @@ class FakeKube:
 
     def close(self):
         self.server.shutdown()
+
+
+def _pinned(spec: dict):
+    """The node a pod spec's required node affinity pins it to (``matchFields`` ``metadata.name In [NODE]``)."""
+    terms = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    for term in terms:
+        for field in term.get("matchFields") or []:
+            if field["key"] == "metadata.name" and field["operator"] == "In" and len(field["values"]) == 1:
+                return field["values"][0]
+    return spec.get("nodeName")

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import functools
+import os
 import socket
+import subprocess
+import threading
+import time
+from typing import Callable
 
 import boto3
 import requests
@@ -90,3 +95,33 @@ def build_multinode(endpoint: str, outputs: dict, instance_types=("g6.12xlarge",
             "multiNodeJobDefinitionArn": definition["jobDefinitionArn"], "multiNodeNodes": nodes,
             "multiNodeGpusPerNode": gpus, "multiNodeInstanceTypes": list(instance_types),
             "multiNodeEfaInterfaces": efa}
+
+
+STATUSES = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED")
+
+
+def jobs(endpoint: str, queue: str = "gpu") -> list[dict]:
+    """Every job of ``queue``, whatever its status (ListJobs summaries)."""
+    client = aws_client("batch", endpoint)
+    return [j for status in STATUSES for j in client.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"]]
+
+
+def run_containers(endpoint: str, stop: threading.Event, env: Callable[[dict], dict] = lambda job: dict(os.environ),
+                   queue: str = "gpu") -> None:
+    """Until ``stop``: run each new job's command as its container would (environment ``env(job detail)``), and
+    ship its output to the job's log stream, as the awslogs driver would (moto runs no containers)."""
+    client, logs, done = aws_client("batch", endpoint), aws_client("logs", endpoint), set()
+    while not stop.is_set():
+        for summary in jobs(endpoint, queue):
+            if summary["jobId"] in done:
+                continue
+            job = client.describe_jobs(jobs=[summary["jobId"]])["jobs"][0]
+            stream = job["container"].get("logStreamName")
+            if not stream:
+                continue
+            done.add(summary["jobId"])
+            out = subprocess.run(job["container"]["command"], capture_output=True, text=True, env=env(job))
+            logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
+            logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=[
+                {"timestamp": int(time.time() * 1000), "message": line} for line in out.stdout.splitlines()])
+        time.sleep(0.05)

@@ -12,16 +12,12 @@ import ast
 import base64
 import io
 import json
-import os
 import re
-import subprocess
 import threading
-import time
 import zlib
 
 import boto3
 import pytest
-from moto.batch_simple.models import BatchSimpleBackend
 
 from gpuready.cli import main
 from gpuready.errors import UserError
@@ -30,17 +26,11 @@ from gpuready.smoke import batch as target
 from gpuready.smoke import batch_probe
 from tests.gpuready.conftest import H100
 
-from .moto_batch import LOG_GROUP, probe_definitions
+from .moto_batch import LOG_GROUP, jobs as _jobs, probe_definitions, run_containers
 
 
 def _batch(endpoint):
     return boto3.client("batch", region_name="us-east-1", endpoint_url=endpoint)
-
-
-def _jobs(endpoint, queue="gpu"):
-    client = _batch(endpoint)
-    return [j for status in ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED")
-            for j in client.list_jobs(jobQueue=queue, jobStatus=status)["jobSummaryList"]]
 
 
 def _run(outputs, **kwargs):
@@ -48,31 +38,10 @@ def _run(outputs, **kwargs):
     return target.run(outputs, **{**defaults, **kwargs})
 
 
-def _container(endpoint, stop: threading.Event):
-    """Runs each new job's command as its container would, and ships its output to the job's log stream."""
-    client = _batch(endpoint)
-    logs = boto3.client("logs", region_name="us-east-1", endpoint_url=endpoint)
-    done = set()
-    while not stop.is_set():
-        for summary in _jobs(endpoint):
-            if summary["jobId"] in done:
-                continue
-            job = client.describe_jobs(jobs=[summary["jobId"]])["jobs"][0]
-            stream = job["container"].get("logStreamName")
-            if not stream:
-                continue
-            done.add(summary["jobId"])
-            out = subprocess.run(job["container"]["command"], capture_output=True, text=True, env=os.environ)
-            logs.create_log_stream(logGroupName=LOG_GROUP, logStreamName=stream)
-            logs.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=[
-                {"timestamp": int(time.time() * 1000), "message": line} for line in out.stdout.splitlines()])
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def container(aws):
     stop = threading.Event()
-    thread = threading.Thread(target=_container, args=(aws[0], stop), daemon=True)
+    thread = threading.Thread(target=run_containers, args=(aws[0], stop), daemon=True)
     thread.start()
     yield
     stop.set()
@@ -138,20 +107,6 @@ def test_outputs_without_the_jobs_size_name_the_missing_output(aws):
     with pytest.raises(UserError, match="lack jobMemoryMib"):
         _run(outputs)
     assert _jobs(aws[0]) == []
-
-
-@pytest.fixture
-def jobs_never_start(monkeypatch):
-    """moto's scheduler leaves jobs RUNNABLE, as Batch does when no capacity comes; returns moto's jobs."""
-    held = {}
-
-    def hold(self, include_start_attempt, job):
-        self.backend._jobs[job.job_id] = job
-        job.status = "RUNNABLE"
-        held[job.job_id] = job
-
-    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
-    return held
 
 
 def test_timeout_terminates_the_job_in_moto_and_explains_it(aws, jobs_never_start):

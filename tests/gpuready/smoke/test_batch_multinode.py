@@ -20,7 +20,7 @@ from gpuready.smoke import batch_probe
 from tests.gpuready.conftest import H100
 
 from .fake_nodes import FakeNodes, Node, one
-from .moto_batch import build_multinode, probe_definitions
+from .moto_batch import build_multinode, jobs, probe_definitions
 
 LIVE = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
 QUEUE = "gpu-multi-node"
@@ -73,9 +73,7 @@ def _batch(endpoint):
 
 
 def _jobs(endpoint):
-    client = _batch(endpoint)
-    return [j for status in (*LIVE, "SUCCEEDED", "FAILED")
-            for j in client.list_jobs(jobQueue=QUEUE, jobStatus=status)["jobSummaryList"]]
+    return jobs(endpoint, QUEUE)
 
 
 def _live(endpoint, fake):

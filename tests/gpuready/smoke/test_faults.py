@@ -13,16 +13,14 @@ import subprocess
 import sys
 import time
 
-import boto3
 import pytest
-from moto.batch_simple.models import BatchSimpleBackend
 
 from gpuready.cli import main
 from gpuready.smoke import batch as target
 from gpuready.smoke import kubernetes as kubernetes_target
 
 from .fault_proxy import FaultProxy
-from .moto_batch import probe_definitions
+from .moto_batch import jobs as _jobs, probe_definitions
 
 LIVE = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING")
 HELD: dict = {}
@@ -30,28 +28,12 @@ HELD: dict = {}
 
 
 @pytest.fixture
-def faulty(aws, moto_port, monkeypatch):
-    """moto with the stack's queue and jobs that stay RUNNABLE; boto3 goes through a fault proxy.
+def faulty(aws, proxy, jobs_never_start):
+    """moto with the stack's queue and jobs that stay RUNNABLE (``HELD``); boto3 goes through a fault proxy.
     Returns (moto's endpoint, outputs, proxy)."""
-    endpoint, outputs = aws
-
-    def hold(self, include_start_attempt, job):
-        self.backend._jobs[job.job_id] = job
-        job.status = "RUNNABLE"
-        HELD[job.job_id] = job
-
-    HELD.clear()
-    monkeypatch.setattr(BatchSimpleBackend, "_mark_job_as_finished", hold)
-    proxy = FaultProxy(moto_port)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{proxy.port}")
-    yield endpoint, outputs, proxy
-    proxy.close()
-
-
-def _jobs(endpoint: str) -> list[dict]:
-    client = boto3.client("batch", region_name="us-east-1", endpoint_url=endpoint)
-    return [j for status in (*LIVE, "SUCCEEDED", "FAILED")
-            for j in client.list_jobs(jobQueue="gpu", jobStatus=status)["jobSummaryList"]]
+    global HELD
+    HELD = jobs_never_start
+    return (*aws, proxy)
 
 
 def _live(endpoint: str) -> list[str]:

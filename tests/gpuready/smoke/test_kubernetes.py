@@ -80,11 +80,6 @@ def test_the_configmap_holds_the_whole_probe_file_in_half_its_size_limit():
     assert len(json.dumps(config_map).encode()) <= CONFIGMAP_LIMIT / 2
 
 
-@pytest.fixture
-def kube(fake_kube):
-    return lambda **scenario: fake_kube(EKS, **scenario)
-
-
 def _report_logs():
     """What the probe prints on a GPU node (here: the replayed H100)."""
     return f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"

@@ -154,11 +154,6 @@ def nccl_checks(monkeypatch):
     return asked
 
 
-@pytest.fixture
-def kube(fake_kube):
-    return lambda **scenario: fake_kube(EKS, **scenario)
-
-
 NCCL_REPORT = {"version": 1, "nodes": 2, "world_size": 2, "hosts": ["a", "b"], "correct": True, "bytes": 1 << 30,
                "algbw_gbps": 1.0, "busbw_gbps": 1.0, "transport": "socket", "nccl_version": "2.21.5", "error": None}
 

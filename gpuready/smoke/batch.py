@@ -191,7 +191,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     want = {"GPU": gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
     region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
     clients = _clients(region, timeout)
-    batch, submit_client, logs = clients["batch"], clients["submit"], clients["logs"]
+    batch, logs = clients["batch"], clients["logs"]
 
     def explain(job: dict[str, Any]) -> list[str]:
         return diagnose.explain(batch, job, clients["ec2"](), clients["ecr"]())

@@ -224,9 +224,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
             return result
         result.checks.append(Check("job_status", core.PASS if phase == "Succeeded" else core.FAIL, phase,
                                    "Succeeded"))
-        logs = calls(core_api.read_namespaced_pod_log, pod_name, namespace, container="probe",
-                     deadline=max(deadline, clock() + CLEANUP_GRACE))  # a pod that ended at the deadline
-        found = core.find_report(logs or "")
+        found = core.find_report(probe_logs(client, core_api, calls, pod_name, namespace, deadline))
         result.add_probe(ProbeReport.from_json(found) if found else None)
         return result
     except KeyboardInterrupt as stop:
@@ -237,6 +235,20 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     finally:
         if not keep:
             _delete(client, calls, core_api, batch_api, namespace, name, progress)
+
+
+def probe_logs(client: Any, core_api: Any, calls: "_Calls", pod: Optional[str], namespace: str,
+               deadline: float) -> str:
+    """The probe container's logs of ``pod``: "" for no pod, or one that never started (400) or is gone (404)."""
+    if pod is None:
+        return ""
+    try:
+        return calls(core_api.read_namespaced_pod_log, pod, namespace, container="probe",
+                     deadline=max(deadline, calls.clock() + CLEANUP_GRACE)) or ""  # a pod that ended at the deadline
+    except client.exceptions.ApiException as error:
+        if error.status in (400, 404):
+            return ""
+        raise
 
 
 def unfinished(measured: Any, timeout: float, keep: bool, unread: Optional[BaseException], what: str) -> Check:

@@ -22,8 +22,8 @@ from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
 from . import scaler
 from .batch_probe import probe_files
-from .kubernetes import (CLEANUP_GRACE, KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _Calls, _client, _read,
-                         delete_objects, interrupted, unfinished, watch_pods)
+from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _Calls, _client, _read,
+                         delete_objects, interrupted, probe_logs, unfinished, watch_pods)
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .scaler.cluster_autoscaler import MAX_SIZE
@@ -155,7 +155,7 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
     pods' run on distinct nodes, each node's probe checks prefixed ``node{i}.``, then :func:`nccl.checks`. A JobSet
     when ``jobset`` or (None) when the cluster serves JobSets, else an Indexed Job. A Pending pod is explained every
     ``explain_after`` seconds. Every API call fits inside ``timeout``; the deletes take at most
-    :data:`CLEANUP_GRACE` more. Progress goes to ``progress`` (default: stderr)."""
+    :data:`.kubernetes.CLEANUP_GRACE` more. Progress goes to ``progress`` (default: stderr)."""
     if nodes < 2:
         raise UserError(f"--nodes {nodes}: a multi-node smoke test needs 2 nodes or more (1 is the plain smoke test)")
     progress = progress or sys.stderr
@@ -311,7 +311,7 @@ def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline,
                                others and f"not Succeeded: {others}"))
     logs, reports = {}, {}
     for entry in entries:
-        logs[entry["index"]] = text = _logs(client, core_api, calls, entry["pod"], namespace, deadline)
+        logs[entry["index"]] = text = probe_logs(client, core_api, calls, entry["pod"], namespace, deadline)
         found = core.find_report(text)
         reports[entry["index"]] = ProbeReport.from_json(found) if found else None
         entry["host"] = reports[entry["index"]].host if reports[entry["index"]] else None
@@ -329,19 +329,6 @@ def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline,
     verdicts = nccl.checks(nccl.find_report(logs.get(0, "")), nodes=nodes, expected_transport=transport,
                            instance_type=None)
     result.checks.extend(Check(**c) for c in verdicts)
-
-
-def _logs(client, core_api, calls, pod, namespace, deadline) -> str:
-    """The probe container's logs of ``pod`` ("" for a pod that never started or is gone)."""
-    if pod is None:
-        return ""
-    try:
-        return calls(core_api.read_namespaced_pod_log, pod, namespace, container="probe",
-                     deadline=max(deadline, calls.clock() + CLEANUP_GRACE)) or ""  # a pod that ended at the deadline
-    except client.exceptions.ApiException as error:
-        if error.status in (400, 404):  # never started, or deleted with its failed Job
-            return ""
-        raise
 
 
 def _distinct_hosts(entries: list[dict], reports: dict[int, Optional[ProbeReport]], nodes: int) -> Check:

@@ -128,9 +128,7 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
                     f"not finished after {timeout:g} s ({phase or 'no pod'}: its GPUs busy with other pods, or the "
                     "node not ready); deleted")))
                 continue
-            logs = calls(core_api.read_namespaced_pod_log, pod_name, namespace, container="probe",
-                         deadline=max(deadline, clock() + kubernetes.CLEANUP_GRACE))
-            report = core.find_report(logs or "")
+            report = core.find_report(kubernetes.probe_logs(client, core_api, calls, pod_name, namespace, deadline))
             _replace(r, sweep.row(r.node, ProbeReport.from_json(report) if report else None,
                                   instance_type=r.instance_type, job=r.job,
                                   problem="" if report or phase == "Succeeded" else f"pod {phase} without a report"))

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
 import botocore.session
-import moto
 import pytest
 import yaml
 from botocore.validate import ParamValidator
 
-from gpuready_components import catalog
 from gpuready_components.aws_instances import efa_layout
 from gpuready_components.eks_gpu import AutoscalerArgs, ExistingClusterArgs, facts
 from gpuready_components.eks_gpu.validation import check
 from gpuready_components.errors import ConfigError
 from gpuready.plan.render import mock_id
 from tests import helm
-from tests.conftest import ROOT, one
+from tests.conftest import one
 
 from .helpers import LT, NODE_GROUP, RELEASE, args, build
 

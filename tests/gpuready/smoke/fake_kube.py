@@ -123,7 +123,11 @@ class FakeKube:
                     return self._send(403, {"kind": "Status", "status": "Failure", "reason": "Forbidden",
                                             "code": 403})
                 if path.endswith("/log"):
-                    return self._send(200, fake.logs_of(path.split("/")[-2]).encode(), "text/plain")
+                    text = fake.logs_of(path.split("/")[-2])
+                    if isinstance(text, int):  # what the API server answers for a pod not started (400) or gone (404)
+                        return self._send(text, {"kind": "Status", "status": "Failure", "code": text,
+                                                 "reason": "BadRequest" if text == 400 else "NotFound"})
+                    return self._send(200, text.encode(), "text/plain")
                 if path.endswith("/pods") and query.get("watch") in ("true", "1"):
                     return self._watch(float(query.get("timeoutSeconds", "1")), query.get("labelSelector", ""))
                 if path == "/apis/jobset.x-k8s.io/v1alpha2" and fake.jobset:  # API discovery
@@ -213,7 +217,8 @@ class FakeKube:
         return list(self.pod_phases.get(index, self.node_phases.get(node, self.phases)))
 
     def logs_of(self, pod_name: str) -> str:
-        """What pod ``pod_name`` prints: its node's ``node_logs``, else ``logs`` (or its index's)."""
+        """What pod ``pod_name`` prints: its node's ``node_logs``, else ``logs`` (or its index's); an int is the HTTP
+        status its log read gets instead."""
         found = [i for i, pod in enumerate(self.pods) if pod["metadata"]["name"] == pod_name]
         node = self.pods[found[0]]["spec"].get("nodeName") if found else None
         if node in self.node_logs:

@@ -104,6 +104,18 @@ def test_a_pod_that_never_starts_fails_its_row_and_is_deleted_but_its_node_is_no
     assert server.patched == [] and len([d for d in server.deleted if d[0] == "Job"]) == 2
 
 
+@pytest.mark.parametrize("status", [400, 404])
+def test_a_pod_whose_logs_cannot_be_read_fails_its_row_only(kube, fake_smi, status):
+    server, outputs = kube(nodes=[_node("gpu-a"), _node("gpu-gone")],
+                           node_logs={"gpu-a": _probe_logs(fake_smi), "gpu-gone": status},
+                           node_phases={"gpu-gone": ("Pending", "Failed")})
+    result = target.run(outputs, timeout=30, progress=io.StringIO())
+    rows = {r.node: r for r in result.rows}
+    assert rows["gpu-a"].verdict == "pass"
+    assert rows["gpu-gone"].verdict == "fail" and "pod Failed without a report" in rows["gpu-gone"].detail
+    assert len([d for d in server.deleted if d[0] == "Job"]) == 2
+
+
 def test_nodes_limits_the_sweep_and_cordoned_nodes_are_skipped(kube, fake_smi):
     logs = _probe_logs(fake_smi)
     server, outputs = kube(nodes=[_node("gpu-a", unschedulable=True), _node("gpu-b"), _node("gpu-c")], logs=logs)

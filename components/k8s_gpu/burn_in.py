@@ -8,15 +8,23 @@ the node (``burn_in_agent.py``); a pause container then holds nothing.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from .. import catalog
 from ..batch_gpu.facts import SMOKE_IMAGE
 from . import facts
 from .args import BurnInArgs
 from .install import gpu_node_affinity, gpu_toleration
 
 AGENT = "burn_in_agent.py"
+GPUS_BY_TYPE = "gpus.json"
+CLOUD = {"eks": "aws", "gke": "gcp", "aks": "azure"}
+PROBE_TIMEOUT_S = 900
+"""The probe's limit on one node (its quick GEMM and HBM tests take about a minute on 8 GPUs)."""
+DCGM_TIMEOUT_S = 3600
+"""The DCGM diagnostics' limit (level 2 takes about two minutes, level 3 about half an hour)."""
 
 
 def agent_source() -> str:
@@ -24,10 +32,18 @@ def agent_source() -> str:
     return (Path(__file__).parent / AGENT).read_text()
 
 
+def gpus_by_type(platform: str) -> dict[str, int]:
+    """The catalog's GPU count of each of the platform's instance types (GCP N1 rows, whose count is per pool,
+    left out): the count the burn-in expects on a node of that type."""
+    return {r.name: r.gpus for r in catalog.rows() if r.cloud == CLOUD[platform] and ":" not in r.name}
+
+
 def dcgm_command(level: int) -> str:
-    """Start DCGM's host engine and run its diagnostics, keeping the output and exit status for the verdict."""
+    """Start DCGM's host engine and run its diagnostics (killed after :data:`DCGM_TIMEOUT_S`: exit status 124),
+    keeping the output and exit status for the verdict."""
     return ("[ -f /results/skip ] && exit 0; nv-hostengine; "
-            f"dcgmi diag -r {level} > /results/dcgm.txt 2>&1; echo $? > /results/dcgm.rc; cat /results/dcgm.txt")
+            f"timeout {DCGM_TIMEOUT_S} dcgmi diag -r {level} > /results/dcgm.txt 2>&1; echo $? > /results/dcgm.rc; "
+            "cat /results/dcgm.txt")
 
 
 def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.Taint],
@@ -37,7 +53,8 @@ def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.T
     name = facts.BURN_IN_NAME
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "gpuready"}
     meta = {"name": name, "namespace": namespace, "labels": labels}
-    files = {**{k: v for k, v in sorted(burn_in.probe_files.items())}, AGENT: agent_source()}
+    files = {**{k: v for k, v in sorted(burn_in.probe_files.items())}, AGENT: agent_source(),
+             GPUS_BY_TYPE: json.dumps(gpus_by_type(platform.name), sort_keys=True)}
     gpu_env = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
                {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
                {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
@@ -54,7 +71,8 @@ def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.T
              "volumeMounts": mounts + scripts},
             {"name": "dcgm-diag", "image": facts.DCGM_IMAGE, "command": ["sh", "-c", dcgm_command(burn_in.dcgm_level)],
              "env": gpu_env, "securityContext": {"privileged": True}, "volumeMounts": mounts},
-            {"name": "probe", "image": SMOKE_IMAGE, "command": [*agent, "admit"], "env": gpu_env,
+            {"name": "probe", "image": SMOKE_IMAGE, "command": [*agent, "admit"],
+             "env": [*gpu_env, {"name": "BURN_IN_PROBE_TIMEOUT", "value": str(PROBE_TIMEOUT_S)}],
              "securityContext": {"privileged": True}, "volumeMounts": mounts + scripts},
         ],
         "containers": [{"name": "hold", "image": facts.PAUSE_IMAGE,

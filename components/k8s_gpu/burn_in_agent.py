@@ -2,8 +2,9 @@
 as a file in a ConfigMap, beside the probe's ``core.py``).
 
 ``check``: exits at once, writing ``skip``, when the node no longer carries the burn-in taint (it passed before,
-and may be running work: no diagnostics then). ``admit``: runs the probe, reads the DCGM diagnostics' exit status
-and output, and on pass removes the taint from its own node and labels it ``passed``; on fail labels it ``failed``
+and may be running work: no diagnostics then). ``admit``: runs the probe (expecting the GPU count of the node's
+instance type in the catalog, shipped as ``gpus.json``; else what the node advertises; within
+``BURN_IN_PROBE_TIMEOUT`` seconds), reads the DCGM diagnostics' exit status and output, and on pass removes the taint from its own node and labels it ``passed``; on fail labels it ``failed``
 with the reason as an annotation, and leaves the taint. The node is named by ``NODE_NAME`` (the downward API); the
 pod's service account may only get and patch nodes.
 """
@@ -22,6 +23,8 @@ REASON = "gpuready.io/burn-in-reason"
 ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 RESULTS = os.environ.get("BURN_IN_RESULTS", "/results")
 PROBE = os.environ.get("BURN_IN_PROBE", "/gpuready/core.py")
+GPUS_BY_TYPE = os.environ.get("BURN_IN_GPUS_BY_TYPE", "/gpuready/gpus.json")
+PROBE_TIMEOUT = float(os.environ.get("BURN_IN_PROBE_TIMEOUT", "900"))
 MARKER = "GPUREADY_PROBE_REPORT "
 
 
@@ -46,17 +49,50 @@ def tainted(obj):
     return any(t.get("key") == TAINT_KEY for t in (obj.get("spec") or {}).get("taints") or [])
 
 
-def verdict(report, dcgm_status, dcgm_output):
-    """``(passed, reason)`` from the probe report (None: none printed) and the DCGM diagnostics."""
+def expected_gpus(obj, by_type):
+    """The GPUs the node must show: its instance type's count in ``by_type`` (the catalog), else what it advertises
+    (``nvidia.com/gpu`` capacity, or GPU feature discovery's count label); 0 (count not checked) when none says."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    kind = labels.get("node.kubernetes.io/instance-type") or labels.get("beta.kubernetes.io/instance-type")
+    if kind in by_type:
+        return int(by_type[kind])
+    advertised = ((obj.get("status") or {}).get("capacity") or {}).get("nvidia.com/gpu") or labels.get(
+        "nvidia.com/gpu.count")
+    return int(advertised) if str(advertised or "").isdigit() else 0
+
+
+def run_probe(gpus, timeout=PROBE_TIMEOUT):
+    """``(report, output, missing)``: the probe's report (None: it printed none, and ``missing`` says why) and what
+    it printed; a probe still running after ``timeout`` seconds is killed."""
+    try:
+        probe = subprocess.run([sys.executable, PROBE, "--gpus", str(gpus)], capture_output=True, text=True,
+                               timeout=timeout)
+    except subprocess.TimeoutExpired as stopped:
+        output = "\n".join(_text(part) for part in (stopped.stdout, stopped.stderr))
+        return None, output, f"the probe did not finish in {timeout:g} s (killed)"
+    for line in reversed(probe.stdout.splitlines()):
+        if line.startswith(MARKER):
+            return json.loads(line[len(MARKER):]), probe.stdout + probe.stderr, ""
+    return None, probe.stdout + probe.stderr, f"the probe printed no report (exit status {probe.returncode})"
+
+
+def _text(part):
+    return part.decode(errors="replace") if isinstance(part, bytes) else (part or "")
+
+
+def verdict(report, dcgm_status, dcgm_output, missing="the probe printed no report"):
+    """``(passed, reason)`` from the probe report (None: none, for the reason ``missing``) and the DCGM
+    diagnostics' exit status (124: killed at its time limit) and output."""
     problems = []
     if report is None:
-        problems.append("the probe printed no report")
+        problems.append(missing)
     elif report.get("verdict") == "fail":
         failed = [c["name"] for c in report.get("checks", []) if c.get("verdict") == "fail" and c.get("required")]
         problems.append("probe failed: " + ", ".join(failed or ["(no check named)"]))
     if dcgm_status != 0:
         failing = [line.strip() for line in dcgm_output.splitlines() if "fail" in line.lower()]
-        problems.append(f"dcgmi diag exited {dcgm_status}" + (": " + "; ".join(failing[:5]) if failing else ""))
+        killed = " (did not finish in time: killed)" if dcgm_status == 124 else ""
+        problems.append(f"dcgmi diag exited {dcgm_status}{killed}" + (": " + "; ".join(failing[:5]) if failing else ""))
     return not problems, "; ".join(problems)[:1000]
 
 
@@ -89,16 +125,11 @@ def main(argv=None):
         return 0
     if os.path.exists(os.path.join(RESULTS, "skip")):
         return 0
-    probe = subprocess.run([sys.executable, PROBE], capture_output=True, text=True)
-    print(probe.stdout, probe.stderr, sep="\n", flush=True)
-    report = None
-    for line in reversed(probe.stdout.splitlines()):
-        if line.startswith(MARKER):
-            report = json.loads(line[len(MARKER):])
-            break
+    report, output, missing = run_probe(expected_gpus(node(name), json.loads(_read(GPUS_BY_TYPE, "{}"))))
+    print(output, flush=True)
     status = _read(os.path.join(RESULTS, "dcgm.rc"), "missing").strip()
     passed, reason = verdict(report, int(status) if status.lstrip("-").isdigit() else -1,
-                             _read(os.path.join(RESULTS, "dcgm.txt")))
+                             _read(os.path.join(RESULTS, "dcgm.txt")), missing)
     for attempt in range(5):
         try:
             patch(name, node(name), passed, reason)

@@ -20,7 +20,7 @@ from gpuready_components.batch_gpu import fit
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
 from ..resources.aws import BatchComputeEnvironment
-from . import batch, batch_probe, diagnose
+from . import batch, batch_probe, diagnose, gang
 from .outputs import StackOutputs
 from .result import SmokeResult
 
@@ -69,7 +69,8 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
 
     name, tags = batch.run_name()
     argv = ["launch", "--nodes", str(nodes), "--gpus-per-node", str(per_node), "--transport", transport,
-            *(["--instance-type", instance_type] if instance_type else []), *(["--full"] if full else [])]
+            *(["--instance-type", instance_type] if instance_type else []), *(["--full"] if full else []),
+            *batch_probe.launcher_limits(timeout)]
     registration = batch_probe.multinode_definition(stack_definition, nodes=nodes, argv=argv, tags=tags)
     main = int(registration["nodeProperties"].get("mainNode") or 0)
     request = {"jobName": name, "jobQueue": queue, "nodeOverrides": {"numNodes": nodes},
@@ -95,8 +96,55 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
             return result
         _verdicts(result, job, nodes, main, logs, transport, instance_type, poll=poll, log_wait=log_wait,
                   sleep=sleep)
+        if any(c.name.startswith("nccl_") and c.verdict == core.FAIL for c in result.checks):
+            result.diagnosis.extend(closed_default_groups(clients["ec2"](), envs))
         return result
     return submission.guard(body)
+
+
+def closed_default_groups(ec2: Any, envs: list[dict[str, Any]]) -> list[str]:
+    """Why nodes may not reach each other: Batch gives each node's container a network interface of its own
+    (awsvpc) in the compute environment's security groups, or in the VPC's default group when the environment names
+    none, as it must when its launch template has network interfaces (EFA). One line for each such environment
+    whose VPC's default group lets no traffic in from itself."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    lines = []
+    for env in envs:
+        resources = env.get("computeResources") or {}
+        if not resources.get("subnets"):
+            continue
+        try:
+            if resources.get("securityGroupIds") and not _template_interfaces(ec2, resources.get("launchTemplate")):
+                continue
+            (subnet,) = ec2.describe_subnets(SubnetIds=resources["subnets"][:1])["Subnets"]
+            groups = ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [subnet["VpcId"]]},
+                                                           {"Name": "group-name", "Values": ["default"]}])
+        except (BotoCoreError, ClientError) as error:
+            lines.append(f"{env.get('computeEnvironmentName')}: could not read its VPC's default security group, "
+                         f"which its nodes' interfaces are in ({error})")
+            continue
+        for group in groups["SecurityGroups"]:
+            if not any(rule.get("IpProtocol") == "-1" and (
+                    any(pair.get("GroupId") == group["GroupId"] for pair in rule.get("UserIdGroupPairs") or ())
+                    or any(r.get("CidrIp") == "0.0.0.0/0" for r in rule.get("IpRanges") or ()))
+                    for rule in group.get("IpPermissions") or ()):
+                lines.append(
+                    f"{env.get('computeEnvironmentName')} names no security group, so Batch puts each node's network "
+                    f"interface in its VPC's default group {group['GroupId']}, which lets no traffic in from itself: "
+                    "the nodes cannot reach the main node's rendezvous. Add an inbound rule for all traffic from "
+                    f"{group['GroupId']} itself (AWS's default), or ask your admin why it was removed")
+    return lines
+
+
+def _template_interfaces(ec2: Any, template: Optional[dict[str, Any]]) -> bool:
+    """Whether the compute environment's launch template (its ``launchTemplate``) sets network interfaces."""
+    if not template:
+        return False
+    key = {"LaunchTemplateId": template["launchTemplateId"]} if template.get("launchTemplateId") else \
+        {"LaunchTemplateName": template["launchTemplateName"]}
+    versions = ec2.describe_launch_template_versions(**key, Versions=[template.get("version") or "$Default"])
+    return any(v.get("LaunchTemplateData", {}).get("NetworkInterfaces") for v in versions["LaunchTemplateVersions"])
 
 
 def unplaceable(want: dict[str, int], nodes: int, envs: list[dict]) -> Optional[str]:
@@ -150,11 +198,14 @@ def _explain(client: Any, job: dict[str, Any], seen: dict[int, dict[str, Any]], 
 
 
 def _node(index: int, detail: Optional[dict[str, Any]], stack: StackOutputs) -> dict[str, Any]:
-    """What ``result.job["nodes"]`` says of a node: index, id, status, log stream (host: from its report)."""
+    """What ``result.job["nodes"]`` says of a node: index, id, status, container instance, log stream (host: from
+    its report)."""
     detail = detail or {}
     group, stream = batch._log_location(detail, stack) if detail else (None, None)
     container = detail.get("container") or {}
+    instance = container.get("containerInstanceArn") or ""
     return {"index": index, "id": detail.get("jobId"), "status": detail.get("status"), "host": None,
+            "container_instance": instance.rsplit("/", 1)[-1] or None,
             "log_group": group, "log_stream": stream, "exit_code": container.get("exitCode"),
             "reason": detail.get("statusReason") or container.get("reason")}
 
@@ -177,14 +228,13 @@ def _verdicts(result: SmokeResult, job: dict[str, Any], nodes: int, main: int, l
     for record in records:
         report = reports.get(record["index"])
         record["host"] = report.host if report else None
-    hosts = {r["host"] for r in records if r["host"]}
-    shared = sorted({r["host"] for r in records if r["host"] and sum(o["host"] == r["host"] for o in records) > 1})
-    result.checks.append(Check("distinct_hosts", core.PASS if len(hosts) == nodes else core.FAIL, len(hosts), nodes,
-                               "; ".join([f"nodes sharing host {h}: " + ", ".join(
-                                   f"node{r['index']}" for r in records if r["host"] == h) for h in shared]
-                                   + [f"no probe report from node{r['index']}" for r in records if not r["host"]])))
+    # the ECS container instance names the machine (a container's hostname is its task's, under awsvpc)
+    result.checks.append(gang.distinct_hosts(
+        {r["index"]: r["container_instance"] or r["host"] for r in records}, reports, nodes,
+        machine="container instance", fix="Batch runs each node of a multi-node job on an instance of its own"))
     for record in records:
-        _add_node_probe(result, record["index"], reports.get(record["index"]))
+        result.checks.extend(gang.node_checks(record["index"], reports.get(record["index"]), (
+            "the node ended without a probe report in its logs: it did not run the probe, or its logs were lost")))
     if reports.get(main):
         result.probe = reports[main]
     nccl_report = nccl.find_report(texts.get(main, ""))
@@ -215,14 +265,3 @@ def _read_reports(records: list[dict[str, Any]], main: int, logs: Any, *, poll: 
             return reports, texts
         sleep(min(poll, 5.0))
 
-
-def _add_node_probe(result: SmokeResult, index: int, report: Optional[ProbeReport]) -> None:
-    """A node's ``probe_report`` check and its probe's checks, named ``node{index}.<check>``."""
-    prefix = f"node{index}."
-    if report is None:
-        result.checks.append(Check(prefix + "probe_report", core.FAIL, detail=(
-            "the node ended without a probe report in its logs: it did not run the probe, or its logs were lost")))
-        return
-    result.checks.append(Check(prefix + "probe_report", core.PASS, report.host or None))
-    result.checks.extend(Check(prefix + c.name, c.verdict, c.measured, c.expected, c.detail, c.required)
-                         for c in report.checks)

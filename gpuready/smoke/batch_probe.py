@@ -63,6 +63,18 @@ def launcher_command(argv: list[str]) -> list[str]:
     return ["python3", "-c", code]
 
 
+RESULT_MARGIN_S = 90
+"""Of a run's time limit, what the launcher leaves for its report to reach the logs and the job to be seen ending."""
+
+
+def launcher_limits(timeout: float) -> list[str]:
+    """The launcher's ``--timeout`` and ``--rendezvous-timeout`` for a run that gpuready stops after ``timeout``
+    seconds: the launcher gives up (and reports why) before the job is killed (Batch's attempt duration, the
+    smoke test's deadline), and waits at most 600 s for every node to arrive."""
+    run = max(60, int(timeout) - RESULT_MARGIN_S)
+    return ["--timeout", str(run), "--rendezvous-timeout", str(min(600, run))]
+
+
 def family(stack_definition: dict[str, Any]) -> str:
     """The probe's job definition name for the stack's definition (a family of its own, never the stack's)."""
     return stack_definition["jobDefinitionName"][:NAME_LIMIT - len(FAMILY_SUFFIX)] + FAMILY_SUFFIX

@@ -13,15 +13,14 @@ import copy
 import sys
 import time
 import uuid
-from dataclasses import replace
 from typing import Any, Callable, Optional, TextIO
 
 from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
-from . import scaler
-from .batch_probe import probe_files
+from . import gang, scaler
+from .batch_probe import launcher_limits, probe_files
 from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _Calls, _client, _read,
                          delete_objects, interrupted, probe_logs, unfinished, watch_pods)
 from .outputs import StackOutputs
@@ -42,6 +41,8 @@ EFA_RESOURCE = "vpc.amazonaws.com/efa"
 IB_RESOURCE = "rdma/shared_ib"
 """The NVIDIA Network Operator's RDMA shared device plugin resource (InfiniBand on AKS ND)."""
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+ANTI_AFFINITY_FIX = ("the pods must run one per node (required anti-affinity on kubernetes.io/hostname): was the pod "
+                     "template changed?")
 """The annotation (and, from Kubernetes 1.28, label) an Indexed Job's pod carries its index in."""
 FAILED_GRACE = 30.0
 """Seconds the other pods are followed after one failed (the Job controller stops them: backoffLimit 0)."""
@@ -81,7 +82,7 @@ def manifests(name: str, namespace: str, *, nodes: int, gpus: int, taints: list[
         container["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
     command = ["python3", "/gpuready/nccl.py", "launch", "--nodes", str(nodes), "--gpus-per-node", str(gpus),
                "--main-address", main_address(name, namespace, jobset), "--transport", transport,
-               *(["--full"] if full else [])]
+               *(["--full"] if full else []), *launcher_limits(timeout)]
     pod_spec = {
         "restartPolicy": "Never",
         "subdomain": name,
@@ -315,37 +316,14 @@ def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline,
         found = core.find_report(text)
         reports[entry["index"]] = ProbeReport.from_json(found) if found else None
         entry["host"] = reports[entry["index"]].host if reports[entry["index"]] else None
-    result.checks.append(_distinct_hosts(entries, reports, nodes))
+    result.checks.append(gang.distinct_hosts({e["index"]: e["node"] for e in entries}, reports, nodes, machine="node",
+                                             fix=ANTI_AFFINITY_FIX))
     for i in range(nodes):
-        report = reports[i]
-        if report is None:
-            result.checks.append(Check(f"node{i}.probe_report", core.FAIL, detail=(
-                f"pod {entries[i]['pod'] or '(none)'} left no probe report in its logs: it did not run the probe, "
-                "or its logs were lost")))
-            continue
-        result.probe = result.probe or report
-        result.checks.append(Check(f"node{i}.probe_report", core.PASS, report.host or None))
-        result.checks.extend(replace(c, name=f"node{i}.{c.name}") for c in report.checks)
+        result.probe = result.probe or reports[i]
+        result.checks.extend(gang.node_checks(i, reports[i], (
+            f"pod {entries[i]['pod'] or '(none)'} left no probe report in its logs: it did not run the probe, "
+            "or its logs were lost")))
     verdicts = nccl.checks(nccl.find_report(logs.get(0, "")), nodes=nodes, expected_transport=transport,
                            instance_type=None)
     result.checks.extend(Check(**c) for c in verdicts)
 
-
-def _distinct_hosts(entries: list[dict], reports: dict[int, Optional[ProbeReport]], nodes: int) -> Check:
-    """N pods on N distinct nodes (their ``spec.nodeName``), and no GPU (by UUID) reported by two of them: the
-    anti-affinity held and the all-reduce crossed machines."""
-    names = [n["node"] for n in entries if n["node"]]
-    shared = sorted({node for node in names if names.count(node) > 1})
-    owners: dict[str, set[int]] = {}
-    for i, report in reports.items():
-        for gpu in (report.gpus if report else ()):
-            if gpu.get("uuid"):
-                owners.setdefault(gpu["uuid"], set()).add(i)
-    twice = sorted(uuid_ for uuid_, seen in owners.items() if len(seen) > 1)
-    problems = ([f"pods shared node {', '.join(shared)}"] if shared else []) + \
-        ([f"GPU {', '.join(twice[:2])} reported by more than one node"] if twice else [])
-    detail = "; ".join(problems) + ("; the pods must run one per node (required anti-affinity on "
-                                    "kubernetes.io/hostname): was the pod template changed?" if problems else "")
-    if not problems and len(set(names)) < nodes:
-        problems.append(detail := f"only {len(set(names))} of {nodes} pods were placed on a node")
-    return Check("distinct_hosts", core.FAIL if problems else core.PASS, len(set(names)), nodes, detail)

@@ -4,6 +4,7 @@ taint, the admission script's verdict and node patch, and what is refused."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import kubernetes_validate
 import pytest
@@ -39,7 +40,7 @@ def test_the_daemonset_runs_on_pending_gpu_nodes_only_and_diagnoses_at_the_level
     diag = next(c for c in pod["initContainers"] if c["name"] == "dcgm-diag")
     assert "dcgmi diag -r 3 " in diag["command"][-1] and diag["image"] == facts.DCGM_IMAGE
     assert [c["name"] for c in pod["initContainers"]] == ["check", "dcgm-diag", "probe"]
-    assert set(objects["ConfigMap"]["data"]) == {"core.py", "burn_in_agent.py"}
+    assert set(objects["ConfigMap"]["data"]) == {"core.py", "burn_in_agent.py", "gpus.json"}
 
 
 def test_rbac_gets_and_patches_nodes_and_nothing_else():
@@ -83,6 +84,7 @@ def test_impossible_burn_ins_are_refused(burn_in, field):
     ({"verdict": "pass", "checks": []}, 226, "| Memory | Fail - GPU 3 |\n| PCIe | Pass |", False,
      "dcgmi diag exited 226: | Memory | Fail - GPU 3 |"),
     (None, 0, "", False, "no report"),
+    ({"verdict": "pass", "checks": []}, 124, "", False, "dcgmi diag exited 124 (did not finish in time: killed)"),
 ])
 def test_the_verdict_names_what_failed(report, status, output, passed, words):
     ok, reason = agent.verdict(report, status, output)
@@ -105,3 +107,29 @@ def test_a_pass_removes_only_the_burn_in_taint_and_a_fail_keeps_it(monkeypatch):
     assert "spec" not in failed
     assert failed["metadata"]["labels"] == {"gpuready.io/burn-in": "failed"}
     assert failed["metadata"]["annotations"] == {"gpuready.io/burn-in-reason": "dcgmi diag exited 226"}
+
+
+@pytest.mark.parametrize("labels,status,expected", [
+    ({"node.kubernetes.io/instance-type": "p5.48xlarge"}, {"capacity": {"nvidia.com/gpu": "7"}}, 8),
+    ({"node.kubernetes.io/instance-type": "x9.new"}, {"capacity": {"nvidia.com/gpu": "4"}}, 4),
+    ({"nvidia.com/gpu.count": "2"}, {}, 2),
+    ({}, {}, 0),
+])
+def test_the_expected_gpu_count_comes_from_the_catalog_before_what_the_node_advertises(labels, status, expected):
+    """A node that lost a GPU advertises one fewer: the catalog's count of its type is what it must show."""
+    shipped = json.loads(_objects()["ConfigMap"]["data"]["gpus.json"])
+    assert shipped["p5.48xlarge"] == 8 and shipped["g6.12xlarge"] == 4
+    assert agent.expected_gpus({"metadata": {"labels": labels}, "status": status}, shipped) == expected
+
+
+def test_the_probe_is_asked_for_the_expected_gpus_and_killed_at_its_time_limit(tmp_path, monkeypatch):
+    probe = tmp_path / "core.py"
+    probe.write_text("import json, sys, time\n"
+                     "if sys.argv[2] == 'hang':\n    print('warming up', flush=True); time.sleep(60)\n"
+                     "print('GPUREADY_PROBE_REPORT ' + json.dumps({'verdict': 'pass', 'gpus': sys.argv[1:]}))\n")
+    monkeypatch.setattr(agent, "PROBE", str(probe))
+    report, _, missing = agent.run_probe(8)
+    assert report["gpus"] == ["--gpus", "8"] and missing == ""
+    report, output, missing = agent.run_probe("hang", timeout=1)
+    assert report is None and "did not finish in 1 s" in missing and "warming up" in output
+    assert agent.verdict(report, 0, "", missing) == (False, missing)

@@ -311,3 +311,4 @@ def test_output_reaches_the_log_while_torchrun_still_runs():
                                        "flush=True); time.sleep(1.5); print('done')"], dict(os.environ), 30, Log())
     assert code == 0 and seen[0][0] - start < 1.2 and seen[-1][1] == "done\n"
     assert nccl.transport(nccl_lines) == "ib"
+

@@ -16,7 +16,8 @@ that runs in the test process, adds only that, and leaves every other call and f
   TerminateJob stopped it, the job and every node not yet ended are FAILED with its reason, as Batch does.
 - DescribeJobs answers ``jobId#i`` ids the way Batch describes a node: ``jobId``, ``jobQueue``, ``status``,
   ``statusReason``, ``nodeDetails`` (``nodeIndex``, ``isMainNode``), ``container`` (the node range's
-  ``resourceRequirements`` and ``logConfiguration``, ``logStreamName``, ``exitCode`` once ended).
+  ``resourceRequirements`` and ``logConfiguration``, ``containerInstanceArn`` once placed, ``logStreamName``,
+  ``exitCode`` once ended).
 - A node's log lines are written into moto's CloudWatch Logs (its logs backend) when the node ends, so the client
   reads them with GetLogEvents, for real.
 """
@@ -45,6 +46,8 @@ class Node:
     lines: tuple[str, ...] = ()
     exit_code: int = 0
     reason: str = ""
+    instance: Optional[str] = None
+    """The ECS container instance it runs on, once started (default: one of its own, as Batch places nodes)."""
 
 
 @dataclass
@@ -172,6 +175,9 @@ class FakeNodes:
                      if k in gang.container}
         if index in gang.streams:
             container["logStreamName"] = gang.streams[index]
+        if status not in ("SUBMITTED", "PENDING", "RUNNABLE"):
+            container["containerInstanceArn"] = "arn:aws:ecs:us-east-1:123456789012:container-instance/gpu-multi-node/" \
+                + (gang.scripts[index].instance or f"{gang.job.job_id[:8]}{index:024x}")
         if status in ENDED:
             container["exitCode"] = gang.scripts[index].exit_code if status == "SUCCEEDED" or not gang.job.stop \
                 else 137

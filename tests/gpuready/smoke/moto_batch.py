@@ -74,11 +74,21 @@ def build_multinode(endpoint: str, outputs: dict, instance_types=("g6.12xlarge",
     batch = aws_client("batch", endpoint)
     (gpu,) = batch.describe_compute_environments()["computeEnvironments"]
     resources = gpu["computeResources"]
+    template = {}
+    if efa:  # the stack's launch template: an EFA interface on each network card, the groups on each interface
+        # (Batch then takes no group of the compute environment's; moto refuses an environment without one)
+        created = aws_client("ec2", endpoint).create_launch_template(
+            LaunchTemplateName="gpu-multi-node", LaunchTemplateData={"NetworkInterfaces": [
+                {"NetworkCardIndex": card, "DeviceIndex": 0 if card == 0 else 1, "InterfaceType": "efa",
+                 "SubnetId": resources["subnets"][0], "Groups": resources["securityGroupIds"]}
+                for card in range(efa)]})["LaunchTemplate"]
+        template = {"launchTemplate": {"launchTemplateId": created["LaunchTemplateId"], "version": "$Latest"}}
     env = batch.create_compute_environment(
         computeEnvironmentName="gpu-multi-node", type="MANAGED", state="ENABLED", serviceRole=gpu["serviceRole"],
         computeResources={"type": "EC2", "minvCpus": 0, "maxvCpus": max_vcpus, "instanceTypes": list(instance_types),
-                          "subnets": resources["subnets"][:1], "securityGroupIds": resources["securityGroupIds"],
-                          "instanceRole": resources["instanceRole"], "placementGroup": "gpu-cluster"})
+                          "subnets": resources["subnets"][:1], "instanceRole": resources["instanceRole"],
+                          "placementGroup": "gpu-cluster",
+                          "securityGroupIds": resources["securityGroupIds"], **template})
     queue = batch.create_job_queue(jobQueueName="gpu-multi-node", state="ENABLED", priority=1,
                                    computeEnvironmentOrder=[{"order": 1,
                                                              "computeEnvironment": env["computeEnvironmentArn"]}])

@@ -54,9 +54,9 @@ def fake(monkeypatch):
 @pytest.fixture
 def probe_line(fake_smi):
     """``probe_line(host, gpus_seen)``: the probe's report line from a node with ``gpus_seen`` H100s where 4 are
-    expected, made by the real probe against a replayed capture."""
+    expected, made by the real probe against a replayed capture (whose zeroed UUIDs are made the host's own)."""
     def line(host: str, gpus_seen: int = 4) -> str:
-        fake_smi(H100, gpus=gpus_seen)
+        fake_smi(H100, gpus=gpus_seen, uuid=f"GPU-{host}")
         return core.report_line({**core.probe(gpus_expected=4), "host": host})
     return line
 
@@ -105,6 +105,7 @@ def test_two_nodes_run_the_probe_and_nccl_and_pass(stack, fake, probe_line, nccl
     assert checks["node0.gpu_count"].verdict == checks["node1.gpu_count"].verdict == "pass"
     assert [(n["index"], n["status"], n["host"]) for n in result.job["nodes"]] == \
         [(0, "SUCCEEDED", "ip-10-42-0-0"), (1, "SUCCEEDED", "ip-10-42-0-1")]
+    assert len({n["container_instance"] for n in result.job["nodes"]}) == 2
     assert all(n["log_stream"] and n["id"] == f"{result.job['id']}#{n['index']}" for n in result.job["nodes"])
     assert nccl_calls[-1] == {"report": json.loads(nccl_line()[len(nccl.REPORT_MARKER):]), "nodes": 2,
                               "expected_transport": "socket", "instance_type": "g6.12xlarge"}
@@ -120,6 +121,8 @@ def test_two_nodes_run_the_probe_and_nccl_and_pass(stack, fake, probe_line, nccl
     command = node_range["container"]["command"]
     assert command[:2] == ["python3", "-c"] and "'--gpus-per-node', '4', '--transport', 'socket'" in command[2]
     assert "'--instance-type', 'g6.12xlarge'" in command[2] and "'launch', '--nodes', '2'" in command[2]
+    # the launcher gives up, and says why, before Batch's attempt duration (the run's 1800 s) ends the job
+    assert "'--timeout', '1710', '--rendezvous-timeout', '600'" in command[2]
     assert {"name": "NCCL_DEBUG", "value": "INFO"} in node_range["container"]["environment"]  # the stack's, kept
 
 
@@ -135,6 +138,18 @@ def test_one_nodes_failing_probe_fails_the_run_naming_the_node(stack, fake, prob
     assert "Verdict: FAIL" in out and _live(endpoint, fake) == []
 
 
+def test_two_nodes_on_one_container_instance_fail_distinct_hosts(stack, fake, probe_line):
+    """Each node's container has a hostname of its own (awsvpc): the instance it ran on is what must differ."""
+    endpoint, outputs = stack
+    lines = [probe_line(f"ip-10-42-0-{i}") for i in range(2)]
+    fake.scripts = lambda n: [Node(lines=(lines[0], nccl_line()), instance="0abc"), Node(lines=(lines[1],),
+                                                                                         instance="0abc")]
+    result = _run(outputs, timeout=30)
+    (check,) = [c for c in result.checks if c.name == "distinct_hosts"]
+    assert (check.verdict, check.measured) == ("fail", 1)
+    assert "node0 and node1 ran on one container instance, 0abc" in check.detail
+
+
 def test_a_node_stuck_runnable_is_explained_and_the_job_terminated(stack, fake, probe_line):
     endpoint, outputs = stack
     fake.scripts = lambda n: [Node(statuses=("STARTING", "RUNNING")), Node(statuses=("RUNNABLE",))]
@@ -147,6 +162,36 @@ def test_a_node_stuck_runnable_is_explained_and_the_job_terminated(stack, fake, 
     assert any(line.startswith("node1: ") for line in result.diagnosis[1:])
     assert [n["status"] for n in result.job["nodes"]] == ["RUNNING", "RUNNABLE"]
     assert _live(endpoint, fake) == [] and len(probe_definitions(endpoint, "INACTIVE")) == 1
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_nodes_that_never_meet_are_explained_by_a_closed_default_security_group(aws, nccl_calls, fake, probe_line,
+                                                                                  closed):
+    """EFA stacks name no security group on the compute environment: the nodes' interfaces are in the VPC's
+    default group, whose rule letting in traffic from itself a hardened account may have removed."""
+    endpoint, outputs = aws
+    outputs = build_multinode(endpoint, outputs, efa=1)
+    lost = nccl.REPORT_MARKER + json.dumps({
+        "version": 1, "nodes": 2, "world_size": 8, "hosts": [], "correct": None, "transport": None,
+        "error": "no result within 1710 s: a node never joined 10.0.1.5:29500 or NCCL hung"})
+    lines = [probe_line(f"ip-10-42-0-{i}") for i in range(2)]
+    fake.scripts = lambda n: [Node(lines=(lines[0], lost), exit_code=1, statuses=("STARTING", "RUNNING", "FAILED")),
+                              Node(lines=(lines[1],))]
+    ec2 = boto3.client("ec2", region_name="us-east-1", endpoint_url=endpoint)
+    (environment,) = [e for e in _batch(endpoint).describe_compute_environments()["computeEnvironments"]
+                      if e["computeEnvironmentName"] == QUEUE]
+    (subnet,) = ec2.describe_subnets(SubnetIds=environment["computeResources"]["subnets"])["Subnets"]
+    (default,) = ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [subnet["VpcId"]]},
+                                                       {"Name": "group-name", "Values": ["default"]}])["SecurityGroups"]
+    if not closed:  # AWS's default group lets in all traffic from itself (moto's has no inbound rule, as if hardened)
+        ec2.authorize_security_group_ingress(GroupId=default["GroupId"], IpPermissions=[
+            {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": default["GroupId"]}]}])
+    result = _run(outputs, timeout=30)
+    assert result.verdict == "fail" and {c.name: c.verdict for c in result.checks}["nccl_all_reduce_correct"] == "fail"
+    blamed = [line for line in result.diagnosis if default["GroupId"] in line]
+    assert bool(blamed) is closed
+    if closed:
+        assert "lets no traffic in from itself" in blamed[0] and "gpu-multi-node names no security group" in blamed[0]
 
 
 def test_timeout_terminates_the_job_and_deregisters_its_definition(stack, fake):

@@ -1,5 +1,6 @@
-"""The gang job's carrier (batch_probe.launcher_command): what it costs in a multi-node job definition, and that the
-files it writes run as the nodes run them (with a stand-in torchrun replaying a recorded NCCL log)."""
+"""The gang job's carrier (batch_probe.launcher_command): what it costs in a multi-node job definition, its time
+limits, and that the files it writes run as the nodes run them (with a stand-in torchrun replaying a recorded NCCL
+log)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import zlib
 
 import botocore.session
 import botocore.validate
+import pytest
 
 from gpuready.probe import core, nccl
 from gpuready.smoke import batch_probe
@@ -20,7 +22,7 @@ from tests.conftest import DATA
 from tests.gpuready.probe.test_nccl import FAKE_TORCHRUN, RESULT
 
 ARGV = ["launch", "--nodes", "16", "--gpus-per-node", "8", "--transport", "efa", "--instance-type", "p5.48xlarge",
-        "--full"]
+        "--full", "--timeout", "3510", "--rendezvous-timeout", "600"]
 LAUNCHER_SHARE = 0.9
 """Of Batch's 24 KiB, what the largest multi-node probe definition may take: 16 x p5.48xlarge, one device per EFA
 interface (32). The two files alone take about 18 KiB (core.py is 10.6 KiB of that): there is no room for the 75%
@@ -87,3 +89,8 @@ def test_the_carried_files_run_a_batch_main_node_end_to_end(tmp_path):
     assert "nccl_transport fail socket" in done.stderr  # the verdict in the job's own log
     (call,) = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert call["script"].endswith("/nccl.py") and "gpuready-" in call["script"]  # torchrun restarts the file
+
+
+@pytest.mark.parametrize("timeout,run,rendezvous", [(1800, "1710", "600"), (300, "210", "210"), (30, "60", "60")])
+def test_the_launchers_limits_end_before_the_run_does(timeout, run, rendezvous):
+    assert batch_probe.launcher_limits(timeout) == ["--timeout", run, "--rendezvous-timeout", rendezvous]

@@ -98,6 +98,8 @@ def test_a_gang_is_one_pod_per_node_with_every_gpu_and_a_memory_backed_shm():
     argv = container["command"][3:]
     assert argv[argv.index("--nodes") + 1] == "2" and argv[argv.index("--gpus-per-node") + 1] == "8"
     assert argv[argv.index("--transport") + 1] == "socket"
+    # the launcher gives up, and says why, before the pods' 900 s deadline, waiting at most 600 s for a node
+    assert (argv[argv.index("--timeout") + 1], argv[argv.index("--rendezvous-timeout") + 1]) == ("810", "600")
     # pod 0 of an Indexed Job is named <job>-0 and reached through the Service named as its subdomain
     assert argv[argv.index("--main-address") + 1] == \
         f"{job['metadata']['name']}-0.{service['metadata']['name']}.ml.svc"
@@ -197,7 +199,7 @@ def test_two_pods_on_one_node_fail_distinct_hosts(kube, fake_smi, nccl_checks):
     result = target.run(outputs, nodes=2, timeout=30, progress=io.StringIO())
     check = [c for c in result.checks if c.name == "distinct_hosts"][0]
     assert check.verdict == "fail" and result.verdict == "fail"
-    assert "pods shared node ip-10-0-1-1" in check.detail and "anti-affinity" in check.detail
+    assert "node0 and node1 ran on one node, ip-10-0-1-1" in check.detail and "anti-affinity" in check.detail
 
 
 def test_the_same_gpu_seen_by_two_nodes_fails_distinct_hosts(kube, fake_smi, nccl_checks):

@@ -16,7 +16,8 @@ OUTPUTS = Contract("aws-batch", (
            "and cluster placement group", smoke=True, when="with multiNode"),
     Output("multiNodeJobDefinitionArn", STRING, "the multi-node parallel job definition", smoke=True,
            when="with multiNode"),
-    Output("multiNodeNodes", WHOLE, "nodes per multi-node job (multiNode.nodes)", smoke=True, when="with multiNode"),
+    Output("multiNodeNodes", WHOLE, "nodes per multi-node job (multiNode.nodes; `gpuready smoke --nodes N` asks "
+           "for N)", when="with multiNode"),
     Output("multiNodeGpusPerNode", WHOLE, "GPUs each node of a multi-node job asks for", smoke=True,
            when="with multiNode"),
     Output("multiNodeInstanceTypes", STRINGS, "instance types of the multi-node compute environment", smoke=True,

@@ -196,35 +196,37 @@ def _taint_failing(client, core_api, calls, result: sweep.SweepResult, progress,
             continue
         deadline = clock() + kubernetes.CLEANUP_GRACE
         try:
-            done = taint(core_api, calls, r.node, deadline)
+            how = taint(core_api, calls, r.node, deadline)
         except client.exceptions.ApiException as error:
             note = f"could not taint {r.node} ({error.status} {error.reason}): `kubectl taint node {r.node} " \
                    f"{TAINT['key']}={TAINT['value']}:{TAINT['effect']}`"
         else:
             note = f"{r.node} tainted {TAINT['key']}={TAINT['value']}:{TAINT['effect']}" + \
-                   ("" if done else " (it was already)") + f": remove it with `kubectl taint node {r.node} " \
+                   {"added": "", "already": " (it was already)",
+                    "found": " (found there after a concurrent change of the node)"}[how] + f": remove it with `kubectl taint node {r.node} " \
                    f"{TAINT['key']}:{TAINT['effect']}-` once repaired"
             r.detail = f"tainted {TAINT['key']}={TAINT['value']}:{TAINT['effect']}; {r.detail}"
         result.notes.append(note)
         print(f"gpuready: {note}", file=progress)
 
 
-def taint(core_api: Any, calls: kubernetes._Calls, node: str, deadline: float) -> bool:
-    """Add :data:`TAINT` to ``node`` unless it carries it: True when added. A JSON Patch that tests the node's
+def taint(core_api: Any, calls: kubernetes._Calls, node: str, deadline: float) -> str:
+    """Add :data:`TAINT` to ``node`` unless it carries it: ``added``, ``already`` (before any patch), or ``found``
+    (after a conflict: ours, whose answer was lost, or a concurrent writer's). A JSON Patch that tests the node's
     resourceVersion, so that a concurrent change is never overwritten (read again and retried)."""
     plain = core_api.api_client.sanitize_for_serialization
     for attempt in range(3):
         current = plain(calls(core_api.read_node, node, deadline=deadline))
         taints = (current.get("spec") or {}).get("taints") or []
         if any(t.get("key") == TAINT["key"] and t.get("effect") == TAINT["effect"] for t in taints):
-            return attempt > 0  # after a patch whose answer was lost, the taint found is ours
+            return "found" if attempt else "already"
         version = current["metadata"].get("resourceVersion")
         patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": version}] if version else []
         patch.append({"op": "add", "path": "/spec/taints", "value": [*taints, dict(TAINT)]})
         try:
             calls(core_api.patch_node, node, copy.deepcopy(patch), deadline=deadline)
-            return True
+            return "added"
         except Exception as error:  # noqa: BLE001 (a conflict: read again)
             if getattr(error, "status", None) not in (409, 422) or attempt == 2:
                 raise
-    return False
+    return "found"

@@ -477,13 +477,13 @@ def report_line(report):
     return REPORT_MARKER + json.dumps(report, separators=(",", ":"), default=str, allow_nan=False)
 
 
-def find_report(text):
-    """The last probe report in ``text`` (a job's logs), or None."""
+def find_report(text, marker=REPORT_MARKER):
+    """The last report in ``text`` (a job's logs) printed after ``marker`` (the probe's by default), or None."""
     for line in reversed(text.splitlines()):
-        index = line.find(REPORT_MARKER)
+        index = line.find(marker)
         if index >= 0:
             try:
-                return json.loads(line[index + len(REPORT_MARKER):])
+                return json.loads(line[index + len(marker):])
             except json.JSONDecodeError:
                 continue
     return None

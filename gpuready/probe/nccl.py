@@ -45,14 +45,7 @@ TYPICAL_BUS_BANDWIDTH = {
 
 def find_report(text):
     """The last NCCL report in ``text`` (the main node's logs), or None."""
-    for line in reversed(text.splitlines()):
-        index = line.find(REPORT_MARKER)
-        if index >= 0:
-            try:
-                return json.loads(line[index + len(REPORT_MARKER):])
-            except json.JSONDecodeError:
-                continue
-    return None
+    return core.find_report(text, REPORT_MARKER)
 
 
 # --- which network NCCL used -------------------------------------------------------------------------------------

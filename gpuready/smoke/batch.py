@@ -12,7 +12,7 @@ import itertools
 import sys
 import time
 import uuid
-from typing import Any, Callable, Iterable, Optional, TextIO
+from typing import Any, Callable, Iterable, Mapping, Optional, TextIO, TypeVar
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
@@ -24,6 +24,7 @@ TERMINAL = ("SUCCEEDED", "FAILED")
 RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsException", "ServiceUnavailable",
                    "InternalFailure", "InternalServerError", "RequestTimeout")
 SUBMIT_TRIES = 4
+K = TypeVar("K")
 MIN_ATTEMPT_SECONDS = 60
 """The shortest ``attemptDurationSeconds`` Batch accepts."""
 
@@ -154,7 +155,23 @@ def describe_error(error: Optional[BaseException]) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def read_until(logs: Any, streams: Mapping[K, tuple[str, str]], done: Callable[[K, str], bool], *, log_wait: float,
+               poll: float, sleep: Callable[[float], None]) -> dict[K, str]:
+    """The text of each log stream of ``streams`` (key: (group, stream)), read again until ``done(key, text)``
+    holds for every one or ``log_wait`` seconds have passed: CloudWatch Logs can lag a job's end by seconds."""
+    texts: dict[K, str] = {}
+    deadline = time.monotonic() + log_wait
+    while True:
+        for key, (group, stream) in streams.items():
+            if key not in texts or not done(key, texts[key]):
+                texts[key] = read_logs(logs, group, stream)
+        if all(done(key, text) for key, text in texts.items()) or time.monotonic() >= deadline:
+            return texts
+        sleep(min(poll, 5.0))
+
+
 def read_logs(logs: Any, group: str, stream: str) -> str:
+    """Every message of a log stream, oldest first ("" for a stream not there yet)."""
     lines, token = [], None
     while True:
         kwargs = {"logGroupName": group, "logStreamName": stream, "startFromHead": True}
@@ -189,7 +206,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     stack = StackOutputs(outputs, ("aws-batch",))
     queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
     want = {"GPU": gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
-    region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
+    region = queue_region(queue, region)
     clients = _clients(region, timeout)
     batch, logs = clients["batch"], clients["logs"]
 
@@ -209,9 +226,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                "containerOverrides": {"resourceRequirements": [{"type": "GPU", "value": str(gpus)}],
                                       "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES",
                                                        "value": "compute,utility"}]},
-               # Batch stops a running job after this long, should gpuready lose track of it (a submit that
-               # landed after its answer was lost and every look-up): never longer than the run itself
-               "timeout": {"attemptDurationSeconds": max(MIN_ATTEMPT_SECONDS, int(timeout))},
+               "timeout": attempt_timeout(timeout),
                "tags": tags}
     result.job["name"] = name
     run = Submission(result, clients, queue, name, family, keep=keep, progress=progress, sleep=sleep)
@@ -223,6 +238,17 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                        keep=keep, poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress,
                        sleep=sleep)
     return run.guard(body)
+
+
+def queue_region(queue: str, region: Optional[str]) -> Optional[str]:
+    """``region``, else the one in the queue's ARN (None for a bare queue name: the SDK's default region)."""
+    return region or (queue.split(":")[3] if queue.startswith("arn:") else None)
+
+
+def attempt_timeout(timeout: float) -> dict[str, int]:
+    """A job's ``timeout``: Batch stops a running job after this long, should gpuready lose track of it (a submit
+    that landed after its answer was lost and every look-up), never longer than the run itself."""
+    return {"attemptDurationSeconds": max(MIN_ATTEMPT_SECONDS, int(timeout))}
 
 
 def queue_environments(batch: Any, queue: str) -> list[dict[str, Any]]:
@@ -405,12 +431,9 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, s
                                f"{reason} (exit code {exit_code})" if status != "SUCCEEDED" else ""))
     group, stream = _log_location(job, stack)
     result.job.update({"log_group": group, "log_stream": stream})
-    report, deadline = None, time.monotonic() + log_wait
-    while stream:  # CloudWatch Logs can lag the job's end by a few seconds
-        report = core.find_report(read_logs(logs, group, stream))
-        if report is not None or time.monotonic() >= deadline:
-            break
-        sleep(min(poll, 5.0))
+    texts = read_until(logs, {stream: (group, stream)} if stream else {},
+                       lambda _, text: core.find_report(text) is not None, log_wait=log_wait, poll=poll, sleep=sleep)
+    report = core.find_report(texts.get(stream, "")) if stream else None
     result.add_probe(ProbeReport.from_json(report) if report else None)
     return result
 

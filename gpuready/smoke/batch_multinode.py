@@ -51,7 +51,7 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
                         f"({per_node}), every GPU of its instance: leave --gpus out")
     transport = "efa" if efa > 0 else "socket"
     instance_type = types[0] if len(types) == 1 else None  # several: the bandwidth has no verdict
-    region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
+    region = batch.queue_region(queue, region)
     clients = batch._clients(region, timeout)
     client, logs = clients["batch"], clients["logs"]
     result = SmokeResult(target="batch", title=f"Smoke test on {nodes} nodes",
@@ -74,8 +74,7 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
     registration = batch_probe.multinode_definition(stack_definition, nodes=nodes, argv=argv, tags=tags)
     main = int(registration["nodeProperties"].get("mainNode") or 0)
     request = {"jobName": name, "jobQueue": queue, "nodeOverrides": {"numNodes": nodes},
-               # Batch stops the job after this long, should gpuready lose track of it: never longer than the run
-               "timeout": {"attemptDurationSeconds": max(batch.MIN_ATTEMPT_SECONDS, int(timeout))},
+               "timeout": batch.attempt_timeout(timeout),
                "tags": tags}
     result.job["name"] = name
     submission = batch.Submission(result, clients, queue, name, registration["jobDefinitionName"], keep=keep,
@@ -246,22 +245,12 @@ def _verdicts(result: SmokeResult, job: dict[str, Any], nodes: int, main: int, l
 def _read_reports(records: list[dict[str, Any]], main: int, logs: Any, *, poll: float, log_wait: float,
                   sleep: Callable[[float], None]) -> tuple[dict[int, ProbeReport], dict[int, str]]:
     """Each node's probe report and log text, read from its log stream; waits up to ``log_wait`` seconds for the
-    reports (CloudWatch Logs can lag a job's end), the main node's NCCL report included."""
-    reports: dict[int, ProbeReport] = {}
-    texts: dict[int, str] = {}
-    deadline = time.monotonic() + log_wait
-    while True:
-        for record in records:
-            index = record["index"]
-            if not record["log_stream"] or (index in reports and (index != main or nccl.find_report(texts[index]))):
-                continue
-            texts[index] = batch.read_logs(logs, record["log_group"], record["log_stream"])
-            found = core.find_report(texts[index])
-            if found is not None:
-                reports[index] = ProbeReport.from_json(found)
-        complete = all(r["index"] in reports for r in records if r["log_stream"]) and \
-            (main not in texts or nccl.find_report(texts[main]) is not None)
-        if complete or time.monotonic() >= deadline:
-            return reports, texts
-        sleep(min(poll, 5.0))
-
+    reports, the main node's NCCL report included."""
+    texts = batch.read_until(
+        logs, {r["index"]: (r["log_group"], r["log_stream"]) for r in records if r["log_stream"]},
+        lambda index, text: core.find_report(text) is not None and (index != main or nccl.find_report(text)
+                                                                    is not None),
+        log_wait=log_wait, poll=poll, sleep=sleep)
+    reports = {index: ProbeReport.from_json(found) for index, text in texts.items()
+               if (found := core.find_report(text)) is not None}
+    return reports, texts

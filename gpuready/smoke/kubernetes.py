@@ -204,7 +204,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     client, api = _client(kubeconfig, trust_kubeconfig_exec)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
     calls = _Calls(client, timeout, clock)
-    taints = stack.get("gpuNodeTaints") or ([stack.get("gpuTaint")] if stack.get("gpuTaint") else [])
+    taints = stack.gpu_taints()
     labels = stack.get("gpuNodeLabels", {})
     name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
     context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),

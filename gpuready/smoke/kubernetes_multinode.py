@@ -174,7 +174,7 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
     if transport == "efa" and not efa_interfaces:
         print(f"gpuready: {name}: the stack does not say how many EFA interfaces a node has (gpuEfaInterfaces): "
               f"each pod asks for one {EFA_RESOURCE}", file=progress)
-    taints = stack.get("gpuNodeTaints") or ([stack.get("gpuTaint")] if stack.get("gpuTaint") else [])
+    taints = stack.gpu_taints()
     labels = stack.get("gpuNodeLabels", {})
     context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
                              autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,

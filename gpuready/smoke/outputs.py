@@ -54,6 +54,12 @@ class StackOutputs:
         return default if value is None else value
 
 
+    def gpu_taints(self) -> list[dict[str, str]]:
+        """Every taint the stack's GPU nodes carry (``gpuNodeTaints``; stacks that predate it export ``gpuTaint``)."""
+        taints = self.get("gpuNodeTaints")
+        return list(taints) if taints else ([self.get("gpuTaint")] if self.get("gpuTaint") else [])
+
+
 def check_types(outputs: dict[str, Any], source: str) -> dict[str, Any]:
     """``outputs`` unchanged; a UserError naming the first output whose value is not of the type a platform's
     contract declares for it (``platform`` must be a string; a missing or null output is not checked here)."""

@@ -47,7 +47,7 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
     progress = progress or sys.stderr
     stack = StackOutputs(outputs, ("aws-batch",))
     queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
-    region = region or (queue.split(":")[3] if queue.startswith("arn:") else None)
+    region = batch.queue_region(queue, region)
     clients = batch._clients(region, timeout)
     client = clients["batch"]
     envs = batch.queue_environments(client, queue)
@@ -82,9 +82,7 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
         arn = run.register(registration)
         for job_name in names:
             run.submit({"jobName": job_name, "jobQueue": queue, "jobDefinition": arn, "containerOverrides": overrides,
-                        "tags": tags,
-                        "timeout": {"attemptDurationSeconds": max(batch.MIN_ATTEMPT_SECONDS, int(timeout))}},
-                       f"submit {job_name}")
+                        "tags": tags, "timeout": batch.attempt_timeout(timeout)}, f"submit {job_name}")
         return _finish(result, run, batch.Poller(clients["poll"]), clients["logs"], stack, instance, timeout=timeout,
                        poll=poll, log_wait=log_wait, progress=progress, sleep=sleep)
 
@@ -116,19 +114,13 @@ def _finish(result: sweep.SweepResult, run: batch.Submission, poller: batch.Poll
         job["done"] = (described.get(job["id"]) or {}).get("status") in batch.TERMINAL
     run.cleanup("gpuready sweep: timed out")  # the jobs not finished
     result.job["describe_calls"], result.job["poll_rounds"] = poller.calls, poller.rounds
-    reports: dict[str, Optional[dict]] = {}
-    deadline = time.monotonic() + log_wait
-    while True:  # CloudWatch Logs can lag a job's end by a few seconds
-        for job in jobs:
-            detail = described.get(job["id"]) or {}
-            if job["id"] in reports and reports[job["id"]] is not None or detail.get("status") not in batch.TERMINAL:
-                continue
-            group, stream = batch._log_location(detail, stack)
-            reports[job["id"]] = core.find_report(batch.read_logs(logs, group, stream)) if stream else None
-        waiting = [i for i, r in reports.items() if r is None and (described[i].get("status") == "SUCCEEDED")]
-        if not waiting or time.monotonic() >= deadline:
-            break
-        sleep(min(poll, 5.0))
+    ended = {j["id"]: batch._log_location(described[j["id"]], stack) for j in jobs
+             if (described.get(j["id"]) or {}).get("status") in batch.TERMINAL}
+    texts = batch.read_until(  # a failed job's report is not waited for
+        logs, {i: where for i, where in ended.items() if where[1]},
+        lambda i, text: core.find_report(text) is not None or described[i].get("status") != "SUCCEEDED",
+        log_wait=log_wait, poll=poll, sleep=sleep)
+    reports = {i: core.find_report(text) for i, text in texts.items()}
     keys = []
     for job in jobs:
         detail = described.get(job["id"]) or {}

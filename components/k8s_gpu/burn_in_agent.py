@@ -50,15 +50,18 @@ def tainted(obj):
 
 
 def expected_gpus(obj, by_type):
-    """The GPUs the node must show: its instance type's count in ``by_type`` (the catalog), else what it advertises
-    (``nvidia.com/gpu`` capacity, or GPU feature discovery's count label); 0 (count not checked) when none says."""
+    """The GPUs the node must show: its instance type's count in ``by_type`` (the catalog), else GPU feature
+    discovery's ``nvidia.com/gpu.count`` label, else its ``nvidia.com/gpu`` capacity over the time-slicing
+    replicas (``nvidia.com/gpu.replicas``); 0 (count not checked) when none says."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
     kind = labels.get("node.kubernetes.io/instance-type") or labels.get("beta.kubernetes.io/instance-type")
     if kind in by_type:
         return int(by_type[kind])
-    advertised = ((obj.get("status") or {}).get("capacity") or {}).get("nvidia.com/gpu") or labels.get(
-        "nvidia.com/gpu.count")
-    return int(advertised) if str(advertised or "").isdigit() else 0
+    if str(labels.get("nvidia.com/gpu.count", "")).isdigit():
+        return int(labels["nvidia.com/gpu.count"])
+    advertised = str(((obj.get("status") or {}).get("capacity") or {}).get("nvidia.com/gpu") or "")
+    replicas = str(labels.get("nvidia.com/gpu.replicas", "1"))
+    return int(advertised) // max(1, int(replicas) if replicas.isdigit() else 1) if advertised.isdigit() else 0
 
 
 def run_probe(gpus, timeout=PROBE_TIMEOUT):

@@ -112,7 +112,8 @@ def test_a_pass_removes_only_the_burn_in_taint_and_a_fail_keeps_it(monkeypatch):
 @pytest.mark.parametrize("labels,status,expected", [
     ({"node.kubernetes.io/instance-type": "p5.48xlarge"}, {"capacity": {"nvidia.com/gpu": "7"}}, 8),
     ({"node.kubernetes.io/instance-type": "x9.new"}, {"capacity": {"nvidia.com/gpu": "4"}}, 4),
-    ({"nvidia.com/gpu.count": "2"}, {}, 2),
+    ({"nvidia.com/gpu.count": "2"}, {"capacity": {"nvidia.com/gpu": "8"}}, 2),
+    ({"nvidia.com/gpu.replicas": "4"}, {"capacity": {"nvidia.com/gpu": "8"}}, 2),  # time-slicing: 2 GPUs x 4
     ({}, {}, 0),
 ])
 def test_the_expected_gpu_count_comes_from_the_catalog_before_what_the_node_advertises(labels, status, expected):

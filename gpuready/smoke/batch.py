@@ -24,7 +24,6 @@ TERMINAL = ("SUCCEEDED", "FAILED")
 RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsException", "ServiceUnavailable",
                    "InternalFailure", "InternalServerError", "RequestTimeout")
 SUBMIT_TRIES = 4
-K = TypeVar("K")
 MIN_ATTEMPT_SECONDS = 60
 """The shortest ``attemptDurationSeconds`` Batch accepts."""
 
@@ -153,6 +152,9 @@ def describe_error(error: Optional[BaseException]) -> str:
         err = response["Error"]
         return f"{err.get('Code') or type(error).__name__}: {err.get('Message') or error}"
     return f"{type(error).__name__}: {error}"
+
+
+K = TypeVar("K")
 
 
 def read_until(logs: Any, streams: Mapping[K, tuple[str, str]], done: Callable[[K, str], bool], *, log_wait: float,

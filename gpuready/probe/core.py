@@ -27,7 +27,8 @@ QUERY_FIELDS = (
     "clocks.sm", "clocks.max.sm", "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current",
     "pcie.link.width.max", "ecc.mode.current", "ecc.errors.uncorrected.volatile.total",
     "ecc.errors.uncorrected.aggregate.total", "remapped_rows.pending", "remapped_rows.failure",
-    "retired_pages.pending", "clocks_event_reasons.active", "compute_cap", "mig.mode.current",
+    "retired_pages.pending", "clocks_event_reasons.active", "compute_cap", "mig.mode.current", "persistence_mode",
+    "ecc.mode.pending", "compute_mode", "fabric.state", "fabric.status", "gpu_recovery_action",
 )
 RENAMED = {"clocks_event_reasons.active": "clocks_throttle_reasons.active"}
 """Fields that older drivers know by another name (R535 renamed throttle reasons to event reasons)."""
@@ -43,10 +44,14 @@ CLOCK_EVENT_REASONS = {
 SLOWING = {"hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
 """Active reasons that mean the GPU runs slower than it should (heat, power delivery, hardware protection)."""
 
-# Typical figures a healthy GPU reaches (../shared/reference/gpu-specs.md: dense peak x typical fraction).
+# Typical figures a healthy GPU reaches (tests/data/gpu-specs.md: dense peak x typical fraction); None: no figure
+# (V100, T4 and T4G have no bf16 tensor cores: PyTorch emulates bf16 there, so their bf16 matmul gets no verdict).
 # model: (bf16 matmul TFLOP/s peak, fraction typically reached, memory GB/s peak, fraction typically reached)
 EXPECTED = {
-    "T4": (65.0, 0.70, 320.0, 0.76),
+    "V100": (None, 0.0, 900.0, 0.80),
+    "T4": (None, 0.0, 320.0, 0.76),
+    "T4G": (None, 0.0, 320.0, 0.76),
+    "A10": (125.0, 0.70, 600.0, 0.81),
     "A10G": (70.0, 0.70, 600.0, 0.81),
     "L4": (121.0, 0.70, 300.0, 0.88),
     "L40S": (362.0, 0.70, 864.0, 0.81),
@@ -58,7 +63,15 @@ EXPECTED = {
     "H200": (989.0, 0.80, 4800.0, 0.76),
     "H200 NVL": (835.0, 0.80, 4800.0, 0.76),  # NVIDIA H200 datasheet: NVL 1,671 BF16 TFLOP/s sparse, 4.8 TB/s
     "B200": (2250.0, 0.78, 8000.0, 0.68),
+    "B300": (2250.0, 0.78, 8000.0, 0.68),
 }
+ALL_REDUCE = {"V100": 130.0, "A100": 230.0, "H100 SXM": 480.0, "H200": 480.0, "B200": 800.0, "B300": 800.0}
+"""Bus bandwidth (GB/s) an all-reduce of large messages typically reaches across the 8 NVLink GPUs of one node
+(nccl-tests' busbw; tests/data/gpu-specs.md cites each)."""
+PCIE_LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+"""Usable GB/s of one PCIe lane per generation (after 8b/10b, 128b/130b or FLIT encoding)."""
+PCIE_EFFICIENCY = 0.8
+"""Share of the link a pinned host-to-device copy typically reaches (Gen4 x16: about 25 of 31.5 GB/s)."""
 VERDICT_FLOOR = 0.75
 """Fail a figure below this share of what the GPU typically reaches (DCGM diagnostics' own threshold)."""
 
@@ -247,7 +260,250 @@ def gpu_checks(gpu):
     if isinstance(margin, (int, float)):
         out.append(check(f"{label}.thermal_margin", WARN if margin < 5 else PASS, margin, ">= 5 C",
                          "close to thermal slowdown" if margin < 5 else "", required=False))
+    return out + state_checks(gpu, label)
+
+
+RECOVERY = {"Reset": "reset the GPU or reboot", "Reboot": "reboot the node", "Drain P2P": "drain the node, then reset",
+            "Drain and Reset": "drain the node, then reset the GPU"}
+"""What the driver's recovery action (``gpu_recovery_action``; ``nvidia-smi -q``'s GPU Reset Status on older
+drivers) asks of an operator."""
+HBM = ("V100", "A100", "H100", "H200", "B200", "B300")
+"""Models whose memory is always run with ECC by the clouds (GDDR boards may ship with ECC off)."""
+
+
+def state_checks(gpu, label):
+    """Modes and states that let a GPU pass every figure yet fail a real job: recovery action pending, NVSwitch
+    fabric not ready (CUDA cannot start), ECC off, compute prohibited, persistence off."""
+    out = []
+    action = gpu.get("gpu_recovery_action")
+    if action not in (None, "None"):
+        out.append(check(f"{label}.recovery_action", FAIL, action, "None", "the driver asks to " +
+                         RECOVERY.get(action, "act: see nvidia-smi -q")))
+    state, status = gpu.get("fabric.state"), gpu.get("fabric.status")
+    if state is not None or status is not None:
+        ready = state in (None, "Completed") and status in (None, "Success")
+        out.append(check(f"{label}.fabric", PASS if ready else FAIL, f"{state}/{status}", "Completed/Success",
+                         "" if ready else "NVSwitch fabric not ready, CUDA cannot start: run nvidia-fabricmanager "
+                         "of the driver's version"))
+    ecc, pending = gpu.get("ecc.mode.current"), gpu.get("ecc.mode.pending")
+    if ecc == "Disabled":
+        hbm = model_of(gpu.get("name")) and model_of(gpu.get("name")).split()[0] in HBM
+        out.append(check(f"{label}.ecc_mode", FAIL if hbm else WARN, ecc, "Enabled", "memory errors go unseen: "
+                         "nvidia-smi -e 1, then reboot"))
+    if ecc and pending and pending != ecc:
+        out.append(check(f"{label}.ecc_mode_pending", WARN, pending, ecc, "changes at the next reboot"))
+    if gpu.get("compute_mode") == "Prohibited":
+        out.append(check(f"{label}.compute_mode", FAIL, "Prohibited", "Default", "no CUDA context allowed"))
+    if gpu.get("persistence_mode") == "Disabled":
+        out.append(check(f"{label}.persistence_mode", WARN, "Disabled", "Enabled", "run nvidia-persistenced",
+                         required=False))
     return out
+
+
+# --- what --query-gpu does not show: processes, kernel log (Xid), NVLink, nvidia-smi -q ----------------------------
+
+HELD_LIMIT = 0.05
+"""Share of a GPU's memory others may hold before a job starts (drivers show a few MiB in use on an idle GPU)."""
+SHARING = ("time-slicing", "mps", "mig")
+
+
+def parse_apps(text):
+    """Processes on GPUs, from ``--query-compute-apps=...`` CSV (with its header) or the table's Processes rows:
+    dicts with pid, name, used (MiB), gpu (UUID or index)."""
+    apps, names = [], None
+    for line in text.splitlines():
+        row = re.match(r"\|\s+(\d+)\s+\S+\s+\S+\s+(\d+)\s+[CGM+]+\s+(.+?)\s+(\d+)MiB\s*\|", line)
+        if row:
+            apps.append({"gpu": int(row.group(1)), "pid": int(row.group(2)), "name": row.group(3),
+                         "used": int(row.group(4))})
+            continue
+        cells = [_field(c) for c in line.split(",")]
+        if "pid" in cells and "process_name" in cells:
+            names = cells
+        elif names and len(cells) == len(names) and cells[0].strip().isdigit():
+            got = dict(zip(names, (c.strip() for c in line.split(","))))
+            used = value(got.get("used_gpu_memory", got.get("used_memory", "")))
+            apps.append({"gpu": got.get("gpu_uuid", got.get("gpu_bus_id")), "pid": int(got["pid"]),
+                         "name": got.get("process_name"), "used": used if isinstance(used, int) else None})
+        else:
+            names = None if not line.strip() or line.startswith(("$", "#")) else names
+    return apps
+
+
+def memory_checks(rows, apps, sharing=None):
+    """Memory held before the job starts: fail on a GPU scheduled whole, warn where GPUs are shared on purpose."""
+    out = []
+    for gpu in rows:
+        used, total = gpu.get("memory.used"), gpu.get("memory.total")
+        if not isinstance(used, int) or not isinstance(total, int) or total <= 0:
+            continue
+        label = f"gpu{gpu.get('index', '?')}"
+        held = used / total
+        mine = [a for a in apps if a["gpu"] in (gpu.get("uuid"), gpu.get("index"), gpu.get("pci.bus_id"))]
+        shared = sharing or ("mig" if gpu.get("mig.mode.current") == "Enabled" else None) or \
+            ("mps" if any("mps" in (a["name"] or "") for a in mine) else None)
+        shown = f"{used} of {total} MiB ({held:.0%})"
+        if held <= HELD_LIMIT:
+            out.append(check(f"{label}.memory_in_use", PASS, shown, f"<= {HELD_LIMIT:.0%}"))
+            continue
+        who = "; ".join(f"pid {a['pid']} {a['name']} ({a['used']} MiB)" for a in mine) or \
+            "no process visible from here"
+        out.append(check(f"{label}.memory_in_use", WARN if shared else FAIL, shown, f"<= {HELD_LIMIT:.0%}",
+                         f"held by others: {who}" + (f"; GPUs are shared ({shared})" if shared else
+                                                    "; stop it or drain the node")))
+    return out
+
+
+XID = re.compile(r"NVRM: Xid \(PCI:([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+)[^)]*\): (\d+),? ?(.*)")
+XID_DRAIN = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140}
+"""Xids of the hardware or its links: drain the node and reset (or replace) the GPU (NVIDIA's Xid catalog, see
+README). Any other Xid since boot (13, 31, 43, 45: an application's illegal access, page fault, stopped or killed
+kernels) warns: the GPU itself is fine."""
+
+
+def parse_xids(text):
+    """Xid events from a kernel log: (PCI address as domain:bus:device, Xid, message)."""
+    return [(_bus(m.group(1)), int(m.group(2)), m.group(3).strip()[:200]) for m in map(XID.search,
+                                                                                        text.splitlines()) if m]
+
+
+def _bus(address):
+    """``0000:3b:00`` and ``00000000:3B:00.0`` alike as ``3b:00`` (bus and device)."""
+    return ":".join(address.lower().split(".")[0].split(":")[-2:])
+
+
+def read_kernel_log(runner=subprocess.run, which=shutil.which):
+    """(text, None) from ``dmesg`` or ``/dev/kmsg``; (None, why) where neither may be read (an unprivileged
+    container)."""
+    why = "dmesg is not installed"
+    if which("dmesg"):
+        try:
+            out = runner([which("dmesg")], capture_output=True, text=True, timeout=30)
+            if out.returncode == 0:
+                return out.stdout, None
+            why = (out.stderr or out.stdout).strip()[:120] or f"dmesg exited {out.returncode}"
+        except (OSError, subprocess.SubprocessError) as e:
+            why = str(e)[:120]
+    try:
+        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        return None, f"{why}; /dev/kmsg: {e.strerror}"
+    chunks = []
+    try:
+        while len(chunks) < 100_000:
+            chunks.append(os.read(fd, 8192).decode(errors="replace"))
+    except OSError:  # EAGAIN: the end of the buffer
+        pass
+    finally:
+        os.close(fd)
+    return "\n".join(chunks), None
+
+
+def xid_checks(rows, log, why=None, before=None):
+    """Xid events in the kernel log, per GPU: a hardware Xid fails (drain), an application's warns; ``before``: the
+    log of an earlier read, so that only new events count (and any new one fails: it came under our load)."""
+    if log is None:
+        return [check("xid", SKIP, detail=f"kernel log not readable here ({why})", required=False)]
+    old = parse_xids(before) if before is not None else []
+    events = parse_xids(log)[len(old):] if before is not None else parse_xids(log)
+    out = []
+    buses = {_bus(str(g.get("pci.bus_id") or "")): f"gpu{g.get('index', '?')}" for g in rows}
+    for bus in dict.fromkeys([e[0] for e in events] + list(buses)):
+        mine = [e for e in events if e[0] == bus]
+        label = buses.get(bus, f"pci {bus}")
+        drain = [e for e in mine if e[1] in XID_DRAIN or before is not None]
+        shown = ", ".join(f"{x} ({m})" if m else str(x) for _, x, m in mine[-5:]) or "none"
+        verdict = FAIL if drain else WARN if mine else PASS
+        out.append(check(f"{label}.xid", verdict, shown, "none", {
+            FAIL: "hardware Xid since boot" if before is None else "Xid under load",
+            WARN: "application Xids since boot", PASS: ""}[verdict] + (": drain and reset" if drain else ""),
+            required=verdict != WARN))
+    return out
+
+
+def parse_nvlink(text):
+    """Per GPU index: ``{"links": {n: GB/s or None (down)}, "errors": {(n, counter): count}}`` from ``nvidia-smi
+    nvlink --status`` and ``--errorcounters`` output."""
+    gpus, gpu = {}, None
+    for line in text.splitlines():
+        head = re.match(r"GPU (\d+): ", line)
+        if head:
+            gpu = gpus.setdefault(int(head.group(1)), {"links": {}, "errors": {}})
+            continue
+        link = re.match(r"\s+Link (\d+): (.+)", line)
+        if not link or gpu is None:
+            continue
+        n, rest = int(link.group(1)), link.group(2).strip()
+        speed = re.fullmatch(r"([\d.]+) GB/s", rest)
+        counter = re.fullmatch(r"([A-Za-z][\w ]*?): (\d+)", rest)
+        if speed or "inactive" in rest.lower():
+            gpu["links"][n] = float(speed.group(1)) if speed else None
+        elif counter and re.search(r"error|replay|recover|crc", counter.group(1), re.I):
+            gpu["errors"][(n, counter.group(1))] = int(counter.group(2))
+    return gpus
+
+
+def nvlink_checks(rows, nvlink, before=None):
+    """Links down, and error counters: non-zero since the driver loaded warns, rising under our load fails."""
+    out = []
+    for gpu in rows:
+        index = gpu.get("index")
+        state = nvlink.get(index)
+        if not state or not state["links"]:
+            continue
+        label, links = f"gpu{index}", state["links"]
+        down = sorted(n for n, speed in links.items() if speed is None)
+        isolated = len(down) == len(links) and len(rows) > 1
+        if down and (len(down) < len(links) or isolated):
+            out.append(check(f"{label}.nvlink", FAIL, f"{len(links) - len(down)} of {len(links)} links up",
+                             f"{len(links)} up", f"links {','.join(map(str, down))} down: drain and reset"))
+        elif not down:
+            out.append(check(f"{label}.nvlink", PASS, f"{len(links)} links up", f"{len(links)} up"))
+        errors = state["errors"]
+        if before is not None:
+            old = (before.get(index) or {}).get("errors", {})
+            rose = {k: v - old.get(k, 0) for k, v in errors.items() if v > old.get(k, 0)}
+            if rose:
+                out.append(check(f"{label}.nvlink_errors", FAIL, _counts(rose), "no increase", "rose under load: "
+                                 "drain and reset"))
+        elif any(errors.values()):
+            out.append(check(f"{label}.nvlink_errors", WARN, _counts(errors), 0, "since the driver loaded",
+                             required=False))
+    return out
+
+
+def _counts(errors):
+    return ", ".join(f"link {n} {name} {count}" for (n, name), count in sorted(errors.items())[:6])
+
+
+def parse_q(text):
+    """Fields of ``nvidia-smi -q`` that older drivers' --query-gpu lacks, per PCI bus: the fabric's state and
+    status and the GPU reset status, named as the newer query fields."""
+    gpus, gpu, section = {}, None, ""
+    for line in text.splitlines():
+        head = re.match(r"GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.\d)\s*$", line)
+        if head:
+            gpu = gpus.setdefault(_bus(head.group(1)), {})
+            continue
+        item = re.match(r"( +)([^:]+?)\s*:\s*(.*)", line) if gpu is not None else None
+        if line.strip() and not item and gpu is not None:
+            section = line.strip()
+        if not item:
+            continue
+        key, got = item.group(2), value(item.group(3))
+        if section == "Fabric" and key in ("State", "Status"):
+            gpu[f"fabric.{key.lower()}"] = got
+        elif key in ("Reset Required", "Drain and Reset Recommended") and got == "Yes":
+            gpu["gpu_recovery_action"] = "Reset" if key == "Reset Required" else "Drain and Reset"
+        elif key == "GPU Recovery Action":
+            gpu["gpu_recovery_action"] = got
+    return gpus
+
+
+def with_q(rows, q):
+    """``rows`` completed with what ``nvidia-smi -q`` showed (:func:`parse_q`) where the query did not answer."""
+    return [{**row, **{k: v for k, v in q.get(_bus(str(row.get("pci.bus_id") or "")), {}).items()
+                       if row.get(k) is None}} for row in rows]
 
 
 def _version(text):
@@ -292,22 +548,31 @@ def environment_checks(env):
     return out
 
 
+def model_of(name, memory_mib=None):
+    """The key of :data:`EXPECTED` for a GPU by its nvidia-smi name (``NVIDIA H100 80GB HBM3``, ``Tesla
+    V100-SXM2-16GB``, ``NVIDIA A100-SXM4-40GB``), or None: whole words only, so an L40 is not an L4."""
+    words = set(re.split(r"[\s-]+", (name or "").upper()))
+    for model in sorted(EXPECTED, key=len, reverse=True):
+        first, _, variant = model.upper().partition(" ")
+        if first not in words:
+            continue
+        if first == "A100" and not {"40GB", "80GB"} & words:
+            variant = "80GB" if (memory_mib or 0) > 50_000 else "40GB"
+            return f"A100 {variant}"
+        if not variant or variant in words or (variant == "SXM" and not {"PCIE", "NVL"} & words):
+            return model
+    return None
+
+
 def expected_for(name, memory_mib=None):
     """Typical figures for a GPU by its nvidia-smi name, or None."""
-    name = name or ""
-    for model in sorted(EXPECTED, key=len, reverse=True):
-        words = model.split()
-        if all(w in name for w in words[:1]) and (len(words) == 1 or words[1] in name
-                                                  or (words[1] == "SXM" and "PCIe" not in name and "NVL" not in name)):
-            if model.startswith("A100") and memory_mib and "GB" not in name:
-                return EXPECTED["A100 80GB" if memory_mib > 50_000 else "A100 40GB"]
-            return EXPECTED[model]
-    return None
+    model = model_of(name, memory_mib)
+    return EXPECTED[model] if model else None
 
 
 # --- framework view and throughput (PyTorch, when present) -------------------------------------------------------
 
-def torch_checks(gpus_expected, smi_rows, quick=True):
+def torch_checks(gpus_expected, smi_rows, quick=True, runner=subprocess.run, which=shutil.which):
     try:
         import torch
     except ImportError:
@@ -327,54 +592,71 @@ def torch_checks(gpus_expected, smi_rows, quick=True):
                  else "")]
     if count == 0:
         return info, out
-    size = 4096 if quick else 8192
+    size, reps, n = (4096 if quick else 8192), 10, 256 * 2**20
     for i in range(count):
         props = torch.cuda.get_device_properties(i)
-        typical = expected_for(props.name, props.total_memory // 2**20)
+        typical = expected_for(props.name, props.total_memory // 2**20) or (None, 0, None, 0)
         a = torch.randn(size, size, device=f"cuda:{i}", dtype=torch.bfloat16)
         b = torch.randn(size, size, device=f"cuda:{i}", dtype=torch.bfloat16)
-        for _ in range(3):
-            a @ b
-        torch.cuda.synchronize(i)
-        reps, start = 10, time.perf_counter()
-        for _ in range(reps):
-            a @ b
-        torch.cuda.synchronize(i)
-        tflops = 2 * size ** 3 * reps / (time.perf_counter() - start) / 1e12
-        out.append(_figure(f"gpu{i}.bf16_matmul_tflops", tflops, typical and typical[0] * typical[1]))
-        n = 256 * 2**20
-        src, dst = torch.empty(n, dtype=torch.uint8, device=f"cuda:{i}"), torch.empty(n, dtype=torch.uint8,
-                                                                                      device=f"cuda:{i}")
-        dst.copy_(src)
-        torch.cuda.synchronize(i)
-        start = time.perf_counter()
-        for _ in range(reps):
-            dst.copy_(src)
-        torch.cuda.synchronize(i)
-        gbps = 2 * n * reps / (time.perf_counter() - start) / 1e9  # bytes read + written
-        out.append(_figure(f"gpu{i}.memory_bandwidth_gbps", gbps, typical and typical[2] * typical[3]))
+        seconds = _timed(torch, i, lambda: a @ b, reps)
+        out.append(_figure(f"gpu{i}.bf16_matmul_tflops", 2 * size ** 3 * reps / seconds / 1e12,
+                           typical[0] and typical[0] * typical[1]))
+        src, dst = (torch.empty(n, dtype=torch.uint8, device=f"cuda:{i}") for _ in range(2))
+        seconds = _timed(torch, i, lambda: dst.copy_(src), reps)  # bytes read + written
+        out.append(_figure(f"gpu{i}.memory_bandwidth_gbps", 2 * n * reps / seconds / 1e9,
+                           typical[2] and typical[2] * typical[3]))
         host = torch.empty(n, dtype=torch.uint8, pin_memory=True)
-        start = time.perf_counter()
-        for _ in range(reps):
-            dst.copy_(host, non_blocking=True)
-        torch.cuda.synchronize(i)
-        out.append(_figure(f"gpu{i}.host_to_device_gbps", n * reps / (time.perf_counter() - start) / 1e9, None,
-                           required=False))
-    out += pcie_under_load(torch, count)
+        seconds = _timed(torch, i, lambda: dst.copy_(host, non_blocking=True), reps)
+        out.append(_figure(f"gpu{i}.host_to_device_gbps", n * reps / seconds / 1e9,
+                           host_to_device_typical(smi_rows[i] if i < len(smi_rows) else {}), soft=True))
+    out += pcie_under_load(torch, count, runner, which)
     if count > 1:
-        tensors = [torch.ones(64 * 2**20, device=f"cuda:{i}") for i in range(count)]
-        torch.cuda.nccl.all_reduce(tensors)
-        torch.cuda.synchronize()
-        ok = all(float(t[0]) == count for t in tensors)
-        start = time.perf_counter()
-        for _ in range(5):
-            torch.cuda.nccl.all_reduce(tensors)
-        torch.cuda.synchronize()
-        seconds = (time.perf_counter() - start) / 5
-        busbw = tensors[0].numel() * 4 / seconds / 1e9 * 2 * (count - 1) / count
-        out.append(check("nccl_all_reduce", PASS if ok else FAIL, round(busbw, 1), None,
-                         "bus bandwidth GB/s across the node's GPUs" if ok else "all-reduce returned wrong sums"))
+        out.append(all_reduce_check(torch, count, torch.cuda.get_device_properties(0).name))
     return info, out
+
+
+def _timed(torch, device, work, reps):
+    """Seconds ``reps`` runs of ``work`` take on ``device``, after three to warm up."""
+    for _ in range(3):
+        work()
+    torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    for _ in range(reps):
+        work()
+    torch.cuda.synchronize(device)
+    return time.perf_counter() - start
+
+
+def host_to_device_typical(gpu):
+    """What a pinned host-to-device copy typically reaches over the link the GPU and host both support (GB/s)."""
+    gens = [gpu.get(f) for f in ("pcie.link.gen.max", "pcie.link.gen.hostmax") if isinstance(gpu.get(f), int)]
+    width = gpu.get("pcie.link.width.max")
+    if not gens or not isinstance(width, int) or min(gens) not in PCIE_LANE_GBPS:
+        return None
+    return PCIE_LANE_GBPS[min(gens)] * width * PCIE_EFFICIENCY
+
+
+def all_reduce_check(torch, count, name):
+    """An all-reduce across the node's GPUs (one process, NCCL): correct sums, and the bus bandwidth against what
+    the model's NVLink typically reaches with 8 GPUs (:data:`ALL_REDUCE`)."""
+    tensors = [torch.ones(64 * 2**20, device=f"cuda:{i}") for i in range(count)]
+    torch.cuda.nccl.all_reduce(tensors)
+    torch.cuda.synchronize()
+    ok = all(float(t[0]) == count for t in tensors)
+    start = time.perf_counter()
+    for _ in range(5):
+        torch.cuda.nccl.all_reduce(tensors)
+    torch.cuda.synchronize()
+    busbw = tensors[0].numel() * 4 / ((time.perf_counter() - start) / 5) / 1e9 * 2 * (count - 1) / count
+    if not ok:
+        return check("nccl_all_reduce", FAIL, round(busbw, 1), None, "all-reduce returned wrong sums")
+    model = model_of(name)
+    words = set(re.split(r"[\s-]+", name.upper()))
+    typical = ALL_REDUCE.get(model) if count == 8 and not {"PCIE", "NVL"} & words else None
+    if typical is None:
+        return check("nccl_all_reduce", PASS, round(busbw, 1), None, f"bus bandwidth GB/s across {count} GPUs; no "
+                     f"typical figure for {count} x {name}", required=False)
+    return _figure("nccl_all_reduce", busbw, typical)
 
 
 LOAD_FIELDS = ("index", "utilization.gpu", "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current",
@@ -395,11 +677,13 @@ def pcie_under_load(torch, count, runner=subprocess.run, which=shutil.which):
         gpu.get("utilization.gpu") or 0, 50)})) if c["name"].endswith(".pcie_link")]
 
 
-def _figure(name, measured, typical, required=True):
+def _figure(name, measured, typical, required=True, soft=False):
+    """A measured figure against what the GPU typically reaches: below :data:`VERDICT_FLOOR` of it fails (warns
+    when ``soft``: a figure the host shapes as much as the GPU)."""
     measured = round(measured, 1)
     if not typical:
         return check(name, PASS, measured, None, "no typical figure for this GPU", required=False)
-    verdict = PASS if measured >= VERDICT_FLOOR * typical else FAIL
+    verdict = PASS if measured >= VERDICT_FLOOR * typical else WARN if soft else FAIL
     return check(name, verdict, measured, round(typical, 1),
                  "" if verdict == PASS else f"below {VERDICT_FLOOR:.0%} of what this GPU typically reaches",
                  required=required)
@@ -407,8 +691,38 @@ def _figure(name, measured, typical, required=True):
 
 # --- the report --------------------------------------------------------------------------------------------------
 
-def analyse(rows, versions, error=None, env=None, gpus_expected=0):
-    """Checks from nvidia-smi's view (rows and versions) and the environment, without running anything."""
+def node_state(rows, runner=subprocess.run, which=shutil.which):
+    """What the node shows besides --query-gpu: its compute processes, NVLink, kernel log, and ``nvidia-smi -q``
+    where an older driver's query lacks the fabric and reset fields; ``rows`` completed with the latter."""
+    binary = which("nvidia-smi")
+
+    def run(*args):
+        try:
+            out = runner([binary, *args], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return out.stdout if out.returncode == 0 else ""
+
+    if rows and all(r.get("fabric.state") is None and r.get("gpu_recovery_action") is None for r in rows):
+        rows = with_q(rows, parse_q(run("-q")))
+    log, why = read_kernel_log(runner, which)
+    return rows, {"apps": parse_apps(run("--query-compute-apps=pid,process_name,used_memory,gpu_uuid",
+                                         "--format=csv")),
+                  "nvlink": parse_nvlink(run("nvlink", "--status") + "\n" + run("nvlink", "--errorcounters")),
+                  "log": log, "log_why": why}
+
+
+def capture_state(text):
+    """:func:`node_state`'s view from a saved capture: what of it the file holds."""
+    log = text if "NVRM" in text else None
+    return {"apps": parse_apps(text), "nvlink": parse_nvlink(text), "log": log,
+            "log_why": "the capture holds no kernel log: append `dmesg` output to see Xid events"}
+
+
+def analyse(rows, versions, error=None, env=None, gpus_expected=0, state=None, sharing=None):
+    """Checks from nvidia-smi's view (rows and versions), the node's ``state`` (:func:`node_state`) and the
+    environment, without running anything. ``sharing``: how the stack shares GPUs on purpose (time-slicing, mps,
+    mig), so memory others hold warns instead of failing."""
     checks = environment_checks(env or {})
     if error:
         checks.insert(0, check("nvidia_driver", FAIL, detail=error))
@@ -422,6 +736,7 @@ def analyse(rows, versions, error=None, env=None, gpus_expected=0):
                         "no GPU visible" if seen == 0 else
                         ("fewer GPUs than the stack promised" if seen < want else "")))
     seen_ids: dict = {}
+    first = []
     for i, gpu in enumerate(rows):
         identity = gpu.get("uuid") or gpu.get("pci.bus_id") or gpu.get("index") or i
         seen_ids[identity] = seen_ids.get(identity, 0) + 1
@@ -429,7 +744,14 @@ def analyse(rows, versions, error=None, env=None, gpus_expected=0):
         if seen_ids[identity] > 1:  # a later snapshot of the same GPU in a capture
             for c in found:
                 c["name"] = c["name"].replace(".", f"#{seen_ids[identity]}.", 1)
+        else:
+            first.append(gpu)
         checks += found
+    state = state or {}
+    checks += memory_checks(first, state.get("apps") or [], sharing)
+    checks += nvlink_checks(first, state.get("nvlink") or {})
+    if "log" in state:
+        checks += xid_checks(first, state["log"], state.get("log_why"))
     return checks
 
 
@@ -442,18 +764,50 @@ def verdict(checks):
     return PASS
 
 
-def probe(gpus_expected=0, quick=True, runner=subprocess.run, which=shutil.which):
-    """Everything this machine can tell: nvidia-smi, the environment, and PyTorch when present."""
+BURN_SECONDS = 300
+"""The sustained tier's length unless told (``--seconds``)."""
+
+
+def probe(gpus_expected=0, quick=True, runner=subprocess.run, which=shutil.which, seconds=BURN_SECONDS,
+          sharing=None):
+    """Everything this machine can tell: nvidia-smi, the node's state, the environment, and PyTorch when present
+    (the quick figures; without ``quick``, larger ones and, for ``seconds`` > 0, the sustained tier of
+    ``burn.py``). Xid events and NVLink errors that appear while the probe loads the GPUs fail."""
     env = environment()
     rows, versions, error = run_nvidia_smi(runner=runner, which=which)
-    checks = analyse(rows, versions, error, env, gpus_expected)
+    state = {}
+    if not error:
+        rows, state = node_state(rows, runner, which)
+    checks = analyse(rows, versions, error, env, gpus_expected, state, sharing)
     framework = {"framework": None}
     if not error:
-        framework, more = torch_checks(gpus_expected, rows, quick)
-        checks += more
+        framework, more = torch_checks(gpus_expected, rows, quick, runner, which)
+        if not quick and seconds > 0 and framework.get("device_count"):
+            more += _burn(framework["device_count"], seconds, runner, which)
+        replaced = {c["name"] for c in more}  # the PCIe link read under load replaces the idle reading
+        checks = [c for c in checks if c["name"] not in replaced] + more
         checks += compatibility_checks(versions.get("cuda"), "torch", framework.get("cuda"))
+        if framework.get("device_count"):
+            _, after = node_state(rows, runner, which)
+            checks += nvlink_checks(rows, after["nvlink"], before=state["nvlink"])
+            if state["log"] is not None and after["log"] is not None:
+                checks += [c for c in xid_checks(rows, after["log"], before=state["log"]) if c["verdict"] == FAIL]
     return {"version": 1, "verdict": verdict(checks), "checks": checks, "gpus": rows, "versions": versions,
             "framework": framework, "environment": env, "host": os.uname().nodename if hasattr(os, "uname") else ""}
+
+
+def _burn(count, seconds, runner, which):
+    """The sustained tier's checks: ``burn.py`` from this package, or beside this file where a job carries both."""
+    try:
+        from . import burn
+    except ImportError:
+        try:
+            import burn
+        except ImportError:
+            return [check("burn", FAIL, detail="burn.py is not beside the probe: the sustained tier cannot run")]
+    import torch
+
+    return burn.burn(torch, count, seconds, runner, which)
 
 
 def finite(data, path="", notes=None):
@@ -490,9 +844,15 @@ def find_report(text, marker=REPORT_MARKER):
 
 
 def main(argv=None):
+    """``[--gpus N] [--full [--seconds S]] [--sharing time-slicing|mps|mig]``: prints the report line; exit 1 when
+    it fails."""
     argv = sys.argv[1:] if argv is None else argv
-    gpus = int(argv[argv.index("--gpus") + 1]) if "--gpus" in argv else 0
-    report = probe(gpus_expected=gpus, quick="--full" not in argv)
+
+    def option(name, default=None):
+        return argv[argv.index(name) + 1] if name in argv[:-1] else default
+
+    report = probe(gpus_expected=int(option("--gpus", 0)), quick="--full" not in argv,
+                   seconds=float(option("--seconds", BURN_SECONDS)), sharing=option("--sharing"))
     print(report_line(report), flush=True)
     return 0 if report["verdict"] != FAIL else 1
 

@@ -7,6 +7,7 @@ deregistered afterwards: the stack gains no resource, and the probe is limited b
 
 from __future__ import annotations
 
+import ast
 import base64
 import copy
 import json
@@ -26,34 +27,61 @@ REGISTERED_FIELDS = ("type", "parameters", "containerProperties", "nodePropertie
 """What ``DescribeJobDefinitions`` returns that ``RegisterJobDefinition`` takes back unchanged."""
 
 
+def shipped(path: str) -> bytes:
+    """The code of the module file at ``path`` as a job carries it: the same statements without docstrings,
+    comments and most indentation (``ast.unparse``), about a fifth smaller compressed, so that the probe fits a
+    job definition."""
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(_text(statement) for statement in block):
+                setattr(node, field, [statement for statement in block if not _text(statement)] or [ast.Pass()])
+    # One space an indentation level: no string literal spans lines once docstrings are gone, so this is safe,
+    # and checked: the text must parse to the very same statements.
+    code = "\n".join(" " * ((len(line) - len(line.lstrip(" "))) // 4) + line.lstrip(" ")
+                     for line in ast.unparse(tree).split("\n")) + "\n"
+    if ast.dump(ast.parse(code)) != ast.dump(tree):
+        raise AssertionError(f"{path}: the shipped code differs from the module's")
+    return code.encode()
+
+
+def _text(statement: ast.stmt) -> bool:
+    """Whether ``statement`` is a bare string: a docstring of a module, class, function or attribute."""
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and \
+        isinstance(statement.value.value, str)
+
+
 def probe_source() -> bytes:
-    """The probe file, byte for byte as in the package."""
-    with open(core.__file__, "rb") as f:
-        return f.read()
+    """The probe file as a job carries it (:func:`shipped`)."""
+    return shipped(core.__file__)
 
 
 def probe_command(gpus: int, full: bool) -> list[str]:
-    """``python3 -c`` running the whole probe file (compressed, unchanged): no image of ours, no network access."""
-    source = base64.b85encode(zlib.compress(probe_source(), 9)).decode()
+    """``python3 -c`` running the probe file (:func:`shipped`, compressed; with ``full``, its sustained tier
+    ``burn.py`` too, each loaded as the module of its name): no image of ours, no network access."""
+    from ..probe import burn
+
+    files = {name: shipped(module.__file__).decode() for name, module in (("core", core), ("burn", burn))
+             if full or name == "core"}
+    bundle = base64.b85encode(zlib.compress(json.dumps(files).encode(), 9)).decode()
     argv = ["probe", "--gpus", str(gpus), *(["--full"] if full else [])]
-    code = (f"import base64,sys,zlib;sys.argv={argv!r};exec(compile(zlib.decompress(base64.b85decode("
-            f"{source!r})),'gpuready_probe.py','exec'),{{'__name__':'__main__'}})")
+    code = (f"import base64,json,sys,types,zlib;sys.argv={argv!r};f=json.loads(zlib.decompress(base64.b85decode("
+            f"{bundle!r})))\nfor n,t in f.items():m=sys.modules[n]=types.ModuleType(n);"
+            f"exec(compile(t,n+'.py','exec'),m.__dict__)\nsys.exit(sys.modules['core'].main())")
     return ["python3", "-c", code]
 
 
 def probe_files() -> dict[str, bytes]:
-    """The files a gang job's nodes run, byte for byte as in the package: the probe and the NCCL launcher."""
+    """The files a gang job's nodes run (:func:`shipped`): the probe and the NCCL launcher."""
     from ..probe import nccl
 
-    files = {}
-    for module in (core, nccl):
-        with open(module.__file__, "rb") as f:
-            files[module.__name__.rsplit(".", 1)[-1] + ".py"] = f.read()
-    return files
+    return {module.__name__.rsplit(".", 1)[-1] + ".py": shipped(module.__file__) for module in (core, nccl)}
 
 
 def launcher_command(argv: list[str]) -> list[str]:
-    """``python3 -c`` writing :func:`probe_files` (compressed, unchanged) to a fresh directory and running
+    """``python3 -c`` writing :func:`probe_files` (compressed) to a fresh directory and running
     ``nccl.py`` there with ``argv``: a gang job's nodes need files on disk, which ``torchrun`` starts again."""
     bundle = base64.b85encode(zlib.compress(json.dumps(
         {name: data.decode() for name, data in probe_files().items()}).encode(), 9)).decode()

@@ -10,12 +10,13 @@ import time
 import uuid
 from dataclasses import asdict
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, TextIO
 
 from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
 
 from ..errors import UserError
-from ..probe import Check, ProbeReport, core
+from ..probe import Check, ProbeReport, burn, core
 from . import scaler
 from .outputs import StackOutputs
 from .result import SmokeResult
@@ -35,12 +36,11 @@ def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]]
               timeout: float, full: bool = False, image: str = SMOKE_IMAGE) -> tuple[dict, dict]:
     """The ConfigMap holding the probe and the Job running it on one GPU node (tolerating every taint in
     ``taints``, selecting ``node_labels``)."""
-    with open(core.__file__) as f:
-        source = f.read()
+    files = {"probe.py": Path(core.__file__).read_text(), "burn.py": Path(burn.__file__).read_text()}
     labels = {"app.kubernetes.io/name": "gpuready-smoke", "app.kubernetes.io/instance": name}
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": name, "namespace": namespace, "labels": labels},
-                  "data": {"probe.py": source}}
+                  "data": files}
     tolerations = [{"key": t["key"], "operator": "Exists", "effect": t["effect"]} for t in taints]
     job = {
         "apiVersion": "batch/v1", "kind": "Job",

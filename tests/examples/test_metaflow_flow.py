@@ -22,13 +22,13 @@ def _run(tmp_path):
 
 
 def test_the_probe_step_passes_on_a_healthy_gpu_and_end_prints_its_checks(tmp_path, fake_smi):
-    fake_smi(H100, row=1)
+    fake_smi(H100, row=0)
     done = _run(tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Verdict: PASS" in done.stdout + done.stderr and "NVIDIA H100 80GB HBM3" in done.stdout + done.stderr
 
 
 def test_a_gpu_with_uncorrected_ecc_errors_fails_the_run(tmp_path, fake_smi):
-    fake_smi(H100, row=1, **{"ecc.errors.uncorrected.volatile.total": "3"})
+    fake_smi(H100, row=0, **{"ecc.errors.uncorrected.volatile.total": "3"})
     done = _run(tmp_path)
     assert done.returncode != 0 and "the GPU probe failed" in done.stdout + done.stderr

@@ -64,7 +64,7 @@ def test_capture_analysis_passes_healthy_gpus_and_counts_gpus_not_snapshots():
 
 
 def test_probe_on_a_replayed_h100(fake_smi):
-    fake_smi(H100, row=1)
+    fake_smi(H100, row=0)
     report = core.probe(gpus_expected=1)
     verdicts = _verdicts(report)
     assert report["verdict"] == "pass", report["checks"]
@@ -148,7 +148,7 @@ def test_thermal_slowdown_fails_and_power_cap_warns(fake_smi):
 
 
 def test_degraded_pcie_link_under_load_warns(fake_smi):
-    fake_smi(H100, row=1, **{"pcie.link.gen.current": "3", "utilization.gpu": "100 %"})
+    fake_smi(H100, row=0, **{"pcie.link.gen.current": "3", "utilization.gpu": "100 %"})
     assert _verdicts(core.probe())["gpu0.pcie_link"] == "warn"
 
 
@@ -203,7 +203,7 @@ def test_the_probe_file_runs_alone_with_only_the_standard_library(tmp_path):
 
 def test_pcie_under_load_reads_the_link_while_the_gpus_work(fake_smi):
     """With a stand-in for torch that records the queued work: the link is judged as under load."""
-    fake_smi(H100, row=1, **{"pcie.link.gen.current": "4"})
+    fake_smi(H100, row=0, **{"pcie.link.gen.current": "4"})
     queued = []
 
     class Tensor:

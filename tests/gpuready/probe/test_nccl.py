@@ -218,7 +218,7 @@ LAUNCH = ["launch", "--nodes", "2", "--gpus-per-node", "8", "--transport", "efa"
 
 
 def test_the_main_node_probes_runs_torchrun_streams_its_output_and_reports(torchrun, fake_smi, capsys):
-    fake_smi(H100, row=1, gpus=8)
+    fake_smi(H100, row=0, gpus=8)
     calls = torchrun(FI_PROVIDER="efa")
     assert nccl.main(LAUNCH) == 0
     out = capsys.readouterr().out

@@ -15,13 +15,14 @@ import json
 import re
 import threading
 import zlib
+from pathlib import Path
 
 import boto3
 import pytest
 
 from gpuready.cli import main
 from gpuready.errors import UserError
-from gpuready.probe import core
+from gpuready.probe import burn, core
 from gpuready.smoke import batch as target
 from gpuready.smoke import batch_probe
 from tests.gpuready.conftest import H100
@@ -49,7 +50,7 @@ def container(aws):
 
 
 def test_job_runs_the_probe_and_its_report_is_read_from_cloudwatch(aws, container, fake_smi):
-    fake_smi(H100, row=1)
+    fake_smi(H100, row=0)
     endpoint, outputs = aws
     result = _run(outputs)
     assert result.verdict == "pass", result.checks
@@ -138,19 +139,39 @@ def test_ctrl_c_terminates_the_job(aws, jobs_never_start):
     assert "interrupted" in {c.name: c.detail for c in result.checks}["job_finished"]
 
 
-def test_the_probe_definition_carries_the_whole_probe_file_in_half_the_size_limit(aws):
+def _statements(source: bytes) -> str:
+    """The module's statements, bare strings (docstrings) left out, as ``ast.dump`` writes them."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                kept = [s for s in block if not (isinstance(s, ast.Expr) and isinstance(getattr(s.value, "value", None), str))]
+                setattr(node, field, kept if len(kept) == len(block) else kept or [ast.Pass()])
+    return ast.dump(tree)
+
+
+def test_the_probe_definition_carries_the_probe_and_its_burn_within_three_quarters_of_the_limit(aws):
     endpoint, outputs = aws
     (stack,) = _batch(endpoint).describe_job_definitions(jobDefinitions=[outputs["jobDefinitionArn"]])["jobDefinitions"]
     request = batch_probe.definition(stack, gpus=8, full=True, tags={"gpuready:smoke": "true",
                                                                      "gpuready:run": "gpuready-smoke-0123456789ab"})
-    assert batch_probe.size(request) <= batch_probe.DEFINITION_LIMIT / 2, batch_probe.size(request)
+    assert batch_probe.size(request) <= 0.75 * batch_probe.DEFINITION_LIMIT, batch_probe.size(request)
     code = request["containerProperties"]["command"][2]
     (packed,) = re.findall(r"b85decode\(('[^']*')\)", code)
-    with open(core.__file__, "rb") as f:
-        assert zlib.decompress(base64.b85decode(ast.literal_eval(packed))) == f.read()  # unchanged: docstrings and all
+    carried = json.loads(zlib.decompress(base64.b85decode(ast.literal_eval(packed))))
+    assert sorted(carried) == ["burn", "core"]
+    for name, module in (("core", core), ("burn", burn)):
+        assert carried[name] == batch_probe.shipped(module.__file__).decode()
+        # the same code, less docstrings
+        assert _statements(carried[name].encode()) == _statements(Path(module.__file__).read_bytes())
+        assert '"""' not in carried[name] and "# ---" not in carried[name]
     assert "--full" in code and "'8'" in code
     assert {k: v for k, v in request["containerProperties"].items() if k != "command"} == \
         {k: v for k, v in stack["containerProperties"].items() if k != "command"}
+    quick = batch_probe.probe_command(gpus=1, full=False)[2]
+    (packed,) = re.findall(r"b85decode\(('[^']*')\)", quick)
+    assert list(json.loads(zlib.decompress(base64.b85decode(ast.literal_eval(packed))))) == ["core"]
 
 
 def test_the_submitted_job_overrides_only_gpus_and_environment(aws, monkeypatch):

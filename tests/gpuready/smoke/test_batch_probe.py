@@ -65,13 +65,13 @@ def test_the_launcher_fits_a_p5_gang_job_definition_within_its_share_of_the_limi
     assert batch_probe.size(request) <= LAUNCHER_SHARE * batch_probe.DEFINITION_LIMIT, batch_probe.size(request)
 
 
-def test_the_launcher_carries_both_files_unchanged():
+def test_the_launcher_carries_both_files_as_shipped():
     code = batch_probe.launcher_command(ARGV)[2]
     (packed,) = re.findall(r"b85decode\(('[^']*')\)", code)
     files = json.loads(zlib.decompress(base64.b85decode(ast.literal_eval(packed))))
+    assert sorted(files) == ["core.py", "nccl.py"]  # a gang job runs no burn (sweep --full burns each node)
     for module in (core, nccl):
-        with open(module.__file__) as f:
-            assert files[module.__name__.rsplit(".", 1)[-1] + ".py"] == f.read()
+        assert files[module.__name__.rsplit(".", 1)[-1] + ".py"] == batch_probe.shipped(module.__file__).decode()
 
 
 def test_the_carried_files_run_a_batch_main_node_end_to_end(tmp_path):

@@ -60,7 +60,7 @@ def test_job_tolerates_every_taint_the_stack_reports_aks_spot_included(render):
 
 
 def test_the_configmap_probe_runs_as_the_container_runs_it(tmp_path, fake_smi):
-    fake_smi(H100, row=1)
+    fake_smi(H100, row=0)
     config_map, job = target.manifests("x", "default", 1, [], {}, 60)
     (tmp_path / "probe.py").write_text(config_map["data"]["probe.py"])
     command = job["spec"]["template"]["spec"]["containers"][0]["command"]
@@ -86,7 +86,7 @@ def _report_logs():
 
 
 def test_succeeded_pod_with_report_passes_and_everything_is_deleted(kube, fake_smi):
-    fake_smi(H100, row=1)
+    fake_smi(H100, row=0)
     server, outputs = kube(logs=_report_logs())
     progress = io.StringIO()
     result = target.run(outputs, timeout=30, progress=progress)

@@ -19,7 +19,7 @@ def test_local_without_a_gpu_exits_1_with_a_clear_verdict(monkeypatch, tmp_path,
 
 
 def test_local_on_a_replayed_h100_passes(fake_smi, capsys, tmp_path):
-    fake_smi(H100, row=1, gpus=2)
+    fake_smi(H100, row=0, gpus=2)
     junit = tmp_path / "smoke.xml"
     assert main(["smoke", "--local", "--gpus", "2", "--json", "--junit", str(junit)]) == 0
     result = json.loads(capsys.readouterr().out)

@@ -18,7 +18,7 @@ GEMM_TYPICAL, HBM_TYPICAL = H100_SXM[0] * H100_SXM[1], H100_SXM[2] * H100_SXM[3]
 
 def _report(fake_smi, gemm=(), hbm=(), **overrides) -> ProbeReport:
     """The probe's report on a node whose GPU i measured ``gemm[i]`` TFLOP/s and ``hbm[i]`` GB/s."""
-    fake_smi(H100, row=1, gpus=max(len(gemm), 1), **overrides)
+    fake_smi(H100, row=0, gpus=max(len(gemm), 1), **overrides)
     data = core.probe(gpus_expected=max(len(gemm), 1))
     data["checks"] = [c for c in data["checks"] if c["name"] != "framework"]
     for i, (tflops, gbps) in enumerate(zip(gemm, hbm)):

@@ -38,7 +38,7 @@ def _run(outputs, **kwargs):
 def containers(aws, tmp_path, fake_smi):
     """Runs each new job's command as its container would on host ``host(job name)``, with ``faults(job name)``
     set on nvidia-smi's answer; returns the settings to fill in."""
-    fake_smi(H100, row=1, gpus=4)  # the 4 GPUs of a g6.12xlarge (the model is the capture's)
+    fake_smi(H100, row=0, gpus=4)  # the 4 GPUs of a g6.12xlarge (the model is the capture's)
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
     settings = {"host": lambda name: f"ip-10-42-0-{name.rsplit('-', 1)[1]}", "faults": lambda name: {}}

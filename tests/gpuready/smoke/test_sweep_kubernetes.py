@@ -34,7 +34,7 @@ def _node(name, gpus="4", gpu=True, **spec):
 
 def _probe_logs(fake_smi, **overrides):
     """What the probe prints on a node with the replayed H100 (with ``overrides`` to nvidia-smi's answer)."""
-    fake_smi(H100, row=1, **overrides)
+    fake_smi(H100, row=0, **overrides)
     return f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
 
 

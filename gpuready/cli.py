@@ -73,7 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("--nvidia-smi-output", type=Path, metavar="FILE",
                        help="a saved --query-gpu CSV (with or without header and units) to analyse instead")
     probe.add_argument("--gpus", type=int, default=0, help="GPUs the node should have (fewer is a failure)")
-    probe.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
+    probe.add_argument("--full", action="store_true",
+                       help="the sustained tier: larger benchmarks, then every GPU under load for --seconds")
+    probe.add_argument("--seconds", type=_seconds, default=None, metavar="S",
+                       help="how long --full keeps the GPUs loaded (default 300)")
+    probe.add_argument("--sharing", choices=("time-slicing", "mps", "mig"),
+                       help="the GPUs are shared on purpose: memory others hold warns instead of failing")
     probe.add_argument("--json", action="store_true", help="print the report as JSON")
     probe.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML")
 
@@ -216,10 +221,14 @@ def _probe(args: argparse.Namespace) -> int:
             capture = args.nvidia_smi_output.read_bytes()  # analyse_capture decodes BOM and UTF-16 captures
         except OSError as e:
             raise UserError(f"cannot read {args.nvidia_smi_output}: {e.strerror}") from None
-        report = analyse_capture(capture, args.gpus)
+        report = analyse_capture(capture, args.gpus, args.sharing)
         target = f"capture {args.nvidia_smi_output}"
     else:
-        report = ProbeReport.from_json(core.probe(gpus_expected=args.gpus, quick=not args.full))
+        if args.seconds is not None and not args.full:
+            raise UserError("--seconds is how long --full loads the GPUs: add --full, or drop --seconds")
+        report = ProbeReport.from_json(core.probe(
+            gpus_expected=args.gpus, quick=not args.full, sharing=args.sharing,
+            seconds=core.BURN_SECONDS if args.seconds is None else args.seconds))
         target = "this machine"
     result = SmokeResult(target=target, title="GPU probe", checks=list(report.checks), probe=report)
     return _show(result, args)

@@ -108,8 +108,10 @@ def decode_capture(data: Union[str, bytes]) -> str:
                         "text") from None
 
 
-def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0) -> ProbeReport:
-    """A report from a saved ``nvidia-smi --query-gpu`` capture (CSV with or without header and units).
+def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0, sharing: Optional[str] = None) -> ProbeReport:
+    """A report from a saved ``nvidia-smi --query-gpu`` capture (CSV with or without header and units), with what
+    else the file holds: ``--query-compute-apps`` or the table's processes, ``nvidia-smi nvlink --status`` and
+    ``--errorcounters``, ``nvidia-smi -q``, and kernel log lines (Xid). ``sharing``: as :func:`core.analyse`.
 
     Raises :class:`UserError` when the capture holds neither GPU rows nor anything else nvidia-smi prints: a wrong
     file must not read as a verdict on GPUs."""
@@ -121,8 +123,8 @@ def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0) -> ProbeRep
                         "look like nvidia-smi output. Fix: give the file nvidia-smi --query-gpu=index,name,uuid,... "
                         "--format=csv wrote")
     error = None if rows else "no --query-gpu rows in the capture (give the CSV nvidia-smi printed)"
-    rows = core.with_mig_devices(rows, core.parse_mig_devices(text))
-    checks = core.analyse(rows, versions, error, None, gpus_expected)
+    rows = core.with_q(core.with_mig_devices(rows, core.parse_mig_devices(text)), core.parse_q(text))
+    checks = core.analyse(rows, versions, error, None, gpus_expected, core.capture_state(text), sharing)
     return ProbeReport.from_json({"verdict": core.verdict(checks), "checks": checks, "gpus": rows,
                                   "versions": versions})
 

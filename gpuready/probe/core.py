@@ -368,8 +368,12 @@ def parse_xids(text):
 
 
 def _bus(address):
-    """``0000:3b:00`` and ``00000000:3B:00.0`` alike as ``3b:00`` (bus and device)."""
-    return ":".join(address.lower().split(".")[0].split(":")[-2:])
+    """``0000:3b:00`` and ``00000000:3B:00.0`` alike as ``0:3b:00`` (domain, bus, device)."""
+    parts = address.lower().split(".")[0].split(":")
+    return ":".join([str(int(parts[-3], 16)) if len(parts) > 2 else "0", *parts[-2:]])
+
+
+KMSG = "/dev/kmsg"
 
 
 def read_kernel_log(runner=subprocess.run, which=shutil.which):
@@ -385,9 +389,9 @@ def read_kernel_log(runner=subprocess.run, which=shutil.which):
         except (OSError, subprocess.SubprocessError) as e:
             why = str(e)[:120]
     try:
-        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(KMSG, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
-        return None, f"{why}; /dev/kmsg: {e.strerror}"
+        return None, f"{why}; {KMSG}: {e.strerror}"
     chunks = []
     try:
         while len(chunks) < 100_000:

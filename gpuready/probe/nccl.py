@@ -27,7 +27,7 @@ except ImportError:  # run as a file beside core.py
     import core
 
 REPORT_MARKER = "GPUREADY_NCCL_REPORT "
-PASS, FAIL = core.PASS, core.FAIL
+PASS, FAIL, SKIP = core.PASS, core.FAIL, core.SKIP
 GIB = 2**30
 
 # Typical all-reduce bus bandwidth, GB/s, from nccl-tests' all_reduce_perf on 2 nodes x 8 GPUs at 2 GiB messages
@@ -101,8 +101,11 @@ FIXES = {
 }
 
 
-def _transport_check(report, expected):
+def _transport_check(report, expected, nodes):
     used = report.get("transport") or "unknown"
+    if nodes <= 1:
+        return core.check("nccl_transport", SKIP, used, expected, "one node: NCCL crosses no network",
+                          required=False)
     if expected in (None, "", "socket") or used == expected:
         return core.check("nccl_transport", PASS, used, expected or "socket")
     why = f"NCCL used {used}, not {expected}" if used != "unknown" else \
@@ -115,6 +118,9 @@ def _bandwidth_check(report, nodes, instance_type):
     if report.get("error") or not isinstance(measured, (int, float)):
         return core.check("nccl_bus_bandwidth", FAIL, None, None, "no measurement: the all-reduce did not run")
     measured = round(measured, 1)
+    if (report.get("world_size") or 0) <= 1:
+        return core.check("nccl_bus_bandwidth", SKIP, measured, None, "one rank: nothing crosses a link",
+                          required=False)
     typical = TYPICAL_BUS_BANDWIDTH.get(instance_type or "")
     per_node = (report.get("world_size") or 0) / max(nodes, 1)
     if not typical or per_node != typical[1] or (report.get("bytes") or 0) < typical[2] / 2:
@@ -141,7 +147,7 @@ def checks(report, *, nodes, expected_transport, instance_type=None):
                    "" if hosts >= nodes else "fewer distinct hosts than nodes took part in the all-reduce"),
         core.check("nccl_all_reduce_correct", PASS if correct else FAIL, report.get("correct"), True,
                    f"the run failed: {error}" if error else ("" if correct else "the all-reduce returned wrong sums")),
-        _transport_check(report, expected_transport),
+        _transport_check(report, expected_transport, nodes),
         _bandwidth_check(report, nodes, instance_type),
     ]
 

@@ -24,6 +24,12 @@ def fake_smi(tmp_path, monkeypatch):
     replay = Path(__file__).parent / "probe" / "fake_smi.py"
     script.write_text(f"#!{sys.executable}\nimport runpy\nrunpy.run_path({str(replay)!r}, run_name='__main__')\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    dmesg = script.parent / "dmesg"
+    dmesg.write_text(script.read_text().replace("import runpy", "import os, runpy; os.environ['FAKE_SMI_AS'] = 'dmesg'"))
+    dmesg.chmod(script.stat().st_mode)
+    (tmp_path / "smi-state").mkdir()
+    monkeypatch.setenv("FAKE_SMI_STATE", str(tmp_path / "smi-state"))
+    monkeypatch.setattr("gpuready.probe.core.KMSG", str(tmp_path / "no-kmsg"))
     monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setitem(sys.modules, "torch", None)
     hidden = tmp_path / "no-torch"

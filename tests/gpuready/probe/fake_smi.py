@@ -4,6 +4,9 @@ It answers ``--query-gpu=FIELDS --format=csv`` with the capture's own cells for 
 capture's driver did not print, exactly as nvidia-smi rejects unknown fields), ``-L`` with the capture's own
 ``nvidia-smi -L`` lines, and the bare command with the capture's table. Environment: FAKE_SMI_CAPTURE (file),
 FAKE_SMI_ROW (which row, default the first), FAKE_SMI_SET (``field=value;...`` overrides, to inject faults), FAKE_SMI_FAIL (print this and exit 9).
+``--query-compute-apps``, ``nvlink --status``/``--errorcounters`` and ``-q`` print the files FAKE_SMI_APPS,
+FAKE_SMI_NVLINK_STATUS/_ERRORS and FAKE_SMI_Q name (of several, the next at each call); run as ``dmesg`` it prints
+FAKE_DMESG's, or fails as an unprivileged dmesg does.
 """
 
 import csv
@@ -15,6 +18,36 @@ import sys
 if os.environ.get("FAKE_SMI_FAIL"):
     print(os.environ["FAKE_SMI_FAIL"])
     sys.exit(9)
+
+
+def replay(variable):
+    """Print the file ``variable`` names; of several (os.pathsep between them), the next one at each call."""
+    files = [f for f in os.environ.get(variable, "").split(os.pathsep) if f]
+    if not files:
+        return
+    counter = os.path.join(os.environ["FAKE_SMI_STATE"], variable)
+    calls = int(open(counter).read()) if os.path.exists(counter) else 0
+    with open(counter, "w") as f:
+        f.write(str(calls + 1))
+    print(open(files[min(calls, len(files) - 1)]).read())
+
+
+if os.environ.get("FAKE_SMI_AS") == "dmesg":  # the same replay stands in for dmesg
+    if not os.environ.get("FAKE_DMESG"):
+        print("dmesg: read kernel buffer failed: Operation not permitted", file=sys.stderr)
+        sys.exit(1)
+    replay("FAKE_DMESG")
+    sys.exit(0)
+if sys.argv[1:2] == ["nvlink"]:
+    replay("FAKE_SMI_NVLINK_ERRORS" if "--errorcounters" in sys.argv else "FAKE_SMI_NVLINK_STATUS")
+    sys.exit(0)
+if sys.argv[1:2] == ["-q"]:
+    replay("FAKE_SMI_Q")
+    sys.exit(0)
+if any(a.startswith("--query-compute-apps=") for a in sys.argv):
+    print("pid, process_name, used_gpu_memory [MiB], gpu_uuid")
+    replay("FAKE_SMI_APPS")
+    sys.exit(0)
 text = open(os.environ["FAKE_SMI_CAPTURE"]).read()
 rows, names = [], []
 for line in text.splitlines():

@@ -1,0 +1,213 @@
+"""What --query-gpu alone does not show: memory others hold, Xid events, NVLink, fabric and recovery state, modes.
+
+Captures under tests/data/nvidia-smi: the real H100 one (590.48.01) and, in constructed/, outputs built in the
+formats NVIDIA's tools print (PROVENANCE.md says which); each check is also run live through the replaying
+nvidia-smi and dmesg of tests/gpuready/conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gpuready.cli import main
+from gpuready.probe import analyse_capture, core
+from tests.gpuready.conftest import CAPTURES, H100
+
+MADE = CAPTURES / "constructed"
+
+
+def _verdicts(checks):
+    return {c["name"] if isinstance(c, dict) else c.name: c["verdict"] if isinstance(c, dict) else c.verdict
+            for c in checks}
+
+
+def _held_h100_capture(tmp_path, apps=True):
+    """The real H100 capture's idle snapshot with 72,207 of 81,559 MiB held (as measured on a lent H100), and the
+    compute process nvidia-smi lists."""
+    lines = H100.read_text().splitlines()
+    idle = next(i for i, line in enumerate(lines) if line.startswith("2026/07/14 08:12:38"))
+    assert ", 81559 MiB, 479 MiB, 0 MiB, 81081 MiB," in lines[idle]
+    lines[idle] = lines[idle].replace(", 479 MiB, 0 MiB, 81081 MiB,", ", 479 MiB, 72207 MiB, 8873 MiB,")
+    text = "\n".join(lines[:idle + 1]) + "\n"
+    if apps:
+        text += "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv\n" + \
+            "pid, process_name, used_gpu_memory [MiB], gpu_uuid\n" + (MADE / "compute-apps_h100_stray.csv").read_text()
+    path = tmp_path / "held.txt"
+    path.write_text(text)
+    return path
+
+
+def test_memory_held_by_a_stray_process_fails_and_names_it(tmp_path):
+    report = analyse_capture(_held_h100_capture(tmp_path).read_text(), gpus_expected=1)
+    held = next(c for c in report.checks if c.name == "gpu0.memory_in_use")
+    assert report.verdict == "fail" and held.verdict == "fail"
+    assert held.measured == "72207 of 81559 MiB (89%)" and "pid 9021 python3 (72200 MiB)" in held.detail
+
+
+def test_memory_held_where_gpus_are_shared_on_purpose_warns_and_says_how(tmp_path):
+    report = analyse_capture(_held_h100_capture(tmp_path).read_text(), gpus_expected=1, sharing="time-slicing")
+    held = next(c for c in report.checks if c.name == "gpu0.memory_in_use")
+    assert held.verdict == "warn" and "time-slicing" in held.detail and report.verdict == "warn"
+
+
+def test_the_cli_reads_a_capture_with_sharing(tmp_path, capsys):
+    assert main(["probe", "--nvidia-smi-output", str(_held_h100_capture(tmp_path, apps=False))]) == 1
+    assert "pid 11345 ./gpu_burn (15690 MiB)" in capsys.readouterr().out  # from the capture's own table
+    assert main(["probe", "--nvidia-smi-output", str(_held_h100_capture(tmp_path)), "--sharing", "mps"]) == 0
+
+
+def test_the_real_idle_and_loaded_h100_snapshots(tmp_path):
+    """The capture's own table lists gpu_burn and memhog under load: the processes parse, the idle GPU passes."""
+    apps = core.parse_apps(H100.read_text())
+    assert {(a["pid"], a["name"], a["used"]) for a in apps} >= {(11345, "./gpu_burn", 15690),
+                                                                 (11327, "/root/tools/memhog", 2566)}
+    report = analyse_capture(H100.read_text(), gpus_expected=1)
+    assert _verdicts(report.checks)["gpu0.memory_in_use"] == "pass"  # the first snapshot is the start
+
+
+def test_memory_held_live_fails_with_the_process(fake_smi, monkeypatch, tmp_path):
+    fake_smi(H100, **{"memory.used": "72207 MiB"})
+    apps = tmp_path / "apps.csv"  # the replaying nvidia-smi numbers its GPUs' UUIDs -0, -1...
+    apps.write_text((MADE / "compute-apps_h100_stray.csv").read_text().replace("000000000000\n", "000000000000-0\n"))
+    monkeypatch.setenv("FAKE_SMI_APPS", str(apps))
+    report = core.probe(gpus_expected=1)
+    held = next(c for c in report["checks"] if c["name"] == "gpu0.memory_in_use")
+    assert report["verdict"] == "fail" and held["verdict"] == "fail" and "python3" in held["detail"]
+    fake_smi(H100, **{"memory.used": "72207 MiB", "mig.mode.current": "Enabled"})
+    assert _verdicts(core.probe(gpus_expected=1)["checks"])["gpu0.memory_in_use"] == "warn"
+
+
+@pytest.mark.parametrize("field,value,check,verdict,words", [
+    ("fabric.state", "In Progress", "gpu0.fabric", "fail", "nvidia-fabricmanager"),
+    ("fabric.status", "Failure", "gpu0.fabric", "fail", "CUDA cannot start"),
+    ("gpu_recovery_action", "Drain and Reset", "gpu0.recovery_action", "fail", "drain the node"),
+    ("gpu_recovery_action", "Reboot", "gpu0.recovery_action", "fail", "reboot the node"),
+    ("ecc.mode.current", "Disabled", "gpu0.ecc_mode", "fail", "nvidia-smi -e 1"),
+    ("ecc.mode.pending", "Disabled", "gpu0.ecc_mode_pending", "warn", "next reboot"),
+    ("compute_mode", "Prohibited", "gpu0.compute_mode", "fail", "no CUDA context"),
+    ("persistence_mode", "Disabled", "gpu0.persistence_mode", "warn", "nvidia-persistenced"),
+])
+def test_states_that_stop_a_real_job(fake_smi, field, value, check, verdict, words):
+    fake_smi(H100, **{field: value})
+    report = core.probe(gpus_expected=1)
+    found = next(c for c in report["checks"] if c["name"] == check)
+    assert found["verdict"] == verdict and words in found["detail"]
+    assert report["verdict"] == verdict
+
+
+def test_a_healthy_h100_reads_fabric_complete_and_no_recovery_action(fake_smi):
+    fake_smi(H100)
+    verdicts = _verdicts(core.probe(gpus_expected=1)["checks"])
+    assert verdicts["gpu0.fabric"] == "pass" and "gpu0.recovery_action" not in verdicts
+    assert "gpu0.ecc_mode" not in verdicts and "gpu0.persistence_mode" not in verdicts
+
+
+def test_ecc_off_warns_on_a_gddr_board():
+    checks = core.gpu_checks({"index": 0, "name": "NVIDIA L4", "ecc.mode.current": "Disabled"})
+    assert _verdicts(checks)["gpu0.ecc_mode"] == "warn"
+
+
+def test_an_older_driver_shows_the_fabric_through_nvidia_smi_q(fake_smi, monkeypatch):
+    """R535's --query-gpu lacks fabric.state: the probe reads nvidia-smi -q for it."""
+    fake_smi(H100)
+    monkeypatch.setenv("FAKE_SMI_SET", "fabric.state=;fabric.status=;gpu_recovery_action=")
+    monkeypatch.setenv("FAKE_SMI_Q", str(MADE / "q_fabric_in_progress_r535.txt"))
+    monkeypatch.setenv("FAKE_SMI_GPUS", "1")
+    rows, _, _ = core.run_nvidia_smi()
+    rows[0]["pci.bus_id"] = "00000000:00:09.0"
+    rows, _ = core.node_state(rows)
+    assert rows[0]["fabric.state"] == "In Progress"
+    assert _verdicts(core.gpu_checks(rows[0]))["gpu0.fabric"] == "fail"
+
+
+def test_reset_required_in_nvidia_smi_q():
+    q = core.parse_q("GPU 00000000:3B:00.0\n    GPU Reset Status\n        Reset Required    : Yes\n")
+    assert q == {"0:3b:00": {"gpu_recovery_action": "Reset"}}
+
+
+def test_xid_classes_per_gpu_and_for_a_gpu_not_in_this_container(fake_smi, monkeypatch):
+    fake_smi(H100)
+    monkeypatch.setenv("FAKE_DMESG", str(MADE / "dmesg_xids.txt"))
+    checks = {c["name"]: c for c in core.probe(gpus_expected=1)["checks"]}
+    assert checks["gpu0.xid"]["verdict"] == "warn" and checks["gpu0.xid"]["measured"].startswith("13 (")
+    assert checks["gpu0.xid"]["required"] is False
+    other = checks["pci 0:00:0a.xid"]
+    assert other["verdict"] == "fail" and "79 (pid=0, name=none, GPU has fallen off the bus.)" == other["measured"]
+    assert "drain and reset" in other["detail"]
+
+
+def test_xid_unreadable_kernel_log_is_said_not_guessed(fake_smi):
+    fake_smi(H100)
+    check = next(c for c in core.probe(gpus_expected=1)["checks"] if c["name"] == "xid")
+    assert check["verdict"] == "skip" and "Operation not permitted" in check["detail"]
+    capture = analyse_capture(H100.read_text(), gpus_expected=1)
+    assert "holds no kernel log" in next(c for c in capture.checks if c.name == "xid").detail
+
+
+def test_a_new_xid_under_load_fails_even_an_application_one():
+    before = (MADE / "dmesg_none.txt").read_text()
+    after = (MADE / "dmesg_after_load.txt").read_text()
+    rows = [{"index": 0, "pci.bus_id": "00000000:00:09.0"}]
+    assert _verdicts(core.xid_checks(rows, before)) == {"gpu0.xid": "pass"}
+    assert _verdicts(core.xid_checks(rows, after, before=before)) == {"gpu0.xid": "fail"}
+    assert _verdicts(core.xid_checks(rows, after)) == {"gpu0.xid": "warn"}
+
+
+def test_nvlink_down_and_errors(fake_smi, monkeypatch):
+    fake_smi(H100, gpus=2)
+    monkeypatch.setenv("FAKE_SMI_NVLINK_STATUS", str(MADE / "nvlink-status_8x_h100_one_down.txt"))
+    monkeypatch.setenv("FAKE_SMI_NVLINK_ERRORS", str(MADE / "nvlink-errors_before.txt"))
+    checks = {c["name"]: c for c in core.probe(gpus_expected=2)["checks"]}
+    assert checks["gpu0.nvlink"]["verdict"] == "fail" and checks["gpu0.nvlink"]["measured"] == "3 of 4 links up"
+    assert checks["gpu1.nvlink"]["verdict"] == "pass"
+    assert checks["gpu0.nvlink_errors"]["verdict"] == "warn" and "link 1 Replay Errors 2" in \
+        checks["gpu0.nvlink_errors"]["measured"]
+
+
+def test_nvlink_errors_rising_under_load_fail():
+    rows = [{"index": 0}]
+    before = core.parse_nvlink((MADE / "nvlink-errors_before.txt").read_text() +
+                               (MADE / "nvlink-status_8x_h100_one_down.txt").read_text())
+    after = core.parse_nvlink((MADE / "nvlink-errors_after.txt").read_text() +
+                              (MADE / "nvlink-status_8x_h100_one_down.txt").read_text())
+    rose = {c["name"]: c for c in core.nvlink_checks(rows, after, before=before)}["gpu0.nvlink_errors"]
+    assert rose["verdict"] == "fail" and rose["measured"] == "link 0 CRC Errors 17"
+
+
+def test_every_link_down_on_a_multi_gpu_node_fails_but_a_single_gpu_without_links_is_left_alone():
+    down = core.parse_nvlink("GPU 0: X (UUID: a)\n\t Link 0: <inactive>\n\t Link 1: <inactive>\n")
+    assert _verdicts(core.nvlink_checks([{"index": 0}, {"index": 1}], down)) == {"gpu0.nvlink": "fail"}
+    assert core.nvlink_checks([{"index": 0}], down) == []
+    assert core.nvlink_checks([{"index": 0}], {}) == []
+
+
+def test_no_check_is_reported_twice_when_the_link_is_read_under_load(fake_smi, monkeypatch):
+    fake_smi(H100)
+    load = core.check("gpu0.pcie_link", core.PASS, "gen5 x16", "gen5 x16")
+    monkeypatch.setattr(core, "torch_checks", lambda *a, **k: ({"framework": "torch", "device_count": 0}, [load]))
+    names = [c["name"] for c in core.probe(gpus_expected=1)["checks"]]
+    assert names.count("gpu0.pcie_link") == 1 and len(names) == len(set(names))
+
+
+def test_host_to_device_typical_from_the_link_both_ends_support():
+    assert core.host_to_device_typical({"pcie.link.gen.max": 5, "pcie.link.width.max": 16}) == \
+        pytest.approx(3.938 * 16 * 0.8)
+    assert core.host_to_device_typical({"pcie.link.gen.max": 5, "pcie.link.gen.hostmax": 4,
+                                        "pcie.link.width.max": 16}) == pytest.approx(1.969 * 16 * 0.8)
+    assert core.host_to_device_typical({"pcie.link.gen.max": None, "pcie.link.width.max": 16}) is None
+    slow = core._figure("gpu0.host_to_device_gbps", 20.0, 50.4, soft=True)
+    assert slow["verdict"] == "warn"  # the host shapes it as much as the GPU: never a failure
+
+
+def test_the_kernel_log_is_not_read_where_dmesg_is_refused_and_kmsg_absent(monkeypatch, tmp_path):
+    monkeypatch.setattr(core, "KMSG", str(tmp_path / "absent"))
+    log, why = core.read_kernel_log(which=lambda name: None)
+    assert log is None and "dmesg is not installed" in why and "absent" in why
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text("6,1,0,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n")
+    monkeypatch.setattr(core, "KMSG", str(kmsg))
+    log, why = core.read_kernel_log(which=lambda name: None)
+    assert why is None and core.parse_xids(log) == [("0:3b:00", 79, "pid=0, GPU has fallen off the bus.")]
+    assert os.path.exists(kmsg)

@@ -44,14 +44,15 @@ CLOCK_EVENT_REASONS = {
 SLOWING = {"hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"}
 """Active reasons that mean the GPU runs slower than it should (heat, power delivery, hardware protection)."""
 
-# Typical figures a healthy GPU reaches (tests/data/gpu-specs.md: dense peak x typical fraction); None: no figure
-# (V100, T4 and T4G have no bf16 tensor cores: PyTorch emulates bf16 there, so their bf16 matmul gets no verdict).
+# Typical figures a healthy GPU reaches (tests/data/gpu-specs.md: dense peak x typical fraction; the memory fractions
+# are NVIDIA DCGM's per-SKU minimum over its 0.75 floor). None: no figure (V100, T4 and T4G have no bf16 tensor cores,
+# PyTorch emulates bf16 there; A10 and B300 have no measured matmul fraction).
 # model: (bf16 matmul TFLOP/s peak, fraction typically reached, memory GB/s peak, fraction typically reached)
 EXPECTED = {
-    "V100": (None, 0.0, 900.0, 0.80),
+    "V100": (None, 0.0, 900.0, 0.90),
     "T4": (None, 0.0, 320.0, 0.76),
     "T4G": (None, 0.0, 320.0, 0.76),
-    "A10": (125.0, 0.70, 600.0, 0.81),
+    "A10": (None, 0.0, 600.0, 0.81),
     "A10G": (70.0, 0.70, 600.0, 0.81),
     "L4": (121.0, 0.70, 300.0, 0.88),
     "L40S": (362.0, 0.70, 864.0, 0.81),
@@ -63,11 +64,11 @@ EXPECTED = {
     "H200": (989.0, 0.80, 4800.0, 0.76),
     "H200 NVL": (835.0, 0.80, 4800.0, 0.76),  # NVIDIA H200 datasheet: NVL 1,671 BF16 TFLOP/s sparse, 4.8 TB/s
     "B200": (2250.0, 0.78, 8000.0, 0.68),
-    "B300": (2250.0, 0.78, 8000.0, 0.68),
+    "B300": (None, 0.0, 8000.0, 0.77),
 }
-ALL_REDUCE = {"V100": 130.0, "A100": 230.0, "H100 SXM": 480.0, "H200": 480.0, "B200": 800.0, "B300": 800.0}
-"""Bus bandwidth (GB/s) an all-reduce of large messages typically reaches across the 8 NVLink GPUs of one node
-(nccl-tests' busbw; tests/data/gpu-specs.md cites each)."""
+ALL_REDUCE = {"A100 40GB": 235.0, "A100 80GB": 235.0, "H100 SXM": 367.0, "H200": 367.0}
+"""Bus bandwidth (GB/s) an all-reduce typically reaches across the 8 NVSwitch GPUs of one node (nccl-tests' busbw,
+ring; tests/data/gpu-specs.md; H200 shares H100's NVLink 4 fabric). Other models: no verdict, the figure shown."""
 PCIE_LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 """Usable GB/s of one PCIe lane per generation (after 8b/10b, 128b/130b or FLIT encoding)."""
 PCIE_EFFICIENCY = 0.8

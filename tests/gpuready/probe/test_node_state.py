@@ -211,3 +211,51 @@ def test_the_kernel_log_is_not_read_where_dmesg_is_refused_and_kmsg_absent(monke
     log, why = core.read_kernel_log(which=lambda name: None)
     assert why is None and core.parse_xids(log) == [("0:3b:00", 79, "pid=0, GPU has fallen off the bus.")]
     assert os.path.exists(kmsg)
+
+
+CATALOG_NAMES = {
+    ("A10", "24.0"): "NVIDIA A10", ("A100", "40.0"): "NVIDIA A100-SXM4-40GB",
+    ("A100", "80.0"): "NVIDIA A100-SXM4-80GB", ("A10G", "22.35"): "NVIDIA A10G", ("B200", "179.06"): "NVIDIA B200",
+    ("B200", "180.0"): "NVIDIA B200", ("B300", "268.59"): "NVIDIA B300 SXM6 AC",
+    ("H100", "80.0"): "NVIDIA H100 80GB HBM3", ("H100", "94.0"): "NVIDIA H100 NVL", ("H200", "141.0"): "NVIDIA H200",
+    ("L4", "22.35"): "NVIDIA L4", ("L4", "24.0"): "NVIDIA L4", ("L40S", "44.7"): "NVIDIA L40S",
+    ("T4", "16.0"): "Tesla T4", ("T4g", "16.0"): "NVIDIA T4G", ("V100", "16.0"): "Tesla V100-SXM2-16GB",
+    ("V100", "32.0"): "Tesla V100-SXM2-32GB",
+}
+"""The name nvidia-smi gives each GPU of the catalog (model, GPU memory GiB)."""
+
+
+def test_every_catalog_gpu_has_typical_figures_or_is_listed_as_having_none():
+    import csv
+
+    from tests.conftest import ROOT
+
+    with open(ROOT / "components" / "catalog" / "gpu_instances.csv") as f:
+        models = {(r["gpu_model"], r["gpu_memory_gib"]) for r in csv.DictReader(f) if r["gpu_model"]}
+    assert models <= set(CATALOG_NAMES), f"name the new GPUs in CATALOG_NAMES: {sorted(models - set(CATALOG_NAMES))}"
+    for (model, _), name in CATALOG_NAMES.items():
+        key = core.model_of(name)
+        assert key and key.split()[0].upper() == model.upper(), (name, key)
+        matmul, share, memory, memory_share = core.EXPECTED[key]
+        assert memory and 0.5 < memory_share <= 1, key  # every model has a memory figure
+        assert (matmul is None and share == 0) or 0.5 < share <= 1, key
+    listed_without_matmul = {k for k, v in core.EXPECTED.items() if v[0] is None}
+    assert listed_without_matmul == {"V100", "T4", "T4G", "A10", "B300"}
+
+
+@pytest.mark.parametrize("name,model", [("NVIDIA L40", None), ("NVIDIA RTX A6000", None),
+                                        ("NVIDIA A100 80GB PCIe", "A100 80GB"), ("NVIDIA H200 NVL", "H200 NVL")])
+def test_models_are_matched_by_whole_words(name, model):
+    assert core.model_of(name) == model
+
+
+def test_a_one_rank_nccl_run_skips_what_crosses_no_link():
+    from gpuready.probe import nccl
+
+    report = {"version": 1, "nodes": 1, "world_size": 1, "hosts": ["a"], "correct": True, "bytes": 2**30,
+              "algbw_gbps": 10.0, "busbw_gbps": 0.0, "transport": "socket", "error": None}
+    found = {c["name"]: c for c in nccl.checks(report, nodes=1, expected_transport=None)}
+    assert found["nccl_bus_bandwidth"]["verdict"] == "skip" and "nothing crosses a link" in \
+        found["nccl_bus_bandwidth"]["detail"]
+    assert found["nccl_transport"]["verdict"] == "skip"
+    assert nccl.checks(report, nodes=1, expected_transport=None)[1]["verdict"] == "pass"  # the sums still count

@@ -96,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="nodes of one gang job, each running the probe, with NCCL across all their GPUs (1)")
     smoke.add_argument("--timeout", type=_seconds, default=1800, help="seconds before the job is cancelled (1800)")
     smoke.add_argument("--keep", action="store_true", help="leave the job running on timeout or Ctrl-C")
-    smoke.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
+    smoke.add_argument("--full", action="store_true",
+                       help="the probe's sustained tier: every GPU under load for 300 s (single nodes)")
     smoke.add_argument("--json", action="store_true", help="print the result as JSON")
     smoke.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML")
     smoke.add_argument("--trust-kubeconfig-exec", action="store_true",
@@ -117,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
                             "the queue's largest type as maxVcpus allows, at most 16)")
     sweep.add_argument("--timeout", type=_seconds, default=1800,
                        help="seconds before unfinished jobs are cancelled (1800)")
-    sweep.add_argument("--full", action="store_true", help="larger benchmarks (slower, steadier figures)")
+    sweep.add_argument("--full", action="store_true",
+                       help="the probe's sustained tier: every GPU under load for 300 s (single nodes)")
     sweep.add_argument("--json", action="store_true", help="print the result as JSON")
     sweep.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML, one testcase per node")
     sweep.add_argument("--taint-failing", action="store_true",

@@ -91,6 +91,8 @@ class GkeGpuCluster(GpuCluster):
                        **plan(software).node_labels}
         taint = self._gpu_nodes("gke", {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator})
         sharing = pool.gpu_sharing
+        self.gpu_sharing = "mig" if cap.partition_size else \
+            {"TIME_SHARING": "time-slicing", "MPS": "mps"}.get(sharing.strategy) if sharing else None
         accelerator = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
             type=cap.machine.accelerator,
             count=cap.machine.gpus,

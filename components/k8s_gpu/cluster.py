@@ -27,6 +27,9 @@ class GpuCluster(pulumi.ComponentResource):
     gpu_node_labels: dict[str, str]
     """Labels the GPU nodes carry from boot: what a pod selects them by."""
     software: "K8sGpuSoftware"
+    gpu_sharing: Optional[str] = None
+    """How the platform itself shares each GPU between pods (GKE's time-sharing, MPS or GPU partitions); the NVIDIA
+    software's time-slicing or MIG otherwise (``software.sharing``)."""
     gpu_fabric: Optional[str] = None
     """The GPU nodes' fabric for NCCL across nodes (``efa``, ``ib``, ``tcpx``, ``tcpxo``); None: TCP sockets."""
     gpu_efa_interfaces: Optional[int] = None
@@ -59,6 +62,7 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuNamespace": self.software.namespace,
             "gpuFabric": self.gpu_fabric,
+            "gpuSharing": self.gpu_sharing or self.software.sharing,
             "gpuEfaInterfaces": self.gpu_efa_interfaces,
             "gpuModels": list(capacity.gpu_models),
             "maxGpusPerNode": capacity.max_gpus_per_node,

@@ -35,6 +35,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.install_plan = install = plan(args)
         self.job_namespace, self.job_service_account = args.options.job_namespace, args.options.job_service_account
+        self.sharing = "time-slicing" if args.options.time_slicing_replicas else "mig" if args.options.mig else None
+        """How the NVIDIA software shares each GPU between pods on purpose; None: each GPU scheduled whole."""
         k8s.core.v1.ServiceAccount(
             f"{name}-jobs",
             metadata={"name": self.job_service_account, "namespace": self.job_namespace,

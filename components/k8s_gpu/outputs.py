@@ -20,6 +20,8 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
                smoke=True),
         Output("gpuNamespace", STRING, "namespace of the NVIDIA Helm releases", when="where a chart is installed"),
         Output("gpuModels", STRINGS, "GPU models of the GPU pool"),
+        Output("gpuSharing", STRING, "how pods share each GPU on purpose: time-slicing, mps or mig (the probe then "
+               "warns, not fails, on GPU memory others hold)", smoke=True, when="with GPU sharing"),
         Output("gpuFabric", STRING, "the GPU nodes' fabric for NCCL across nodes: efa, ib, tcpx or tcpxo (absent: TCP "
                "sockets)", smoke=True, when="with a GPU fabric"),
         Output("gpuEfaInterfaces", WHOLE, "EFA interfaces of each GPU node: the vpc.amazonaws.com/efa devices a "

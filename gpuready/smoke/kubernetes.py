@@ -33,9 +33,10 @@ KUBERNETES_PLATFORMS = ("eks", "gke", "aks")
 
 
 def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]], node_labels: dict[str, str],
-              timeout: float, full: bool = False, image: str = SMOKE_IMAGE) -> tuple[dict, dict]:
+              timeout: float, full: bool = False, image: str = SMOKE_IMAGE,
+              sharing: Optional[str] = None) -> tuple[dict, dict]:
     """The ConfigMap holding the probe and the Job running it on one GPU node (tolerating every taint in
-    ``taints``, selecting ``node_labels``)."""
+    ``taints``, selecting ``node_labels``; ``sharing``: the stack's ``gpuSharing``, told to the probe)."""
     files = {"probe.py": Path(core.__file__).read_text(), "burn.py": Path(burn.__file__).read_text()}
     labels = {"app.kubernetes.io/name": "gpuready-smoke", "app.kubernetes.io/instance": name}
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
@@ -58,8 +59,8 @@ def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]]
                     "containers": [{
                         "name": "probe",
                         "image": image,
-                        "command": ["python3", "/gpuready/probe.py", "--gpus", str(gpus), *(["--full"] if full
-                                                                                             else [])],
+                        "command": ["python3", "/gpuready/probe.py", "--gpus", str(gpus),
+                                    *(["--full"] if full else []), *(["--sharing", sharing] if sharing else [])],
                         "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}],
                         "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
                         "volumeMounts": [{"name": "probe", "mountPath": "/gpuready", "readOnly": True}],
@@ -210,7 +211,8 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
                              autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
                              platform=stack.platform)
-    config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full)
+    config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full,
+                                sharing=stack.get("gpuSharing"))
     result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
     deadline = clock() + timeout
     try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created

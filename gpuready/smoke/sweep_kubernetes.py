@@ -41,16 +41,18 @@ def allocatable_gpus(node: dict) -> int:
 
 
 def manifests(run: str, namespace: str, nodes: list[tuple[str, int]], taints: list[dict[str, str]],
-              node_labels: dict[str, str], timeout: float, full: bool = False) -> tuple[dict, list[dict]]:
+              node_labels: dict[str, str], timeout: float, full: bool = False,
+              sharing: Optional[str] = None) -> tuple[dict, list[dict]]:
     """The ConfigMap holding the probe and one Job per (node name, GPUs) of ``nodes``, each pinned to its node by
     a required node affinity on the node's name (as the DaemonSet controller pins its pods: the scheduler still
-    checks the GPUs are free), tolerating ``taints`` and :data:`TAINT`."""
+    checks the GPUs are free), tolerating ``taints`` and :data:`TAINT`; ``sharing`` as in kubernetes.manifests."""
     labels = {"app.kubernetes.io/name": "gpuready-sweep", "app.kubernetes.io/instance": run}
     config_map, _ = kubernetes.manifests(run, namespace, 1, taints, node_labels, timeout, full)
     config_map["metadata"]["labels"] = dict(labels)
     jobs = []
     for i, (node, gpus) in enumerate(nodes):
-        _, job = kubernetes.manifests(f"{run}-{i}", namespace, gpus, taints, node_labels, timeout, full)
+        _, job = kubernetes.manifests(f"{run}-{i}", namespace, gpus, taints, node_labels, timeout, full,
+                                      sharing=sharing)
         job["metadata"]["labels"] = dict(labels)
         job["metadata"]["annotations"] = {"gpuready.io/node": node}
         pod = job["spec"]["template"]
@@ -101,7 +103,8 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
         else:
             swept.append((name, gpus))
             result.rows.append(sweep.SweepRow(node=name, instance_type=kind))
-    config_map, jobs = manifests(run_name, namespace, swept, taints, labels, timeout, full)
+    config_map, jobs = manifests(run_name, namespace, swept, taints, labels, timeout, full,
+                                 sharing=stack.get("gpuSharing"))
     rows = {r.node: r for r in result.rows}
     by_job = {job["metadata"]["name"]: rows[node] for job, (node, _) in zip(jobs, swept)}
     for job_name, r in by_job.items():

@@ -116,6 +116,12 @@ def test_outputs_the_smoke_test_reads(built):
     assert eks.capacity.max_gpus == 15 and eks.capacity.max_usd_per_hour == round(3 * 0.8048 + 3 * 4.6016, 2)
 
 
+def test_time_slicing_is_exported_for_the_probe(render, built):
+    _, eks = build(render, software=GpuSoftwareOptions(time_slicing_replicas=4))
+    assert eks.outputs["gpuSharing"] == "time-slicing"  # memory other pods hold then warns, not fails
+    assert "gpuSharing" not in built[1].outputs
+
+
 def test_private_endpoint_and_allow_list(render):
     from gpuready_components.eks_gpu import ClusterArgs
 

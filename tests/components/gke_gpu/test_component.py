@@ -90,17 +90,22 @@ def test_gpu_operator_disables_gke_driver_and_device_plugin(render):
 
 
 def test_sharing_mig_spot_and_n1(render):
-    rendering, _ = build(render, {"gpu_sharing": GpuSharingArgs(strategy="MPS", max_clients_per_gpu=8),
-                                  "spot": True, "node_locations": ["us-central1-a"]})
+    rendering, gke = build(render, {"gpu_sharing": GpuSharingArgs(strategy="MPS", max_clients_per_gpu=8),
+                                    "spot": True, "node_locations": ["us-central1-a"]})
     pool = one(rendering, NODE_POOL, "ml-gpu")
     accelerator = pool.inputs["nodeConfig"]["guestAccelerators"][0]
     assert accelerator["gpuSharingConfig"] == {"gpuSharingStrategy": "MPS", "maxSharedClientsPerGpu": 8}
     assert pool.inputs["nodeConfig"]["spot"] is True and pool.inputs["nodeLocations"] == ["us-central1-a"]
+    assert gke.outputs["gpuSharing"] == "mps"  # the probe warns, not fails, on memory other pods hold
+    assert build(render, {"gpu_sharing": GpuSharingArgs(strategy="TIME_SHARING")})[1].outputs["gpuSharing"] == \
+        "time-slicing"
 
-    rendering, _ = build(render, {"machine_type": "a2-ultragpu-1g"}, software=GpuSoftwareOptions(
+    rendering, gke = build(render, {"machine_type": "a2-ultragpu-1g"}, software=GpuSoftwareOptions(
         mig=MigArgs(config="all-1g.10gb")))
     accelerator = one(rendering, NODE_POOL, "ml-gpu").inputs["nodeConfig"]["guestAccelerators"][0]
     assert accelerator["gpuPartitionSize"] == "1g.10gb" and accelerator["type"] == "nvidia-a100-80gb"
+    assert gke.outputs["gpuSharing"] == "mig"
+    assert "gpuSharing" not in build(render, {})[1].outputs  # each GPU scheduled whole: no output
 
     rendering, gke = build(render, {"machine_type": "n1-standard-16", "accelerator": "nvidia-tesla-t4",
                                     "accelerator_count": 2})

@@ -68,6 +68,21 @@ def test_the_configmap_probe_runs_as_the_container_runs_it(tmp_path, fake_smi):
     assert core.find_report(done.stdout)["verdict"] == "pass"
 
 
+def test_a_stack_that_shares_gpus_tells_the_probe(tmp_path, fake_smi):
+    """Time-slicing: another pod's memory on the same GPU is expected, so the probe warns instead of failing."""
+    fake_smi(H100, row=0, **{"memory.used": "30000 MiB"})
+    config_map, job = target.manifests("x", "default", 1, [], {}, 60, sharing="time-slicing")
+    for name, text in config_map["data"].items():
+        (tmp_path / name).write_text(text)
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[-2:] == ["--sharing", "time-slicing"]
+    done = subprocess.run([sys.executable, str(tmp_path / "probe.py"), *command[2:]], capture_output=True, text=True)
+    held = {c["name"]: c for c in core.find_report(done.stdout)["checks"]}["gpu0.memory_in_use"]
+    assert held["verdict"] == "warn" and "time-slicing" in held["detail"]
+    _, alone = target.manifests("x", "default", 1, [], {}, 60)
+    assert "--sharing" not in alone["spec"]["template"]["spec"]["containers"][0]["command"]
+
+
 CONFIGMAP_LIMIT = 2 ** 20
 """Kubernetes stores at most 1 MiB of data in a ConfigMap."""
 

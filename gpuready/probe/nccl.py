@@ -110,7 +110,8 @@ def _transport_check(report, expected, nodes):
         return core.check("nccl_transport", PASS, used, expected or "socket")
     why = f"NCCL used {used}, not {expected}" if used != "unknown" else \
         "no NCCL INFO line names the network NCCL used" + (" (the run failed first)" if report.get("error") else "")
-    return core.check("nccl_transport", FAIL, used, expected, f"{why}: {FIXES.get(expected, '')}".rstrip(": "))
+    fixes = globals().get("FIXES", {})  # jobs carry no FIXES (batch_probe.SDK_SIDE): their log has the verdict alone
+    return core.check("nccl_transport", FAIL, used, expected, f"{why}: {fixes.get(expected, '')}".rstrip(": "))
 
 
 def _bandwidth_check(report, nodes, instance_type):

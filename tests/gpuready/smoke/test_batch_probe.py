@@ -74,6 +74,19 @@ def test_the_launcher_carries_both_files_as_shipped():
         assert files[module.__name__.rsplit(".", 1)[-1] + ".py"] == batch_probe.shipped(module.__file__).decode()
 
 
+def test_what_jobs_carry_leaves_out_only_what_nothing_carried_uses():
+    import ast as syntax
+
+    for name, dropped in batch_probe.SDK_SIDE.items():
+        module = {"nccl.py": nccl, "core.py": core}[name]
+        carried = syntax.parse(batch_probe.shipped(module.__file__))
+        used = {n.id for n in syntax.walk(carried) if isinstance(n, syntax.Name)} | \
+            {n.attr for n in syntax.walk(carried) if isinstance(n, syntax.Attribute)}
+        defined = {getattr(n, "name", None) for n in carried.body}
+        assert not set(dropped) & (used | defined), set(dropped) & (used | defined)
+        assert all(hasattr(module, d) for d in dropped)  # the SDK still has them
+
+
 def test_the_carried_files_run_a_batch_main_node_end_to_end(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "AWS_BATCH_JOB_NODE_INDEX": "0", "AWS_BATCH_JOB_NUM_NODES": "2",
            "AWS_BATCH_JOB_MAIN_NODE_INDEX": "0", "GPUREADY_TORCHRUN": f"{sys.executable} {FAKE_TORCHRUN}",

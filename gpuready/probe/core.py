@@ -419,7 +419,7 @@ def xid_checks(rows, log, why=None, before=None):
         drain = [e for e in mine if e[1] in XID_DRAIN or before is not None]
         shown = ", ".join(f"{x} ({m})" if m else str(x) for _, x, m in mine[-5:]) or "none"
         verdict = FAIL if drain else WARN if mine else PASS
-        out.append(check(f"{label}.xid", verdict, shown, "none", {
+        out.append(check(f"{label}.xid" + ("" if before is None else "_under_load"), verdict, shown, "none", {
             FAIL: "hardware Xid since boot" if before is None else "Xid under load",
             WARN: "application Xids since boot", PASS: ""}[verdict] + (": drain and reset" if drain else ""),
             required=verdict != WARN))
@@ -449,7 +449,8 @@ def parse_nvlink(text):
 
 
 def nvlink_checks(rows, nvlink, before=None):
-    """Links down, and error counters: non-zero since the driver loaded warns, rising under our load fails."""
+    """Links down, and error counters: non-zero since the driver loaded warns; with ``before`` (the state read
+    before the probe's load) only counters that rose, which fail."""
     out = []
     for gpu in rows:
         index = gpu.get("index")
@@ -459,18 +460,18 @@ def nvlink_checks(rows, nvlink, before=None):
         label, links = f"gpu{index}", state["links"]
         down = sorted(n for n, speed in links.items() if speed is None)
         isolated = len(down) == len(links) and len(rows) > 1
-        if down and (len(down) < len(links) or isolated):
+        if before is None and down and (len(down) < len(links) or isolated):
             out.append(check(f"{label}.nvlink", FAIL, f"{len(links) - len(down)} of {len(links)} links up",
                              f"{len(links)} up", f"links {','.join(map(str, down))} down: drain and reset"))
-        elif not down:
+        elif before is None and not down:
             out.append(check(f"{label}.nvlink", PASS, f"{len(links)} links up", f"{len(links)} up"))
         errors = state["errors"]
         if before is not None:
             old = (before.get(index) or {}).get("errors", {})
             rose = {k: v - old.get(k, 0) for k, v in errors.items() if v > old.get(k, 0)}
             if rose:
-                out.append(check(f"{label}.nvlink_errors", FAIL, _counts(rose), "no increase", "rose under load: "
-                                 "drain and reset"))
+                out.append(check(f"{label}.nvlink_errors_under_load", FAIL, _counts(rose), "no increase",
+                                 "rose under load: drain and reset"))
         elif any(errors.values()):
             out.append(check(f"{label}.nvlink_errors", WARN, _counts(errors), 0, "since the driver loaded",
                              required=False))
@@ -696,9 +697,9 @@ def _figure(name, measured, typical, required=True, soft=False):
 
 # --- the report --------------------------------------------------------------------------------------------------
 
-def node_state(rows, runner=subprocess.run, which=shutil.which):
-    """What the node shows besides --query-gpu: its compute processes, NVLink, kernel log, and ``nvidia-smi -q``
-    where an older driver's query lacks the fabric and reset fields; ``rows`` completed with the latter."""
+def node_state(rows, runner=subprocess.run, which=shutil.which, q=True):
+    """What the node shows besides --query-gpu: its compute processes, NVLink, kernel log, and (``q``)
+    ``nvidia-smi -q`` where an older driver's query lacks the fabric and reset fields; ``rows`` completed with it."""
     binary = which("nvidia-smi")
 
     def run(*args):
@@ -708,7 +709,7 @@ def node_state(rows, runner=subprocess.run, which=shutil.which):
             return ""
         return out.stdout if out.returncode == 0 else ""
 
-    if rows and all(r.get("fabric.state") is None and r.get("gpu_recovery_action") is None for r in rows):
+    if q and rows and all(r.get("fabric.state") is None and r.get("gpu_recovery_action") is None for r in rows):
         rows = with_q(rows, parse_q(run("-q")))
     log, why = read_kernel_log(runner, which)
     return rows, {"apps": parse_apps(run("--query-compute-apps=pid,process_name,used_memory,gpu_uuid",
@@ -793,7 +794,7 @@ def probe(gpus_expected=0, quick=True, runner=subprocess.run, which=shutil.which
         checks = [c for c in checks if c["name"] not in replaced] + more
         checks += compatibility_checks(versions.get("cuda"), "torch", framework.get("cuda"))
         if framework.get("device_count"):
-            _, after = node_state(rows, runner, which)
+            _, after = node_state(rows, runner, which, q=False)
             checks += nvlink_checks(rows, after["nvlink"], before=state["nvlink"])
             if state["log"] is not None and after["log"] is not None:
                 checks += [c for c in xid_checks(rows, after["log"], before=state["log"]) if c["verdict"] == FAIL]

@@ -151,7 +151,7 @@ def test_a_new_xid_under_load_fails_even_an_application_one():
     after = (MADE / "dmesg_after_load.txt").read_text()
     rows = [{"index": 0, "pci.bus_id": "00000000:00:09.0"}]
     assert _verdicts(core.xid_checks(rows, before)) == {"gpu0.xid": "pass"}
-    assert _verdicts(core.xid_checks(rows, after, before=before)) == {"gpu0.xid": "fail"}
+    assert _verdicts(core.xid_checks(rows, after, before=before)) == {"gpu0.xid_under_load": "fail"}
     assert _verdicts(core.xid_checks(rows, after)) == {"gpu0.xid": "warn"}
 
 
@@ -172,7 +172,7 @@ def test_nvlink_errors_rising_under_load_fail():
                                (MADE / "nvlink-status_8x_h100_one_down.txt").read_text())
     after = core.parse_nvlink((MADE / "nvlink-errors_after.txt").read_text() +
                               (MADE / "nvlink-status_8x_h100_one_down.txt").read_text())
-    rose = {c["name"]: c for c in core.nvlink_checks(rows, after, before=before)}["gpu0.nvlink_errors"]
+    rose = {c["name"]: c for c in core.nvlink_checks(rows, after, before=before)}["gpu0.nvlink_errors_under_load"]
     assert rose["verdict"] == "fail" and rose["measured"] == "link 0 CRC Errors 17"
 
 
@@ -259,3 +259,23 @@ def test_a_one_rank_nccl_run_skips_what_crosses_no_link():
         found["nccl_bus_bandwidth"]["detail"]
     assert found["nccl_transport"]["verdict"] == "skip"
     assert nccl.checks(report, nodes=1, expected_transport=None)[1]["verdict"] == "pass"  # the sums still count
+
+
+def test_xids_and_nvlink_errors_that_appear_while_the_probe_loads_the_gpus_fail(fake_smi, monkeypatch):
+    """The probe reads the kernel log and the NVLink counters before and after its load (PyTorch's part, stood in
+    for here: the CPU build sees no GPU); what appeared in between fails."""
+    fake_smi(H100)
+    monkeypatch.setenv("FAKE_DMESG", os.pathsep.join(str(MADE / f) for f in ("dmesg_none.txt",
+                                                                             "dmesg_after_load.txt")))
+    monkeypatch.setenv("FAKE_SMI_NVLINK_STATUS", str(MADE / "nvlink-status_8x_h100_one_down.txt"))
+    monkeypatch.setenv("FAKE_SMI_NVLINK_ERRORS", os.pathsep.join(str(MADE / f) for f in ("nvlink-errors_before.txt",
+                                                                                        "nvlink-errors_after.txt")))
+    monkeypatch.setattr(core, "torch_checks", lambda *a, **k: ({"framework": "torch", "device_count": 1}, []))
+    report = core.probe(gpus_expected=1)
+    names = [c["name"] for c in report["checks"]]
+    assert len(names) == len(set(names))
+    checks = [c for c in report["checks"] if c["name"].startswith(("gpu0.xid", "gpu0.nvlink_errors"))]
+    assert [(c["name"], c["verdict"]) for c in checks] == [
+        ("gpu0.nvlink_errors", "warn"), ("gpu0.xid", "pass"),  # before: counters since the driver loaded, no Xid
+        ("gpu0.nvlink_errors_under_load", "fail"), ("gpu0.xid_under_load", "fail")]  # CRC errors rose, Xid 31
+    assert checks[2]["measured"] == "link 0 CRC Errors 17" and checks[3]["detail"].startswith("Xid under load")

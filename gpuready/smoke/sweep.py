@@ -17,7 +17,8 @@ from ..probe import Check, ProbeReport, core
 
 FIGURES = {"gemm": re.compile(r"^gpu\d+\.bf16_matmul_tflops$"), "hbm": re.compile(r"^gpu\d+\.memory_bandwidth_gbps$")}
 """The probe's throughput checks each row quotes (the slowest GPU's)."""
-THROUGHPUT = re.compile(r"^gpu\d+\.(bf16_matmul_tflops|memory_bandwidth_gbps|host_to_device_gbps)$|^nccl_all_reduce$")
+THROUGHPUT = re.compile(r"^gpu\d+\.(bf16_matmul_tflops|memory_bandwidth_gbps|host_to_device_gbps|sustained_tflops|"
+                        r"sustained_memory_gbps)$|^nccl_all_reduce$|^burn$")
 """Checks that measure speed; every other check of the probe is the node's health."""
 DUPLICATE = "duplicate"
 """The verdict of a row whose job ran on an instance an earlier row already swept (it counts for nothing)."""

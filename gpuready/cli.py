@@ -218,6 +218,9 @@ def _probe(args: argparse.Namespace) -> int:
     from .probe import ProbeReport, analyse_capture, core
     from .smoke.result import SmokeResult
 
+    if args.nvidia_smi_output and (args.full or args.seconds is not None):
+        raise UserError("--full and --seconds load this machine's GPUs; a capture is only read: drop them, or drop "
+                        "--nvidia-smi-output")
     if args.nvidia_smi_output:
         try:
             capture = args.nvidia_smi_output.read_bytes()  # analyse_capture decodes BOM and UTF-16 captures

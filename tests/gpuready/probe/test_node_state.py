@@ -58,6 +58,14 @@ def test_the_cli_reads_a_capture_with_sharing(tmp_path, capsys):
     assert main(["probe", "--nvidia-smi-output", str(_held_h100_capture(tmp_path)), "--sharing", "mps"]) == 0
 
 
+@pytest.mark.parametrize("argv,words", [(["--seconds", "60"], "add --full"),
+                                        (["--full", "--nvidia-smi-output", str(H100)], "a capture is only read")])
+def test_options_that_do_not_go_together_are_a_clear_error(argv, words, capsys):
+    assert main(["probe", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
 def test_the_real_idle_and_loaded_h100_snapshots(tmp_path):
     """The capture's own table lists gpu_burn and memhog under load: the processes parse, the idle GPU passes."""
     apps = core.parse_apps(H100.read_text())

@@ -29,6 +29,7 @@ QUERY_FIELDS = (
     "ecc.errors.uncorrected.aggregate.total", "remapped_rows.pending", "remapped_rows.failure",
     "retired_pages.pending", "clocks_event_reasons.active", "compute_cap", "mig.mode.current", "persistence_mode",
     "ecc.mode.pending", "compute_mode", "fabric.state", "fabric.status", "gpu_recovery_action",
+    "pcie.link.gen.hostmax",
 )
 RENAMED = {"clocks_event_reasons.active": "clocks_throttle_reasons.active"}
 """Fields that older drivers know by another name (R535 renamed throttle reasons to event reasons)."""

@@ -198,6 +198,7 @@ def _plan_and_show(args: argparse.Namespace) -> int:
 
     if args.no_policies and (args.junit or args.policy_config):
         raise UserError("--no-policies with --junit or --policy-config: choose one")
+    _writable(args.junit, "--junit")
     result = plan(args.stack, stack_file=args.stack_file, program=args.program, policies=not args.no_policies,
                   policy_config=args.policy_config)
     if args.json:
@@ -218,6 +219,7 @@ def _probe(args: argparse.Namespace) -> int:
     from .probe import ProbeReport, analyse_capture, core
     from .smoke.result import SmokeResult
 
+    _writable(args.junit, "--junit")
     if args.nvidia_smi_output and (args.full or args.seconds is not None):
         raise UserError("--full and --seconds load this machine's GPUs; a capture is only read: drop them, or drop "
                         "--nvidia-smi-output")

@@ -35,16 +35,20 @@ class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader that refuses a key given twice in one map (plain YAML keeps the last, silently)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[Any, int] = {}
+        """The map of ``node``, at any depth and in block or flow style (``{gpus: 1, gpus: 2}`` on one line)."""
+        seen: dict[Any, str] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
+            mark = key_node.start_mark
+            where = f"line {mark.line + 1}" + (f" column {mark.column + 1}" if node.flow_style else "")
             try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
+                first = seen.get(key)
+                seen[key] = first or where
             except TypeError:  # an unhashable key (a list or map used as a key); reported by the caller
                 continue
-            if first != key_node.start_mark.line + 1:
-                raise UserError(f"{printable(key)} is given twice (lines {first} and {key_node.start_mark.line + 1} "
-                                f"of {printable(self.name)}): YAML would silently keep the last; keep one of them")
+            if first:
+                raise UserError(f"{printable(key)} is given twice in one map ({first} and {where} of "
+                                f"{printable(self.name)}): YAML would silently keep the last; keep one of them")
         return super().construct_mapping(node, deep)
 
 

@@ -60,6 +60,20 @@ def for_stack(error: ConfigError, settings: Settings) -> ConfigError:
                        printable(_in_text(settings, error.problem), 400), printable(_in_text(settings, error.fix), 400))
 
 
+
+class _Twice(ValueError):
+    """A key given twice in one JSON object (its name in ``args[0]``)."""
+
+
+def _one_each(pairs: list) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (``json.loads`` keeps the last)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Twice(key)
+        out[key] = value
+    return out
+
 class StackConfig:
     """The ``gpuready:`` keys of the running stack, read with their types checked."""
 
@@ -103,11 +117,14 @@ class StackConfig:
         if kind == "str":
             return raw
         try:
-            return json.loads(raw)
+            return json.loads(raw, object_pairs_hook=_one_each)
         except json.JSONDecodeError:
             raise ConfigError(f"{NAMESPACE}:{key}", raw, f"not a valid {kind}",
                               f"set it with `pulumi config set {'--path ' if kind == 'object' else ''}"
                               f"{NAMESPACE}:{key} ...`") from None
+        except _Twice as twice:
+            raise ConfigError(f"{NAMESPACE}:{key}.{twice.args[0]}", raw, "given twice in one map (JSON keeps the "
+                              "last, silently)", "keep one of them") from None
 
     def require_str(self, key: str) -> str:
         value = self._raw(key)

@@ -12,6 +12,17 @@ from . import core
 NVIDIA_SMI_MARKERS = ("NVIDIA-SMI", "No devices were found", "Failed to initialize NVML",
                       "couldn't communicate with the NVIDIA driver", "--query-gpu=")
 """Text only nvidia-smi (or a terminal session running it) prints, found in a capture that holds no GPU rows."""
+QUERY_FAMILIES = frozenset((
+    "accounting", "addressing_mode", "c2c", "clocks", "clocks_event_reasons", "clocks_event_reasons_counters",
+    "clocks_throttle_reasons", "compute_cap", "compute_mode", "count", "display_active", "display_attached",
+    "display_mode", "dramEncryption", "driver_model", "driver_version", "ecc", "edpp_multiplier", "encoder",
+    "enforced", "fabric", "fan", "gom", "gpu", "gpu_bus_id", "gpu_name", "gpu_operation_mode", "gpu_recovery_action",
+    "gpu_serial", "gpu_uuid", "gsp", "hostname", "index", "inforom", "memory", "mig", "module", "name", "pci", "pcie",
+    "persistence_mode", "platform", "power", "power_smoothing", "protected_memory", "pstate", "remapped_rows",
+    "retired_pages", "serial", "temperature", "timestamp", "utilization", "uuid", "vbios_version",
+    "vgpu_device_capability", "vgpu_driver_capability"))
+"""The first part of every ``--query-gpu`` field nvidia-smi knows (``nvidia-smi --help-query-gpu`` of driver
+590.48.01, tests/data/nvidia-smi): a CSV with another column is another tool's."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,12 @@ def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0, sharing: Op
         raise UserError("the capture holds no --query-gpu rows and nothing else nvidia-smi prints: this does not "
                         "look like nvidia-smi output. Fix: give the file nvidia-smi --query-gpu=index,name,uuid,... "
                         "--format=csv wrote")
+    foreign = sorted({f for row in rows for f in row if f.split(".")[0] not in QUERY_FAMILIES})
+    if foreign or any(not isinstance(row.get("index", 0), int) for row in rows):
+        raise UserError(f"the capture's CSV has columns nvidia-smi --query-gpu does not print "
+                        f"({', '.join(map(_text, foreign[:5])) or 'an index that is not a number'}): it looks like "
+                        "another tool's. Fix: give the file nvidia-smi --query-gpu=index,name,uuid,... --format=csv "
+                        "wrote")
     error = None if rows else "no --query-gpu rows in the capture (give the CSV nvidia-smi printed)"
     rows = core.with_q(core.with_mig_devices(rows, core.parse_mig_devices(text)), core.parse_q(text))
     checks = core.analyse(rows, versions, error, None, gpus_expected, core.capture_state(text), sharing)

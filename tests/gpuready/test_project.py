@@ -23,14 +23,17 @@ def _plan(tmp_path, content: bytes) -> int:
 
 
 @pytest.mark.parametrize("extra,expected", [
-    ("  gpuready:maxVcpus: 128\n", "gpuready:maxVcpus is given twice (lines 14 and 25 of"),
+    ("  gpuready:maxVcpus: 128\n", "gpuready:maxVcpus is given twice in one map (line 14 and line 25 of"),
     ("  gpuready:cpuQueue: {maxVcpus: .inf}\n", "gpuready:cpuQueue.maxVcpus = inf in"),
     ("  gpuready:imageId: .nan\n", "gpuready:imageId = nan in"),
     ("  7: 1\n", "config key 7 is not text"),
     ("  gpuready:network: {1: subnet-1}\n", "gpuready:network: key 1 in"),
     ("  gpuready:imageId: !!binary aGk=\n", "gpuready:imageId in"),
     ("  gpuready:network: " + "[" * 2000 + "]" * 2000 + "\n", "nests maps or lists too deeply"),
-    ("  gpuready:multiNode:\n    nodes: 2\n    nodes: 3\n", "nodes is given twice (lines 26 and 27"),
+    ("  gpuready:multiNode:\n    nodes: 2\n    nodes: 3\n", "nodes is given twice in one map (line 26 and line 27"),
+    ("  gpuready:multiNode: {nodes: 1, nodes: 2}\n",
+     "nodes is given twice in one map (line 25 column 24 and line 25 column 34"),
+    ("  gpuready:multiNode:\n    placement: {a: {gpus: 1, gpus: 2}}\n", "gpus is given twice in one map (line 26"),
 ])
 def test_what_config_cannot_hold_is_refused_naming_the_key(tmp_path, capsys, extra, expected):
     assert _plan(tmp_path, (REFERENCE + extra).encode()) == 2

@@ -104,3 +104,23 @@ def test_unknown_key_with_a_terminal_escape_is_printed_escaped(tmp_path, capsys)
 def test_multi_node_max_vcpus_is_bounded_too(tmp_path, capsys):
     code, _ = _plan(tmp_path, "aws-batch-multinode", {"gpuready:multiNode": {"nodes": 2, "maxVcpus": 10**9}})
     assert code == 2 and "gpuready:multiNode.maxVcpus = 1000000000: more than 10,000" in capsys.readouterr().err
+
+
+def test_a_key_given_twice_in_an_object_the_engine_passes_is_refused():
+    """The Pulumi engine hands an object setting to the program as JSON text; JSON keeps the last of two equal keys
+    silently, so the stack refuses it, naming the key."""
+    from pulumi.runtime import config
+
+    from gpuready_components.errors import ConfigError
+    from stacks import aws_batch
+    from stacks.config import StackConfig
+
+    token = config.CONFIG.set({"gpuready:multiNode": '{"nodes": 2, "nodes": 3}'})
+    try:
+        with pytest.raises(ConfigError) as error:
+            StackConfig(aws_batch.SETTINGS).read("multiNode")
+        assert error.value.field == "gpuready:multiNode.nodes" and "given twice" in str(error.value)
+        config.CONFIG.set({"gpuready:multiNode": '{"nodes": 2}'})
+        assert StackConfig(aws_batch.SETTINGS).read("multiNode") == {"nodes": 2}
+    finally:
+        config.CONFIG.reset(token)

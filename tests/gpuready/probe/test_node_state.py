@@ -287,3 +287,37 @@ def test_xids_and_nvlink_errors_that_appear_while_the_probe_loads_the_gpus_fail(
         ("gpu0.nvlink_errors", "warn"), ("gpu0.xid", "pass"),  # before: counters since the driver loaded, no Xid
         ("gpu0.nvlink_errors_under_load", "fail"), ("gpu0.xid_under_load", "fail")]  # CRC errors rose, Xid 31
     assert checks[2]["measured"] == "link 0 CRC Errors 17" and checks[3]["detail"].startswith("Xid under load")
+
+
+def test_the_known_query_fields_are_the_real_drivers():
+    import re
+
+    from gpuready import probe
+
+    listed = {n for line in (CAPTURES / "help-query-gpu_driver-590.48.01.txt").read_text().splitlines()
+              if line.startswith('"') for n in re.findall(r'"([\w.]+)"', line)}
+    assert probe.QUERY_FAMILIES == {n.split(".")[0] for n in listed}
+    assert {f.split(".")[0] for f in core.QUERY_FIELDS} <= probe.QUERY_FAMILIES
+
+
+@pytest.mark.parametrize("text,words", [
+    ("name,age\nalice,30\nbob,41\n", "(age)"),
+    ("index, name\nzero, NVIDIA H100 80GB HBM3\n", "an index that is not a number"),
+])
+def test_a_csv_of_another_tool_is_a_clear_error(tmp_path, capsys, text, words):
+    capture = tmp_path / "people.csv"
+    capture.write_text(text)
+    assert main(["probe", "--nvidia-smi-output", str(capture)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "another tool's" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [["probe", "--nvidia-smi-output", str(H100)],
+                                     ["plan", "--stack", "aws-batch"]])
+def test_junit_into_a_directory_that_does_not_exist_is_refused_before_any_work(tmp_path, capsys, command):
+    missing = tmp_path / "no-such-dir" / "out.xml"
+    assert main([*command, "--junit", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and str(missing.parent) in err and "Traceback" not in err
+    assert main([*command, "--junit", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err

@@ -84,6 +84,6 @@ def build(config: StackConfig) -> None:
         autoscaler=AutoscalerArgs(**config.args(
             "autoscaler", kubernetes_version=read("kubernetesVersion") if existing else None)),
         node_group=GpuNodeGroupArgs(**config.args("node_group")),
-        software=software_options(config, burn_in=True),
+        software=software_options(config),
     )))
     export(cluster)

@@ -24,10 +24,10 @@ SOFTWARE = (
             "the platform does not label GPUs)", ("software.gpu_feature_discovery",), GpuSoftwareOptions),
     Setting("dcgmExporter", bool, "run NVIDIA's DCGM exporter for GPU metrics on :9400 (default: on, but where the "
             "platform's managed DCGM runs)", ("software.dcgm_exporter",), GpuSoftwareOptions),
-    Setting("burnIn", bool, "admit new GPU nodes only after a burn-in: they boot tainted "
-            "`gpuready.io/burn-in=pending:NoSchedule`, a daemonset runs the probe and `dcgmi diag`, then removes the "
-            "taint (pass) or labels the node `gpuready.io/burn-in=failed` (eks only)", ("software.burn_in",),
-            default=False),
+    Setting("burnIn", bool, "admit new GPU nodes only after a burn-in: they boot tainted (eks "
+            "`gpuready.io/burn-in`, gke and aks `startup-taint.cluster-autoscaler.kubernetes.io/gpuready-burn-in`, "
+            "`=pending:NoSchedule`), a daemonset runs `dcgmi diag` and the probe, then removes the taint (pass) or "
+            "labels the node `gpuready.io/burn-in=failed` with the cause", ("software.burn_in",), default=False),
     Setting("burnInDcgmLevel", int, "the burn-in's `dcgmi diag -r` level: 1 (seconds) to 4 (hours)",
             ("software.burn_in.dcgm_level",), BurnInArgs),
     Setting("jobNamespace", str, "an existing namespace where GPU jobs run; the stack creates their service account "
@@ -71,14 +71,11 @@ def probe_files() -> dict[str, str]:
     return {"core.py": resources.files("gpuready.probe").joinpath("core.py").read_text()}
 
 
-def software_options(config: StackConfig, burn_in: bool = False) -> GpuSoftwareOptions:
-    """The NVIDIA software options; ``burn_in``: the platform taints its GPU pools for burn-in admission."""
+def software_options(config: StackConfig) -> GpuSoftwareOptions:
+    """The NVIDIA software options (every platform's component taints its GPU pools for burn-in admission)."""
     mig = config.read("mig")
     admission = None
     if config.read("burnIn"):
-        if not burn_in:
-            raise ConfigError("gpuready:burnIn", True, "this platform's stack does not taint its GPU pool for "
-                              "burn-in yet, so the burn-in would admit nothing", "drop gpuready:burnIn (eks has it)")
         admission = BurnInArgs(**config.args("software.burn_in", probe_files=probe_files()))
     return GpuSoftwareOptions(**config.args(
         "software", mig=MigArgs(**args_of(config.settings["mig"], mig)) if mig is not None else None,

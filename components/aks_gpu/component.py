@@ -8,7 +8,7 @@ from typing import Optional
 import pulumi
 import yaml
 
-from ..k8s_gpu import K8sGpuSoftwareArgs, plan
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan, startup_taints
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
@@ -83,7 +83,7 @@ class AksGpuCluster(GpuCluster):
             count=pool.min_count,
             min_count=pool.min_count,
             max_count=pool.max_count,
-            node_taints=[f"{taint.key}={taint.value}:{taint.effect}"],
+            node_taints=[f"{t.key}={t.value}:{t.effect}" for t in (taint, *startup_taints(args.software, "aks"))],
             node_labels=node_labels or None,
             gpu_profile=cs.GPUProfileArgs(driver=cap.gpu_driver),
             gpu_instance_profile=cap.gpu_instance_profile,

@@ -15,6 +15,7 @@ from .. import catalog
 from ..aws_instances import ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from ..k8s_gpu import facts as k8s_facts
+from ..k8s_gpu.install import startup_taints as k8s_startup_taints
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
 from . import facts
 from . import scaler_facts as sf
@@ -213,7 +214,7 @@ def gpu_labels(ng: GpuNodeGroupArgs) -> dict[str, str]:
 
 def startup_taints(args: EksGpuClusterArgs) -> tuple[k8s_facts.Taint, ...]:
     """Taints GPU nodes boot with and lose once ready: the burn-in taint, with burn-in admission on."""
-    return (k8s_facts.BURN_IN_TAINT,) if args.software.burn_in is not None else ()
+    return k8s_startup_taints(args.software, "eks")
 
 
 def efa_resources(efa: int) -> dict[str, int]:

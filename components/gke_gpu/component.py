@@ -8,7 +8,7 @@ from typing import Any, Optional
 import pulumi
 
 from ..errors import ConfigError
-from ..k8s_gpu import K8sGpuSoftwareArgs, plan
+from ..k8s_gpu import K8sGpuSoftwareArgs, plan, startup_taints
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
@@ -117,8 +117,8 @@ class GkeGpuCluster(GpuCluster):
                 image_type=facts.IMAGE_TYPES[args.software.install],
                 # The GPU Operator's driver is an unsigned kernel module, which Secure Boot refuses to load.
                 secure_boot=cap.driver_version != facts.DRIVER_DISABLED, spot=pool.spot, accelerators=[accelerator],
-                taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=taint.key, value=taint.value,
-                                                                  effect=facts.GPU_TAINT_EFFECT)]),
+                taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=facts.GPU_TAINT_EFFECT)
+                        for t in (taint, *startup_taints(args.software, "gke"))]),
             opts=pulumi.ResourceOptions(parent=self, depends_on=grants))
 
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)

@@ -3,9 +3,9 @@ feature discovery, time-slicing and MIG, tolerating the platform's GPU taint and
 
 from ..sdk import lazy_components
 from .args import BurnInArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
-from .install import InstallPlan, Release, plan
+from .install import InstallPlan, Release, plan, startup_taints
 
 __all__ = ["BurnInArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs",
-           "Release", "plan"]
+           "Release", "plan", "startup_taints"]
 
 __getattr__ = lazy_components(__name__, "K8sGpuSoftware")

@@ -46,18 +46,29 @@ def dcgm_command(level: int) -> str:
             "cat /results/dcgm.txt")
 
 
+DRIVER_MOUNT = "/usr/local/nvidia"
+"""Where a driver the node image keeps outside the usual paths (GKE's ``/home/kubernetes/bin/nvidia``) is mounted:
+the path GKE's own device plugin gives GPU containers."""
+
+
 def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.Taint],
-              burn_in: BurnInArgs) -> list[dict[str, Any]]:
+              burn_in: BurnInArgs, driver_root: str = "") -> list[dict[str, Any]]:
     """ConfigMap, ServiceAccount, ClusterRole (get and patch nodes, nothing else), ClusterRoleBinding, DaemonSet.
-    ``taints``: every taint a GPU node may carry besides the platform's (the burn-in taint among them)."""
+    ``taints``: every taint a GPU node may carry besides the platform's (the burn-in taint among them).
+    ``driver_root``: the host directory of a driver that no container runtime mounts (GKE's own driver: its device
+    plugin gives it only to pods that ask for GPUs, and a daemonset that asked would hold them for good), mounted
+    read-only at :data:`DRIVER_MOUNT` for DCGM and the probe."""
     name = facts.BURN_IN_NAME
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "gpuready"}
     meta = {"name": name, "namespace": namespace, "labels": labels}
     files = {**{k: v for k, v in sorted(burn_in.probe_files.items())}, AGENT: agent_source(),
              GPUS_BY_TYPE: json.dumps(gpus_by_type(platform.name), sort_keys=True)}
+    node_env = [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                {"name": "BURN_IN_TAINT_KEY", "value": facts.BURN_IN_TAINTS[platform.name].key}]
+    driver_env = [{"name": "LD_LIBRARY_PATH", "value": f"{DRIVER_MOUNT}/lib64"}] if driver_root else []
     gpu_env = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-               {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
-               {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+               {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}, *node_env, *driver_env]
+    driver = [{"name": "driver", "mountPath": DRIVER_MOUNT, "readOnly": True}] if driver_root else []
     mounts = [{"name": "results", "mountPath": "/results"}]
     scripts = [{"name": "scripts", "mountPath": "/gpuready", "readOnly": True}]
     agent = ["python3", f"/gpuready/{AGENT}"]
@@ -67,18 +78,20 @@ def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.T
         "tolerations": [gpu_toleration(t) for t in (platform.taint, *taints)],
         "affinity": gpu_node_affinity(platform),
         "initContainers": [
-            {"name": "check", "image": SMOKE_IMAGE, "command": [*agent, "check"], "env": gpu_env[2:],
+            {"name": "check", "image": SMOKE_IMAGE, "command": [*agent, "check"], "env": node_env,
              "volumeMounts": mounts + scripts},
             {"name": "dcgm-diag", "image": facts.DCGM_IMAGE, "command": ["sh", "-c", dcgm_command(burn_in.dcgm_level)],
-             "env": gpu_env, "securityContext": {"privileged": True}, "volumeMounts": mounts},
+             "env": gpu_env, "securityContext": {"privileged": True}, "volumeMounts": mounts + driver},
             {"name": "probe", "image": SMOKE_IMAGE, "command": [*agent, "admit"],
              "env": [*gpu_env, {"name": "BURN_IN_PROBE_TIMEOUT", "value": str(PROBE_TIMEOUT_S)}],
-             "securityContext": {"privileged": True}, "volumeMounts": mounts + scripts},
+             "securityContext": {"privileged": True}, "volumeMounts": mounts + scripts + driver},
         ],
         "containers": [{"name": "hold", "image": facts.PAUSE_IMAGE,
                         "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}}}],
         "volumes": [{"name": "results", "emptyDir": {}},
-                    {"name": "scripts", "configMap": {"name": name}}],
+                    {"name": "scripts", "configMap": {"name": name}},
+                    *([{"name": "driver", "hostPath": {"path": driver_root, "type": "Directory"}}]
+                      if driver_root else [])],
     }
     return [
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": files},

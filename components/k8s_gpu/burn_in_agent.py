@@ -17,7 +17,8 @@ import sys
 import urllib.error
 import urllib.request
 
-TAINT_KEY = "gpuready.io/burn-in"
+TAINT_KEY = os.environ.get("BURN_IN_TAINT_KEY", "gpuready.io/burn-in")
+"""The burn-in taint's key: the platform's (components/k8s_gpu/facts.py BURN_IN_TAINTS), set by the daemonset."""
 LABEL = "gpuready.io/burn-in"
 REASON = "gpuready.io/burn-in-reason"
 ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -26,6 +27,8 @@ PROBE = os.environ.get("BURN_IN_PROBE", "/gpuready/core.py")
 GPUS_BY_TYPE = os.environ.get("BURN_IN_GPUS_BY_TYPE", "/gpuready/gpus.json")
 PROBE_TIMEOUT = float(os.environ.get("BURN_IN_PROBE_TIMEOUT", "900"))
 MARKER = "GPUREADY_PROBE_REPORT "
+DRIVER_BIN = os.environ.get("BURN_IN_DRIVER_BIN", "/usr/local/nvidia/bin")
+"""Where a driver mounted from the host keeps nvidia-smi (burn_in.DRIVER_MOUNT), put first on the probe's PATH."""
 
 
 def _api(method, path, body=None, content_type="application/json"):
@@ -67,9 +70,12 @@ def expected_gpus(obj, by_type):
 def run_probe(gpus, timeout=PROBE_TIMEOUT):
     """``(report, output, missing)``: the probe's report (None: it printed none, and ``missing`` says why) and what
     it printed; a probe still running after ``timeout`` seconds is killed."""
+    env = dict(os.environ)
+    if os.path.isdir(DRIVER_BIN):  # a driver mounted from the host (GKE's): its nvidia-smi
+        env["PATH"] = os.pathsep.join(filter(None, (DRIVER_BIN, env.get("PATH"))))
     try:
         probe = subprocess.run([sys.executable, PROBE, "--gpus", str(gpus)], capture_output=True, text=True,
-                               timeout=timeout)
+                               timeout=timeout, env=env)
     except subprocess.TimeoutExpired as stopped:
         output = "\n".join(_text(part) for part in (stopped.stdout, stopped.stderr))
         return None, output, f"the probe did not finish in {timeout:g} s (killed)"

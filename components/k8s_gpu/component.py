@@ -79,7 +79,7 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                 timeout=900,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=quota)))
         if args.options.burn_in is not None:
-            self._burn_in(name, args, namespace, releases)
+            self._burn_in(name, args, namespace, [*releases, *quota])
         self.namespace = namespace.metadata.name
         self.release_names = pulumi.Output.all(*[r.name for r in releases])
         self.register_outputs({
@@ -91,7 +91,7 @@ class K8sGpuSoftware(pulumi.ComponentResource):
     def _burn_in(self, name: str, args: K8sGpuSoftwareArgs, namespace, releases: list) -> None:
         """The burn-in's ConfigMap, RBAC and daemonset (after the releases: it needs the device software up)."""
         objects = burn_in_manifests(args.options.namespace, facts.PLATFORMS[args.platform], node_taints(args),
-                                    args.options.burn_in)
+                                    args.options.burn_in, driver_root=facts.NODE_IMAGES[args.node_image].driver_root)
         kinds = {"ConfigMap": k8s.core.v1.ConfigMap, "ServiceAccount": k8s.core.v1.ServiceAccount,
                  "ClusterRole": k8s.rbac.v1.ClusterRole, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
                  "DaemonSet": k8s.apps.v1.DaemonSet}

@@ -187,11 +187,16 @@ def resolve(options: GpuSoftwareOptions, image: facts.NodeImage) -> GpuSoftwareO
         dcgm_exporter=True if options.dcgm_exporter is None else options.dcgm_exporter)
 
 
+def startup_taints(options: GpuSoftwareOptions, platform: str) -> tuple[facts.Taint, ...]:
+    """Taints the platform's GPU nodes boot with and lose once ready: the burn-in's, with burn-in admission on.
+    Pools set them; pods never tolerate them (``gpuNodeTaints`` leaves them out)."""
+    return (facts.BURN_IN_TAINTS[platform],) if options.burn_in is not None else ()
+
+
 def node_taints(args: K8sGpuSoftwareArgs) -> tuple[facts.Taint, ...]:
     """Taints a GPU node may carry besides the platform's GPU taint, which every NVIDIA daemonset tolerates: the
     pool's own, and the burn-in taint (the burn-in needs the driver, toolkit and device plugin up)."""
-    burn_in = (facts.BURN_IN_TAINT,) if args.options.burn_in is not None else ()
-    return (*args.extra_taints, *burn_in)
+    return (*args.extra_taints, *startup_taints(args.options, args.platform))
 
 
 def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
@@ -211,4 +216,4 @@ def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
         image, platform, installed,
         node_labels={facts.MIG_CONFIG_LABEL: options.mig.config} if _mig_manager(options, image) else {},
         resource_quota=critical_pods_quota(options.namespace)
-        if installed and platform.critical_pods_need_quota else None)
+        if (installed or options.burn_in is not None) and platform.critical_pods_need_quota else None)

@@ -153,8 +153,32 @@ def test_gke_private_nodes_get_cloud_nat_on_the_network_the_stack_creates(capsys
     assert error.value.field == "gpuready:cloudNat"
 
 
-@pytest.mark.parametrize("stack", ["gke", "aks"])
-def test_burn_in_is_refused_where_the_stack_does_not_taint_the_pool(stack):
-    with pytest.raises(ConfigError) as error:
-        _render(stack, **{"gpuready:burnIn": True})
-    assert error.value.field == "gpuready:burnIn" and "eks" in error.value.fix
+STARTUP_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/gpuready-burn-in"
+
+
+@pytest.mark.parametrize("stack,pool_type", [("gke", "gcp:container/nodePool:NodePool"),
+                                             ("aks", "azure-native:containerservice:AgentPool")])
+def test_burn_in_taints_the_pool_with_a_startup_taint_the_managed_autoscaler_knows(stack, pool_type):
+    """GKE and AKS run the cluster autoscaler themselves (no --startup-taint flag of ours reaches it): the burn-in
+    taint carries the autoscaler's startup-taint prefix, so an empty pool still scales up for a pending GPU pod."""
+    rendering = _render(stack, **{"gpuready:burnIn": True})
+    (pool,) = [r for r in rendering.of_type(pool_type) if r.name.endswith("-gpu")]
+    if stack == "gke":
+        taints = {(t["key"], t["value"], t["effect"]) for t in pool.inputs["nodeConfig"]["taints"]}
+        assert (STARTUP_TAINT, "pending", "NO_SCHEDULE") in taints
+    else:
+        assert f"{STARTUP_TAINT}=pending:NoSchedule" in pool.inputs["nodeTaints"]
+    assert STARTUP_TAINT not in {t["key"] for t in rendering.outputs["gpuNodeTaints"]}  # pods never tolerate it
+    (daemonset,) = [r for r in rendering.of_type("kubernetes:apps/v1:DaemonSet")
+                    if r.inputs["metadata"]["name"] == "gpuready-burn-in"]
+    spec = daemonset.inputs["spec"]["template"]["spec"]
+    assert {"key": STARTUP_TAINT, "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
+    probe = next(c for c in spec["initContainers"] if c["name"] == "probe")
+    assert {"name": "BURN_IN_TAINT_KEY", "value": STARTUP_TAINT} in probe["env"]
+    driver = [v for v in spec["volumes"] if v["name"] == "driver"]
+    if stack == "gke":  # GKE's own driver: mounted from the host, as GKE's device plugin mounts it for GPU pods
+        assert driver == [{"name": "driver", "hostPath": {"path": "/home/kubernetes/bin/nvidia", "type": "Directory"}}]
+        assert {"name": "driver", "mountPath": "/usr/local/nvidia", "readOnly": True} in probe["volumeMounts"]
+        assert rendering.of_type("kubernetes:core/v1:ResourceQuota")  # GKE admits critical pods only under one
+    else:  # AKS's driver comes with the NVIDIA container runtime, which mounts it
+        assert driver == []

@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 
 from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
-from gpuready_components.k8s_gpu.facts import Taint
+from gpuready_components.k8s_gpu.facts import BURN_IN_TAINTS, Taint
 from gpuready_components.k8s_gpu.scheduling import schedulable, selects, tolerates
 from gpuready.plan.render import Rendering
 from gpuready.policy.gpu import is_gpu_capacity
@@ -52,6 +52,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "aks-gpu-operator-mig": ("aks", {"gpuready:install": "gpu-operator", "gpuready:vmSize": "Standard_NC24ads_A100_v4",
                                      **A100}),
     "aks-time-slicing": ("aks", {"gpuready:timeSlicingReplicas": 4}),
+    "gke-burn-in": ("gke", {"gpuready:burnIn": True}),
+    "gke-burn-in-gpu-operator": ("gke", {"gpuready:burnIn": True, "gpuready:install": "gpu-operator"}),
+    "aks-burn-in": ("aks", {"gpuready:burnIn": True}),
+    "aks-burn-in-gpu-operator": ("aks", {"gpuready:burnIn": True, "gpuready:install": "gpu-operator"}),
 }
 KUBERNETES_VERSION = "1.34.0"
 """The schemas objects are checked against: the default version of a new eks cluster, and in GKE's and AKS's
@@ -355,7 +359,8 @@ def test_an_efa_type_the_chart_does_not_know_is_caught():
     assert any(e.startswith("aws-efa-k8s-device-plugin on eks-gpu") for e in unreached(broken))
 
 
-@pytest.mark.parametrize("variant", ["eks-burn-in", "eks-burn-in-gpu-operator", "eks-efa"])
+@pytest.mark.parametrize("variant", ["eks-burn-in", "eks-burn-in-gpu-operator", "eks-efa", "gke-burn-in",
+                                     "gke-burn-in-gpu-operator", "aks-burn-in", "aks-burn-in-gpu-operator"])
 def test_the_burn_in_daemonset_reaches_every_gpu_node_and_only_patches_nodes(variant):
     """Every GPU node boots with the burn-in taint (test_every_gpu_daemonset_reaches_every_gpu_node proves the NVIDIA
     and EFA daemonsets tolerate it); the burn-in's own daemonset lands there too, with get/patch on nodes only."""
@@ -363,8 +368,10 @@ def test_the_burn_in_daemonset_reaches_every_gpu_node_and_only_patches_nodes(var
     objects = {obj["kind"]: obj for obj in stack_objects(rendering)
                if obj["metadata"].get("name") == "gpuready-burn-in"}
     pod = objects["DaemonSet"]["spec"]["template"]["spec"]
-    for node in gpu_nodes(rendering):
-        assert Taint("gpuready.io/burn-in", "pending", "NoSchedule") in node.taints
+    nodes = gpu_nodes(rendering)
+    assert nodes
+    for node in nodes:
+        assert BURN_IN_TAINTS[VARIANTS[variant][0]] in node.taints
         assert schedulable(pod, node.labels, node.taints), node
     assert objects["ClusterRole"]["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
     assert pod["serviceAccountName"] == objects["ClusterRoleBinding"]["subjects"][0]["name"]

@@ -134,3 +134,53 @@ def test_the_probe_is_asked_for_the_expected_gpus_and_killed_at_its_time_limit(t
     report, output, missing = agent.run_probe("hang", timeout=1)
     assert report is None and "did not finish in 1 s" in missing and "warming up" in output
     assert agent.verdict(report, 0, "", missing) == (False, missing)
+
+
+def test_gke_mounts_its_own_driver_from_the_host_and_every_platform_names_its_taint():
+    """GKE's own driver reaches a container only through its device plugin, for pods that ask for GPUs (a
+    daemonset that asked would hold them for good): the burn-in mounts it from the host instead."""
+    gke = {o["kind"]: o for o in manifests("nvidia-gpu", facts.PLATFORMS["gke"], (facts.BURN_IN_TAINTS["gke"],),
+                                           BURN_IN, driver_root="/home/kubernetes/bin/nvidia")}
+    for obj in gke.values():
+        kubernetes_validate.validate(obj, "1.34.0", strict=True)
+    pod = gke["DaemonSet"]["spec"]["template"]["spec"]
+    assert {"name": "driver", "hostPath": {"path": "/home/kubernetes/bin/nvidia", "type": "Directory"}} in pod["volumes"]
+    by_name = {c["name"]: c for c in pod["initContainers"]}
+    for name in ("dcgm-diag", "probe"):
+        assert {"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"} in by_name[name]["env"]
+        assert {"name": "driver", "mountPath": "/usr/local/nvidia", "readOnly": True} in by_name[name]["volumeMounts"]
+        assert not any(c.get("resources") for c in (by_name[name],))  # no GPU asked for: none held
+    for platform, container in (("gke", by_name["check"]), ("eks", _objects()["DaemonSet"]["spec"]["template"]
+                                                            ["spec"]["initContainers"][0])):
+        assert {"name": "BURN_IN_TAINT_KEY", "value": facts.BURN_IN_TAINTS[platform].key} in container["env"]
+    assert "driver" not in {v["name"] for v in _objects()["DaemonSet"]["spec"]["template"]["spec"]["volumes"]}
+
+
+def test_the_agent_removes_the_taint_its_daemonset_names(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    key = facts.BURN_IN_TAINTS["aks"].key
+    code = ("import json, runpy, sys; agent = runpy.run_path(sys.argv[1]); sent = []\n"
+            "agent['_api'].__globals__['_api'] = lambda *a, **k: sent.append(a)\n"
+            "node = {'metadata': {'resourceVersion': '1'}, 'spec': {'taints': [\n"
+            "    {'key': 'sku', 'value': 'gpu', 'effect': 'NoSchedule'}, {'key': sys.argv[2], 'effect': 'NoSchedule'}]}}\n"
+            "agent['patch']('n1', node, True, '')\n"
+            "print(json.dumps([agent['TAINT_KEY'], agent['tainted'](node), sent[0][2]['spec']['taints']]))\n")
+    done = subprocess.run([sys.executable, "-c", code, agent.__file__, key], capture_output=True, text=True,
+                          env={**os.environ, "BURN_IN_TAINT_KEY": key}, check=True)
+    assert json.loads(done.stdout) == [key, True, [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]]
+
+
+def test_the_probe_finds_a_driver_mounted_from_the_host(tmp_path, monkeypatch):
+    probe = tmp_path / "core.py"
+    probe.write_text("import json, os\nprint('GPUREADY_PROBE_REPORT ' + json.dumps({'path': os.environ['PATH']}))\n")
+    driver_bin = tmp_path / "nvidia" / "bin"
+    driver_bin.mkdir(parents=True)
+    monkeypatch.setattr(agent, "PROBE", str(probe))
+    monkeypatch.setattr(agent, "DRIVER_BIN", str(driver_bin))
+    report, _, _ = agent.run_probe(1)
+    assert report["path"].split(":")[0] == str(driver_bin)
+    monkeypatch.setattr(agent, "DRIVER_BIN", str(tmp_path / "absent"))
+    assert agent.run_probe(1)[0]["path"].split(":")[0] != str(tmp_path / "absent")

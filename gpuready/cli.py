@@ -122,8 +122,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="the probe's sustained tier: every GPU under load for 300 s (single nodes)")
     sweep.add_argument("--json", action="store_true", help="print the result as JSON")
     sweep.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML, one testcase per node")
-    sweep.add_argument("--taint-failing", action="store_true",
-                       help="Kubernetes: taint each failing node gpuready.io/sweep=failed:NoSchedule")
+    sweep.add_argument("--quarantine", "--taint-failing", dest="quarantine", action="store_true",
+                       help="Kubernetes: take each failing node out of service (taint gpuready.io/sweep=failed:"
+                            "NoSchedule, label gpuready.io/sweep=failed, the cause in gpuready.io/sweep-reason); "
+                            "never by default")
     sweep.add_argument("--trust-kubeconfig-exec", action="store_true",
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write)")
@@ -285,7 +287,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     _writable(args.junit, "--junit")
     result = sweep.run_on_stack(stack=args.stack, outputs_file=args.outputs, nodes=args.nodes, timeout=args.timeout,
-                                full=args.full, taint_failing=args.taint_failing,
+                                full=args.full, quarantine=args.quarantine,
                                 trust_kubeconfig_exec=args.trust_kubeconfig_exec)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2, default=str)

@@ -16,7 +16,12 @@ from . import kubernetes, sweep
 from .outputs import StackOutputs
 
 TAINT = {"key": "gpuready.io/sweep", "value": "failed", "effect": "NoSchedule"}
-"""What ``--taint-failing`` puts on a failing node (and what the sweep's own pods tolerate, to sweep it again)."""
+"""What ``--quarantine`` puts on a failing node (and what the sweep's own pods tolerate, to sweep it again)."""
+LABEL = "gpuready.io/sweep"
+"""The label ``--quarantine`` sets on a failing node (``failed``): ``kubectl get nodes -l gpuready.io/sweep=failed``."""
+REASON = "gpuready.io/sweep-reason"
+"""The annotation naming why the node failed (the row's detail, at most :data:`REASON_LIMIT` characters)."""
+REASON_LIMIT = 1000
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 TERMINAL = ("Succeeded", "Failed")
 
@@ -67,10 +72,10 @@ def manifests(run: str, namespace: str, nodes: list[tuple[str, int]], taints: li
 
 
 def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float = 1800, full: bool = False,
-        taint_failing: bool = False, namespace: str = "default", progress: Optional[TextIO] = None,
+        quarantine: bool = False, namespace: str = "default", progress: Optional[TextIO] = None,
         clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> sweep.SweepResult:
-    """Sweep the stack's GPU nodes (the first ``nodes`` of them by name, default all); with ``taint_failing``,
-    taint each node whose probe failed with :data:`TAINT`. Progress goes to ``progress`` (default: stderr)."""
+    """Sweep the stack's GPU nodes (the first ``nodes`` of them by name, default all); with ``quarantine``,
+    taint each node whose probe failed with :data:`TAINT` and label it (:data:`LABEL`, :data:`REASON`). Progress goes to ``progress`` (default: stderr)."""
     progress = progress or sys.stderr
     stack = StackOutputs(outputs, kubernetes.KUBERNETES_PLATFORMS)
     client, api = kubernetes._client(stack["kubeconfig"], trust_kubeconfig_exec)
@@ -135,8 +140,8 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
             _replace(r, sweep.row(r.node, ProbeReport.from_json(report) if report else None,
                                   instance_type=r.instance_type, job=r.job,
                                   problem="" if report or phase == "Succeeded" else f"pod {phase} without a report"))
-        if taint_failing:
-            _taint_failing(client, core_api, calls, result, progress, clock)
+        if quarantine:
+            _quarantine(client, core_api, calls, result, progress, clock)
         return result
     except KeyboardInterrupt as stop:
         if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
@@ -191,41 +196,51 @@ def _wait(client, api, calls, namespace, run_name, job_names, deadline, progress
     return pods
 
 
-def _taint_failing(client, core_api, calls, result: sweep.SweepResult, progress, clock) -> None:
-    """Taint each node whose probe failed (or that advertises no GPU) with :data:`TAINT`, and say so; a node the
-    sweep could not finish on is left alone (no evidence against it)."""
+def _quarantine(client, core_api, calls, result: sweep.SweepResult, progress, clock) -> None:
+    """Take each node whose probe failed (or that advertises no GPU) out of service: :data:`TAINT`, the label
+    :data:`LABEL` and the cause in :data:`REASON`, and say so; a node the sweep could not finish on is left alone
+    (no evidence against it)."""
     for r in result.rows:
         if r.verdict != core.FAIL or not (r.checks or r.detail.startswith("advertises no allocatable")):
             continue
         deadline = clock() + kubernetes.CLEANUP_GRACE
         try:
-            how = taint(core_api, calls, r.node, deadline)
+            how = quarantine(core_api, calls, r.node, r.detail, deadline)
         except client.exceptions.ApiException as error:
             note = f"could not taint {r.node} ({error.status} {error.reason}): `kubectl taint node {r.node} " \
-                   f"{TAINT['key']}={TAINT['value']}:{TAINT['effect']}`"
+                   f"{TAINT['key']}={TAINT['value']}:{TAINT['effect']}` and `kubectl label node {r.node} " \
+                   f"{LABEL}=failed`"
         else:
-            note = f"{r.node} tainted {TAINT['key']}={TAINT['value']}:{TAINT['effect']}" + \
+            note = f"{r.node} tainted {TAINT['key']}={TAINT['value']}:{TAINT['effect']} and labelled {LABEL}=failed" + \
                    {"added": "", "already": " (it was already)",
-                    "found": " (found there after a concurrent change of the node)"}[how] + f": remove it with `kubectl taint node {r.node} " \
-                   f"{TAINT['key']}:{TAINT['effect']}-` once repaired"
+                    "found": " (found there after a concurrent change of the node)"}[how] + \
+                   f": once repaired, `kubectl taint node {r.node} {TAINT['key']}:{TAINT['effect']}-` and " \
+                   f"`kubectl label node {r.node} {LABEL}-`"
             r.detail = f"tainted {TAINT['key']}={TAINT['value']}:{TAINT['effect']}; {r.detail}"
         result.notes.append(note)
         print(f"gpuready: {note}", file=progress)
 
 
-def taint(core_api: Any, calls: kubernetes._Calls, node: str, deadline: float) -> str:
-    """Add :data:`TAINT` to ``node`` unless it carries it: ``added``, ``already`` (before any patch), or ``found``
-    (after a conflict: ours, whose answer was lost, or a concurrent writer's). A JSON Patch that tests the node's
-    resourceVersion, so that a concurrent change is never overwritten (read again and retried)."""
+def quarantine(core_api: Any, calls: kubernetes._Calls, node: str, reason: str, deadline: float) -> str:
+    """Put :data:`TAINT`, the label :data:`LABEL` ``failed`` and ``reason`` (:data:`REASON`) on ``node`` unless it
+    carries them: ``added``, ``already`` (before any patch), or ``found`` (after a conflict: ours, whose answer was
+    lost, or a concurrent writer's). A JSON Patch that tests the node's resourceVersion, so that a concurrent change
+    is never overwritten (read again and retried)."""
     plain = core_api.api_client.sanitize_for_serialization
+    reason = reason[:REASON_LIMIT]
     for attempt in range(3):
         current = plain(calls(core_api.read_node, node, deadline=deadline))
         taints = (current.get("spec") or {}).get("taints") or []
-        if any(t.get("key") == TAINT["key"] and t.get("effect") == TAINT["effect"] for t in taints):
+        labels, notes = (current["metadata"].get(k) or {} for k in ("labels", "annotations"))
+        tainted = any(t.get("key") == TAINT["key"] and t.get("effect") == TAINT["effect"] for t in taints)
+        if tainted and labels.get(LABEL) == "failed" and notes.get(REASON) == reason:
             return "found" if attempt else "already"
         version = current["metadata"].get("resourceVersion")
         patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": version}] if version else []
-        patch.append({"op": "add", "path": "/spec/taints", "value": [*taints, dict(TAINT)]})
+        if not tainted:
+            patch.append({"op": "add", "path": "/spec/taints", "value": [*taints, dict(TAINT)]})
+        patch += [{"op": "add", "path": "/metadata/labels", "value": {**labels, LABEL: "failed"}},
+                  {"op": "add", "path": "/metadata/annotations", "value": {**notes, REASON: reason}}]
         try:
             calls(core_api.patch_node, node, copy.deepcopy(patch), deadline=deadline)
             return "added"

@@ -171,11 +171,12 @@ def test_an_error_after_a_submit_terminates_the_jobs_already_submitted(aws, jobs
     assert probe_definitions(aws[0]) == [] and real is not broken
 
 
-def test_taint_failing_on_batch_is_a_mistake_to_fix(aws, tmp_path, capsys):
+def test_quarantine_on_batch_is_a_mistake_to_fix(aws, tmp_path, capsys):
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(aws[1]))
-    assert main(["sweep", "--outputs", str(path), "--taint-failing"]) == 2
-    assert "--taint-failing taints Kubernetes nodes" in capsys.readouterr().err and _jobs(aws[0]) == []
+    for option in ("--quarantine", "--taint-failing"):  # the second is the first's older name
+        assert main(["sweep", "--outputs", str(path), option]) == 2
+        assert "--quarantine taints and labels Kubernetes nodes" in capsys.readouterr().err and _jobs(aws[0]) == []
 
 
 class _Counted:

@@ -75,29 +75,37 @@ def test_every_gpu_node_gets_a_row_one_watch_and_everything_is_deleted(kube, fak
     assert server.created[0] == ("ConfigMap", run) and len(jobs) == 2  # none for the node without GPUs
     assert sorted(server.deleted) == sorted([("ConfigMap", run)] + [("Job", j) for j in jobs])
     assert {p["spec"]["nodeName"] for p in server.pods} == {"gpu-a", "gpu-b"}
-    assert server.patched == []  # no --taint-failing: nodes untouched
+    assert server.patched == []  # no --quarantine: nodes untouched
     assert "2 Succeeded after" in progress.getvalue()
 
 
-def test_taint_failing_taints_only_the_failing_nodes_and_says_so(kube, fake_smi):
+def test_quarantine_takes_only_the_failing_nodes_out_of_service_and_says_so(kube, fake_smi):
     healthy, broken = _probe_logs(fake_smi), _probe_logs(fake_smi, **ECC)
     server, outputs = kube(nodes=[_node("gpu-a"), _node("gpu-b")], node_logs={"gpu-a": healthy, "gpu-b": broken})
     progress = io.StringIO()
-    result = target.run(outputs, timeout=30, taint_failing=True, progress=progress)
+    result = target.run(outputs, timeout=30, quarantine=True, progress=progress)
     ((node, patch),) = server.patched
     assert node == "gpu-b" and patch[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "41"}
-    tainted = {n["metadata"]["name"]: n["spec"]["taints"] for n in server.now()["nodes"]}
-    assert tainted["gpu-b"] == [EKS["gpuTaint"], target.TAINT] and tainted["gpu-a"] == [EKS["gpuTaint"]]
-    assert "gpu-b tainted gpuready.io/sweep=failed:NoSchedule" in progress.getvalue()
+    nodes = {n["metadata"]["name"]: n for n in server.now()["nodes"]}
+    assert nodes["gpu-b"]["spec"]["taints"] == [EKS["gpuTaint"], target.TAINT]
+    assert nodes["gpu-a"]["spec"]["taints"] == [EKS["gpuTaint"]]
+    assert nodes["gpu-b"]["metadata"]["labels"]["gpuready.io/sweep"] == "failed"
+    assert "gpuready.io/sweep" not in nodes["gpu-a"]["metadata"]["labels"]
+    reason = nodes["gpu-b"]["metadata"]["annotations"]["gpuready.io/sweep-reason"]
+    assert "ecc_uncorrected on gpu0" in reason
+    assert nodes["gpu-b"]["metadata"]["labels"] == {**_node("gpu-b")["metadata"]["labels"],
+                                                    "gpuready.io/sweep": "failed"}  # the node's own labels kept
+    assert "gpu-b tainted gpuready.io/sweep=failed:NoSchedule and labelled gpuready.io/sweep=failed" in \
+        progress.getvalue()
     assert any("gpu-b tainted" in n for n in result.notes)
-    again = target.run(outputs, timeout=30, taint_failing=True, progress=io.StringIO())  # its pod tolerates the taint
+    again = target.run(outputs, timeout=30, quarantine=True, progress=io.StringIO())  # its pod tolerates the taint
     assert len(server.patched) == 1 and any("(it was already)" in n for n in again.notes)
 
 
 def test_a_pod_that_never_starts_fails_its_row_and_is_deleted_but_its_node_is_not_tainted(kube, fake_smi):
     server, outputs = kube(nodes=[_node("gpu-a"), _node("gpu-busy")], node_logs={"gpu-a": _probe_logs(fake_smi)},
                            node_phases={"gpu-busy": ("Pending",)})
-    result = target.run(outputs, timeout=1.5, taint_failing=True, progress=io.StringIO())
+    result = target.run(outputs, timeout=1.5, quarantine=True, progress=io.StringIO())
     rows = {r.node: r for r in result.rows}
     assert rows["gpu-a"].verdict == "pass" and rows["gpu-busy"].verdict == "fail"
     assert "not finished after 1.5 s (Pending" in rows["gpu-busy"].detail

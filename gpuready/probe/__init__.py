@@ -16,13 +16,14 @@ QUERY_FAMILIES = frozenset((
     "accounting", "addressing_mode", "c2c", "clocks", "clocks_event_reasons", "clocks_event_reasons_counters",
     "clocks_throttle_reasons", "compute_cap", "compute_mode", "count", "display_active", "display_attached",
     "display_mode", "dramEncryption", "driver_model", "driver_version", "ecc", "edpp_multiplier", "encoder",
-    "enforced", "fabric", "fan", "gom", "gpu", "gpu_bus_id", "gpu_name", "gpu_operation_mode", "gpu_recovery_action",
+    "enforced", "fabric", "fan", "gom", "gpu", "gpu_bus_id", "kmd_version", "gpu_name", "gpu_operation_mode", "gpu_recovery_action",
     "gpu_serial", "gpu_uuid", "gsp", "hostname", "index", "inforom", "memory", "mig", "module", "name", "pci", "pcie",
     "persistence_mode", "platform", "power", "power_smoothing", "protected_memory", "pstate", "remapped_rows",
     "retired_pages", "serial", "temperature", "timestamp", "utilization", "uuid", "vbios_version",
     "vgpu_device_capability", "vgpu_driver_capability"))
 """The first part of every ``--query-gpu`` field nvidia-smi knows (``nvidia-smi --help-query-gpu`` of driver
-590.48.01, tests/data/nvidia-smi): a CSV with another column is another tool's."""
+590.48.01, and ``kmd_version`` that 595.80 adds; tests/data/nvidia-smi). A CSV whose columns are mostly others is
+another tool's; a few unknown ones are a newer driver's fields."""
 
 
 @dataclass(frozen=True)
@@ -133,8 +134,9 @@ def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0, sharing: Op
         raise UserError("the capture holds no --query-gpu rows and nothing else nvidia-smi prints: this does not "
                         "look like nvidia-smi output. Fix: give the file nvidia-smi --query-gpu=index,name,uuid,... "
                         "--format=csv wrote")
-    foreign = sorted({f for row in rows for f in row if f.split(".")[0] not in QUERY_FAMILIES})
-    if foreign or any(not isinstance(row.get("index", 0), int) for row in rows):
+    columns = {f for row in rows for f in row if f != "mig.devices"}
+    foreign = sorted(f for f in columns if f.split(".")[0] not in QUERY_FAMILIES)
+    if 2 * len(foreign) >= len(columns) > 0 or any(not isinstance(row.get("index", 0), int) for row in rows):
         raise UserError(f"the capture's CSV has columns nvidia-smi --query-gpu does not print "
                         f"({', '.join(map(_text, foreign[:5])) or 'an index that is not a number'}): it looks like "
                         "another tool's. Fix: give the file nvidia-smi --query-gpu=index,name,uuid,... --format=csv "

@@ -296,12 +296,15 @@ def test_the_known_query_fields_are_the_real_drivers():
 
     listed = {n for line in (CAPTURES / "help-query-gpu_driver-590.48.01.txt").read_text().splitlines()
               if line.startswith('"') for n in re.findall(r'"([\w.]+)"', line)}
-    assert probe.QUERY_FAMILIES == {n.split(".")[0] for n in listed}
+    newer = {n for line in (CAPTURES / "l40s_driver-595.80.txt").read_text().splitlines()
+             if "--query-gpu=" in line for n in line.split("--query-gpu=")[1].split()[0].split(",")}
+    assert probe.QUERY_FAMILIES == {n.split(".")[0] for n in listed | newer}
     assert {f.split(".")[0] for f in core.QUERY_FIELDS} <= probe.QUERY_FAMILIES
 
 
 @pytest.mark.parametrize("text,words", [
     ("name,age\nalice,30\nbob,41\n", "(age)"),
+    ("name, colour, age\nalice, red, 30\n", "(age, colour)"),
     ("index, name\nzero, NVIDIA H100 80GB HBM3\n", "an index that is not a number"),
 ])
 def test_a_csv_of_another_tool_is_a_clear_error(tmp_path, capsys, text, words):

@@ -47,7 +47,8 @@ def compare(probe_file: str, reference_file: str) -> None:
         gpu, _, name = check["name"].partition(".")
         if name in reference.get(gpu, {}) and isinstance(check["measured"], (int, float)):
             ref = reference[gpu][name]
-            print(f"{check['name']:32} probe {check['measured']:>9}  torch {ref:>9}  ratio {check['measured'] / ref:.3f}")
+            ratio = check["measured"] / ref
+            print(f"{check['name']:32} probe {check['measured']:>9}  torch {ref:>9}  ratio {ratio:.3f}")
 
 
 if __name__ == "__main__":

@@ -117,7 +117,8 @@ class GkeGpuCluster(GpuCluster):
                 image_type=facts.IMAGE_TYPES[args.software.install],
                 # The GPU Operator's driver is an unsigned kernel module, which Secure Boot refuses to load.
                 secure_boot=cap.driver_version != facts.DRIVER_DISABLED, spot=pool.spot, accelerators=[accelerator],
-                taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=facts.GPU_TAINT_EFFECT)
+                taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value,
+                                                                  effect=facts.GPU_TAINT_EFFECT)
                         for t in (taint, *startup_taints(args.software, "gke"))]),
             opts=pulumi.ResourceOptions(parent=self, depends_on=grants))
 

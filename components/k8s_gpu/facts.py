@@ -259,7 +259,8 @@ BURN_IN_TAINT = Taint("gpuready.io/burn-in", "pending", "NoSchedule")
 """Taint new GPU nodes boot with when burn-in admission is on: only pods that tolerate it (the NVIDIA daemonsets, the
 burn-in daemonset) run there until the burn-in removes it. Scalers treat it as a startup taint (on EKS the
 cluster-autoscaler gpuready installs gets ``--startup-taint``, Karpenter ``startupTaints``)."""
-STARTUP_BURN_IN_TAINT = Taint("startup-taint.cluster-autoscaler.kubernetes.io/gpuready-burn-in", "pending", "NoSchedule")
+STARTUP_BURN_IN_TAINT = Taint("startup-taint.cluster-autoscaler.kubernetes.io/gpuready-burn-in", "pending",
+                              "NoSchedule")
 """The burn-in taint where the platform runs the cluster autoscaler (GKE, AKS: no flag of ours reaches it). The key's
 prefix is the autoscaler's own mark of a startup taint (cluster-autoscaler 1.29 and later, every supported GKE and
 AKS version): it simulates a new node without it, so a pending GPU pod still scales an empty pool up, and counts a

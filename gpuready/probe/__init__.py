@@ -16,10 +16,10 @@ QUERY_FAMILIES = frozenset((
     "accounting", "addressing_mode", "c2c", "clocks", "clocks_event_reasons", "clocks_event_reasons_counters",
     "clocks_throttle_reasons", "compute_cap", "compute_mode", "count", "display_active", "display_attached",
     "display_mode", "dramEncryption", "driver_model", "driver_version", "ecc", "edpp_multiplier", "encoder",
-    "enforced", "fabric", "fan", "gom", "gpu", "gpu_bus_id", "kmd_version", "gpu_name", "gpu_operation_mode", "gpu_recovery_action",
-    "gpu_serial", "gpu_uuid", "gsp", "hostname", "index", "inforom", "memory", "mig", "module", "name", "pci", "pcie",
-    "persistence_mode", "platform", "power", "power_smoothing", "protected_memory", "pstate", "remapped_rows",
-    "retired_pages", "serial", "temperature", "timestamp", "utilization", "uuid", "vbios_version",
+    "enforced", "fabric", "fan", "gom", "gpu", "gpu_bus_id", "gpu_name", "gpu_operation_mode", "gpu_recovery_action",
+    "gpu_serial", "gpu_uuid", "gsp", "hostname", "index", "inforom", "kmd_version", "memory", "mig", "module", "name",
+    "pci", "pcie", "persistence_mode", "platform", "power", "power_smoothing", "protected_memory", "pstate",
+    "remapped_rows", "retired_pages", "serial", "temperature", "timestamp", "utilization", "uuid", "vbios_version",
     "vgpu_device_capability", "vgpu_driver_capability"))
 """The first part of every ``--query-gpu`` field nvidia-smi knows (``nvidia-smi --help-query-gpu`` of driver
 590.48.01, and ``kmd_version`` that 595.80 adds; tests/data/nvidia-smi). A CSV whose columns are mostly others is

@@ -75,7 +75,8 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
         quarantine: bool = False, namespace: str = "default", progress: Optional[TextIO] = None,
         clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> sweep.SweepResult:
     """Sweep the stack's GPU nodes (the first ``nodes`` of them by name, default all); with ``quarantine``,
-    taint each node whose probe failed with :data:`TAINT` and label it (:data:`LABEL`, :data:`REASON`). Progress goes to ``progress`` (default: stderr)."""
+    taint each node whose probe failed with :data:`TAINT` and label it (:data:`LABEL`, :data:`REASON`). Progress goes
+    to ``progress`` (default: stderr)."""
     progress = progress or sys.stderr
     stack = StackOutputs(outputs, kubernetes.KUBERNETES_PLATFORMS)
     client, api = kubernetes._client(stack["kubeconfig"], trust_kubeconfig_exec)

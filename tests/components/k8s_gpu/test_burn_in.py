@@ -144,7 +144,8 @@ def test_gke_mounts_its_own_driver_from_the_host_and_every_platform_names_its_ta
     for obj in gke.values():
         kubernetes_validate.validate(obj, "1.34.0", strict=True)
     pod = gke["DaemonSet"]["spec"]["template"]["spec"]
-    assert {"name": "driver", "hostPath": {"path": "/home/kubernetes/bin/nvidia", "type": "Directory"}} in pod["volumes"]
+    host = {"path": "/home/kubernetes/bin/nvidia", "type": "Directory"}
+    assert {"name": "driver", "hostPath": host} in pod["volumes"]
     by_name = {c["name"]: c for c in pod["initContainers"]}
     for name in ("dcgm-diag", "probe"):
         assert {"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"} in by_name[name]["env"]
@@ -165,7 +166,8 @@ def test_the_agent_removes_the_taint_its_daemonset_names(tmp_path):
     code = ("import json, runpy, sys; agent = runpy.run_path(sys.argv[1]); sent = []\n"
             "agent['_api'].__globals__['_api'] = lambda *a, **k: sent.append(a)\n"
             "node = {'metadata': {'resourceVersion': '1'}, 'spec': {'taints': [\n"
-            "    {'key': 'sku', 'value': 'gpu', 'effect': 'NoSchedule'}, {'key': sys.argv[2], 'effect': 'NoSchedule'}]}}\n"
+            "    {'key': 'sku', 'value': 'gpu', 'effect': 'NoSchedule'},\n"
+            "    {'key': sys.argv[2], 'effect': 'NoSchedule'}]}}\n"
             "agent['patch']('n1', node, True, '')\n"
             "print(json.dumps([agent['TAINT_KEY'], agent['tainted'](node), sent[0][2]['spec']['taints']]))\n")
     done = subprocess.run([sys.executable, "-c", code, agent.__file__, key], capture_output=True, text=True,

@@ -44,9 +44,15 @@ class BatchComputeEnvironment(GpuPool):
             return None
         return [c.get("imageType") for c in configs] or ["ECS_AL2 (Batch's default)"]
 
+    def vcpus(self, bound: str) -> int:
+        """``computeResources``' ``min`` or ``max`` vCPUs, as Pulumi spells them (``maxVcpus``) or as Batch's API
+        answers them (``maxvCpus``, what the smoke diagnosis reads from DescribeComputeEnvironments)."""
+        value = self.resources.get(f"{bound}Vcpus", self.resources.get(f"{bound}vCpus"))
+        return int(value or 0)
+
     @property
     def minimum(self) -> tuple[int, str]:
-        return int(get(self.props, "computeResources.minVcpus", 0)), "minVcpus"
+        return self.vcpus("min"), "minVcpus"
 
     @property
     def resource_type(self) -> str:
@@ -72,7 +78,7 @@ class BatchComputeEnvironment(GpuPool):
         rows = self.gpu_rows
         if not rows:
             return None
-        budget = int(self.resources.get("maxVcpus", 0))
+        budget = self.vcpus("max")
         return PoolCapacity("aws", types, int(capacity.best_fill(budget, [(x.vcpus, x.gpus) for x in rows])),
                             capacity.best_fill(budget, [(x.vcpus, x.price_usd_hour or 0.0) for x in rows]),
                             tuple(t for t in types if catalog.find("aws", t) is None))

@@ -154,3 +154,27 @@ def test_multi_node_facts_agree_with_the_catalog(rendered):
     (container,) = job.containers()
     assert len(job.efa_devices(container)) == 32 and job.memlock_unlimited(container)
     assert rendering.outputs["multiNodeEfaInterfaces"] == 32 and rendering.outputs["multiNodeNodes"] == 2
+
+
+from tests.gpuready.smoke.conftest import moto_port  # noqa: E402,F401 (the fixture: one moto server for this module)
+
+
+def test_a_batch_environment_reads_alike_from_a_live_api_answer(moto_port, monkeypatch):  # noqa: F811
+    """The smoke diagnosis feeds the reader what DescribeComputeEnvironments answers (``maxvCpus``, not Pulumi's
+    ``maxVcpus``): recorded here from moto's server, which answers in the API's own shape."""
+    import requests
+
+    from gpuready.resources.aws import BatchComputeEnvironment
+    from tests.gpuready.smoke.moto_batch import aws_client, build_queue, configure_moto
+
+    endpoint = f"http://127.0.0.1:{moto_port}"
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(key, value)
+    requests.post(f"{endpoint}/moto-api/reset", timeout=10)
+    configure_moto(endpoint)
+    build_queue(endpoint, instance_types=("g6.xlarge", "g6.12xlarge"))
+    (live,) = aws_client("batch", endpoint).describe_compute_environments()["computeEnvironments"]
+    assert "maxvCpus" in live["computeResources"] and "maxVcpus" not in live["computeResources"]
+    env = BatchComputeEnvironment(live)
+    assert env.vcpus("max") == 64 and env.minimum == (0, "minVcpus")
+    assert env.capacity().max_gpus == 16  # 64 vCPUs: best fill of g6.12xlarge (48 vCPUs, 4 GPUs) and g6.xlarge (4, 1)

@@ -163,7 +163,7 @@ def unplaceable(want: dict[str, int], nodes: int, envs: list[dict]) -> Optional[
         if not holding:
             continue
         smallest = min(holding, key=lambda i: i.vcpus)
-        limit = int((env.get("computeResources") or {}).get("maxvCpus") or 0)
+        limit = pool.vcpus("max")
         if nodes * smallest.vcpus <= limit:
             return None
         fitting.append(f"{env.get('computeEnvironmentName')}: maxvCpus {limit}, {nodes} x {smallest.name} need "

@@ -34,8 +34,7 @@ def largest_type(envs: list[dict[str, Any]]) -> tuple[Optional[catalog.GpuInstan
     if not rows:
         return None, 0
     (biggest,) = fit.largest(rows, 1)
-    room = sum(int(env.resources.get("maxvCpus") or 0) // biggest.vcpus for env in wrapped  # Batch's API spelling
-               if biggest.name in env.instance_types)
+    room = sum(env.vcpus("max") // biggest.vcpus for env in wrapped if biggest.name in env.instance_types)
     return biggest, room
 
 

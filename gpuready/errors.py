@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from gpuready_components.errors import printable
+
+__all__ = ["UserError", "printable"]
 
 
 class UserError(Exception):
@@ -11,9 +13,3 @@ class UserError(Exception):
     exit_code = 2
 
 
-def printable(value: Any, limit: int = 200) -> str:
-    """``value`` (its ``repr`` unless a string) safe to print: control and other non-printable characters escaped as
-    ``\\xNN``/``\\uNNNN`` (an ANSI escape in a key cannot rewrite the terminal), cut to ``limit`` characters."""
-    text = value if isinstance(value, str) else repr(value)
-    safe = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return safe if len(safe) <= limit else safe[:limit - 3] + "..."

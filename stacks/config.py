@@ -10,8 +10,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import pulumi
 
-from gpuready_components.errors import ConfigError
-from gpuready.errors import printable
+from gpuready_components.errors import ConfigError, printable
 
 from .settings import Settings
 

@@ -94,3 +94,10 @@ def test_every_dependency_range_stops_before_the_next_major():
 def test_ci_installs_from_the_lock_and_tests_the_oldest_pulumi():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "-c requirements/lock.txt" in ci and "pulumi==$floor" in ci
+
+
+def test_stack_programs_import_no_cli_module():
+    """A stack program runs under the Pulumi engine with the components alone: the CLI (gpuready/) sits above it."""
+    for path in sorted((ROOT / "stacks").glob("*.py")):
+        found = re.findall(r"^\s*(?:from|import) gpuready(?:\.|\s)", path.read_text(), re.M)
+        assert not found, f"{path.name} imports the CLI package: {found}"

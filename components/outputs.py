@@ -6,9 +6,10 @@ SDK-free: the smoke SDK imports this to read a deployed stack's outputs without 
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
+
+from . import platforms
 
 
 @dataclass(frozen=True)
@@ -91,16 +92,8 @@ class Contract:
         return out
 
 
-CONTRACTS = {
-    "aws-batch": "gpuready_components.batch_gpu.outputs",
-    "eks": "gpuready_components.eks_gpu.outputs",
-    "gke": "gpuready_components.gke_gpu.outputs",
-    "aks": "gpuready_components.aks_gpu.outputs",
-}
-"""Platform (the ``platform`` output) -> the module whose ``OUTPUTS`` is its contract."""
-
-
 def contract(platform: str) -> Optional[Contract]:
-    """The contract of ``platform``, or None for a platform gpuready does not know."""
-    module = CONTRACTS.get(platform) if isinstance(platform, str) else None
-    return importlib.import_module(module).OUTPUTS if module else None
+    """The contract of ``platform`` (its descriptor's ``contract`` module), or None for a platform gpuready does not
+    know."""
+    found = platforms.get(platform)
+    return found.load(found.contract).OUTPUTS if found else None

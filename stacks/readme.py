@@ -6,11 +6,11 @@ a test checks that the README holds what this generates.
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
-from . import PLATFORMS
+from gpuready_components import platforms
+
 from .settings import readme_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -18,7 +18,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def tables() -> dict[str, str]:
     """Platform -> its README settings table."""
-    modules = {platform: importlib.import_module(name) for platform, name in PLATFORMS.items()}
+    modules = {platform.name: platform.load(platform.stack) for platform in platforms.every()}
     return {platform: readme_table(platform, m.SETTINGS, m.CLOUD_KEYS) for platform, m in modules.items()}
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import catalog
+from .. import catalog, platforms
 from ..batch_gpu.facts import SMOKE_IMAGE
 from . import facts
 from .args import BurnInArgs
@@ -20,7 +20,6 @@ from .install import gpu_node_affinity, gpu_toleration
 
 AGENT = "burn_in_agent.py"
 GPUS_BY_TYPE = "gpus.json"
-CLOUD = {"eks": "aws", "gke": "gcp", "aks": "azure"}
 PROBE_TIMEOUT_S = 900
 """The probe's limit on one node (its quick GEMM and HBM tests take about a minute on 8 GPUs)."""
 DCGM_TIMEOUT_S = 3600
@@ -35,7 +34,7 @@ def agent_source() -> str:
 def gpus_by_type(platform: str) -> dict[str, int]:
     """The catalog's GPU count of each of the platform's instance types (GCP N1 rows, whose count is per pool,
     left out): the count the burn-in expects on a node of that type."""
-    return {r.name: r.gpus for r in catalog.rows() if r.cloud == CLOUD[platform] and ":" not in r.name}
+    return {r.name: r.gpus for r in catalog.rows() if r.cloud == platforms.require(platform).cloud and ":" not in r.name}
 
 
 def dcgm_command(level: int) -> str:
@@ -64,7 +63,7 @@ def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.T
     files = {**{k: v for k, v in sorted(burn_in.probe_files.items())}, AGENT: agent_source(),
              GPUS_BY_TYPE: json.dumps(gpus_by_type(platform.name), sort_keys=True)}
     node_env = [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-                {"name": "BURN_IN_TAINT_KEY", "value": facts.BURN_IN_TAINTS[platform.name].key}]
+                {"name": "BURN_IN_TAINT_KEY", "value": platform.burn_in_taint.key}]
     driver_env = [{"name": "LD_LIBRARY_PATH", "value": f"{DRIVER_MOUNT}/lib64"}] if driver_root else []
     gpu_env = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
                {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}, *node_env, *driver_env]

@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 
 TAINT_KEY = os.environ.get("BURN_IN_TAINT_KEY", "gpuready.io/burn-in")
-"""The burn-in taint's key: the platform's (components/k8s_gpu/facts.py BURN_IN_TAINTS), set by the daemonset."""
+"""The burn-in taint's key: its platform's ``burn_in_taint`` (components/k8s_gpu/facts.py), set by the daemonset."""
 LABEL = "gpuready.io/burn-in"
 REASON = "gpuready.io/burn-in-reason"
 ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import pulumi
 
-from .. import metaflow
+from .. import metaflow, platforms
 from ..outputs import Contract
 from . import facts
 
@@ -41,7 +41,7 @@ class GpuCluster(pulumi.ComponentResource):
     def _gpu_nodes(self, platform: str, labels: Mapping[str, str],
                    extra_taints: Sequence[facts.Taint] = ()) -> facts.Taint:
         """Record the GPU nodes' taints and labels; returns the platform's GPU taint."""
-        taint = facts.PLATFORMS[platform].taint
+        taint = platforms.node_facts(platform).taint
         self.gpu_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
         self.gpu_node_taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in (taint, *extra_taints)]
         self.gpu_node_labels = dict(labels)

@@ -6,6 +6,7 @@ from typing import Optional
 
 import pulumi
 
+from .. import platforms
 from ..sdk import require
 from . import facts
 from .args import K8sGpuSoftwareArgs
@@ -90,7 +91,7 @@ class K8sGpuSoftware(pulumi.ComponentResource):
 
     def _burn_in(self, name: str, args: K8sGpuSoftwareArgs, namespace, releases: list) -> None:
         """The burn-in's ConfigMap, RBAC and daemonset (after the releases: it needs the device software up)."""
-        objects = burn_in_manifests(args.options.namespace, facts.PLATFORMS[args.platform], node_taints(args),
+        objects = burn_in_manifests(args.options.namespace, platforms.node_facts(args.platform), node_taints(args),
                                     args.options.burn_in, driver_root=facts.NODE_IMAGES[args.node_image].driver_root)
         kinds = {"ConfigMap": k8s.core.v1.ConfigMap, "ServiceAccount": k8s.core.v1.ServiceAccount,
                  "ClusterRole": k8s.rbac.v1.ClusterRole, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,

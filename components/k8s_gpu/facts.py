@@ -60,6 +60,17 @@ class Taint:
     effect: str
 
 
+BURN_IN_TAINT = Taint("gpuready.io/burn-in", "pending", "NoSchedule")
+"""Taint new GPU nodes boot with when burn-in admission is on: only pods that tolerate it (the NVIDIA daemonsets, the
+burn-in daemonset) run there until the burn-in removes it. Scalers treat it as a startup taint (on EKS the
+cluster-autoscaler gpuready installs gets ``--startup-taint``, Karpenter ``startupTaints``)."""
+STARTUP_BURN_IN_TAINT = Taint("startup-taint.cluster-autoscaler.kubernetes.io/gpuready-burn-in", "pending",
+                              "NoSchedule")
+"""The burn-in taint where the platform runs the cluster autoscaler (GKE, AKS: no flag of ours reaches it). The key's
+prefix is the autoscaler's own mark of a startup taint (cluster-autoscaler 1.29 and later, every supported GKE and
+AKS version): it simulates a new node without it, so a pending GPU pod still scales an empty pool up, and counts a
+node that carries it as still starting (kubernetes/autoscaler FAQ; release notes of cluster-autoscaler 1.29.0)."""
+
 @dataclass(frozen=True)
 class Platform:
     """How a platform's GPU nodes look when they register: their taint, and the labels they carry from boot."""
@@ -76,6 +87,10 @@ class Platform:
     are refused outside kube-system unless a ResourceQuota of their namespace admits those PriorityClasses."""
     toolkit_env: tuple[tuple[str, str], ...] = ()
     """Environment of the GPU Operator's container toolkit on this platform."""
+    burn_in_taint: Taint = BURN_IN_TAINT
+    """The taint its GPU nodes boot with under burn-in admission: one its scaler treats as a startup taint."""
+    sharing_fix: str = ""
+    """Where GPU sharing goes when the node image runs a device plugin the charts do not configure."""
 
 
 PLATFORMS = MappingProxyType({
@@ -85,7 +100,8 @@ PLATFORMS = MappingProxyType({
         MappingProxyType({"nvidia.com/gpu.present": "true", "eks.amazonaws.com/nodegroup": "gpu",
                           "node.kubernetes.io/instance-type": "g6.xlarge"}),
         "EKS applies no GPU label or taint of its own: gpuready_components.eks_gpu sets both on the managed node group, so "
-        "kubelet registers the node with them (EKS user guide, managed node group labels and taints)"),
+        "kubelet registers the node with them (EKS user guide, managed node group labels and taints)",
+        sharing_fix="use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure"),
     "gke": Platform(
         "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
         (("cloud.google.com/gke-accelerator", "Exists", ()),),
@@ -94,13 +110,17 @@ PLATFORMS = MappingProxyType({
         "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE). GKE admits critical pods "
         "outside kube-system only under a ResourceQuota scoped to their PriorityClass, and on GKE 1.33+ the "
         "toolkit misconfigures containerd unless it reads the config file (NVIDIA GPU Operator docs, Google GKE)",
-        critical_pods_need_quota=True, toolkit_env=(("RUNTIME_CONFIG_SOURCE", "file"),)),
+        critical_pods_need_quota=True, toolkit_env=(("RUNTIME_CONFIG_SOURCE", "file"),),
+        burn_in_taint=STARTUP_BURN_IN_TAINT,
+        sharing_fix="set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin "
+                    "applies)"),
     "aks": Platform(
         "aks", Taint("sku", "gpu", "NoSchedule"),
         (("kubernetes.azure.com/accelerator", "In", ("nvidia",)),),
         MappingProxyType({"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/agentpool": "gpu"}),
         "AKS labels GPU nodes kubernetes.azure.com/accelerator=nvidia (AKS docs, Use labels) and its GPU guide "
-        "taints GPU pools sku=gpu:NoSchedule (AKS docs, Use GPUs on AKS)"),
+        "taints GPU pools sku=gpu:NoSchedule (AKS docs, Use GPUs on AKS)", burn_in_taint=STARTUP_BURN_IN_TAINT,
+        sharing_fix="use the device plugin the charts install"),
 })
 
 
@@ -255,18 +275,6 @@ CHART_DAEMONSETS = MappingProxyType({
 })
 """Chart name -> the daemonsets it runs on GPU nodes."""
 
-BURN_IN_TAINT = Taint("gpuready.io/burn-in", "pending", "NoSchedule")
-"""Taint new GPU nodes boot with when burn-in admission is on: only pods that tolerate it (the NVIDIA daemonsets, the
-burn-in daemonset) run there until the burn-in removes it. Scalers treat it as a startup taint (on EKS the
-cluster-autoscaler gpuready installs gets ``--startup-taint``, Karpenter ``startupTaints``)."""
-STARTUP_BURN_IN_TAINT = Taint("startup-taint.cluster-autoscaler.kubernetes.io/gpuready-burn-in", "pending",
-                              "NoSchedule")
-"""The burn-in taint where the platform runs the cluster autoscaler (GKE, AKS: no flag of ours reaches it). The key's
-prefix is the autoscaler's own mark of a startup taint (cluster-autoscaler 1.29 and later, every supported GKE and
-AKS version): it simulates a new node without it, so a pending GPU pod still scales an empty pool up, and counts a
-node that carries it as still starting (kubernetes/autoscaler FAQ; release notes of cluster-autoscaler 1.29.0)."""
-BURN_IN_TAINTS = MappingProxyType({"eks": BURN_IN_TAINT, "gke": STARTUP_BURN_IN_TAINT, "aks": STARTUP_BURN_IN_TAINT})
-"""Platform -> the taint its GPU nodes boot with under burn-in admission."""
 BURN_IN_LABEL = "gpuready.io/burn-in"
 """Node label the burn-in sets: ``passed``, or ``failed`` (the taint stays, and the reason is the annotation)."""
 BURN_IN_REASON_ANNOTATION = "gpuready.io/burn-in-reason"

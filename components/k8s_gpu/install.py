@@ -13,6 +13,7 @@ import dataclasses
 
 import yaml
 
+from .. import platforms
 from . import facts
 from .args import GpuSoftwareOptions, K8sGpuSoftwareArgs
 from .validation import check
@@ -190,7 +191,7 @@ def resolve(options: GpuSoftwareOptions, image: facts.NodeImage) -> GpuSoftwareO
 def startup_taints(options: GpuSoftwareOptions, platform: str) -> tuple[facts.Taint, ...]:
     """Taints the platform's GPU nodes boot with and lose once ready: the burn-in's, with burn-in admission on.
     Pools set them; pods never tolerate them (``gpuNodeTaints`` leaves them out)."""
-    return (facts.BURN_IN_TAINTS[platform],) if options.burn_in is not None else ()
+    return (platforms.node_facts(platform).burn_in_taint,) if options.burn_in is not None else ()
 
 
 def node_taints(args: K8sGpuSoftwareArgs) -> tuple[facts.Taint, ...]:
@@ -202,7 +203,7 @@ def node_taints(args: K8sGpuSoftwareArgs) -> tuple[facts.Taint, ...]:
 def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
     """Check ``args`` and decide the releases; raises :class:`~gpuready_components.errors.ConfigError`."""
     image = check(args)
-    platform = facts.PLATFORMS[args.platform]
+    platform = platforms.node_facts(args.platform)
     options = resolve(args.options, image)
     extra = node_taints(args)
     if options.install == "gpu-operator":

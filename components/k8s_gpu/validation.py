@@ -9,6 +9,7 @@ import ipaddress
 import re
 from typing import Mapping, Optional, Sequence
 
+from .. import platforms
 from ..errors import ConfigError
 from . import facts
 from .args import ExistingClusterArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
@@ -16,13 +17,6 @@ from .args import ExistingClusterArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, M
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-
-_SHARING_ELSEWHERE = {
-    "gke": "set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin applies)",
-    "eks": "use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure",
-    "aks": "use the device plugin the charts install",
-}
-
 
 def check_labels(field: str, labels: Mapping[str, str], reserved: Mapping[str, str]) -> None:
     """Node labels must be valid Kubernetes labels and leave the labels the GPU software selects by (``reserved``)."""
@@ -106,7 +100,7 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
         if facts.DEVICE_PLUGIN in image.ships:
             raise ConfigError(f"{field}.time_slicing_replicas", replicas,
                               f"{image_key} runs its own device plugin, which these charts do not configure",
-                              _SHARING_ELSEWHERE[image.platform])
+                              platforms.node_facts(image.platform).sharing_fix)
     if options.mig is not None:
         partitioned = facts.MIG_PARTITIONING in image.ships
         if not partitioned and options.install == "device-plugin":
@@ -140,8 +134,10 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
 
 def check(args: K8sGpuSoftwareArgs) -> facts.NodeImage:
     """Raise :class:`ConfigError` for the first input that cannot work; return the node image's facts."""
-    if args.platform not in facts.PLATFORMS:
-        raise ConfigError("platform", args.platform, "unknown platform", f"use one of {', '.join(facts.PLATFORMS)}")
+    kubernetes = [p.name for p in platforms.every(kubernetes=True)]
+    if args.platform not in kubernetes:
+        raise ConfigError("platform", args.platform, "unknown platform (none of gpuready's Kubernetes platforms)",
+                          f"use one of {', '.join(kubernetes)}")
     image = facts.NODE_IMAGES.get(args.node_image)
     if image is None or image.platform != args.platform:
         known = [k for k, v in facts.NODE_IMAGES.items() if v.platform == args.platform]

@@ -2,8 +2,8 @@
 capacity pools the stack adds.
 
 A describer turns a resource (its reader, and the rendering around it) into short facts a person reads in
-``gpuready plan``; every reader with a ``capacity()`` (:data:`gpuready.resources.CAPACITY`) adds a :class:`Pool`.
-Platforms add a reader and an entry to :data:`DESCRIBERS`; nothing else changes.
+``gpuready plan``; every reader with a ``capacity()`` (:func:`gpuready.resources.capacity_readers`) adds a
+:class:`Pool`. A platform's plugins add a reader and its describer (:func:`describes`); nothing else changes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from gpuready_components import catalog
 
-from ..resources import CAPACITY, Resource, aws, azure, gcp, kubernetes, read
+from ..resources import Resource, aws, azure, capacity_readers, gcp, kubernetes, read
 from .render import RenderedResource, Rendering
 
 
@@ -296,7 +296,8 @@ def _resource_quota(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
     return {"pods": (spec.get("hard") or {}).get("pods"), **({"priority classes": "; ".join(scopes)} if scopes else {})}
 
 
-DESCRIBERS: dict[type[Resource], Callable[[RenderedResource, Rendering], dict[str, Any]]] = {
+Describer = Callable[[RenderedResource, Rendering], dict[str, Any]]
+DESCRIBERS: dict[type[Resource], Describer] = {
     aws.BatchComputeEnvironment: _batch_compute_environment,
     aws.BatchJobQueue: _batch_job_queue,
     aws.BatchJobDefinition: _batch_job_definition,
@@ -315,7 +316,18 @@ DESCRIBERS: dict[type[Resource], Callable[[RenderedResource, Rendering], dict[st
     azure.AksAgentPool: _aks_agent_pool,
     azure.RoleAssignment: _azure_role_assignment,
 }
-"""Reader -> function giving the facts ``gpuready plan`` prints for its resources."""
+"""Reader -> function giving the facts ``gpuready plan`` prints for its resources (a platform's plugins add theirs
+with :func:`describes`)."""
+
+
+def describes(reader: type[Resource]) -> Callable[[Describer], Describer]:
+    """Register the decorated function as what ``gpuready plan`` prints for the resources ``reader`` reads."""
+    def register(describer: Describer) -> Describer:
+        if DESCRIBERS.get(reader, describer) is not describer:
+            raise ValueError(f"two describers for {reader.__name__}")
+        DESCRIBERS[reader] = describer
+        return describer
+    return register
 
 
 def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -328,7 +340,7 @@ def pools(rendering: Rendering) -> list[Pool]:
     found = []
     for r in rendering.resources:
         reader = read(r.type, r.inputs)
-        capacity = reader.capacity() if isinstance(reader, CAPACITY) else None
+        capacity = reader.capacity() if isinstance(reader, capacity_readers()) else None
         if capacity:
             found.append(Pool(r.name, capacity.cloud, capacity.instance_types, capacity.max_gpus,
                               capacity.max_usd_per_hour, capacity.unknown_types))

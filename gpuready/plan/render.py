@@ -1,7 +1,8 @@
 """Run a Pulumi Python program under Pulumi's mock runtime and record every resource it declares.
 
 No Pulumi CLI, engine, provider plugin or credential is involved: the program's own code runs, and each resource
-registration is answered by :class:`PlanMocks`, which echoes the inputs back with placeholder ids and ARNs.
+registration is answered by :class:`PlanMocks`, which echoes the inputs back with placeholder ids and ARNs (and the
+outputs each reader stands in), and each invoke by its offline answer (:data:`INVOKES`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
@@ -23,7 +24,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from ..resources import REGISTRY
+from ..resources import REGISTRY, load_plugins
 from ..resources.base import Site
 from .secrets import mask, texts
 
@@ -131,26 +132,65 @@ class PlanMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         # A bare dict: the mock monitor rejects a (result, None) pair.
-        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            zones = [f"{self.region}{z}" for z in "abc"]
-            return {"names": zones, "zoneIds": [f"use1-az{i}" for i in range(1, 4)], "id": self.region}
-        if args.token == "aws:index/getRegion:getRegion":
-            return {"name": self.region, "region": self.region, "id": self.region}
-        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            name = args.args.get("resourceName", "cluster")
-            config = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
-                      f"    server: https://{name}-dns.hcp.{self.azure_location}.azmk8s.io:443\n"
-                      f"    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n")
-            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
-        if args.token == "azure-native:authorization:getClientConfig":
-            return dict(AZURE_CLIENT)
-        if args.token == "aws:eks/getCluster:getCluster":  # an existing cluster's network, as EKS describes it
-            name = args.args.get("name", "cluster")
-            return {"name": name, "id": name, "vpcConfig": {"vpcId": f"vpc-{name}",
-                                                            "clusterSecurityGroupId": f"sg-eks-cluster-{name}"}}
-        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
-        return {}
+        answer = INVOKES.get(args.token)
+        if answer is None:
+            load_plugins()
+            answer = INVOKES.get(args.token)
+        return answer(args.args, self) if answer else {}
+
+
+Answer = Callable[[Mapping[str, Any], PlanMocks], dict]
+INVOKES: dict[str, Answer] = {}
+"""Invoke token -> what it answers offline (from its arguments and the plan's site); any other invoke answers ``{}``.
+A platform's plugins add theirs with :func:`answers`."""
+
+
+def answers(token: str) -> Callable[[Answer], Answer]:
+    """Register the decorated function as the offline answer to the invoke ``token``."""
+    def register(answer: Answer) -> Answer:
+        if INVOKES.get(token, answer) is not answer:
+            raise ValueError(f"two offline answers for {token}")
+        INVOKES[token] = answer
+        return answer
+    return register
+
+
+@answers("aws:index/getAvailabilityZones:getAvailabilityZones")
+def _zones(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    zones = [f"{mocks.region}{z}" for z in "abc"]
+    return {"names": zones, "zoneIds": [f"use1-az{i}" for i in range(1, 4)], "id": mocks.region}
+
+
+@answers("aws:index/getRegion:getRegion")
+def _region(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    return {"name": mocks.region, "region": mocks.region, "id": mocks.region}
+
+
+@answers("aws:index/getCallerIdentity:getCallerIdentity")
+def _caller(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
+
+
+@answers("aws:eks/getCluster:getCluster")
+def _eks_cluster(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    """An existing cluster's network, as EKS describes it."""
+    name = args.get("name", "cluster")
+    return {"name": name, "id": name,
+            "vpcConfig": {"vpcId": f"vpc-{name}", "clusterSecurityGroupId": f"sg-eks-cluster-{name}"}}
+
+
+@answers("azure-native:containerservice:listManagedClusterUserCredentials")
+def _aks_credentials(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    name = args.get("resourceName", "cluster")
+    config = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
+              f"    server: https://{name}-dns.hcp.{mocks.azure_location}.azmk8s.io:443\n"
+              f"    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n")
+    return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
+
+
+@answers("azure-native:authorization:getClientConfig")
+def _azure_client(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    return dict(AZURE_CLIENT)
 
 
 def _unwrap_secrets(value: Any) -> tuple[Any, bool]:

@@ -13,7 +13,7 @@ engine reports as an advisory "can't run policy during preview" and ``gpuready p
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TypeVar, Union
 
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, PolicyResource, ResourceValidationPolicy,
                            StackValidationPolicy)
@@ -81,11 +81,13 @@ def _report(found: Iterable[Any], report: Callable[..., None]) -> None:
         raise undecided(first, "; ".join([first.message, *(e.message for e in rest)]))
 
 
-def resource_rule(name: str, description: str, level: EnforcementLevel, types: Sequence[str], check: ResourceCheck,
+def resource_rule(name: str, description: str, level: EnforcementLevel,
+                  types: Union[Sequence[str], Callable[[], Sequence[str]]], check: ResourceCheck,
                   config: Optional[Mapping[str, Mapping[str, Any]]] = None) -> ResourceValidationPolicy:
-    """A policy run on each resource of ``types``."""
+    """A policy run on each resource of ``types`` (type tokens, or a function giving them when a resource comes: the
+    readers of a kind that every registered platform adds to)."""
     def validate(args, report_violation) -> None:
-        if args.resource_type not in types:
+        if args.resource_type not in (types() if callable(types) else types):
             return
         found = check(args.resource_type, args.name, args.props, args.get_config() or {})
         try:

@@ -5,25 +5,59 @@ and reads them as typed facts: a GPU pool's instance types, catalog rows, minimu
 them), labels and capacity; a Batch job definition's needs; a launch template's metadata options. Only the readers
 know type tokens: ``gpuready plan``, the policy rules and the smoke diagnosis select and read resources through
 :func:`read` and :func:`tokens`. No cloud SDK is imported.
+
+Readers register themselves when their module is imported; each platform's descriptor names those modules
+(``plugins``, :mod:`gpuready_components.platforms`), and :func:`load_plugins` imports the ones not yet loaded, so a
+platform registered later (a throw-away one in the tests, a third party's) is read like gpuready's own.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Mapping, Optional, Sequence
+
+from gpuready_components import platforms
 
 from . import aws, azure, gcp, kubernetes
 from .base import REGISTRY, GpuPool, PoolCapacity, Resource
 
-GPU_POOLS = (aws.BatchComputeEnvironment, aws.EksNodeGroup, gcp.GkeNodePool, azure.AksAgentPool)
-"""The capacity resources the policy rules treat as GPU pools."""
-KUBERNETES_POOLS = (aws.EksNodeGroup, gcp.GkeNodePool, azure.AksAgentPool)
-CAPACITY = (*GPU_POOLS, kubernetes.KarpenterNodePool)
-"""Everything whose GPU capacity ``gpuready plan`` sums up (each has ``capacity()``)."""
+_loaded: set[str] = set()
+
+
+def load_plugins() -> None:
+    """Import the reader, describer and mock-answer modules of every registered platform not loaded yet."""
+    for platform in platforms.every():
+        if platform.name not in _loaded:
+            for module in platform.plugins:
+                importlib.import_module(module)
+            _loaded.add(platform.name)
+
+
+def gpu_pools() -> tuple[type[GpuPool], ...]:
+    """The readers of capacity that launches GPU nodes (compute environments, node groups and pools): what the
+    policy rules treat as GPU pools."""
+    load_plugins()
+    return tuple(r for r in REGISTRY.values() if issubclass(r, GpuPool))
+
+
+def kubernetes_pools() -> tuple[type[GpuPool], ...]:
+    """The GPU pools whose platform runs GPU work as Kubernetes pods."""
+    return tuple(r for r in gpu_pools() if getattr(platforms.get(r.PLATFORM), "kubernetes", False))
+
+
+def capacity_readers() -> tuple[type[Resource], ...]:
+    """Every reader whose GPU capacity ``gpuready plan`` sums up (each has ``capacity()``): the GPU pools and the
+    node pools of node provisioners (Karpenter)."""
+    load_plugins()
+    return tuple(r for r in REGISTRY.values() if issubclass(r, GpuPool) or callable(getattr(r, "capacity", None)))
 
 
 def read(type_token: str, props: Mapping[str, Any]) -> Optional[Resource]:
     """The reader of a resource of ``type_token`` over ``props``; ``None`` for a type no reader knows."""
     reader = REGISTRY.get(type_token)
+    if reader is None:
+        load_plugins()
+        reader = REGISTRY.get(type_token)
     return reader(props) if reader else None
 
 
@@ -42,5 +76,5 @@ def of_kind(resources: Sequence[Any], *readers: type[Resource], type_of: str = "
     return [r for r in resources if REGISTRY.get(getattr(r, type_of)) in readers]
 
 
-__all__ = ["CAPACITY", "GPU_POOLS", "GpuPool", "KUBERNETES_POOLS", "PoolCapacity", "REGISTRY", "Resource", "aws",
-           "azure", "gcp", "is_a", "kubernetes", "of_kind", "read", "tokens"]
+__all__ = ["GpuPool", "PoolCapacity", "REGISTRY", "Resource", "aws", "azure", "capacity_readers", "gcp", "gpu_pools",
+           "is_a", "kubernetes", "kubernetes_pools", "load_plugins", "of_kind", "read", "tokens"]

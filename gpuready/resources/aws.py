@@ -26,6 +26,7 @@ def _parse(value: Any) -> Optional[Mapping[str, Any]]:
 class BatchComputeEnvironment(GpuPool):
     TOKEN = "aws:batch/computeEnvironment:ComputeEnvironment"
     CLOUD = "aws"
+    PLATFORM = "aws-batch"
     LAUNCH_TEMPLATE_INPUT = SUBNET_INPUT = "computeResources"
 
     @property
@@ -256,6 +257,7 @@ class EksCluster(Resource):
 class EksNodeGroup(GpuPool):
     TOKEN = "aws:eks/nodeGroup:NodeGroup"
     CLOUD = "aws"
+    PLATFORM = "eks"
     LAUNCH_TEMPLATE_INPUT = "launchTemplate"
     SUBNET_INPUT = "subnetIds"
 

@@ -31,6 +31,7 @@ class AksCluster(Resource):
 class AksAgentPool(GpuPool):
     TOKEN = "azure-native:containerservice:AgentPool"
     CLOUD = "azure"
+    PLATFORM = "aks"
 
     @property
     def instance_types(self) -> list[str]:

@@ -96,6 +96,8 @@ class GpuPool(Resource):
     """Capacity that launches GPU instances: a Batch compute environment, a node group, a node pool, an agent pool."""
 
     CLOUD: ClassVar[str] = ""
+    PLATFORM: ClassVar[str] = ""
+    """The platform (:mod:`gpuready_components.platforms`) whose GPU nodes the pool launches."""
     TAGS: ClassVar[str] = "tags"
     """What the platform calls cost-allocation keys: ``tags`` (GCP: ``labels``)."""
     LAUNCH_TEMPLATE_INPUT: ClassVar[str] = ""

@@ -40,6 +40,7 @@ class GkeCluster(Resource):
 class GkeNodePool(GpuPool):
     TOKEN = "gcp:container/nodePool:NodePool"
     CLOUD = "gcp"
+    PLATFORM = "gke"
     TAGS = "labels"
     CLUSTER_INPUT = "cluster"
 

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from gpuready_components.outputs import CONTRACTS, Output, contract
+from gpuready_components import platforms
+from gpuready_components.outputs import Output, contract
 
 from ..errors import UserError
 from ..files import read_map
@@ -66,7 +67,7 @@ def check_types(outputs: dict[str, Any], source: str) -> dict[str, Any]:
     platform = outputs.get("platform")
     if platform is not None and not isinstance(platform, str):
         _mistyped(source, "platform", "a string", platform)
-    kinds = {o.key: o.kind for name in CONTRACTS for o in contract(name).outputs}  # one kind per key on every platform
+    kinds = {o.key: o.kind for name in platforms.names() for o in contract(name).outputs}  # one kind a key, everywhere
     own = contract(platform)
     kinds.update({o.key: o.kind for o in own.outputs} if own else {})
     for key, value in outputs.items():

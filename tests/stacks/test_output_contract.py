@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuready_components.outputs import CONTRACTS, contract
+from gpuready_components import platforms
+from gpuready_components.outputs import contract
 from gpuready import smoke
 from gpuready.cli import main
 from gpuready.plan.render import render
@@ -39,7 +40,7 @@ def _assert_keeps(platform: str, outputs: dict) -> None:
             assert output.kind.fits(outputs[output.key]), f"{output.key} is not {output.kind.name}"
 
 
-@pytest.mark.parametrize("stack", sorted(CONTRACTS))
+@pytest.mark.parametrize("stack", sorted(p.name for p in platforms.BUILTIN))
 def test_every_reference_stack_exports_its_contract_with_the_declared_types(stack, capsys):
     _assert_keeps(stack, _plan_outputs(stack, capsys))
 

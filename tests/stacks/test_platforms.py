@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import pytest
 
-from stacks import PLATFORMS
+from gpuready_components import platforms
 from stacks.readme import MARKERS, tables
 from tests.conftest import ROOT
 
 
+PLATFORMS = [p.name for p in platforms.BUILTIN]
+
+
 def test_platforms_have_a_reference_stack_each():
-    assert set(PLATFORMS) == {"aws-batch", "eks", "gke", "aks"}
+    assert PLATFORMS == ["aws-batch", "eks", "gke", "aks"]
     for platform in PLATFORMS:
         text = (ROOT / "stacks" / f"Pulumi.{platform}.yaml").read_text()
         assert f"gpuready:platform: {platform}" in text
@@ -27,14 +29,12 @@ def test_the_readme_section_of_each_platform_holds_the_settings_table_its_declar
     assert match, f"README has no '### `{platform}`' section"
     found = {m.group(2): m.group(3) for m in MARKERS.finditer(match.group(0))}
     assert found == {platform: tables()[platform]}, "README out of date: run python -m stacks.readme"
-    settings = importlib.import_module(PLATFORMS[platform]).SETTINGS
+    descriptor = platforms.require(platform)
+    settings = descriptor.load(descriptor.stack).SETTINGS
     assert all(f"| `gpuready:{s.key}` |" in found[platform] for s in settings)
 
 
 def test_every_platform_names_its_extras():
-    from stacks import EXTRAS
-
-    assert set(EXTRAS) == set(PLATFORMS)
     readme = (ROOT / "README.md").read_text()
-    for platform, extras in EXTRAS.items():
-        assert f".[{extras}]" in readme or f"`{extras}`" in readme, platform
+    for platform in platforms.BUILTIN:
+        assert f".[{platform.extra}]" in readme or f"`{platform.extra}`" in readme, platform.name

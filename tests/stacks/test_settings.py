@@ -4,14 +4,13 @@ from the clouds' quotas, and the component field each feeds maps errors back to 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 
 import pytest
 
-from stacks import PLATFORMS
+from gpuready_components import platforms
 from stacks.config import config_key
 
-SETTINGS = {platform: importlib.import_module(module).SETTINGS for platform, module in PLATFORMS.items()}
+SETTINGS = {p.name: p.load(p.stack).SETTINGS for p in platforms.BUILTIN}
 
 
 def _walk(settings):
@@ -21,7 +20,7 @@ def _walk(settings):
             yield f"{setting.key}.{sub.key}", sub
 
 
-@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+@pytest.mark.parametrize("platform", sorted(SETTINGS))
 def test_every_default_is_the_field_of_the_args_it_feeds(platform):
     for key, setting in _walk(SETTINGS[platform]):
         if setting.feeds is None:

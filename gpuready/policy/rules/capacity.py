@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuready_components.batch_gpu import facts as batch_facts
 from gpuready_components.eks_gpu import facts as eks_facts
-from gpuready.resources import CAPACITY, GPU_POOLS, read, tokens
+from gpuready.resources import capacity_readers, gpu_pools, read, tokens
 from gpuready.resources.aws import BatchComputeEnvironment, EksNodeGroup
 
 from ..gpu import facts, of_kind
@@ -49,7 +49,7 @@ def _check_scale_to_zero(resource_type, name, props, config):
 gpu_scale_to_zero = resource_rule(
     "gpu-scale-to-zero",
     "GPU capacity scales to zero when idle (min vCPUs 0, min nodes 0) unless the resource is allow-listed.",
-    MANDATORY, tokens(*GPU_POOLS), _check_scale_to_zero,
+    MANDATORY, lambda: tokens(*gpu_pools()), _check_scale_to_zero,
     {"allow": {"type": "array", "items": {"type": "string"}, "default": []}})
 
 
@@ -57,7 +57,7 @@ def _check_caps(resources, config):
     max_gpus, max_usd = config.get("maxGpus"), config.get("maxUsdPerHour")
     if max_gpus is None and max_usd is None:
         return
-    found, unknown = known(of_kind(resources, *CAPACITY), lambda r: facts(r).capacity())
+    found, unknown = known(of_kind(resources, *capacity_readers()), lambda r: facts(r).capacity())
     pools = [p for p in found if p]
     gpus = sum(p.max_gpus for p in pools)
     usd = round(sum(p.max_usd_per_hour for p in pools), 2)
@@ -96,7 +96,7 @@ def _check_tags(resource_type, name, props, config):
 cost_allocation_tags = resource_rule(
     "cost-allocation-tags",
     "GPU capacity carries the cost-allocation tags (GCP: labels) named in config.",
-    ADVISORY, tokens(*GPU_POOLS), _check_tags,
+    ADVISORY, lambda: tokens(*gpu_pools()), _check_tags,
     {"requiredTags": {"type": "array", "items": {"type": "string"}, "default": ["team", "cost-center"]}})
 
 RULES = [gpu_nvidia_image, gpu_scale_to_zero, gpu_capacity_caps, cost_allocation_tags]

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from typing import Optional
 
+from gpuready_components import platforms
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.scheduling import tolerates
-from gpuready.resources import KUBERNETES_POOLS, aws, azure, gcp, kubernetes, read, tokens
+from gpuready.resources import gcp, kubernetes, kubernetes_pools, read, tokens
 
 from ..gpu import facts, of_kind
 from ..rule import MANDATORY, each, known, resource_rule, stack_rule
-
-_PLATFORM = {aws.EksNodeGroup: "eks", gcp.GkeNodePool: "gke", azure.AksAgentPool: "aks"}
-
 
 def node_taints(pool) -> list[k8s_facts.Taint]:
     """The taints a pool's nodes register with, as Kubernetes spells them."""
@@ -22,7 +20,7 @@ def node_taints(pool) -> list[k8s_facts.Taint]:
 
 def gpu_pools(resources):
     """The GPU node pools, and the error of the first pool whose machine types are unknown (None: all known)."""
-    found, unknown = known(of_kind(resources, *KUBERNETES_POOLS), lambda pool: pool if facts(pool).is_gpu else None)
+    found, unknown = known(of_kind(resources, *kubernetes_pools()), lambda pool: pool if facts(pool).is_gpu else None)
     return [pool for pool in found if pool], unknown
 
 
@@ -34,7 +32,7 @@ def _check_taints(resources, config):
     pools, unknown = gpu_pools(resources)
 
     def check_pool(pool):
-        wanted = k8s_facts.PLATFORMS[_PLATFORM[type(facts(pool))]].taint
+        wanted = platforms.node_facts(facts(pool).PLATFORM).taint
         if not any(t.key in (wanted.key, "nvidia.com/gpu") and t.effect == "NoSchedule" for t in node_taints(pool)):
             yield pool, ("GPU nodes without the GPU taint: any pod lands on them and holds a GPU node for CPU "
                          "work"), f"taint the pool {wanted.key}={wanted.value}:{wanted.effect}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from gpuready.resources import GPU_POOLS, aws, azure, gcp, read, tokens
+from gpuready.resources import aws, azure, gcp, gpu_pools, read, tokens
 
 from ..gpu import facts, of_kind
 from ..rule import ADVISORY, MANDATORY, dependencies, each, known, resource_rule, stack_rule
@@ -92,7 +92,7 @@ def _check_volume_size(resources, config):
                          f"fill it, and pods stay in ContainerCreating or jobs in STARTING"), \
                 f"give them {minimum} GiB or more"
 
-    yield from each(of_kind(resources, *GPU_POOLS), check)
+    yield from each(of_kind(resources, *gpu_pools()), check)
 
 
 gpu_root_volume_size = stack_rule(
@@ -102,7 +102,7 @@ gpu_root_volume_size = stack_rule(
 
 
 def _check_public_ips(resources, config):
-    yield from each(of_kind(resources, *GPU_POOLS), _public_ips)
+    yield from each(of_kind(resources, *gpu_pools()), _public_ips)
 
 
 def _public_ips(pool):

@@ -139,7 +139,7 @@ def test_the_probe_is_asked_for_the_expected_gpus_and_killed_at_its_time_limit(t
 def test_gke_mounts_its_own_driver_from_the_host_and_every_platform_names_its_taint():
     """GKE's own driver reaches a container only through its device plugin, for pods that ask for GPUs (a
     daemonset that asked would hold them for good): the burn-in mounts it from the host instead."""
-    gke = {o["kind"]: o for o in manifests("nvidia-gpu", facts.PLATFORMS["gke"], (facts.BURN_IN_TAINTS["gke"],),
+    gke = {o["kind"]: o for o in manifests("nvidia-gpu", facts.PLATFORMS["gke"], (facts.PLATFORMS["gke"].burn_in_taint,),
                                            BURN_IN, driver_root="/home/kubernetes/bin/nvidia")}
     for obj in gke.values():
         kubernetes_validate.validate(obj, "1.34.0", strict=True)
@@ -153,7 +153,7 @@ def test_gke_mounts_its_own_driver_from_the_host_and_every_platform_names_its_ta
         assert not any(c.get("resources") for c in (by_name[name],))  # no GPU asked for: none held
     for platform, container in (("gke", by_name["check"]), ("eks", _objects()["DaemonSet"]["spec"]["template"]
                                                             ["spec"]["initContainers"][0])):
-        assert {"name": "BURN_IN_TAINT_KEY", "value": facts.BURN_IN_TAINTS[platform].key} in container["env"]
+        assert {"name": "BURN_IN_TAINT_KEY", "value": facts.PLATFORMS[platform].burn_in_taint.key} in container["env"]
     assert "driver" not in {v["name"] for v in _objects()["DaemonSet"]["spec"]["template"]["spec"]["volumes"]}
 
 
@@ -162,7 +162,7 @@ def test_the_agent_removes_the_taint_its_daemonset_names(tmp_path):
     import subprocess
     import sys
 
-    key = facts.BURN_IN_TAINTS["aks"].key
+    key = facts.PLATFORMS["aks"].burn_in_taint.key
     code = ("import json, runpy, sys; agent = runpy.run_path(sys.argv[1]); sent = []\n"
             "agent['_api'].__globals__['_api'] = lambda *a, **k: sent.append(a)\n"
             "node = {'metadata': {'resourceVersion': '1'}, 'spec': {'taints': [\n"

@@ -10,7 +10,7 @@ import pytest
 
 from gpuready_components import catalog
 from gpuready_components.k8s_gpu import facts as k8s_facts
-from gpuready.resources import CAPACITY, REGISTRY, GpuPool, aws, azure, gcp, kubernetes, read
+from gpuready.resources import REGISTRY, GpuPool, aws, azure, capacity_readers, gcp, kubernetes, read
 from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import render_stack
 
@@ -74,7 +74,7 @@ def test_capacity_is_what_gpuready_plan_reports(rendered):
     for stack in ("aws-batch", "eks", "gke", "aks"):
         golden = json.loads((ROOT / "tests" / "data" / "golden" / f"plan-{stack}.json").read_text())["capacity"]
         found = [(r.name, read(r.type, r.inputs).capacity()) for r in rendered[stack].resources
-                 if isinstance(read(r.type, r.inputs), CAPACITY)]
+                 if isinstance(read(r.type, r.inputs), capacity_readers())]
         found = [(name, c) for name, c in found if c]
         assert [(name, c.max_gpus, c.max_usd_per_hour) for name, c in found] == \
             [(p["resource"], p["max_gpus"], p["max_usd_per_hour"]) for p in golden["pools"]], stack

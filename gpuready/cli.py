@@ -47,6 +47,23 @@ def _at_least_one(unit: str):
     return whole
 
 
+class _RefreshClouds:
+    """The clouds ``catalog refresh`` knows (:func:`gpuready.refresh.clouds`), read only when that command is parsed
+    or its help shown: the registry behind them loads Pulumi, which other commands need not wait for."""
+
+    def __contains__(self, cloud: object) -> bool:
+        return cloud in self._clouds()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._clouds())
+
+    @staticmethod
+    def _clouds() -> tuple[str, ...]:
+        from .refresh import clouds
+
+        return clouds()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpuready", description=__doc__.split(".")[0] + ".")
     parser.add_argument("--version", action="version", version=f"gpuready {__version__}")
@@ -140,7 +157,8 @@ def _parser() -> argparse.ArgumentParser:
                     "List API; GCP: Compute Engine machine and accelerator types and the Cloud Billing Catalog; "
                     "Azure: Resource SKUs and the Retail Prices API), print what changed, and write the catalog "
                     "only with --write. Rows the API no longer lists are reported and kept.")
-    refresh.add_argument("--cloud", required=True, choices=("aws", "gcp", "azure"))
+    refresh.add_argument("--cloud", required=True, choices=_RefreshClouds(), metavar="CLOUD",
+                         help="the cloud whose rows to rebuild: %(choices)s")
     refresh.add_argument("--from", dest="recorded", type=Path, metavar="DIR",
                          help="read recorded API answers (JSON files) from DIR instead of the APIs where present")
     refresh.add_argument("--write", action="store_true", help="write the refreshed rows to the catalog CSV")

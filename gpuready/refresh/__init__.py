@@ -1,20 +1,23 @@
 """``gpuready catalog refresh``: rebuild the GPU catalog's rows of one cloud from that cloud's own APIs (or from
 recorded answers of them), show what changed against the catalog, and write the CSV only when asked.
 
-Each cloud module (:mod:`.aws`, :mod:`.gcp`, :mod:`.azure`) turns the API answers into catalog rows and lists the
-accelerated types it leaves out and why (not NVIDIA, a fraction of a GPU, a GPU model gpuready does not know).
+Each cloud module (:mod:`.aws`, :mod:`.gcp`, :mod:`.azure`: one per cloud of the registered platforms,
+:func:`clouds`) turns the API answers into catalog rows and lists the accelerated types it leaves out and why (not
+NVIDIA, a fraction of a GPU, a GPU model gpuready does not know).
 """
 
 from __future__ import annotations
 
 import datetime
+import importlib
+import importlib.util
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from gpuready_components import catalog
+from gpuready_components import catalog, platforms
 
 from ..errors import UserError
 
@@ -67,14 +70,17 @@ def month(today: Optional[datetime.date] = None) -> str:
     return (today or datetime.date.today()).strftime("%Y-%m")
 
 
+def clouds() -> tuple[str, ...]:
+    """The clouds whose catalog rows can be refreshed: those of the registered platforms with a module here."""
+    found = dict.fromkeys(p.cloud for p in platforms.every())
+    return tuple(c for c in found if importlib.util.find_spec(f"{__name__}.{c}") is not None)
+
+
 def fetch(cloud: str, recorded: Optional[Path] = None, today: Optional[datetime.date] = None) -> Fresh:
     """The rows ``cloud``'s APIs give (recorded answers in ``recorded`` where present), dated ``today``'s month."""
-    from . import aws, azure, gcp
-
-    modules = {"aws": aws, "gcp": gcp, "azure": azure}
-    if cloud not in modules:
-        raise UserError(f"--cloud {cloud}: use one of {', '.join(modules)}")
-    return modules[cloud].fetch(Answers(recorded), month(today))
+    if cloud not in clouds():
+        raise UserError(f"--cloud {cloud}: use one of {', '.join(clouds())}")
+    return importlib.import_module(f"{__name__}.{cloud}").fetch(Answers(recorded), month(today))
 
 
 def get_json(url: str, token: Optional[str] = None) -> Any:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Mapping, Optional
 
+from gpuready_components import platforms
+
 from . import cluster_autoscaler, karpenter
 from .base import DEPLOYMENTS, QUIET_AFTER_S, Context, Finding, component, latest, parse_time
 from .cluster_autoscaler import CA_STATUS, read_status
@@ -41,7 +43,7 @@ def no_autoscaler(context: Context) -> Finding:
     elif scaler == "none":
         check = ("the stack installs no autoscaler (gpuready:autoscaler=none): is the cluster's own one running and "
                  "does it manage the GPU node group? Or keep GPU nodes with gpuready:minSize >= 1")
-    elif context.platform in ("gke", "aks"):
+    elif getattr(platforms.get(context.platform), "managed_autoscaler", False):
         check = "is autoscaling enabled on the GPU node pool, with a max size above its current size?"
     else:
         check = ("is a cluster-autoscaler or Karpenter running? kubectl get deploy -A | grep -iE "

@@ -9,6 +9,8 @@ from typing import Any, Mapping, Optional
 
 import yaml
 
+from gpuready_components import platforms
+
 from .base import DEPLOYMENTS, Context, Finding, cloud_error, latest, parse_time
 
 CA_STATUS = ("kube-system", "cluster-autoscaler-status")
@@ -32,13 +34,22 @@ def triggered(message: str) -> Finding:
                    "(instance start, driver, device plugin); still waiting", message)
 
 
-MAX_SIZE = {"eks": "gpuready:maxSize", "gke": "gpuready:maxNodes", "aks": "gpuready:maxCount"}
-"""The stack key capping a platform's GPU node group."""
+def _platform(context: Context) -> Optional[platforms.Platform]:
+    """The stack's platform (``None``: outputs that do not say, read as a cluster whose autoscaler gpuready runs)."""
+    return platforms.get(context.platform)
 
 
 def _eks(context: Context) -> bool:
-    """Node groups are EC2 Auto Scaling groups whose templates at zero nodes are tags (GKE and AKS know theirs)."""
-    return context.platform in (None, "eks")
+    """Node groups are EC2 Auto Scaling groups whose templates at zero nodes are tags: the autoscaler is the one
+    gpuready installs, not the platform's own (GKE's and AKS's know their pools' templates)."""
+    platform = _platform(context)
+    return platform is None or not platform.managed_autoscaler
+
+
+def _max_size(context: Context) -> str:
+    """The stack key capping the platform's GPU node group."""
+    platform = _platform(context)
+    return platform.pool_max_setting if platform and platform.pool_max_setting else "gpuready:maxSize"
 
 
 def _gpu_fix(context: Context) -> str:
@@ -71,7 +82,7 @@ REASONS: tuple[tuple[str, Any], ...] = (
     (r"untolerated taint|didn't tolerate", _taint_fix),
     (r"max node group size reached", lambda c: (
         "the group is at its maximum size: running GPU work holds its nodes, or raise it "
-        f"(pulumi config set {MAX_SIZE.get(c.platform or 'eks', 'gpuready:maxSize')} N; pulumi up)")),
+        f"(pulumi config set {_max_size(c)} N; pulumi up)")),
     (r"in backoff after failed scale-up", lambda c: (
         "a recent scale-up of the group failed (capacity, quota or IAM: see cluster-autoscaler-status below); "
         "cluster-autoscaler retries after a backoff of up to 30 min")),
@@ -157,4 +168,5 @@ def explain(pod_events, context: Context, status: Optional[Mapping[str, Any]] = 
 
 
 def _cloud(context: Context) -> str:
-    return {"gke": "Compute Engine", "aks": "Azure"}.get(context.platform or "eks", "EC2")
+    platform = _platform(context)
+    return platform.compute_service if platform and platform.compute_service else "EC2"

@@ -43,6 +43,20 @@ def require(module: str) -> ModuleType:
         ) from e
 
 
+def lazy_exports(package: str, **modules: tuple[str, ...]):
+    """A module ``__getattr__`` giving each name of ``modules`` (submodule -> names) from ``package.submodule`` on
+    first use: the package imports nothing until a name is asked for, so its submodules may import modules that
+    import it back (the platform registry reads the Kubernetes node facts; the Kubernetes software reads the
+    registry)."""
+    where = {name: module for module, names in modules.items() for name in names}
+
+    def __getattr__(name: str):
+        if name in where:
+            return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    return __getattr__
+
+
 def lazy_components(package: str, *names: str):
     """A module ``__getattr__`` giving ``names`` from ``package.component`` on first use.
 

@@ -92,7 +92,7 @@ def _capacity(found: list[Pool]) -> Capacity:
 
 
 def _scaling(rendering: Any) -> Optional[dict[str, Any]]:
-    from .scaling import from_rendering, scale_from_zero
+    from ..resources.scaling import from_rendering, scale_from_zero
 
     result = scale_from_zero(from_rendering(rendering.resources), rendering.outputs)
     if result is None:

@@ -11,7 +11,7 @@ from pulumi.runtime.sync_await import _sync_await
 from pulumi_policy import (PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, ResourceValidationArgs,
                            ResourceValidationPolicy, StackValidationArgs)
 
-from ..plan.render import Rendering
+from ..rendering import Rendering
 from . import config as policy_config
 from .rules import RULES
 from .unknown import UnknownValueError, as_engine_sends

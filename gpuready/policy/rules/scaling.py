@@ -3,7 +3,7 @@ for a GPU pod (node-template tags, one GPU count per group), or the stack says t
 
 from __future__ import annotations
 
-from gpuready.plan.scaling import from_policy, scale_from_zero
+from gpuready.resources.scaling import from_policy, scale_from_zero
 from gpuready.resources.aws import EksCluster
 
 from ..gpu import of_kind

@@ -12,9 +12,9 @@ from gpuready_components import catalog
 from gpuready_components.eks_gpu import scaler_facts as sf
 from gpuready_components.eks_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
 
-from ..resources import read
-from ..resources.aws import AutoScalingTag, EksCluster, EksNodeGroup
-from ..resources.kubernetes import HelmRelease, KarpenterNodePool
+from . import read
+from .aws import AutoScalingTag, EksCluster, EksNodeGroup
+from .kubernetes import HelmRelease, KarpenterNodePool
 
 PLUGIN_CHARTS = ("nvidia-device-plugin", "gpu-operator")
 """Charts that bring an NVIDIA device plugin (the dcgm-exporter chart does not)."""

@@ -25,7 +25,7 @@ from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _C
                          delete_objects, interrupted, probe_logs, unfinished, watch_pods)
 from .outputs import StackOutputs
 from .result import SmokeResult
-from .scaler.cluster_autoscaler import MAX_SIZE
+from .scaler.cluster_autoscaler import max_size_setting
 
 RENDEZVOUS_PORT = 29500
 """torchrun's rendezvous port on the main pod (index 0)."""
@@ -125,7 +125,7 @@ def pool_check(stack: StackOutputs, nodes: int, gpus: int) -> Check:
     """``pool_size``: whether the GPU pool at its largest holds ``nodes`` pods of ``gpus`` GPUs (``maxGpusPerNode``,
     ``maxGpus``); a failure names the stack setting that fixes it."""
     per_node, total = stack["maxGpusPerNode"], stack["maxGpus"]
-    key = MAX_SIZE.get(stack.platform, "gpuready:maxSize")
+    key = max_size_setting(stack.platform)
     if gpus > per_node:
         return Check("pool_size", core.FAIL, f"{per_node} GPUs per node", f"{gpus} GPUs per node",
                      f"the pool's largest node has {per_node} GPUs: ask for at most that many (--gpus {per_node}), "

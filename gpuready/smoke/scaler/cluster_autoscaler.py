@@ -46,9 +46,9 @@ def _eks(context: Context) -> bool:
     return platform is None or not platform.managed_autoscaler
 
 
-def _max_size(context: Context) -> str:
-    """The stack key capping the platform's GPU node group."""
-    platform = _platform(context)
+def max_size_setting(platform_name: Optional[str]) -> str:
+    """The stack key capping the GPU node group of the platform called ``platform_name`` (EKS's where unknown)."""
+    platform = platforms.get(platform_name)
     return platform.pool_max_setting if platform and platform.pool_max_setting else "gpuready:maxSize"
 
 
@@ -82,7 +82,7 @@ REASONS: tuple[tuple[str, Any], ...] = (
     (r"untolerated taint|didn't tolerate", _taint_fix),
     (r"max node group size reached", lambda c: (
         "the group is at its maximum size: running GPU work holds its nodes, or raise it "
-        f"(pulumi config set {_max_size(c)} N; pulumi up)")),
+        f"(pulumi config set {max_size_setting(c.platform)} N; pulumi up)")),
     (r"in backoff after failed scale-up", lambda c: (
         "a recent scale-up of the group failed (capacity, quota or IAM: see cluster-autoscaler-status below); "
         "cluster-autoscaler retries after a backoff of up to 30 min")),

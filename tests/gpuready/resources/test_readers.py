@@ -10,6 +10,7 @@ import pytest
 
 from gpuready_components import catalog
 from gpuready_components.k8s_gpu import facts as k8s_facts
+from gpuready.plan.describe import pools
 from gpuready.resources import REGISTRY, GpuPool, aws, azure, capacity_readers, gcp, kubernetes, read
 from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import render_stack
@@ -78,6 +79,27 @@ def test_capacity_is_what_gpuready_plan_reports(rendered):
         found = [(name, c) for name, c in found if c]
         assert [(name, c.max_gpus, c.max_usd_per_hour) for name, c in found] == \
             [(p["resource"], p["max_gpus"], p["max_usd_per_hour"]) for p in golden["pools"]], stack
+
+
+MIXED_BATCH = {"gpuready:instanceTypes": ["g6.xlarge", "g6e.2xlarge", "g5.12xlarge", "p5e.48xlarge"],
+               "gpuready:capacity": ["spot", "on-demand"], "gpuready:maxVcpus": 250,
+               "gpuready:multiNode": {"nodes": 2, "instanceTypes": ["g6e.12xlarge"], "maxVcpus": 100},
+               "gpuready:cpuQueue": {}}
+"""Several GPU types (p5e without a price), Spot and on-demand environments, a multi-node one of another type and a
+CPU one, under maxVcpus that no type divides."""
+
+
+@pytest.mark.parametrize("stack, config", [("aws-batch", {}), ("aws-batch-multinode", {}), ("aws-batch", MIXED_BATCH)],
+                         ids=["aws-batch", "aws-batch-multinode", "aws-batch-mixed"])
+def test_batch_capacity_at_full_scale_is_the_components_own_figure(stack, config):
+    """What the component's validation exports (maxTotalGpus, maxUsdPerHour) is what ``gpuready plan`` and the
+    capacity caps rule read from the rendered compute environments."""
+    rendering = render_stack(stack, **config)
+    found = pools(rendering)
+    environments = [r for r in rendering.resources if r.type == aws.BatchComputeEnvironment.TOKEN]
+    assert len(found) == len(environments) - ("gpuready:cpuQueue" in config)  # every GPU environment, none other
+    assert (rendering.outputs["maxTotalGpus"], rendering.outputs["maxUsdPerHour"]) == \
+        (sum(p.max_gpus for p in found), round(sum(p.max_usd_per_hour for p in found), 2))
 
 
 def test_karpenter_node_pools_are_capped_by_their_gpu_limit(rendered):

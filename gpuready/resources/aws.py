@@ -39,8 +39,9 @@ class BatchComputeEnvironment(GpuPool):
 
     @property
     def image_types(self) -> Optional[list[Any]]:
-        """The Batch image types it launches (Batch's default when none is given); ``None`` with an explicit AMI."""
-        configs = self.resources.get("ec2Configurations") or []
+        """The Batch image types it launches (Batch's default when none is given); ``None`` with an explicit AMI.
+        Pulumi spells the list ``ec2Configurations``, Batch's API ``ec2Configuration``."""
+        configs = self.resources.get("ec2Configurations", self.resources.get("ec2Configuration")) or []
         if self.resources.get("imageId") or any(c.get("imageIdOverride") for c in configs):
             return None
         return [c.get("imageType") for c in configs] or ["ECS_AL2 (Batch's default)"]

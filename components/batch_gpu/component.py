@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional, Sequence
 
 import pulumi
 
@@ -59,36 +59,27 @@ def _container_properties(job: GpuJobArgs, log_group: pulumi.Output[str],
     }
 
 
-def _launch_template(name: str, description: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str],
-                     opts: pulumi.ResourceOptions, network_interfaces: Optional[list[Any]] = None):
-    """A launch template for GPU instances: IMDSv2 only with a hop limit of 1, an encrypted gp3 root volume."""
-    return aws.ec2.LaunchTemplate(
-        name,
-        description=description,
-        # Hop limit 1: IMDSv2 token responses do not cross the docker bridge, so job containers cannot read the
-        # instance role's credentials; the ECS agent (host network) still can. Jobs get job_role instead.
-        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
-        block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-            device_name=facts.ROOT_DEVICE_NAME,
-            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
-                kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
-        network_interfaces=network_interfaces,
-        tags=tags, opts=opts)
+class _Roles(NamedTuple):
+    """The IAM part: what instances and jobs run as."""
+
+    instance_profile: Any
+    spot_fleet: Optional[Any]
+    """The Spot fleet role, only with Spot capacity."""
+    job: Any
+    job_arn: pulumi.Output[str]
+    """The job role's ARN from its name, known in a preview (unlike its ``arn`` output)."""
 
 
-def _queue(name: str, environment: Any, tags: dict[str, str], opts: pulumi.ResourceOptions,
-           time_limits: Optional[list[Any]] = None):
-    """A job queue with one compute environment."""
-    return aws.batch.JobQueue(
-        name,
-        state="ENABLED",
-        priority=1,
-        compute_environment_orders=[aws.batch.JobQueueComputeEnvironmentOrderArgs(
-            order=1, compute_environment=environment.arn)],
-        job_state_time_limit_actions=time_limits,
-        tags=tags, opts=opts)
+def _time_limits(args: BatchGpuEnvironmentArgs) -> list[Any]:
+    """The queue's cancellations of jobs stuck in RUNNABLE: after 10 minutes for a job no instance can hold,
+    after ``runnable_timeout_minutes`` for the others."""
+    runnable_seconds = args.runnable_timeout_minutes * 60
+    return [
+        aws.batch.JobQueueJobStateTimeLimitActionArgs(
+            action="CANCEL", state="RUNNABLE", reason=reason,
+            max_time_seconds=facts.RUNNABLE_SECONDS_RANGE[0]
+            if reason == "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT" else runnable_seconds)
+        for reason in facts.RUNNABLE_BLOCKED_REASONS]
 
 
 def _multi_node_container(plan: MultiNodePlan, job: GpuJobArgs, log_group: pulumi.Output[str],
@@ -150,14 +141,49 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
-        child = pulumi.ResourceOptions(parent=self)
         tags = {"gpuready:component": name, **args.tags}
-        spot = "spot" in args.capacity
 
+        roles = self._iam(name, args, tags)
+        groups = self._security_groups(name, args, tags)
+        template = self._launch_template(f"{name}-gpu", "gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 "
+                                         "root volume", args, tags)
+        environments = [self._compute_environment(
+            f"{name}-gpu-{kind}", roles, tags, capacity=kind, min_vcpus=args.min_vcpus if order == 1 else 0,
+            max_vcpus=args.max_vcpus, instance_types=list(args.instance_types), subnets=args.subnet_ids,
+            security_group_ids=groups, launch_template=template, image_type=args.image_type, image_id=args.image_id)
+            for order, kind in enumerate(args.capacity, start=1)]
+        time_limits = _time_limits(args)
+        queue = self._queue(f"{name}-gpu", environments, tags, time_limits)
+        log_group = aws.cloudwatch.LogGroup(f"{name}-jobs", retention_in_days=args.log_retention_days, tags=tags,
+                                            opts=pulumi.ResourceOptions(parent=self))
+        job_definition = self._job_definition(f"{name}-gpu-smoke", args.job, tags, type="container",
+                                              container_properties=pulumi.Output.json_dumps(_container_properties(
+                                                  args.job, log_group.name, roles.job_arn)))
+        multi_node_queue = multi_node_definition = None
+        if cap.multi_node is not None:
+            multi_node_queue, multi_node_definition = self._multi_node(
+                name, args, cap.multi_node, roles, groups, log_group.name, time_limits, tags)
+        cpu_queue = self._cpu_queue(name, args, roles, groups, template, tags) if args.cpu_queue else None
+
+        self.job_queue_name = queue.name
+        self.job_queue_arn = queue.arn
+        self.compute_environment_arns = pulumi.Output.all(*[e.arn for e in environments])
+        self.job_definition_arn = job_definition.arn
+        self.job_role_arn = roles.job.arn
+        self.multi_node_job_definition_arn = multi_node_definition.arn if multi_node_definition else None
+        self.multi_node_job_queue_arn = multi_node_queue.arn if multi_node_queue else None
+        self.cpu_job_queue_arn = cpu_queue.arn if cpu_queue else None
+        self.log_group_name = log_group.name
+        self._register(args, roles.job_arn, multi_node_queue)
+
+    def _iam(self, name: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str]) -> _Roles:
+        """The instances' role and profile, the Spot fleet's role (with Spot capacity only), and the jobs' own role
+        with the policies given and no others (and the Metaflow datastore's, when it names one)."""
+        child = pulumi.ResourceOptions(parent=self)
         instance_role, _ = self._role(f"{name}-ecs-instance", "ecs_instance", tags)
         instance_profile = aws.iam.InstanceProfile(f"{name}-ecs-instance", role=instance_role.name, tags=tags,
                                                    opts=child)
-        spot_fleet_role = self._role(f"{name}-spot-fleet", "spot_fleet", tags)[0] if spot else None
+        spot_fleet = self._role(f"{name}-spot-fleet", "spot_fleet", tags)[0] if "spot" in args.capacity else None
         job_role = aws.iam.Role(f"{name}-job", assume_role_policy=_assume_role_policy(facts.JOB_ROLE_PRINCIPAL),
                                 description="gpuready Batch GPU jobs' role (instance credentials are out of reach)",
                                 tags=tags, opts=child)
@@ -171,193 +197,177 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
         job_role_arn = pulumi.Output.all(identity.arn, identity.account_id, job_role.name).apply(
             lambda a: f"arn:{a[0].split(':')[1]}:iam::{a[1]}:role/{a[2]}")
-        # No serviceRole: Batch uses its service-linked role AWSServiceRoleForBatch, the one with which AWS updates
-        # an environment in place (instance types, launch template version...) instead of replacing it.
-        environment_opts = pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"])
-        update_policy = aws.batch.ComputeEnvironmentUpdatePolicyArgs(
-            terminate_jobs_on_update=False, job_execution_timeout_minutes=facts.UPDATE_JOB_TIMEOUT_MINUTES)
+        return _Roles(instance_profile, spot_fleet, job_role, job_role_arn)
 
-        security_group_ids = args.security_group_ids
-        if security_group_ids is None:
-            if args.vpc_id is None:
-                raise ConfigError("vpc_id", None, "needed to create the instances' security group",
-                                  "give vpc_id, or security_group_ids of your own")
-            group = aws.ec2.SecurityGroup(
-                f"{name}-instances",
-                description="gpuready Batch GPU instances: egress only",
-                vpc_id=args.vpc_id,
-                egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0,
-                                                        cidr_blocks=["0.0.0.0/0"], ipv6_cidr_blocks=["::/0"])],
-                ingress=[],
-                tags=tags, opts=child)
-            security_group_ids = [group.id]
+    def _role(self, name: str, purpose: str, tags: dict[str, str]):
+        """An IAM role for one AWS service principal with exactly one AWS managed policy, and that attachment."""
+        role = aws.iam.Role(name, assume_role_policy=_assume_role_policy(facts.SERVICE_PRINCIPALS[purpose]),
+                            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+        attachment = aws.iam.RolePolicyAttachment(name, role=role.name, policy_arn=facts.MANAGED_POLICIES[purpose],
+                                                  opts=pulumi.ResourceOptions(parent=self))
+        return role, attachment
 
-        launch_template = _launch_template(
-            f"{name}-gpu", "gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 root volume", args, tags, child)
-        template_ref = aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
-            launch_template_id=launch_template.id, version=launch_template.latest_version.apply(str))
+    def _security_groups(self, name: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str]) -> Any:
+        """The instances' security groups: ``security_group_ids`` as given, else one of their own, egress only."""
+        if args.security_group_ids is not None:
+            return args.security_group_ids
+        if args.vpc_id is None:
+            raise ConfigError("vpc_id", None, "needed to create the instances' security group",
+                              "give vpc_id, or security_group_ids of your own")
+        group = aws.ec2.SecurityGroup(
+            f"{name}-instances",
+            description="gpuready Batch GPU instances: egress only",
+            vpc_id=args.vpc_id,
+            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0,
+                                                    cidr_blocks=["0.0.0.0/0"], ipv6_cidr_blocks=["::/0"])],
+            ingress=[],
+            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+        return [group.id]
 
-        environments = []
-        for order, kind in enumerate(args.capacity, start=1):
-            resource_type, strategy = facts.CAPACITY[kind]
-            environments.append(aws.batch.ComputeEnvironment(
-                f"{name}-gpu-{kind}",
-                type="MANAGED",
-                state="ENABLED",
-                compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
-                    type=resource_type,
-                    allocation_strategy=strategy,
-                    min_vcpus=args.min_vcpus if order == 1 else 0,
-                    max_vcpus=args.max_vcpus,
-                    instance_types=list(args.instance_types),
-                    subnets=args.subnet_ids,
-                    security_group_ids=security_group_ids,
-                    instance_role=instance_profile.arn,
-                    launch_template=template_ref,
-                    ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
-                        image_type=args.image_type, image_id_override=args.image_id)],
-                    spot_iam_fleet_role=spot_fleet_role.arn if spot_fleet_role and kind == "spot" else None,
-                    tags=tags,
-                ),
-                # desiredvCpus is Batch's to move as it scales (ignore_changes in environment_opts).
-                update_policy=update_policy,
+    def _launch_template(self, name: str, description: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str],
+                         network_interfaces: Optional[list[Any]] = None):
+        """A launch template for GPU instances: IMDSv2 only with a hop limit of 1, an encrypted gp3 root volume."""
+        return aws.ec2.LaunchTemplate(
+            name,
+            description=description,
+            # Hop limit 1: IMDSv2 token responses do not cross the docker bridge, so job containers cannot read the
+            # instance role's credentials; the ECS agent (host network) still can. Jobs get job_role instead.
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=facts.IMDS_HOP_LIMIT),
+            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=facts.ROOT_DEVICE_NAME,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
+                    kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
+            network_interfaces=network_interfaces,
+            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+
+    def _compute_environment(self, name: str, roles: _Roles, tags: dict[str, str], *, capacity: str,
+                             max_vcpus: int, instance_types: Sequence[str], subnets: Any, security_group_ids: Any,
+                             launch_template: Any, image_type: str, image_id: Optional[str] = None,
+                             min_vcpus: int = 0, allocation: Optional[str] = None, placement_group: Any = None):
+        """A managed compute environment of ``capacity`` (``on-demand`` or ``spot``: its resource type and, unless
+        ``allocation`` is given, its allocation strategy) whose instances run as ``roles``' instance profile and
+        launch from ``launch_template``; every GPU, multi-node and CPU environment is one."""
+        resource_type, strategy = facts.CAPACITY[capacity]
+        return aws.batch.ComputeEnvironment(
+            name,
+            type="MANAGED",
+            state="ENABLED",
+            compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
+                type=resource_type,
+                allocation_strategy=allocation or strategy,
+                min_vcpus=min_vcpus,
+                max_vcpus=max_vcpus,
+                instance_types=list(instance_types),
+                subnets=subnets,
+                security_group_ids=security_group_ids,
+                instance_role=roles.instance_profile.arn,
+                launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
+                    launch_template_id=launch_template.id, version=launch_template.latest_version.apply(str)),
+                ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
+                    image_type=image_type, image_id_override=image_id)],
+                spot_iam_fleet_role=roles.spot_fleet.arn if capacity == "spot" else None,
+                placement_group=placement_group,
                 tags=tags,
-                opts=environment_opts,
-            ))
+            ),
+            # No serviceRole: Batch uses its service-linked role AWSServiceRoleForBatch, the one with which AWS
+            # updates an environment in place (instance types, launch template version...) instead of replacing it.
+            update_policy=aws.batch.ComputeEnvironmentUpdatePolicyArgs(
+                terminate_jobs_on_update=False, job_execution_timeout_minutes=facts.UPDATE_JOB_TIMEOUT_MINUTES),
+            tags=tags,
+            # desiredvCpus is Batch's to move as it scales.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"]))
 
-        runnable_seconds = args.runnable_timeout_minutes * 60
-        time_limits = [
-            aws.batch.JobQueueJobStateTimeLimitActionArgs(
-                action="CANCEL", state="RUNNABLE", reason=reason,
-                max_time_seconds=facts.RUNNABLE_SECONDS_RANGE[0]
-                if reason == "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT" else runnable_seconds)
-            for reason in facts.RUNNABLE_BLOCKED_REASONS]
-        queue = aws.batch.JobQueue(
-            f"{name}-gpu",
+    def _queue(self, name: str, environments: Sequence[Any], tags: dict[str, str],
+               time_limits: Optional[list[Any]] = None):
+        """A job queue over ``environments``, in their order."""
+        return aws.batch.JobQueue(
+            name,
             state="ENABLED",
             priority=1,
             compute_environment_orders=[
                 aws.batch.JobQueueComputeEnvironmentOrderArgs(order=i, compute_environment=env.arn)
                 for i, env in enumerate(environments, start=1)],
             job_state_time_limit_actions=time_limits,
-            tags=tags, opts=child)
+            tags=tags, opts=pulumi.ResourceOptions(parent=self))
 
-        log_group = aws.cloudwatch.LogGroup(f"{name}-jobs", retention_in_days=args.log_retention_days, tags=tags,
-                                            opts=child)
-        container = _container_properties(args.job, log_group.name, job_role_arn)
-        job_definition = aws.batch.JobDefinition(
-            f"{name}-gpu-smoke",
-            type="container",
+    def _job_definition(self, name: str, job: GpuJobArgs, tags: dict[str, str], **properties: Any):
+        """A job definition on EC2 with ``properties`` (its ``type``, its container or node properties): one attempt
+        of at most ``job.timeout_seconds``, its tags propagated to its jobs."""
+        return aws.batch.JobDefinition(
+            name,
             platform_capabilities=["EC2"],
-            container_properties=pulumi.Output.json_dumps(container),
-            timeout=aws.batch.JobDefinitionTimeoutArgs(attempt_duration_seconds=args.job.timeout_seconds),
+            **properties,
+            timeout=aws.batch.JobDefinitionTimeoutArgs(attempt_duration_seconds=job.timeout_seconds),
             retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(attempts=1),
             propagate_tags=True,
-            tags=tags, opts=child)
+            tags=tags, opts=pulumi.ResourceOptions(parent=self))
 
-        multi_node_definition = multi_node_queue = None
-        if cap.multi_node is not None:
-            plan = cap.multi_node
-            mn_args = args.multi_node
-            subnet = mn_args.subnet if mn_args.subnet is not None else \
-                pulumi.Output.from_input(args.subnet_ids).apply(lambda ids: ids[0])
-            groups = security_group_ids
-            if args.vpc_id is not None:
-                # EFA's own rule: all traffic in AND out between members of the group (EC2 EFA user guide); an
-                # egress rule to 0.0.0.0/0 does not cover EFA's non-IP traffic.
-                own = aws.ec2.SecurityGroup(
-                    f"{name}-multi-node",
-                    description="gpuready Batch multi-node instances: all traffic between nodes (EFA), egress",
-                    vpc_id=args.vpc_id,
-                    ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True)],
-                    egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True),
-                            aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0,
-                                                            cidr_blocks=["0.0.0.0/0"], ipv6_cidr_blocks=["::/0"])],
-                    tags=tags, opts=child)
-                groups = pulumi.Output.all(own.id, pulumi.Output.from_input(args.security_group_ids or [])).apply(
-                    lambda a: [a[0], *a[1]]) if args.security_group_ids is not None else [own.id]
-            placement_group = aws.ec2.PlacementGroup(f"{name}-multi-node", strategy="cluster", tags=tags,
-                                                     opts=child)
-            mn_template = _launch_template(
-                f"{name}-multi-node", f"gpuready Batch multi-node instances: {plan.efa_interfaces} EFA interfaces, "
-                "IMDSv2 only, encrypted gp3 root volume", args, tags, child,
-                network_interfaces=_efa_interfaces(plan, subnet, groups) if plan.efa_interfaces else None)
-            mn_environment = aws.batch.ComputeEnvironment(
+    def _multi_node(self, name: str, args: BatchGpuEnvironmentArgs, plan: MultiNodePlan, roles: _Roles,
+                    groups: Any, log_group_name: pulumi.Output[str], time_limits: list[Any], tags: dict[str, str]):
+        """The multi-node queue and job definition: an on-demand environment in one subnet and a cluster placement
+        group, with the EFA interfaces of ``plan`` in its launch template."""
+        mn_args = args.multi_node
+        subnet = mn_args.subnet if mn_args.subnet is not None else \
+            pulumi.Output.from_input(args.subnet_ids).apply(lambda ids: ids[0])
+        groups, placement_group = self._multi_node_network(name, args, groups, tags)
+        template = self._launch_template(
+            f"{name}-multi-node", f"gpuready Batch multi-node instances: {plan.efa_interfaces} EFA interfaces, "
+            "IMDSv2 only, encrypted gp3 root volume", args, tags,
+            network_interfaces=_efa_interfaces(plan, subnet, groups) if plan.efa_interfaces else None)
+        environment = self._compute_environment(
+            f"{name}-multi-node", roles, tags, capacity="on-demand", allocation=facts.MULTI_NODE_ALLOCATION,
+            max_vcpus=plan.max_vcpus, instance_types=plan.instance_types, subnets=[subnet],
+            # With network interfaces in the launch template, the groups ride on each interface: the compute
+            # environment's would be put on the instance, which EC2 refuses beside interfaces.
+            security_group_ids=None if plan.efa_interfaces else groups,
+            launch_template=template, image_type=args.image_type, image_id=args.image_id,
+            placement_group=placement_group.name)
+        queue = self._queue(f"{name}-multi-node", [environment], tags, time_limits)
+        definition = self._job_definition(
+            f"{name}-gpu-multi-node", args.job, tags, type="multinode", node_properties=pulumi.Output.json_dumps({
+                "numNodes": plan.nodes,
+                "mainNode": 0,
+                "nodeRangeProperties": [{"targetNodes": "0:", "container": _multi_node_container(
+                    plan, args.job, log_group_name, roles.job_arn)}],
+            }))
+        return queue, definition
+
+    def _multi_node_network(self, name: str, args: BatchGpuEnvironmentArgs, groups: Any, tags: dict[str, str]):
+        """The multi-node instances' security groups (with ``vpc_id``, one of their own open to itself, before the
+        ones given) and their cluster placement group."""
+        if args.vpc_id is not None:
+            # EFA's own rule: all traffic in AND out between members of the group (EC2 EFA user guide); an
+            # egress rule to 0.0.0.0/0 does not cover EFA's non-IP traffic.
+            own = aws.ec2.SecurityGroup(
                 f"{name}-multi-node",
-                type="MANAGED",
-                state="ENABLED",
-                compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
-                    type=facts.CAPACITY["on-demand"][0],
-                    allocation_strategy=facts.MULTI_NODE_ALLOCATION,
-                    min_vcpus=0,
-                    max_vcpus=plan.max_vcpus,
-                    instance_types=plan.instance_types,
-                    subnets=[subnet],
-                    # With network interfaces in the launch template, the groups ride on each interface: the
-                    # compute environment's would be put on the instance, which EC2 refuses beside interfaces.
-                    security_group_ids=None if plan.efa_interfaces else groups,
-                    instance_role=instance_profile.arn,
-                    launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
-                        launch_template_id=mn_template.id, version=mn_template.latest_version.apply(str)),
-                    ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
-                        image_type=args.image_type, image_id_override=args.image_id)],
-                    placement_group=placement_group.name,
-                    tags=tags,
-                ),
-                update_policy=update_policy,
-                tags=tags,
-                opts=environment_opts)
-            multi_node_queue = _queue(f"{name}-multi-node", mn_environment, tags, child, time_limits)
-            multi_node_definition = aws.batch.JobDefinition(
-                f"{name}-gpu-multi-node",
-                type="multinode",
-                platform_capabilities=["EC2"],
-                node_properties=pulumi.Output.json_dumps({
-                    "numNodes": plan.nodes,
-                    "mainNode": 0,
-                    "nodeRangeProperties": [{"targetNodes": "0:", "container": _multi_node_container(
-                        plan, args.job, log_group.name, job_role_arn)}],
-                }),
-                timeout=aws.batch.JobDefinitionTimeoutArgs(attempt_duration_seconds=args.job.timeout_seconds),
-                retry_strategy=aws.batch.JobDefinitionRetryStrategyArgs(attempts=1),
-                propagate_tags=True,
-                tags=tags, opts=child)
+                description="gpuready Batch multi-node instances: all traffic between nodes (EFA), egress",
+                vpc_id=args.vpc_id,
+                ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True)],
+                egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True),
+                        aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0,
+                                                        cidr_blocks=["0.0.0.0/0"], ipv6_cidr_blocks=["::/0"])],
+                tags=tags, opts=pulumi.ResourceOptions(parent=self))
+            groups = pulumi.Output.all(own.id, pulumi.Output.from_input(args.security_group_ids or [])).apply(
+                lambda a: [a[0], *a[1]]) if args.security_group_ids is not None else [own.id]
+        placement_group = aws.ec2.PlacementGroup(f"{name}-multi-node", strategy="cluster", tags=tags,
+                                                 opts=pulumi.ResourceOptions(parent=self))
+        return groups, placement_group
 
-        cpu_queue = None
-        if args.cpu_queue:
-            cpu_environment = aws.batch.ComputeEnvironment(
-                f"{name}-cpu",
-                type="MANAGED",
-                state="ENABLED",
-                compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
-                    type="EC2",
-                    allocation_strategy=facts.CAPACITY["on-demand"][1],
-                    min_vcpus=0,
-                    max_vcpus=args.cpu_queue.max_vcpus,
-                    instance_types=list(args.cpu_queue.instance_types),
-                    subnets=args.subnet_ids,
-                    security_group_ids=security_group_ids,
-                    instance_role=instance_profile.arn,
-                    launch_template=template_ref,
-                    ec2_configurations=[aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
-                        image_type=facts.CPU_IMAGE_TYPE)],
-                    tags=tags,
-                ),
-                update_policy=update_policy,
-                tags=tags,
-                opts=environment_opts)
-            cpu_queue = _queue(f"{name}-cpu", cpu_environment, tags, child)
+    def _cpu_queue(self, name: str, args: BatchGpuEnvironmentArgs, roles: _Roles, groups: Any, template: Any,
+                   tags: dict[str, str]):
+        """The CPU queue and its on-demand environment of CPU instances on the plain ECS image."""
+        environment = self._compute_environment(
+            f"{name}-cpu", roles, tags, capacity="on-demand", max_vcpus=args.cpu_queue.max_vcpus,
+            instance_types=args.cpu_queue.instance_types, subnets=args.subnet_ids, security_group_ids=groups,
+            launch_template=template, image_type=facts.CPU_IMAGE_TYPE)
+        return self._queue(f"{name}-cpu", [environment], tags)
 
-        self.job_queue_name = queue.name
-        self.job_queue_arn = queue.arn
-        self.compute_environment_arns = pulumi.Output.all(*[e.arn for e in environments])
-        self.job_definition_arn = job_definition.arn
-        self.job_role_arn = job_role.arn
-        self.multi_node_job_definition_arn = multi_node_definition.arn if multi_node_definition else None
-        self.multi_node_job_queue_arn = multi_node_queue.arn if multi_node_queue else None
-        self.cpu_job_queue_arn = cpu_queue.arn if cpu_queue else None
-        self.log_group_name = log_group.name
-        mn = cap.multi_node
+    def _register(self, args: BatchGpuEnvironmentArgs, job_role_arn: pulumi.Output[str],
+                  multi_node_queue: Optional[Any]) -> None:
+        """Register exactly the outputs of the ``aws-batch`` contract, kept as :attr:`outputs` for the stack."""
+        cap, mn = self.capacity, self.capacity.multi_node
         self.outputs = OUTPUTS.values({
             "platform": OUTPUTS.platform,
             "jobQueueName": self.job_queue_name,
@@ -386,11 +396,3 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             else None,
         })
         self.register_outputs(self.outputs)
-
-    def _role(self, name: str, purpose: str, tags: dict[str, str]):
-        """An IAM role for one AWS service principal with exactly one AWS managed policy, and that attachment."""
-        role = aws.iam.Role(name, assume_role_policy=_assume_role_policy(facts.SERVICE_PRINCIPALS[purpose]),
-                            tags=tags, opts=pulumi.ResourceOptions(parent=self))
-        attachment = aws.iam.RolePolicyAttachment(name, role=role.name, policy_arn=facts.MANAGED_POLICIES[purpose],
-                                                  opts=pulumi.ResourceOptions(parent=self))
-        return role, attachment

@@ -1,5 +1,7 @@
-"""Whether a Batch job fits what a queue's instance types offer: the one fit rule for the component's validation,
-the policy pack and the smoke test's diagnosis.
+"""What a Batch queue's instance types offer: whether a job fits them, the one fit rule for the component's
+validation, the policy pack and the smoke test's diagnosis; and what a compute environment runs at full scale, the one
+computation behind the component's capacity outputs and the compute environment reader's (``gpuready plan``, the
+capacity caps rule).
 
 A job fits an instance type when its GPUs, vCPUs and memory all fit one instance, memory net of the ECS agent's share.
 """
@@ -7,9 +9,10 @@ A job fits an instance type when its GPUs, vCPUs and memory all fit one instance
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, NamedTuple, Sequence
 
 from .. import catalog
+from ..capacity import best_fill
 from . import facts
 
 
@@ -54,3 +57,18 @@ def capacity(instance: catalog.GpuInstanceType) -> str:
 def offer(instance: catalog.GpuInstanceType) -> str:
     """``g6.xlarge (1 GPU, 4 vCPU, 15564 MiB usable)``."""
     return f"{instance.name} ({capacity(instance)})"
+
+
+class FullScale(NamedTuple):
+    """What one compute environment runs at once with every vCPU of its ``maxvCpus`` in use."""
+
+    gpus: int
+    usd_per_hour: float
+    """On-demand list price (Spot costs less), not rounded; a type the catalog has no price for counts as 0."""
+
+
+def full_scale(instances: Sequence[catalog.GpuInstanceType], max_vcpus: int) -> FullScale:
+    """The most GPUs, and the most on-demand dollars per hour, that any mix of ``instances`` within ``max_vcpus``
+    vCPUs runs (each its own best fill: the costliest mix need not hold the most GPUs)."""
+    return FullScale(int(best_fill(max_vcpus, [(i.vcpus, i.gpus) for i in instances])),
+                     best_fill(max_vcpus, [(i.vcpus, i.price_usd_hour or 0.0) for i in instances]))

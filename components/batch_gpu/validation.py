@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from .. import capacity, catalog
+from .. import catalog
 from ..aws_instances import ENA_ONLY_FIRST_CARD, arch, ec2_instance_types, gpu_instances
 from ..errors import ConfigError
 from . import facts
-from .fit import Needs, holding, largest, offer, usable_memory_mib
+from .fit import Needs, full_scale, holding, largest, offer, usable_memory_mib
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
 
 _POLICY_ARN = re.compile(r"arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/[\w+=,.@/-]+")
@@ -187,20 +187,14 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
     return _capacity(rows, args.max_vcpus, len(args.capacity), multi_node)
 
 
-def _fill(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int) -> tuple[float, float]:
-    """GPUs and on-demand dollars per hour of one compute environment at ``max_vcpus``."""
-    return (capacity.best_fill(max_vcpus, [(r.vcpus, r.gpus) for r in rows]),
-            capacity.best_fill(max_vcpus, [(r.vcpus, r.price_usd_hour or 0.0) for r in rows]))
-
-
 def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environments: int,
               multi_node: Optional[MultiNodePlan] = None) -> BatchCapacity:
-    gpus, dollars = _fill(rows, max_vcpus)
-    gpus, dollars = int(gpus) * environments, dollars * environments
+    gpus, dollars = full_scale(rows, max_vcpus)
+    gpus, dollars = gpus * environments, dollars * environments
     everything = list(rows)
     if multi_node is not None:
-        more_gpus, more_dollars = _fill(multi_node.instances, multi_node.max_vcpus)
-        gpus, dollars = gpus + int(more_gpus), dollars + more_dollars
+        more = full_scale(multi_node.instances, multi_node.max_vcpus)
+        gpus, dollars = gpus + more.gpus, dollars + more.usd_per_hour
         everything += [r for r in multi_node.instances if r not in everything]
     return BatchCapacity(
         instances=tuple(everything),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping, Optional
 
-from gpuready_components import capacity, catalog
+from gpuready_components import catalog
 from gpuready_components.batch_gpu import fit
 from gpuready_components.k8s_gpu.facts import Taint
 
@@ -39,8 +39,9 @@ class BatchComputeEnvironment(GpuPool):
 
     @property
     def image_types(self) -> Optional[list[Any]]:
-        """The Batch image types it launches (Batch's default when none is given); ``None`` with an explicit AMI."""
-        configs = self.resources.get("ec2Configurations") or []
+        """The Batch image types it launches (Batch's default when none is given); ``None`` with an explicit AMI.
+        Pulumi spells the list ``ec2Configurations``, Batch's API ``ec2Configuration``."""
+        configs = self.resources.get("ec2Configurations", self.resources.get("ec2Configuration")) or []
         if self.resources.get("imageId") or any(c.get("imageIdOverride") for c in configs):
             return None
         return [c.get("imageType") for c in configs] or ["ECS_AL2 (Batch's default)"]
@@ -79,9 +80,8 @@ class BatchComputeEnvironment(GpuPool):
         rows = self.gpu_rows
         if not rows:
             return None
-        budget = self.vcpus("max")
-        return PoolCapacity("aws", types, int(capacity.best_fill(budget, [(x.vcpus, x.gpus) for x in rows])),
-                            capacity.best_fill(budget, [(x.vcpus, x.price_usd_hour or 0.0) for x in rows]),
+        scale = fit.full_scale(rows, self.vcpus("max"))  # the component's own figure (its validation's)
+        return PoolCapacity("aws", types, scale.gpus, scale.usd_per_hour,
                             tuple(t for t in types if catalog.find("aws", t) is None))
 
 

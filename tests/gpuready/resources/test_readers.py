@@ -7,9 +7,11 @@ import json
 import re
 
 import pytest
+import requests
 
 from gpuready_components import catalog
 from gpuready_components.k8s_gpu import facts as k8s_facts
+from gpuready.plan.describe import pools
 from gpuready.resources import REGISTRY, GpuPool, aws, azure, capacity_readers, gcp, kubernetes, read
 from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import render_stack
@@ -78,6 +80,27 @@ def test_capacity_is_what_gpuready_plan_reports(rendered):
         found = [(name, c) for name, c in found if c]
         assert [(name, c.max_gpus, c.max_usd_per_hour) for name, c in found] == \
             [(p["resource"], p["max_gpus"], p["max_usd_per_hour"]) for p in golden["pools"]], stack
+
+
+MIXED_BATCH = {"gpuready:instanceTypes": ["g6.xlarge", "g6e.2xlarge", "g5.12xlarge", "p5e.48xlarge"],
+               "gpuready:capacity": ["spot", "on-demand"], "gpuready:maxVcpus": 250,
+               "gpuready:multiNode": {"nodes": 2, "instanceTypes": ["g6e.12xlarge"], "maxVcpus": 100},
+               "gpuready:cpuQueue": {}}
+"""Several GPU types (p5e without a price), Spot and on-demand environments, a multi-node one of another type and a
+CPU one, under maxVcpus that no type divides."""
+
+
+@pytest.mark.parametrize("stack, config", [("aws-batch", {}), ("aws-batch-multinode", {}), ("aws-batch", MIXED_BATCH)],
+                         ids=["aws-batch", "aws-batch-multinode", "aws-batch-mixed"])
+def test_batch_capacity_at_full_scale_is_the_components_own_figure(stack, config):
+    """What the component's validation exports (maxTotalGpus, maxUsdPerHour) is what ``gpuready plan`` and the
+    capacity caps rule read from the rendered compute environments."""
+    rendering = render_stack(stack, **config)
+    found = pools(rendering)
+    environments = [r for r in rendering.resources if r.type == aws.BatchComputeEnvironment.TOKEN]
+    assert len(found) == len(environments) - ("gpuready:cpuQueue" in config)  # every GPU environment, none other
+    assert (rendering.outputs["maxTotalGpus"], rendering.outputs["maxUsdPerHour"]) == \
+        (sum(p.max_gpus for p in found), round(sum(p.max_usd_per_hour for p in found), 2))
 
 
 def test_karpenter_node_pools_are_capped_by_their_gpu_limit(rendered):
@@ -159,22 +182,70 @@ def test_multi_node_facts_agree_with_the_catalog(rendered):
 from tests.gpuready.smoke.conftest import moto_port  # noqa: E402,F401 (the fixture: one moto server for this module)
 
 
-def test_a_batch_environment_reads_alike_from_a_live_api_answer(moto_port, monkeypatch):  # noqa: F811
-    """The smoke diagnosis feeds the reader what DescribeComputeEnvironments answers (``maxvCpus``, not Pulumi's
-    ``maxVcpus``): recorded here from moto's server, which answers in the API's own shape."""
-    import requests
-
-    from gpuready.resources.aws import BatchComputeEnvironment
-    from tests.gpuready.smoke.moto_batch import aws_client, build_queue, configure_moto
+@pytest.fixture
+def moto_endpoint(moto_port, monkeypatch):  # noqa: F811
+    """moto's server, reset, answering as Batch would (no docker), with credentials for boto3."""
+    from tests.gpuready.smoke.moto_batch import configure_moto
 
     endpoint = f"http://127.0.0.1:{moto_port}"
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         monkeypatch.setenv(key, value)
     requests.post(f"{endpoint}/moto-api/reset", timeout=10)
     configure_moto(endpoint)
-    build_queue(endpoint, instance_types=("g6.xlarge", "g6.12xlarge"))
-    (live,) = aws_client("batch", endpoint).describe_compute_environments()["computeEnvironments"]
+    return endpoint
+
+
+def test_a_batch_environment_reads_alike_from_a_live_api_answer(moto_endpoint):
+    """The smoke diagnosis feeds the reader what DescribeComputeEnvironments answers (``maxvCpus``, not Pulumi's
+    ``maxVcpus``): recorded here from moto's server, which answers in the API's own shape."""
+    from gpuready.resources.aws import BatchComputeEnvironment
+    from tests.gpuready.smoke.moto_batch import aws_client, build_queue
+
+    build_queue(moto_endpoint, instance_types=("g6.xlarge", "g6.12xlarge"))
+    (live,) = aws_client("batch", moto_endpoint).describe_compute_environments()["computeEnvironments"]
     assert "maxvCpus" in live["computeResources"] and "maxVcpus" not in live["computeResources"]
     env = BatchComputeEnvironment(live)
     assert env.vcpus("max") == 64 and env.minimum == (0, "minVcpus")
     assert env.capacity().max_gpus == 16  # 64 vCPUs: best fill of g6.12xlarge (48 vCPUs, 4 GPUs) and g6.xlarge (4, 1)
+
+
+def _environment_facts(pool: aws.BatchComputeEnvironment) -> tuple:
+    """Every fact the reader gives of a compute environment but its subnets (a stack's are its own)."""
+    return (pool.instance_types, pool.image_types, pool.resource_type, pool.vcpus("min"), pool.vcpus("max"),
+            pool.minimum, pool.is_gpu, pool.tag_keys, pool.has_placement_group, pool.capacity())
+
+
+def test_every_batch_environment_fact_reads_alike_from_the_stack_and_a_live_api_answer(moto_endpoint):
+    """The same compute environment read from the rendered stack (Pulumi's spelling: ``ec2Configurations``,
+    ``maxVcpus``) and from DescribeComputeEnvironments' answer (moto's server, the API's own: ``ec2Configuration``,
+    ``maxvCpus``): a Spot environment on the NVIDIA image type kept at 4 vCPUs; then one on an AMI of its own."""
+    from tests.gpuready.smoke.moto_batch import aws_client, build_queue
+
+    config = {"gpuready:capacity": ["spot"], "gpuready:minVcpus": 4, "gpuready:maxVcpus": 96,
+              "gpuready:instanceTypes": ["g6.xlarge", "g6.12xlarge"]}
+    (stack,) = [r.inputs for r in render_stack("aws-batch", **config).resources
+                if r.type == aws.BatchComputeEnvironment.TOKEN]
+    wanted = stack["computeResources"]
+    build_queue(moto_endpoint)  # the subnet, security group, roles and instance profile
+    batch = aws_client("batch", moto_endpoint)
+    (made,) = batch.describe_compute_environments()["computeEnvironments"]
+
+    def live(name: str, **resources) -> aws.BatchComputeEnvironment:
+        network = {key: made["computeResources"][key] for key in ("subnets", "securityGroupIds", "instanceRole")}
+        batch.create_compute_environment(
+            computeEnvironmentName=name, type="MANAGED", state="ENABLED", serviceRole=made["serviceRole"],
+            tags=stack["tags"], computeResources={
+                "type": wanted["type"], "allocationStrategy": wanted["allocationStrategy"],
+                "minvCpus": int(wanted["minVcpus"]), "maxvCpus": int(wanted["maxVcpus"]),
+                "instanceTypes": wanted["instanceTypes"], "spotIamFleetRole": made["serviceRole"],
+                "tags": wanted["tags"], **network, **resources})
+        (answer,) = batch.describe_compute_environments(computeEnvironments=[name])["computeEnvironments"]
+        assert {"minvCpus", "maxvCpus", "ec2Configuration"} <= set(answer["computeResources"])
+        return aws.BatchComputeEnvironment(answer)
+
+    env = live("gpu-spot", ec2Configuration=wanted["ec2Configurations"])
+    assert _environment_facts(env) == _environment_facts(aws.BatchComputeEnvironment(stack))
+    assert (env.image_types, env.resource_type, env.minimum) == (["ECS_AL2023_NVIDIA"], "SPOT", (4, "minVcpus"))
+    assert env.subnets == made["computeResources"]["subnets"] and env.subnet_count == 1
+    own_ami = live("gpu-own-ami", ec2Configuration=[{"imageType": "ECS_AL2023_NVIDIA", "imageIdOverride": "ami-1"}])
+    assert own_ami.image_types is None

@@ -8,7 +8,7 @@ from typing import Any, Optional
 import pulumi
 
 from ..aws_instances import efa_layout
-from .. import metaflow
+from .. import catalog, metaflow
 from ..errors import ConfigError
 from ..sdk import require
 from . import facts
@@ -221,7 +221,9 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 ),
                 # desiredvCpus is Batch's to move as it scales (ignore_changes in environment_opts).
                 update_policy=update_policy,
-                tags=tags,
+                # The GPU facts of types the stack declared travel with the environment: the policy pack and the
+                # smoke diagnosis read it in processes whose catalog lacks them.
+                tags={**tags, **catalog.stamps("aws", args.instance_types)},
                 opts=environment_opts,
             ))
 
@@ -305,7 +307,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                     tags=tags,
                 ),
                 update_policy=update_policy,
-                tags=tags,
+                tags={**tags, **catalog.stamps("aws", plan.instance_types)},
                 opts=environment_opts)
             multi_node_queue = _queue(f"{name}-multi-node", mn_environment, tags, child, time_limits)
             multi_node_definition = aws.batch.JobDefinition(

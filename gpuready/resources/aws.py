@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping, Optional
 
-from gpuready_components import capacity, catalog
+from gpuready_components import capacity
 from gpuready_components.batch_gpu import fit
 from gpuready_components.k8s_gpu.facts import Taint
 
@@ -81,7 +81,7 @@ class BatchComputeEnvironment(GpuPool):
         budget = self.vcpus("max")
         return PoolCapacity("aws", types, int(capacity.best_fill(budget, [(x.vcpus, x.gpus) for x in rows])),
                             capacity.best_fill(budget, [(x.vcpus, x.price_usd_hour or 0.0) for x in rows]),
-                            tuple(t for t in types if catalog.find("aws", t) is None))
+                            self.unknown_types, tuple(rows))
 
 
 class BatchJobQueue(Resource):
@@ -300,8 +300,7 @@ class EksNodeGroup(GpuPool):
             return None
         nodes = int((self.props.get("scalingConfig") or {}).get("maxSize", 0))
         return PoolCapacity("aws", types, nodes * max(x.gpus for x in rows),
-                            nodes * max(x.price_usd_hour or 0.0 for x in rows),
-                            tuple(t for t in types if catalog.find("aws", t) is None))
+                            nodes * max(x.price_usd_hour or 0.0 for x in rows), self.unknown_types, tuple(rows))
 
 
 class AutoScalingTag(Resource):

@@ -20,6 +20,7 @@ from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import break_resource, render_stack, set_prop
 from tests.policies import engine
 from tests.policies.engine import Resource
+from tests.stacks.test_extra_types import G9
 
 SHIPPED = json.loads((ROOT / "policies" / "policy-config.json").read_text())
 CANT_RUN = "during preview"
@@ -59,6 +60,8 @@ def _append_cpu_type(props):
     set_prop(props, "compute_resources.instance_types", [*pulumi.get(resources, "instance_types"), "m6i.large"])
 
 
+DECLARED = {"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9]}
+"""A type newer than the catalog, declared by the stack: its facts are stamped on the pools, known in a preview."""
 CASES = {
     "aws-batch": ("aws-batch", (), {}),
     "eks": ("eks", (), {}),
@@ -71,6 +74,8 @@ CASES = {
                                              name="eks-gpu"),), {}),
     "eks-warm-and-small-disk": ("eks", (), {"gpuready:minSize": 1, "gpuready:rootVolumeGiB": 50}),
     "eks-over-caps": ("eks", (), {"gpu-capacity-caps": {"maxGpus": 1}}),
+    "batch-declared-type-warm": ("aws-batch", (), {**DECLARED, "gpuready:minVcpus": 4}),
+    "eks-declared-type-over-caps": ("eks", (), {**DECLARED, "gpu-capacity-caps": {"maxGpus": 1}}),
 }
 
 

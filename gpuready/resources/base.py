@@ -98,7 +98,7 @@ class PoolCapacity:
     max_usd_per_hour: float
     unknown_types: tuple[str, ...]
     """Types with no GPU facts (not in the catalog, not declared by the stack): no GPUs, no price."""
-    rows: tuple[catalog.GpuInstanceType, ...] = ()
+    rows: tuple[catalog.GpuInstanceType, ...]
     """The GPU facts of its types (declared types' unpriced)."""
 
 

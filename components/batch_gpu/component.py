@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 import pulumi
 
 from ..aws_instances import efa_layout
-from .. import metaflow
+from .. import catalog, metaflow
 from ..errors import ConfigError
 from ..sdk import require
 from . import facts
@@ -275,7 +275,9 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             # updates an environment in place (instance types, launch template version...) instead of replacing it.
             update_policy=aws.batch.ComputeEnvironmentUpdatePolicyArgs(
                 terminate_jobs_on_update=False, job_execution_timeout_minutes=facts.UPDATE_JOB_TIMEOUT_MINUTES),
-            tags=tags,
+            # The GPU facts of types the stack declared travel with the environment: the policy pack and the smoke
+            # diagnosis read it in processes whose catalog lacks them.
+            tags={**tags, **catalog.stamps("aws", instance_types)},
             # desiredvCpus is Batch's to move as it scales.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"]))
 

@@ -199,6 +199,57 @@ def use_extra(extra: Iterable[GpuInstanceType]) -> None:
     _index.cache_clear()
 
 
+STAMP_PREFIX = "gpu-facts.gpuready.io/"
+"""The key, before the type's name, of the AWS tag or Kubernetes annotation that carries the GPU facts of a type the
+stack declared on each resource that launches it (``gpu-facts.gpuready.io/g9.xlarge``): the catalog of the process
+that reads the resource (the policy pack's, the smoke test's) does not hold the type. A valid AWS tag key (at most
+128 characters) and Kubernetes annotation key (a DNS subdomain, then the type's name)."""
+_STAMPED = (("gpuModel", "gpu_model", str), ("gpus", "gpus", int), ("gpuMemoryGiB", "gpu_memory_gib", float),
+            ("vcpus", "vcpus", int), ("memoryGiB", "memory_gib", float), ("efaInterfaces", "efa_interfaces", int))
+"""The facts a stamp carries, by the names of ``gpuready:extraInstanceTypes``."""
+STAMP_MOST = 256
+"""The longest tag value Batch and EKS take (botocore's ``TagValue``: max 256)."""
+
+
+def _figure(value: float) -> str:
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def stamp(row: GpuInstanceType) -> tuple[str, str]:
+    """``row``'s GPU facts as a tag or annotation (key, value): ``gpuModel=L4:gpus=1:gpuMemoryGiB=22.35:vcpus=4:
+    memoryGiB=16:efaInterfaces=0``, in the characters every AWS service takes in tag values (letters, digits,
+    spaces, ``+ - = . _ : / @``), within :data:`STAMP_MOST`."""
+    value = ":".join(f"{key}={getattr(row, field) if kind is str else _figure(getattr(row, field))}"
+                     for key, field, kind in _STAMPED)
+    return STAMP_PREFIX + row.name, value
+
+
+def stamps(cloud: str, names: Iterable[str]) -> dict[str, str]:
+    """The stamps (:func:`stamp`) of the types among ``names`` that the stack declared (:func:`use_extra`); none for
+    the file's types, so the resources of catalog types carry nothing more."""
+    wanted = set(names)
+    return dict(stamp(row) for row in _extra if row.cloud == cloud and row.name in wanted)
+
+
+def stamped(cloud: str, name: str, value: Any) -> Optional[GpuInstanceType]:
+    """The row a stamp's ``value`` gives type ``name`` (unpriced, as a stack's declared rows are); ``None`` for a
+    value that is not a stamp or whose facts fail :func:`problems`."""
+    if not isinstance(value, str):
+        return None
+    pairs = dict(part.partition("=")[::2] for part in value.split(":"))
+    facts: dict[str, Any] = {"efa_interfaces": 0}
+    try:
+        for key, field, kind in _STAMPED:
+            if key in pairs:
+                facts[field] = kind(pairs[key])
+        row = GpuInstanceType(cloud=cloud, name=name, accelerator="", price_usd_hour=None, price_region="",
+                              price_date="", spec_source="", price_source="", **facts)
+    except (TypeError, ValueError):
+        return None
+    return None if problems(row, provenance=False) else row
+
+
 def problems(row: GpuInstanceType, provenance: bool = True) -> list[str]:
     """What is wrong with ``row``, one phrase each (empty: nothing). The hardware checks apply to every row, catalog
     or a stack's own; ``provenance`` adds the price date and source keys that every catalog row must have."""

@@ -7,6 +7,7 @@ from typing import Any, Optional, Sequence
 
 import pulumi
 
+from .. import catalog
 from ..aws_instances import efa_layout
 from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
@@ -100,7 +101,8 @@ class EksGpuCluster(GpuCluster):
         selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
         if node_pools:
             spec = node_pool(self.gpu_node_labels, taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
-                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args))
+                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args),
+                             catalog.stamps("aws", ng.instance_types))
             if auto_mode:
                 pool = k8s.apiextensions.CustomResource(
                     f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"],
@@ -308,7 +310,7 @@ class EksGpuCluster(GpuCluster):
                         for t in (taint, *startup_taints(args))],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),
-                tags=tags,
+                tags={**tags, **catalog.stamps("aws", group.instance_types)},  # the GPU facts of declared types
                 # desiredSize is the autoscaler's to move once the group exists.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
                                             ignore_changes=["scalingConfig.desiredSize"])),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from ..k8s_gpu.facts import Taint
@@ -9,13 +10,16 @@ from . import scaler_facts as sf
 
 
 def node_pool(labels: Mapping[str, str], taint: Taint, instance_types: Sequence[str], capacity_type: str,
-              max_gpus: int, node_class_ref: Mapping[str, str], startup_taints: Sequence[Taint] = ()) -> dict[str, Any]:
+              max_gpus: int, node_class_ref: Mapping[str, str], startup_taints: Sequence[Taint] = (),
+              annotations: Mapping[str, str] = MappingProxyType({})) -> dict[str, Any]:
     """A ``karpenter.sh/v1`` NodePool object: the stack's labels and GPU taint, only its instance types and
     capacity type, and at most ``max_gpus`` GPUs in all; ``startup_taints`` (burn-in) are ignored when Karpenter
-    decides whether a pod fits, and removed by a daemonset."""
+    decides whether a pod fits, and removed by a daemonset. ``annotations``: the GPU facts of the types the stack
+    declared (``catalog.stamps``)."""
     return {
         "apiVersion": sf.NODE_POOL_API, "kind": "NodePool",
-        "metadata": {"name": sf.NODE_POOL_NAME, "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
+        "metadata": {"name": sf.NODE_POOL_NAME, "labels": {"app.kubernetes.io/managed-by": "gpuready"},
+                     **({"annotations": dict(annotations)} if annotations else {})},
         "spec": {
             "template": {
                 "metadata": {"labels": dict(labels)},

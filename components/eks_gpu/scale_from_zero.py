@@ -65,6 +65,16 @@ class ScaleGroup:
     startup_taints: tuple[Taint, ...] = ()
     """Taints among ``taints`` that a daemonset removes once the node is ready (burn-in): the scaler ignores them
     when it imagines a node (cluster-autoscaler's ``--startup-taint``, a NodePool's ``startupTaints``)."""
+    type_gpus: Mapping[str, int] = field(default_factory=dict)
+    """GPUs per instance type as the caller read them (a resource's reader knows the types the stack declared);
+    the catalog answers for the types not in it."""
+
+    def gpus_of(self, instance_type: str) -> int:
+        """GPUs of one instance of ``instance_type`` (0: none known)."""
+        if instance_type in self.type_gpus:
+            return self.type_gpus[instance_type]
+        row = catalog.find("aws", instance_type)
+        return row.gpus if row else 0
 
 
 @dataclass(frozen=True)
@@ -84,11 +94,6 @@ class NodeTemplate:
         return f"{self.group} ({self.offer()})"
 
 
-def _gpus(instance_type: str) -> int:
-    row = catalog.find("aws", instance_type)
-    return row.gpus if row else 0
-
-
 def node_templates(scaler: str, groups: Sequence[ScaleGroup]) -> tuple[list[NodeTemplate], list[str]]:
     """The templates ``scaler`` presents for ``groups`` at zero nodes, and the problems found building them.
 
@@ -104,7 +109,7 @@ def node_templates(scaler: str, groups: Sequence[ScaleGroup]) -> tuple[list[Node
             continue
         lasting = tuple(t for t in g.taints if t not in g.startup_taints)
         if scaler != sf.CLUSTER_AUTOSCALER:
-            templates += [NodeTemplate(g.name, t, _gpus(t), dict(g.labels), lasting) for t in g.instance_types]
+            templates += [NodeTemplate(g.name, t, g.gpus_of(t), dict(g.labels), lasting) for t in g.instance_types]
             continue
         prefix = sf.TEMPLATE_TAG
         labels = {k[len(prefix + "label/"):]: v for k, v in g.tags.items() if k.startswith(prefix + "label/")}
@@ -116,7 +121,7 @@ def node_templates(scaler: str, groups: Sequence[ScaleGroup]) -> tuple[list[Node
                     taints.append(Taint(k[len(prefix + "taint/"):], value, effect))
         first = g.instance_types[0]
         gpu_tag = g.tags.get(f"{prefix}resources/{sf.GPU_RESOURCE}")
-        gpus = int(gpu_tag) if gpu_tag and gpu_tag.isdigit() else _gpus(first)
+        gpus = int(gpu_tag) if gpu_tag and gpu_tag.isdigit() else g.gpus_of(first)
         for key, value in g.labels.items():
             if labels.get(key) != value:
                 problems.append(f"{g.name}: label {key}={value} has no template tag {prefix}label/{key}, so "
@@ -126,7 +131,7 @@ def node_templates(scaler: str, groups: Sequence[ScaleGroup]) -> tuple[list[Node
                 problems.append(f"{g.name}: taint {t.key}={t.value}:{t.effect} has no template tag "
                                 f"{prefix}taint/{t.key}, so cluster-autoscaler adds its nodes for pods that "
                                 f"cannot run there")
-        odd = [t for t in g.instance_types[1:] if _gpus(t) != gpus]
+        odd = [t for t in g.instance_types[1:] if g.gpus_of(t) != gpus]
         if odd:
             problems.append(f"{g.name}: cluster-autoscaler models the group as {first} ({gpus} GPUs), but "
                             f"{', '.join(odd)} have other GPU counts; use one node group per GPU count")

@@ -6,11 +6,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from gpuready_components import catalog
-
 from ..errors import UserError
 from ..project import Project, find_project, load_project, load_stack_config
-from .describe import Pool, describe, pools
+from ..resources import PoolCapacity
+from .describe import Pool, capacities, describe
 from .secrets import SECRET, redact
 
 
@@ -28,7 +27,7 @@ class PlannedResource:
 
 @dataclass(frozen=True)
 class Capacity:
-    """The most GPU capacity the stack can run at once, from the catalog."""
+    """The most GPU capacity the stack can run at once, from the catalog (and the facts of declared types)."""
 
     pools: list[Pool]
     max_gpus: int
@@ -78,9 +77,10 @@ def _redacted_policy(report: Any, secrets: frozenset) -> Any:
                         undecided=redact(dict(report.undecided), secrets))
 
 
-def _capacity(found: list[Pool]) -> Capacity:
-    types = sorted({(p.cloud, t) for p in found for t in p.instance_types})
-    rows = [r for r in (catalog.find(c, t) for c, t in types) if r]
+def _capacity(capacities: list[tuple[str, PoolCapacity]]) -> Capacity:
+    found = [Pool(name, c.cloud, c.instance_types, c.max_gpus, c.max_usd_per_hour, c.unknown_types)
+             for name, c in capacities]
+    rows = list({(r.cloud, r.name): r for _, c in capacities for r in c.rows}.values())
     dates = sorted({f"{r.price_region} {r.price_date}" for r in rows if r.price_usd_hour is not None})
     unpriced = sorted({r.name for r in rows if r.price_usd_hour is None} | {t for p in found for t in p.unknown_types})
     note = f"on-demand list prices ({'; '.join(dates)})" if dates else "no catalog prices"
@@ -135,5 +135,5 @@ def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, prog
         report = run_policies(rendering, policy_config)
     outputs = {k: SECRET if k in rendering.secret_outputs else v for k, v in rendering.outputs.items()}
     return PlanResult(project=project.name, stack=stack, stack_file=str(stack_file), resources=resources,
-                      capacity=_capacity(pools(rendering)), outputs=outputs, scale_from_zero=_scaling(rendering),
+                      capacity=_capacity(capacities(rendering)), outputs=outputs, scale_from_zero=_scaling(rendering),
                       policy=_redacted_policy(report, rendering.secrets), secrets=rendering.secrets)

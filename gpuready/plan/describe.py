@@ -13,9 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from gpuready_components import catalog
-
-from ..resources import Resource, aws, azure, capacity_readers, gcp, kubernetes, read
+from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
 from .render import RenderedResource, Rendering
 
 
@@ -29,12 +27,14 @@ class Pool:
     max_gpus: int
     max_usd_per_hour: float
     unknown_types: tuple[str, ...]
-    """Types the catalog does not hold (no GPU facts, no price)."""
+    """Types with no GPU facts (neither in the catalog nor declared by the stack): no GPUs, no price."""
 
 
-def _gpu_summary(cloud: str, name: str) -> str:
-    row = catalog.find(cloud, name)
-    return f"{name} ({row.gpus}x {row.gpu_model} {row.gpu_memory_gib:g} GiB)" if row else f"{name} (no GPU)"
+def _instances(pool: Any) -> list[str]:
+    """Each type a pool launches with its GPUs, as its reader knows them (the catalog, or the stack's declaration)."""
+    rows = ((name, pool.row(name)) for name in pool.instance_types)
+    return [f"{name} ({row.gpus}x {row.gpu_model} {row.gpu_memory_gib:g} GiB)" if row else f"{name} (no GPU)"
+            for name, row in rows]
 
 
 def _batch_compute_environment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def _batch_compute_environment(r: RenderedResource, rendering: Rendering) -> dic
         "allocation": res.get("allocationStrategy"),
         "vcpus": f"{int(res.get('minVcpus', 0))}-{int(res.get('maxVcpus', 0))}",
         "image": ", ".join(filter(None, image)) or res.get("imageId") or "Batch default",
-        "instances": [_gpu_summary("aws", t) for t in env.instance_types],
+        "instances": _instances(env),
         **({"placement group": res["placementGroup"], "subnets": _subnets(env.subnets),
             "EFA interfaces": _efa_of(res, rendering)} if res.get("placementGroup") else {}),
     }
@@ -145,7 +145,7 @@ def _eks_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
         "node class": (template.get("nodeClassRef") or {}).get("name"),
         "GPU limit": "none" if pool.gpu_limit is None else pool.gpu_limit,
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in pool.taints] or "none",
-        "instances": [_gpu_summary("aws", t) for t in pool.instance_types],
+        "instances": _instances(pool),
     }
 
 
@@ -159,7 +159,7 @@ def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
         "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in r.inputs.get("taints") or []]
         or "none",
         "labels": [f"{k}={v}" for k, v in sorted(group.labels.items())],
-        "instances": [_gpu_summary("aws", t) for t in group.instance_types],
+        "instances": _instances(group),
     }
 
 
@@ -250,7 +250,7 @@ def _aks_agent_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
         "GPU driver": (r.inputs.get("gpuProfile") or {}).get("driver", "Install"),
         **({"MIG profile": r.inputs["gpuInstanceProfile"]} if r.inputs.get("gpuInstanceProfile") else {}),
         "taints": r.inputs.get("nodeTaints") or "none",
-        "instances": [_gpu_summary("azure", t) for t in azure.AksAgentPool(r.inputs).instance_types],
+        "instances": _instances(azure.AksAgentPool(r.inputs)),
     }
 
 
@@ -335,13 +335,12 @@ def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     return describer(r, rendering) if describer else {}
 
 
-def pools(rendering: Rendering) -> list[Pool]:
-    """The GPU capacity of every resource that can launch GPUs."""
+def capacities(rendering: Rendering) -> list[tuple[str, PoolCapacity]]:
+    """(name, capacity) of every resource that can launch GPUs."""
     found = []
     for r in rendering.resources:
         reader = read(r.type, r.inputs)
         capacity = reader.capacity() if isinstance(reader, capacity_readers()) else None
         if capacity:
-            found.append(Pool(r.name, capacity.cloud, capacity.instance_types, capacity.max_gpus,
-                              capacity.max_usd_per_hour, capacity.unknown_types))
+            found.append((r.name, capacity))
     return found

@@ -23,6 +23,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from gpuready_components import catalog
+
 from ..rendering import RenderedResource, Rendering
 from ..resources import REGISTRY, load_plugins
 from ..resources.base import Site
@@ -220,7 +222,11 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
     """Run ``program`` under Pulumi's mock runtime with ``config``; return every resource it declared.
 
     ``preview`` runs it as a first ``pulumi preview``: outputs the cloud computes are unknown
-    (:class:`pulumi.output.Unknown` in the recorded inputs). Exceptions the program raises (for example a component's ``ConfigError``) propagate unchanged.
+    (:class:`pulumi.output.Unknown` in the recorded inputs). Exceptions the program raises (for example a component's
+    ``ConfigError``) propagate unchanged.
+
+    The instance types a stack program declares (``catalog.use_extra``) are forgotten when it ends: what reads the
+    rendering knows them from the resources, as the policy pack in its own process does.
     """
     sys.unraisablehook = _quiet_leftover_loops
     mocks = PlanMocks(config, preview)
@@ -228,15 +234,18 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
     settings.set_root_resource(None)  # set_mocks reuses an existing root stack, and with it earlier exports
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config), [])
-    _sync_await(run_pulumi_func(program))
-    root = pulumi.runtime.get_root_resource()
-    outputs, secret_outputs = {}, set()
-    for key, value in (getattr(root, "outputs", None) or {}).items():
-        output = pulumi.Output.from_input(value)
-        outputs[key] = _sync_await(output.future())
-        if _sync_await(output.is_secret()):
-            secret_outputs.add(key)
-            monitor.secrets.update(texts(outputs[key]))
+    try:
+        _sync_await(run_pulumi_func(program))
+        root = pulumi.runtime.get_root_resource()
+        outputs, secret_outputs = {}, set()
+        for key, value in (getattr(root, "outputs", None) or {}).items():
+            output = pulumi.Output.from_input(value)
+            outputs[key] = _sync_await(output.future())
+            if _sync_await(output.is_secret()):
+                secret_outputs.add(key)
+                monitor.secrets.update(texts(outputs[key]))
+    finally:
+        catalog.use_extra(())
     resources = sorted(monitor.records, key=lambda r: r.urn)
     return Rendering(project=project, stack=stack, config=dict(config), resources=resources, outputs=outputs,
                      secret_outputs=frozenset(secret_outputs), secrets=frozenset(monitor.secrets))

@@ -17,7 +17,7 @@ def facts(resource: Any) -> Any:
 
 
 def is_gpu_capacity(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """Whether a resource is a pool that launches catalog GPU types."""
+    """Whether a resource is a pool that launches GPU types (catalog rows, or types the stack declared)."""
     pool = read(resource_type, props)
     return isinstance(pool, GpuPool) and pool.is_gpu
 

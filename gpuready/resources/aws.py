@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping, Optional
 
-from gpuready_components import catalog
 from gpuready_components.batch_gpu import fit
 from gpuready_components.k8s_gpu.facts import Taint
 
@@ -81,8 +80,7 @@ class BatchComputeEnvironment(GpuPool):
         if not rows:
             return None
         scale = fit.full_scale(rows, self.vcpus("max"))  # the component's own figure (its validation's)
-        return PoolCapacity("aws", types, scale.gpus, scale.usd_per_hour,
-                            tuple(t for t in types if catalog.find("aws", t) is None))
+        return PoolCapacity("aws", types, scale.gpus, scale.usd_per_hour, self.unknown_types, tuple(rows))
 
 
 class BatchJobQueue(Resource):
@@ -302,8 +300,7 @@ class EksNodeGroup(GpuPool):
             return None
         nodes = int((self.props.get("scalingConfig") or {}).get("maxSize", 0))
         return PoolCapacity("aws", types, nodes * max(x.gpus for x in rows),
-                            nodes * max(x.price_usd_hour or 0.0 for x in rows),
-                            tuple(t for t in types if catalog.find("aws", t) is None))
+                            nodes * max(x.price_usd_hour or 0.0 for x in rows), self.unknown_types, tuple(rows))
 
 
 class AutoScalingTag(Resource):

@@ -78,7 +78,7 @@ class AksAgentPool(GpuPool):
         if row is None:
             return None
         nodes = int(self.props.get("maxCount", self.props.get("count", 0)))
-        return PoolCapacity("azure", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), ())
+        return PoolCapacity("azure", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), (), (row,))
 
 
 RoleAssignment = plain("RoleAssignment", "azure-native:authorization:RoleAssignment")

@@ -35,6 +35,14 @@ def dig(props: Mapping[str, Any], path: str, default: Any = None) -> Any:
 _EFFECTS = {api: k8s for k8s, api in TAINT_EFFECTS_K8S.items()}
 
 
+def stamped(cloud: str, name: str, stamps: Any) -> Optional[catalog.GpuInstanceType]:
+    """The GPU facts a component stamped for type ``name`` in ``stamps`` (a resource's tags or annotations) when the
+    stack declared the type (``gpuready:extraInstanceTypes``, :func:`catalog.stamps`); ``None`` without one. Only
+    that key is read: an unknown tag beside it (a preview's) stays unread."""
+    return catalog.stamped(cloud, name, stamps.get(catalog.STAMP_PREFIX + name)) if isinstance(stamps, Mapping) \
+        else None
+
+
 def api_taint(taint: Mapping[str, Any]) -> Taint:
     """A taint as the EKS and GKE APIs spell it (``effect: NO_SCHEDULE``), as Kubernetes spells it."""
     effect = taint.get("effect", "")
@@ -82,14 +90,16 @@ class Resource:
 
 @dataclass(frozen=True)
 class PoolCapacity:
-    """The most GPU capacity one pool can scale to, from the catalog."""
+    """The most GPU capacity one pool can scale to, from the catalog (and the facts of declared types)."""
 
     cloud: str
     instance_types: tuple[str, ...]
     max_gpus: int
     max_usd_per_hour: float
     unknown_types: tuple[str, ...]
-    """Types the catalog does not hold (no GPU facts, no price)."""
+    """Types with no GPU facts (not in the catalog, not declared by the stack): no GPUs, no price."""
+    rows: tuple[catalog.GpuInstanceType, ...]
+    """The GPU facts of its types (declared types' unpriced)."""
 
 
 class GpuPool(Resource):
@@ -105,14 +115,27 @@ class GpuPool(Resource):
     SUBNET_INPUT: ClassVar[str] = ""
     """The input built from the pool's subnets ('' none)."""
 
+    STAMPS: ClassVar[str] = "tags"
+    """The input holding the GPU facts of the types the stack declared (:func:`stamped`)."""
+
     @property
     def instance_types(self) -> list[str]:
         raise NotImplementedError
 
+    def row(self, name: str) -> Optional[catalog.GpuInstanceType]:
+        """The GPU facts of type ``name``: its catalog row, else those stamped on the resource for a type the stack
+        declared (the catalog of the process reading it, the policy pack's, does not hold it); ``None``: no GPUs."""
+        return catalog.find(self.CLOUD, name) or stamped(self.CLOUD, name, self.props.get(self.STAMPS))
+
     @property
     def gpu_rows(self) -> list[catalog.GpuInstanceType]:
-        """Catalog rows of the GPU types it launches (empty: no GPUs)."""
-        return [row for row in (catalog.find(self.CLOUD, t) for t in self.instance_types) if row]
+        """Rows of the GPU types it launches (empty: no GPUs)."""
+        return [row for row in map(self.row, self.instance_types) if row]
+
+    @property
+    def unknown_types(self) -> tuple[str, ...]:
+        """The types it launches with no GPU facts (CPU types, or GPU types neither catalogued nor declared)."""
+        return tuple(t for t in self.instance_types if self.row(t) is None)
 
     @property
     def is_gpu(self) -> bool:

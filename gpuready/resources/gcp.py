@@ -58,6 +58,10 @@ class GkeNodePool(GpuPool):
         config = self.node_config
         return catalog.find_gcp(config.get("machineType", ""), config.get("guestAccelerators") or [])
 
+    def row(self, name: str) -> Optional[catalog.GpuInstanceType]:
+        """The row of its machine (with its accelerators) for its machine type ``name``."""
+        return self.machine if name in self.instance_types else None
+
     @property
     def gpu_rows(self) -> list[catalog.GpuInstanceType]:
         row = self.machine
@@ -110,7 +114,7 @@ class GkeNodePool(GpuPool):
         if row is None:
             return None
         nodes = self.max_nodes
-        return PoolCapacity("gcp", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), ())
+        return PoolCapacity("gcp", (row.name,), nodes * row.gpus, nodes * (row.price_usd_hour or 0.0), (), (row,))
 
 
 Subnetwork = plain("Subnetwork", "gcp:compute/subnetwork:Subnetwork")

@@ -9,7 +9,7 @@ from gpuready_components.eks_gpu import scaler_facts as sf
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import PoolCapacity, Resource, get, plain
+from .base import PoolCapacity, Resource, get, plain, stamped
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
@@ -87,11 +87,20 @@ class KarpenterNodePool(Resource):
     def gpu_limit(self) -> Any:
         return (self.spec.get("limits") or {}).get("nvidia.com/gpu")
 
+    def row(self, name: str) -> Optional[catalog.GpuInstanceType]:
+        """The GPU facts of type ``name``: its catalog row, else those annotated on the NodePool for a type the stack
+        declared; ``None``: no GPUs."""
+        return catalog.find("aws", name) or stamped("aws", name, (self.props.get("metadata") or {}).get("annotations"))
+
+    @property
+    def gpu_rows(self) -> list[catalog.GpuInstanceType]:
+        return [row for row in map(self.row, self.instance_types) if row]
+
     def capacity(self) -> Optional[PoolCapacity]:
         types = tuple(self.instance_types)
-        rows = [row for row in (catalog.find("aws", t) for t in types) if row]
+        rows = self.gpu_rows
         if not rows:
             return None
         gpus = int(self.gpu_limit or 0)
         return PoolCapacity("aws", types, gpus, max(gpus / x.gpus * (x.price_usd_hour or 0.0) for x in rows),
-                            tuple(t for t in types if catalog.find("aws", t) is None))
+                            tuple(t for t in types if self.row(t) is None), tuple(rows))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from gpuready_components import catalog
 from gpuready_components.eks_gpu import scaler_facts as sf
 from gpuready_components.eks_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
 
@@ -34,8 +33,13 @@ class Item(NamedTuple):
         return read(self.type, self.props)
 
 
+def _gpus(pool: Any) -> dict[str, int]:
+    """GPUs per GPU type of a node group or NodePool, as its reader knows them (declared types too)."""
+    return {row.name: row.gpus for row in pool.gpu_rows}
+
+
 def gpu_node_groups(items: Sequence[Item]) -> list[ScaleGroup]:
-    """The EKS node groups with catalog GPU types, each with the tags set on its Auto Scaling group."""
+    """The EKS node groups with GPU types (catalog or declared), each with the tags set on its Auto Scaling group."""
     tags: dict[str, dict[str, str]] = {}
     for t in items:
         tag = t.facts
@@ -48,7 +52,7 @@ def gpu_node_groups(items: Sequence[Item]) -> list[ScaleGroup]:
         if not isinstance(group, EksNodeGroup) or not group.is_gpu:
             continue
         groups.append(ScaleGroup(r.name, tuple(group.instance_types), group.labels, tuple(group.taints),
-                                 tags.get(r.urn, {}), group.minimum[0]))
+                                 tags.get(r.urn, {}), group.minimum[0], type_gpus=_gpus(group)))
     return groups
 
 
@@ -59,10 +63,10 @@ def node_pools(items: Sequence[Item]) -> list[ScaleGroup]:
         pool = r.facts
         if not isinstance(pool, KarpenterNodePool):
             continue
-        types = pool.instance_types
-        if not any(catalog.find("aws", t) for t in types):
+        if not pool.gpu_rows:
             continue
-        groups.append(ScaleGroup(pool.name or r.name, tuple(types), pool.labels, tuple(pool.taints)))
+        groups.append(ScaleGroup(pool.name or r.name, tuple(pool.instance_types), pool.labels, tuple(pool.taints),
+                                 type_gpus=_gpus(pool)))
     return groups
 
 
@@ -102,8 +106,7 @@ def smoke_pod(outputs: Mapping[str, Any], groups: Sequence[ScaleGroup]) -> tuple
     tolerations = [{"key": t["key"], "operator": "Equal", "value": t.get("value", ""), "effect": t["effect"]}
                    for t in taints]
     most = outputs.get("maxGpusPerNode") or max(
-        (row.gpus for g in groups for row in map(lambda t: catalog.find("aws", t), g.instance_types) if row),
-        default=1)
+        (n for g in groups for n in map(g.gpus_of, g.instance_types) if n), default=1)
     return labels, tolerations, int(most)
 
 

@@ -14,7 +14,6 @@ import sys
 import time
 from typing import Any, Callable, Optional, TextIO
 
-from gpuready_components import catalog
 from gpuready_components.batch_gpu import fit
 
 from ..errors import UserError
@@ -157,8 +156,8 @@ def unplaceable(want: dict[str, int], nodes: int, envs: list[dict]) -> Optional[
     node, fitting = fit.Needs(want["GPU"], want["VCPU"], want["MEMORY"]), []
     for env in envs:
         pool = BatchComputeEnvironment(env)
-        if any(catalog.find("aws", t) is None for t in pool.instance_types):
-            return None  # a type the catalog does not know may hold more
+        if pool.unknown_types:
+            return None  # a type with no GPU facts (neither catalogued nor declared) may hold more
         holding = fit.holding(node, pool.gpu_rows)
         if not holding:
             continue

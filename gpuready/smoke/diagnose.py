@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from gpuready_components import catalog
 from gpuready_components.batch_gpu import fit
 
 from ..resources.aws import BatchComputeEnvironment
@@ -46,7 +45,7 @@ def unplaceable(want: dict[str, int], envs: list[dict]) -> Optional[str]:
     rows, unknown = [], []
     for env in map(BatchComputeEnvironment, envs):  # Batch's API spells computeResources.instanceTypes as Pulumi does
         rows += env.gpu_rows
-        unknown += [name for name in env.instance_types if catalog.find("aws", name) is None]
+        unknown += env.unknown_types
     job = fit.Needs(want["GPU"], want["VCPU"], want["MEMORY"])
     if fit.holding(job, rows) or (unknown and not rows):
         return None

@@ -11,77 +11,25 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 import pytest
-from google.protobuf import struct_pb2
 from pulumi.output import Unknown
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
-from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-from gpuready.plan.render import Rendering
-from gpuready.policy import RULES
-from gpuready.policy.config import resolve
 from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import break_resource, render_stack, set_prop
+from tests.policies import engine
+from tests.policies.engine import Resource
+from tests.stacks.test_extra_types import G9
 
 SHIPPED = json.loads((ROOT / "policies" / "policy-config.json").read_text())
-LEVELS = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY, "disabled": analyzer_pb2.DISABLED}
 CANT_RUN = "during preview"
 """In the message the server gives a rule that raised UnknownValueError ("can't run policy ... during preview")."""
 
 
-def _wire(value: Any) -> Any:
-    """A value as the engine marshals it for an analyzer during a preview: an unknown is UNKNOWN_STRING_VALUE."""
-    if isinstance(value, Unknown):
-        return UNKNOWN_STRING_VALUE
-    if isinstance(value, dict):
-        return {k: _wire(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_wire(v) for v in value]
-    return value
-
-
-def _struct(props: dict) -> struct_pb2.Struct:
-    struct = struct_pb2.Struct()
-    struct.update(_wire(props))
-    return struct
-
-
-class Resource:
-    """A resource as the engine describes it to the analyzer."""
-
-    def __init__(self, type_: str, name: str, props: dict, deps: Optional[dict[str, list[str]]] = None,
-                 parent: str = "", urn: str = "") -> None:
-        self.type, self.name, self.props, self.parent = type_, name, props, parent
-        self.urn = urn or f"urn:pulumi:test::gpuready::{type_}::{name}"
-        self.deps = deps or {}
-
-
-def _from_rendering(rendering: Rendering) -> list[Resource]:
-    return [Resource(r.type, r.name, r.inputs, {k: list(v) for k, v in r.property_dependencies.items()}, r.parent,
-                     r.urn) for r in rendering.resources]
-
-
 def analyze(resources: list[Resource], config: Optional[dict] = None) -> list[analyzer_pb2.AnalyzeDiagnostic]:
-    """Every diagnostic the pack's server returns for ``resources``: each resource's Analyze call, then AnalyzeStack,
-    after a Configure with ``config`` in policy-config.json's format (with the schema defaults the engine adds)."""
-    server = _PolicyAnalyzerServicer("gpuready", "0.0.1", list(RULES), EnforcementLevel.ADVISORY)
-    server.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={
-        name: analyzer_pb2.PolicyConfig(enforcementLevel=LEVELS[level], properties=_struct(settings))
-        for name, (level, settings) in resolve(RULES, config or {}).items()}), None)
-    known_urns = {r.urn for r in resources}
-    diagnostics = []
-    for r in resources:
-        options = analyzer_pb2.AnalyzerResourceOptions(parent=r.parent)
-        diagnostics += server.Analyze(analyzer_pb2.AnalyzeRequest(
-            type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name, options=options), None).diagnostics
-    stack = analyzer_pb2.AnalyzeStackRequest(resources=[analyzer_pb2.AnalyzerResource(
-        type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name, parent=r.parent,
-        options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent),
-        dependencies=sorted({u for urns in r.deps.values() for u in urns if u in known_urns}),
-        propertyDependencies={k: analyzer_pb2.AnalyzerPropertyDependencies(urns=v) for k, v in r.deps.items()})
-        for r in resources])
-    return [*diagnostics, *server.AnalyzeStack(stack, None).diagnostics]
+    """Every diagnostic pulumi_policy's own server returns for ``resources`` (:func:`engine.analyze`)."""
+    return engine.analyze(engine.in_process(), resources, config)
 
 
 def _violations(diagnostics) -> set[tuple[str, int, str]]:
@@ -112,6 +60,8 @@ def _append_cpu_type(props):
     set_prop(props, "compute_resources.instance_types", [*pulumi.get(resources, "instance_types"), "m6i.large"])
 
 
+DECLARED = {"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9]}
+"""A type newer than the catalog, declared by the stack: its facts are stamped on the pools, known in a preview."""
 CASES = {
     "aws-batch": ("aws-batch", (), {}),
     "eks": ("eks", (), {}),
@@ -124,6 +74,8 @@ CASES = {
                                              name="eks-gpu"),), {}),
     "eks-warm-and-small-disk": ("eks", (), {"gpuready:minSize": 1, "gpuready:rootVolumeGiB": 50}),
     "eks-over-caps": ("eks", (), {"gpu-capacity-caps": {"maxGpus": 1}}),
+    "batch-declared-type-warm": ("aws-batch", (), {**DECLARED, "gpuready:minVcpus": 4}),
+    "eks-declared-type-over-caps": ("eks", (), {**DECLARED, "gpu-capacity-caps": {"maxGpus": 1}}),
 }
 
 
@@ -135,8 +87,8 @@ def test_a_preview_reaches_the_verdicts_of_known_values(case):
     known = render_stack(stack, *transformations, **config)
     preview = render_stack(stack, *transformations, preview=True, **config)
     assert any(_unknown_paths(r.inputs) for r in preview.resources)  # the engine's unknowns are there
-    expected = analyze(_from_rendering(known), policy)
-    found = analyze(_from_rendering(preview), policy)
+    expected = analyze(engine.from_rendering(known), policy)
+    found = analyze(engine.from_rendering(preview), policy)
     assert _undecided(expected) == _undecided(found) == []
     assert _violations(found) == _violations(expected)
     assert (_violations(found) == set()) == (case in ("aws-batch", "eks", "gke", "aks"))
@@ -244,8 +196,8 @@ def test_gpuready_plan_hands_the_rules_what_the_engine_does(stack):
         EnforcementLevel.ADVISORY)
     rendering = render_stack(stack, preview=True)
     for r in rendering.resources:
-        server.Analyze(analyzer_pb2.AnalyzeRequest(type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name),
-                       None)
+        server.Analyze(analyzer_pb2.AnalyzeRequest(type=r.type, properties=engine.struct(r.inputs), urn=r.urn,
+                                                   name=r.name), None)
         offline = as_engine_sends(r.inputs)
         assert (type(offline), serialize_properties(offline)) == seen[r.urn], r.name
     (pool,) = [r for r in rendering.resources if r.name in ("gpu-gpu", "eks-gpu")

@@ -3,9 +3,13 @@ gpuready cannot run, as a stack user meets them through `gpuready plan`."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpuready_components import catalog
+from gpuready.resources import aws, kubernetes, read
+from tests.gpuready.policy.helpers import render_stack
 
 from .test_config_messages import _plan
 
@@ -17,8 +21,36 @@ def test_a_declared_type_is_used_like_a_catalog_row(tmp_path, capsys, stack):
     code, _ = _plan(tmp_path, stack, {"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9]})
     out = capsys.readouterr()
     assert code == 0, out.err
-    assert "g9.xlarge (1x L4 22.35 GiB)" in out.out
-    catalog.use_extra(())
+    assert "g9.xlarge (1x L4 22.35 GiB)" in out.out and "(L4), $0.00/h" in out.out
+    assert "not priced: g9.xlarge" in out.out
+    assert catalog.find("aws", "g9.xlarge") is None  # the plan read it from the resources, as the policy pack does
+
+
+@pytest.mark.parametrize("stack,changes,reader,gpus", [
+    ("aws-batch", {}, aws.BatchComputeEnvironment, 16),  # maxVcpus 64 of 4-vCPU instances
+    ("eks", {}, aws.EksNodeGroup, 4),  # maxSize 4
+    ("eks", {"gpuready:autoscaler": "karpenter"}, kubernetes.KarpenterNodePool, 4),  # its nvidia.com/gpu limit
+])
+def test_the_pools_of_a_declared_type_carry_its_facts(stack, changes, reader, gpus):
+    """Each resource that launches a declared type carries its GPU facts (an AWS tag, a NodePool annotation), so its
+    reader knows the type in a process that never ran the stack program: the policy pack's."""
+    rendering = render_stack(stack, **{"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9],
+                                       **changes})
+    assert catalog.find("aws", "g9.xlarge") is None
+    launching = [r for r in rendering.of_type(reader.TOKEN) if read(r.type, r.inputs).instance_types == ["g9.xlarge"]]
+    (pool,) = [read(r.type, r.inputs) for r in launching]
+    row = pool.row("g9.xlarge")
+    assert (row.gpu_model, row.gpus, row.gpu_memory_gib, row.vcpus, row.memory_gib, row.price_usd_hour) == \
+        ("L4", 1, 22.35, 4, 16, None)
+    capacity = pool.capacity()
+    assert (capacity.max_gpus, capacity.unknown_types, capacity.rows) == (gpus, (), (row,))
+    stamped = [r.name for r in rendering.resources if "gpu-facts.gpuready.io/g9.xlarge" in json.dumps(r.inputs)]
+    assert stamped == [r.name for r in launching]
+
+
+def test_catalog_types_carry_no_facts():
+    rendering = render_stack("eks", **{"gpuready:extraInstanceTypes": [G9]})  # declared, but not used
+    assert not [r.name for r in rendering.resources if "gpu-facts.gpuready.io" in json.dumps(r.inputs)]
 
 
 def test_the_next_render_forgets_them(tmp_path, capsys):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from gpuready_components import catalog
 from gpuready_components.batch_gpu import fit
 from gpuready.resources.aws import BatchComputeEnvironment, BatchJobDefinition, BatchJobQueue, PlacementGroup
 
@@ -24,7 +23,7 @@ def _check_gpu_only(resources, config):
         if not _is_gpu_queue(queue):
             return
         for env in _environments(queue):
-            cpu = [t for t in facts(env).instance_types if catalog.find("aws", t) is None]
+            cpu = facts(env).unknown_types
             if cpu:
                 yield queue, (f"GPU job queue takes compute environment {env.name}, which launches CPU instance "
                               f"types {', '.join(cpu)}: GPU jobs wait behind CPU work and CPU jobs hold GPU "

@@ -50,3 +50,18 @@ def test_validation_policy_and_smoke_diagnosis_agree_on_the_same_job():
         (needs,) = BatchJobDefinition({"containerProperties": json.dumps(container)}).needs()
         diagnosed = diagnose.unplaceable({"GPU": 1, "VCPU": 4, "MEMORY": memory}, [env]) is None
         assert (validated, fit.fits(needs, _row("g6.xlarge")), diagnosed) == (holds, holds, holds)
+
+
+def test_the_smoke_diagnosis_knows_a_declared_type_from_its_environments_tags():
+    """DescribeComputeEnvironments answers an environment's tags: the GPU facts of a type the stack declared reach
+    the smoke test, whose catalog never held it; without them the type may hold anything."""
+    import dataclasses
+
+    declared = dataclasses.replace(_row("g6.xlarge"), name="g9.xlarge", price_usd_hour=None)
+    env = {"computeResources": {"instanceTypes": ["g9.xlarge"], "maxvCpus": 64},
+           "tags": dict([catalog.stamp(declared)])}
+    assert catalog.find("aws", "g9.xlarge") is None
+    assert diagnose.unplaceable({"GPU": 1, "VCPU": 4, "MEMORY": 8192}, [env]) is None
+    why = diagnose.unplaceable({"GPU": 2, "VCPU": 4, "MEMORY": 8192}, [env])
+    assert why and f"g9.xlarge: {fit.capacity(declared)}" in why
+    assert diagnose.unplaceable({"GPU": 2, "VCPU": 4, "MEMORY": 8192}, [{**env, "tags": {}}]) is None

@@ -115,6 +115,51 @@ def test_extra_rows_join_the_catalog_until_replaced():
     assert catalog.find("aws", "g9.xlarge") is None
 
 
+AWS_TAG_VALUE = re.compile(r"[\w\s+\-=.:/@]*")
+"""What every AWS service takes in a tag value (letters, digits, spaces and ``+ - = . _ : / @``: EKS's TagMap
+documentation in botocore's model; Batch points to the same general rules)."""
+ANNOTATION_KEY = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+"""A Kubernetes annotation key: a DNS subdomain prefix, then a name of at most 63 characters."""
+
+
+@pytest.mark.parametrize("row", [r for r in catalog.file_rows() if r.cloud == "aws"], ids=lambda r: r.name)
+def test_a_stamp_carries_a_types_gpu_facts_in_a_tag_every_aws_service_takes(row):
+    declared = dataclasses.replace(row, price_usd_hour=None, price_region="", price_date="", spec_source="",
+                                   price_source="", network_gbps=None)
+    key, value = catalog.stamp(declared)
+    assert key == f"gpu-facts.gpuready.io/{row.name}" and len(key) <= 128 and ANNOTATION_KEY.fullmatch(key)
+    assert len(value) <= catalog.STAMP_MOST and AWS_TAG_VALUE.fullmatch(value), value
+    assert catalog.stamped("aws", row.name, value) == declared
+
+
+def test_the_largest_declared_type_fits_a_tag_value():
+    widest = dataclasses.replace(_row(), name="p9-x999.48xlarge", gpu_model="H200 NVL", gpus=16,
+                                 gpu_memory_gib=141.123456789, vcpus=512, memory_gib=32767.987654321,
+                                 efa_interfaces=32, price_usd_hour=None, network_gbps=None)
+    key, value = catalog.stamp(widest)
+    assert len(value) <= catalog.STAMP_MOST and AWS_TAG_VALUE.fullmatch(value), value
+    assert catalog.stamped("aws", widest.name, value).gpu_memory_gib == widest.gpu_memory_gib
+
+
+@pytest.mark.parametrize("value", [None, 1, "", "L4", "gpuModel=L4:gpus=one:gpuMemoryGiB=22.35:vcpus=4:memoryGiB=16",
+                                   "gpuModel=L4:gpus=0:gpuMemoryGiB=22.35:vcpus=4:memoryGiB=16",
+                                   "gpuModel=MI300X:gpus=8:gpuMemoryGiB=192:vcpus=192:memoryGiB=2048",
+                                   "gpuModel=L4:gpuMemoryGiB=22.35:vcpus=4:memoryGiB=16"])
+def test_a_value_that_is_no_stamp_gives_no_gpu_facts(value):
+    assert catalog.stamped("aws", "g9.xlarge", value) is None
+
+
+def test_only_declared_types_are_stamped():
+    extra = dataclasses.replace(_row(), name="g9.xlarge", price_usd_hour=None, price_date="", spec_source="",
+                                price_source="")
+    try:
+        catalog.use_extra([extra])
+        assert catalog.stamps("aws", ["g6.xlarge", "g9.xlarge", "m6i.large"]) == dict([catalog.stamp(extra)])
+        assert catalog.stamps("aws", ["g6.xlarge"]) == {} and catalog.stamps("gcp", ["g9.xlarge"]) == {}
+    finally:
+        catalog.use_extra(())
+
+
 def test_write_then_read_gives_the_same_rows(tmp_path):
     catalog.write_csv(tmp_path / "c.csv", catalog.file_rows())
     assert catalog.read_csv(tmp_path / "c.csv") == catalog.file_rows()

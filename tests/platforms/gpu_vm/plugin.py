@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from gpuready_components import catalog
 from gpuready.plan.describe import describes
 from gpuready.plan.render import answers
 from gpuready.resources.base import GpuPool, PoolCapacity
@@ -37,13 +36,13 @@ class Instance(GpuPool):
         rows = self.gpu_rows
         if not rows:
             return None
-        return PoolCapacity("aws", (rows[0].name,), rows[0].gpus, rows[0].price_usd_hour or 0.0, ())
+        return PoolCapacity("aws", (rows[0].name,), rows[0].gpus, rows[0].price_usd_hour or 0.0, (), (rows[0],))
 
 
 @describes(Instance)
 def _instance(r: Any, rendering: Any) -> dict[str, Any]:
-    row = catalog.find("aws", r.inputs.get("instanceType", ""))
-    return {"gpus": f"{row.gpus}x {row.gpu_model}" if row else "none", "image": r.inputs.get("ami")}
+    rows = Instance(r.inputs).gpu_rows
+    return {"gpus": f"{rows[0].gpus}x {rows[0].gpu_model}" if rows else "none", "image": r.inputs.get("ami")}
 
 
 @answers("aws:ec2/getAmi:getAmi")

@@ -8,7 +8,6 @@ created is looked up first (the job by its unique name, the definition by its ru
 
 from __future__ import annotations
 
-import itertools
 import sys
 import time
 import uuid
@@ -19,11 +18,14 @@ from ..probe import Check, ProbeReport, core
 from . import batch_probe, diagnose
 from .outputs import StackOutputs
 from .result import SmokeResult
+from .retry import Backoff, HeldInterrupt, persist, retry
 
 TERMINAL = ("SUCCEEDED", "FAILED")
 RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsException", "ServiceUnavailable",
                    "InternalFailure", "InternalServerError", "RequestTimeout")
 SUBMIT_TRIES = 4
+SUBMIT_BACKOFF = Backoff(1.0, 10.0)
+"""Pauses between tries of a submit (or register), each followed by a look for what the last one may have made."""
 MIN_ATTEMPT_SECONDS = 60
 """The shortest ``attemptDurationSeconds`` Batch accepts."""
 
@@ -31,6 +33,7 @@ MIN_ATTEMPT_SECONDS = 60
 CLEANUP_GRACE = 4.0
 """Seconds after which no new TerminateJob (or DeregisterJobDefinition) attempt starts (each bounded to 2 s connect
 + 3 s read)."""
+CLEANUP_BACKOFF = Backoff(0.2, 1.0)
 
 
 def _clients(region: Optional[str], timeout: float = 1800):
@@ -88,22 +91,27 @@ def find_definition(batch: Any, family: str, run: str) -> Optional[str]:
 
 FIND_TRIES = 3
 """Batch's lists are eventually consistent: what a lost answer may have created is looked for this many times."""
+LOOK_BACKOFF = Backoff(1.0, 4.0)
 
 
 def find_landed(look: Callable[[], Optional[str]], sleep: Callable[[float], None]) -> Optional[str]:
     """What ``look`` finds, looked up with backoff, or None."""
-    for attempt in range(FIND_TRIES):
-        try:
-            found = look()
-        except Exception as error:  # noqa: BLE001 (a failed look-up is no proof of absence)
-            if not _retryable(error):
-                raise
-            found = None
-        if found:
-            return found
-        if attempt < FIND_TRIES - 1:
-            sleep(min(2 ** attempt, 4))
-    return None
+    def attempt() -> str:
+        found = look()
+        if not found:
+            raise NothingYet
+        return found
+    try:
+        return retry(attempt, retryable=lambda error: isinstance(error, NothingYet) or _retryable(error),
+                     backoff=LOOK_BACKOFF, tries=FIND_TRIES, sleep=sleep)
+    except Exception as error:  # noqa: BLE001 (a failed look-up is no proof of absence)
+        if isinstance(error, NothingYet) or _retryable(error):
+            return None
+        raise
+
+
+class NothingYet(Exception):
+    """A look-up that found nothing (yet: Batch's lists are eventually consistent)."""
 
 
 def create_once(create: Callable[[], str], look: Callable[[], Optional[str]], sleep: Callable[[float], None],
@@ -112,25 +120,37 @@ def create_once(create: Callable[[], str], look: Callable[[], Optional[str]], sl
     landed (what ``look`` finds, with backoff), else create again. A retry follows only a look-up that found
     nothing, so no path creates two. ``lost`` collects the errors after which something may exist although
     nothing was found."""
-    last: Optional[Exception] = None
     lost = [] if lost is None else lost
-    for attempt in range(SUBMIT_TRIES):
+    errors: list[Exception] = []
+
+    def landed(error: Exception) -> Optional[str]:
+        return find_landed(look, sleep) if _answer_lost(error) else None
+
+    def attempt() -> str:
+        found = landed(errors[-1]) if errors else None  # after the pause: did the last try land?
+        if found:
+            return found
         try:
             return create()
         except Exception as error:  # noqa: BLE001 (sorted below)
+            errors.append(error)
             if _answer_lost(error):
                 lost.append(error)
             if not _retryable(error):
-                found = find_landed(look, sleep) if _answer_lost(error) else None
+                found = landed(error)
                 if found:
                     return found
-                raise
-            last = error
-        sleep(min(2 ** attempt, 10))
-        found = find_landed(look, sleep) if _answer_lost(last) else None
+            raise
+    try:
+        return retry(attempt, retryable=_retryable, backoff=SUBMIT_BACKOFF, tries=SUBMIT_TRIES, sleep=sleep)
+    except Exception as error:  # noqa: BLE001 (the last try: it may still land)
+        if not _retryable(error):
+            raise
+        sleep(SUBMIT_BACKOFF.pause(SUBMIT_TRIES - 1))
+        found = landed(error)
         if found:
             return found
-    raise UserError(f"could not {what} after {SUBMIT_TRIES} tries: {describe_error(last)}")
+        raise UserError(f"could not {what} after {SUBMIT_TRIES} tries: {describe_error(error)}") from None
 
 
 def _answer_lost(error: Exception) -> bool:
@@ -331,25 +351,21 @@ class Submission:
         """Terminate every job that exists or may exist (a submit sent, its answer lost) and has not ended; once
         each, raising nothing but a Ctrl-C (after every job is terminated, when it can be). A multi-node job's
         nodes end with it. ``result.job["terminated"]``: whether the job was terminated (several jobs: how many)."""
-        batch, interrupted = self.clients["batch"], None
+        batch, held = self.clients["batch"], HeldInterrupt()
         undone = [job for job in self.jobs if job["sent"] and not job["done"]]
         if self.keep or not undone:
             return
-        for job in undone:
+        for job in undone:  # a Ctrl-C meanwhile: the others are terminated first
             job["done"] = True
-            try:
-                _undo(job, "terminated", job["id"],
-                      lambda job=job: find_landed(lambda: find_job(batch, self.queue, job["name"]), self.sleep),
-                      lambda job_id: self.clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
-                      lambda error, job=job: f"could not terminate {job['name']} ({describe_error(error)}): "
-                                             f"terminate it with `aws batch terminate-job --job-id "
-                                             f"{job['id'] or job['name']} --reason cleanup`", self.progress)
-            except KeyboardInterrupt as stop:  # the others are terminated first
-                interrupted = stop
+            _undo(job, "terminated", job["id"],
+                  lambda job=job: find_landed(lambda: find_job(batch, self.queue, job["name"]), self.sleep),
+                  lambda job_id: self.clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
+                  lambda error, job=job: f"could not terminate {job['name']} ({describe_error(error)}): "
+                                         f"terminate it with `aws batch terminate-job --job-id "
+                                         f"{job['id'] or job['name']} --reason cleanup`", self.progress, held)
         terminated = sum(bool(job.get("terminated")) for job in self.jobs)
         self.result.job["terminated"] = terminated if len(self.jobs) > 1 else bool(terminated)
-        if interrupted is not None:
-            raise interrupted
+        held.raise_held()
 
     def release(self) -> None:
         """Deregister the probe's job definition if it exists or may exist (a register sent, its answer lost),
@@ -362,13 +378,14 @@ class Submission:
                   f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`",
                   file=self.progress)
             return
-        probe["done"] = True
+        probe["done"], held = True, HeldInterrupt()
         _undo(self.result.job, "probe_definition_deregistered", probe["arn"],
               lambda: find_landed(lambda: find_definition(batch, family, name), self.sleep),
               lambda arn: self.clients["cleanup"].deregister_job_definition(jobDefinition=arn),
               lambda error: f"could not deregister {probe['arn'] or family} ({describe_error(error)}): deregister "
                             f"it with `aws batch deregister-job-definition --job-definition "
-                            f"{probe['arn'] or family + ':<revision>'}`", self.progress)
+                            f"{probe['arn'] or family + ':<revision>'}`", self.progress, held)
+        held.raise_held()
 
     def guard(self, body: Callable[[], Any], interrupted: Optional[Callable[[], Any]] = None) -> Any:
         """``body()`` (which registers, submits and follows), then the cleanup whatever happened: Ctrl-C is the
@@ -402,19 +419,22 @@ def _described(batch: Any, arn: str) -> dict[str, Any]:
 
 
 def _undo(record: dict[str, Any], key: str, known: Optional[str], look: Callable[[], Optional[str]],
-          undo: Callable[[str], Any], failed: Callable[[BaseException], str], progress: Any) -> None:
+          undo: Callable[[str], Any], failed: Callable[[BaseException], str], progress: Any,
+          held: HeldInterrupt) -> None:
     """``undo`` what ``known`` names or else what ``look`` finds, retried on any error for :data:`CLEANUP_GRACE`
-    seconds; ``record[key]`` says whether something was undone. A failure is printed (``gpuready: `` and
-    ``failed(error)``), never raised; a Ctrl-C meanwhile is raised once ``undo`` is done."""
+    seconds (TerminateJob and DeregisterJobDefinition are idempotent, and a job left running bills a GPU instance);
+    ``record[key]`` says whether something was undone. A failure is printed (``gpuready: `` and
+    ``failed(error)``), never raised; a Ctrl-C meanwhile goes to ``held``, for the caller to raise once all is
+    undone."""
     try:
         target = known or look()
-        interrupted = _persist(lambda: undo(target)) if target else None
+        if target:
+            persist(lambda: undo(target), backoff=CLEANUP_BACKOFF, deadline=time.monotonic() + CLEANUP_GRACE,
+                    held=held)
         record[key] = bool(target)
     except BaseException as error:  # noqa: BLE001 (reported: the cleanup must not hide the verdict)
         print(f"gpuready: {failed(error)}", file=progress)
-        interrupted = error if isinstance(error, KeyboardInterrupt) else None
-    if interrupted is not None:
-        raise interrupted
+        held.note(error)
 
 
 def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, stack: StackOutputs,
@@ -518,7 +538,7 @@ def wait(result: SmokeResult, state: dict[str, Any], batch: Any,
             failures = 0
         elif time.monotonic() - started < timeout:  # a passing fault is retried with backoff, until the timeout
             failures += 1
-            sleep(min(poll, 0.25 * 2 ** failures, max(0.1, timeout - (time.monotonic() - started))))
+            sleep(min(Backoff(0.25, poll).pause(failures), max(0.1, timeout - (time.monotonic() - started))))
             continue
         else:
             described = []  # past the deadline: the timeout's verdict, on the last status seen
@@ -561,20 +581,3 @@ def _node_index(job: dict[str, Any], parent: str) -> Optional[int]:
     """The node index of ``job`` when it is a node (``parent#i``) of the multi-node job ``parent``."""
     head, _, index = (job.get("jobId") or "").partition("#")
     return int(index) if head == parent and index.isdigit() else None
-
-
-def _persist(call: Callable[[], Any]) -> Optional[KeyboardInterrupt]:
-    """``call()`` (TerminateJob, DeregisterJobDefinition), retried on any error for :data:`CLEANUP_GRACE` seconds:
-    both are idempotent, and a job left running bills a GPU instance. A Ctrl-C meanwhile does not stop it: it is
-    returned, for the caller to raise."""
-    deadline, interrupted = time.monotonic() + CLEANUP_GRACE, None
-    for attempt in itertools.count():
-        try:
-            call()
-            return interrupted
-        except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (retried; the caller reports the last)
-            interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted
-            pause = min(0.2 * 2 ** attempt, 1.0)
-            if time.monotonic() + pause >= deadline:
-                raise
-        time.sleep(pause)

@@ -3,7 +3,6 @@ ConfigMap (no image of ours), followed with a watch, its logs read, and everythi
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 import time
@@ -20,6 +19,7 @@ from ..probe import Check, ProbeReport, burn, core
 from . import scaler
 from .outputs import StackOutputs
 from .result import SmokeResult
+from .retry import Backoff, HeldInterrupt, persist, retry
 
 TTL_SECONDS = 600
 """Kubernetes deletes the finished Job after this long even if gpuready cannot (interrupted, lost connection)."""
@@ -28,6 +28,8 @@ CLEANUP_GRACE = 8.0
 LATE_CREATE = 1.0
 """Seconds after which the deletes are repeated when a create's answer was lost (it may land after the first)."""
 RETRYABLE_STATUS = (429, 500, 502, 503, 504)
+BACKOFF = Backoff(0.2, 2.0)
+"""Pauses between tries of a call that met a passing fault (and of a delete, on any error)."""
 KUBERNETES_PLATFORMS = ("eks", "gke", "aks")
 """The platforms whose outputs this target reads (``platform``)."""
 
@@ -114,36 +116,27 @@ class _Calls:
 
     def __call__(self, method: Callable[..., Any], *args: Any, deadline: float, **kwargs: Any) -> Any:
         """``method(*args, **kwargs)``, retried on passing faults until ``deadline`` (on ``clock``)."""
-        for attempt in itertools.count():
-            try:
-                return method(*args, _request_timeout=self.limits, **kwargs)
-            except Exception as error:  # noqa: BLE001 (sorted: passing faults are retried)
-                pause = min(0.2 * 2 ** attempt, 2.0)
-                if not self.retryable(error) or self.clock() + pause >= deadline:
-                    raise
-            time.sleep(pause)
+        return retry(lambda: method(*args, _request_timeout=self.limits, **kwargs), retryable=self.retryable,
+                     backoff=BACKOFF, deadline=deadline, clock=self.clock)
 
     def create(self, method: Callable[..., Any], namespace: str, body: dict, deadline: float) -> None:
         """Create ``body`` once: after a call whose answer was lost, AlreadyExists means that call landed (the
         name is unique to this run), so a retry never makes a second object. Sets ``lost`` when a call's answer
         was lost (it may still land later)."""
         maybe_landed = False
-        for attempt in itertools.count():
+
+        def attempt() -> None:
+            nonlocal maybe_landed
             try:
                 method(namespace, body, _request_timeout=self.limits)
-                return
             except BaseException as error:  # noqa: BLE001 (sorted: passing faults are retried, Ctrl-C raised)
                 refused = isinstance(error, self.client.exceptions.ApiException) and error.status < 500
                 if refused and error.status == 409 and maybe_landed:
                     return
                 maybe_landed = maybe_landed or not refused
                 self.lost = self.lost or not refused
-                if not isinstance(error, Exception):
-                    raise
-                pause = min(0.2 * 2 ** attempt, 2.0)
-                if not self.retryable(error) or self.clock() + pause >= deadline:
-                    raise
-            time.sleep(pause)
+                raise
+        retry(attempt, retryable=self.retryable, backoff=BACKOFF, deadline=deadline, clock=self.clock)
 
 
 def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: scaler.Context, pending_for: float,
@@ -353,24 +346,21 @@ def delete_objects(client: Any, calls: _Calls, deletes: list[tuple[str, Callable
     seconds later (beyond that, the Job's activeDeadlineSeconds stops its pods at ``--timeout``). A delete that
     keeps failing is reported to ``progress`` with ``what`` it was and the ``command`` that removes it. A Ctrl-C
     meanwhile is raised once all is deleted."""
-    deadline, interrupted = calls.clock() + CLEANUP_GRACE, None
+    deadline, held = calls.clock() + CLEANUP_GRACE, HeldInterrupt()
+
+    def unless_gone(delete: Callable[..., Any]) -> None:
+        try:
+            delete(_request_timeout=calls.limits)
+        except client.exceptions.ApiException as error:
+            if error.status != 404:
+                raise
     for round_ in range(2 if calls.lost else 1):
         if round_:
             time.sleep(max(0.0, min(LATE_CREATE, deadline - calls.clock())))
         for kind, delete in deletes:
-            for attempt in itertools.count():
-                try:
-                    delete(_request_timeout=calls.limits)
-                    break
-                except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (retried, then reported)
-                    if isinstance(error, client.exceptions.ApiException) and error.status == 404:
-                        break
-                    interrupted = error if isinstance(error, KeyboardInterrupt) else interrupted
-                    pause = min(0.2 * 2 ** attempt, 2.0)
-                    if calls.clock() + pause >= deadline:
-                        print(f"gpuready: could not delete {kind} {what} ({error.__class__.__name__}); Kubernetes "
-                              f"removes the Job {TTL_SECONDS} s after it ends: `{command}`", file=progress)
-                        break
-                time.sleep(pause)
-    if interrupted is not None:
-        raise interrupted
+            try:
+                persist(lambda: unless_gone(delete), backoff=BACKOFF, deadline=deadline, held=held, clock=calls.clock)
+            except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (reported: Kubernetes' TTL is the backstop)
+                print(f"gpuready: could not delete {kind} {what} ({error.__class__.__name__}); Kubernetes "
+                      f"removes the Job {TTL_SECONDS} s after it ends: `{command}`", file=progress)
+    held.raise_held()

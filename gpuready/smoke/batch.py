@@ -36,7 +36,7 @@ CLEANUP_GRACE = 4.0
 CLEANUP_BACKOFF = Backoff(0.2, 1.0)
 
 
-def _clients(region: Optional[str], timeout: float = 1800):
+def clients(region: Optional[str], timeout: float = 1800):
     """Clients whose every call fits well inside ``timeout`` seconds: at most 3 s to connect and 5 s to read (AWS
     answers these calls in well under a second). Calls whose failures the target retries itself, within its
     deadline (submit, poll, terminate), make one attempt each; the others up to three."""
@@ -209,7 +209,7 @@ def read_logs(logs: Any, group: str, stream: str) -> str:
         token = page["nextForwardToken"]
 
 
-def _log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optional[str]]:
+def log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optional[str]]:
     container = job.get("container") or {}
     options = (container.get("logConfiguration") or {}).get("options") or {}
     group = options.get("awslogs-group") or stack.get("logGroupName") or "/aws/batch/job"
@@ -229,11 +229,11 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
     want = {"GPU": gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
     region = queue_region(queue, region)
-    clients = _clients(region, timeout)
-    batch, logs = clients["batch"], clients["logs"]
+    aws = clients(region, timeout)
+    batch, logs = aws["batch"], aws["logs"]
 
     def explain(job: dict[str, Any]) -> list[str]:
-        return diagnose.explain(batch, job, clients["ec2"](), clients["ecr"]())
+        return diagnose.explain(batch, job, aws["ec2"](), aws["ecr"]())
     result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
 
     why = diagnose.unplaceable(want, queue_environments(batch, queue))
@@ -241,7 +241,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         return not_placeable(result, f"{gpus} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB", why)
 
     name, tags = run_name()
-    stack_definition = _described(batch, definition)
+    stack_definition = describe_definition(batch, definition)
     registration = batch_probe.definition(stack_definition, gpus=gpus, full=full, tags=tags)
     family = registration["jobDefinitionName"]
     request = {"jobName": name, "jobQueue": queue,
@@ -251,12 +251,12 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                "timeout": attempt_timeout(timeout),
                "tags": tags}
     result.job["name"] = name
-    run = Submission(result, clients, queue, name, family, keep=keep, progress=progress, sleep=sleep)
+    run = Submission(result, aws, queue, name, family, keep=keep, progress=progress, sleep=sleep)
 
     def body() -> SmokeResult:
         request["jobDefinition"] = run.register(registration)
         result.job["id"] = run.submit(request)
-        return _follow(result, run.state, clients["poll"], logs, stack, explain, run.cleanup, timeout=timeout,
+        return _follow(result, run.state, aws["poll"], logs, stack, explain, run.cleanup, timeout=timeout,
                        keep=keep, poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress,
                        sleep=sleep)
     return run.guard(body)
@@ -409,7 +409,7 @@ class Submission:
                 self.release()
 
 
-def _described(batch: Any, arn: str) -> dict[str, Any]:
+def describe_definition(batch: Any, arn: str) -> dict[str, Any]:
     """The stack's job definition, as ``DescribeJobDefinitions`` returns it."""
     found = batch.describe_job_definitions(jobDefinitions=[arn]).get("jobDefinitions") or []
     if not found:
@@ -451,7 +451,7 @@ def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, s
     exit_code = (job.get("container") or {}).get("exitCode")
     result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",
                                f"{reason} (exit code {exit_code})" if status != "SUCCEEDED" else ""))
-    group, stream = _log_location(job, stack)
+    group, stream = log_location(job, stack)
     result.job.update({"log_group": group, "log_stream": stream})
     texts = read_until(logs, {stream: (group, stream)} if stream else {},
                        lambda _, text: core.find_report(text) is not None, log_wait=log_wait, poll=poll, sleep=sleep)

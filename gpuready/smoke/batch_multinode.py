@@ -51,14 +51,14 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
     transport = "efa" if efa > 0 else "socket"
     instance_type = types[0] if len(types) == 1 else None  # several: the bandwidth has no verdict
     region = batch.queue_region(queue, region)
-    clients = batch._clients(region, timeout)
+    clients = batch.clients(region, timeout)
     client, logs = clients["batch"], clients["logs"]
     result = SmokeResult(target="batch", title=f"Smoke test on {nodes} nodes",
                          job={"queue": queue, "definition": definition, "nodes_asked": nodes,
                               "gpus_per_node": per_node, "transport_expected": transport})
 
     envs = batch.queue_environments(client, queue)
-    stack_definition = batch._described(client, definition)
+    stack_definition = batch.describe_definition(client, definition)
     ranges = (stack_definition.get("nodeProperties") or {}).get("nodeRangeProperties") or [{}]
     want = diagnose.needs(ranges[0].get("container") or {})
     why = unplaceable(want, nodes, envs)
@@ -199,7 +199,7 @@ def _node(index: int, detail: Optional[dict[str, Any]], stack: StackOutputs) -> 
     """What ``result.job["nodes"]`` says of a node: index, id, status, container instance, log stream (host: from
     its report)."""
     detail = detail or {}
-    group, stream = batch._log_location(detail, stack) if detail else (None, None)
+    group, stream = batch.log_location(detail, stack) if detail else (None, None)
     container = detail.get("container") or {}
     instance = container.get("containerInstanceArn") or ""
     return {"index": index, "id": detail.get("jobId"), "status": detail.get("status"), "host": None,

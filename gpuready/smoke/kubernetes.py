@@ -75,8 +75,8 @@ def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]]
     return config_map, job
 
 
-def _client(kubeconfig: str, trust_exec: bool = False):
-    """The client module and an ApiClient that never retries on its own: :class:`_Calls` retries, within the
+def api_client(kubeconfig: str, trust_exec: bool = False):
+    """The client module and an ApiClient that never retries on its own: :class:`BoundedCalls` retries, within the
     caller's deadline."""
     try:
         from kubernetes import client, config
@@ -98,7 +98,7 @@ def _client(kubeconfig: str, trust_exec: bool = False):
                                                       client_configuration=configuration)
 
 
-class _Calls:
+class BoundedCalls:
     """API calls bounded in time: each has a connect and read timeout derived from ``--timeout``; passing faults
     (throttling, 5xx, a reset or unanswered connection) are retried with backoff until a deadline."""
 
@@ -154,16 +154,17 @@ def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: sc
 
     pod_events = events(namespace, pod)
     ns, name = scaler.CA_STATUS
-    _, status = _read(client, lambda: plain(core_api.read_namespaced_config_map(name, ns, _request_timeout=limits)))
-    status_events = (_read(client, lambda: events(ns, name))[1] or []) if status else []
+    _, status = read_if_allowed(client, lambda: plain(core_api.read_namespaced_config_map(
+        name, ns, _request_timeout=limits)))
+    status_events = (read_if_allowed(client, lambda: events(ns, name))[1] or []) if status else []
     claims, claim_events = {}, []
     for claim in scaler.nominated(pod_events)[-1:]:
-        found, value = _read(client, lambda: client.CustomObjectsApi(api).get_cluster_custom_object(
+        found, value = read_if_allowed(client, lambda: client.CustomObjectsApi(api).get_cluster_custom_object(
             "karpenter.sh", "v1", "nodeclaims", claim, _request_timeout=limits))
         if found:
             claims[claim] = value
         if found and value is None:  # deleted: a cluster-scoped object's events live in "default"
-            claim_events = _read(client, lambda: events("default", claim))[1] or []
+            claim_events = read_if_allowed(client, lambda: events("default", claim))[1] or []
     selector = ",".join(f"{k}={v}" for k, v in context.node_labels.items())
     nodes = [plain(n) for n in core_api.list_node(label_selector=selector, _request_timeout=limits).items] \
         if selector else []
@@ -172,7 +173,7 @@ def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: sc
                           now=datetime.now(timezone.utc)) + scaler.scheduler(pod_events, nodes, context)
 
 
-def _read(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
+def read_if_allowed(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
     """(True, object), (True, None) when it does not exist, (False, None) when we may not read it."""
     try:
         return True, call()
@@ -195,9 +196,9 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
     progress = progress or sys.stderr
     stack = StackOutputs(outputs, KUBERNETES_PLATFORMS)
     kubeconfig = stack["kubeconfig"]
-    client, api = _client(kubeconfig, trust_kubeconfig_exec)
+    client, api = api_client(kubeconfig, trust_kubeconfig_exec)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
-    calls = _Calls(client, timeout, clock)
+    calls = BoundedCalls(client, timeout, clock)
     taints = stack.gpu_taints()
     labels = stack.get("gpuNodeLabels", {})
     name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
@@ -232,7 +233,7 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
             _delete(client, calls, core_api, batch_api, namespace, name, progress)
 
 
-def probe_logs(client: Any, core_api: Any, calls: "_Calls", pod: Optional[str], namespace: str,
+def probe_logs(client: Any, core_api: Any, calls: "BoundedCalls", pod: Optional[str], namespace: str,
                deadline: float) -> str:
     """The probe container's logs of ``pod``: "" for no pod, or one that never started (400) or is gone (404)."""
     if pod is None:
@@ -263,7 +264,7 @@ class PendingExplainer:
     """Explains a Pending pod into ``result`` (diagnosis and findings: the latest word) and prints each new finding
     to ``progress``, once; a passing fault skips a round (the next explains again)."""
 
-    def __init__(self, client: Any, api: Any, calls: "_Calls", namespace: str, name: str, context: scaler.Context,
+    def __init__(self, client: Any, api: Any, calls: "BoundedCalls", namespace: str, name: str, context: scaler.Context,
                  result: SmokeResult, progress: TextIO) -> None:
         self.client, self.api, self.calls, self.namespace, self.name = client, api, calls, namespace, name
         self.context, self.result, self.progress = context, result, progress
@@ -286,7 +287,8 @@ class PendingExplainer:
         self.shown = set(self.result.diagnosis) | (self.shown or set())
 
 
-def watch_pods(client: Any, api: Any, calls: _Calls, namespace: str, selector: str, seconds: int) -> Iterator[dict]:
+def watch_pods(client: Any, api: Any, calls: BoundedCalls, namespace: str, selector: str,
+               seconds: int) -> Iterator[dict]:
     """The events of one watch of the pods in ``namespace`` matching the label ``selector``, which the API server
     ends after ``seconds`` (the read allowed ``calls.limits`` beyond that)."""
     from kubernetes import watch
@@ -338,7 +340,7 @@ def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> No
         f"{namespace}/{name}", f"kubectl -n {namespace} delete job,configmap {name}", progress)
 
 
-def delete_objects(client: Any, calls: _Calls, deletes: list[tuple[str, Callable[..., Any]]], what: str,
+def delete_objects(client: Any, calls: BoundedCalls, deletes: list[tuple[str, Callable[..., Any]]], what: str,
                    command: str, progress: TextIO) -> None:
     """Call each ``(kind, delete)`` of ``deletes`` (``delete(_request_timeout=...)``), each retried on any error but
     NotFound for :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. When a

@@ -21,8 +21,8 @@ from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
 from . import gang, scaler
 from .batch_probe import launcher_limits, probe_files
-from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, PendingExplainer, _Calls, _client, _read,
-                         delete_objects, interrupted, probe_logs, unfinished, watch_pods)
+from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, BoundedCalls, PendingExplainer, api_client,
+                         delete_objects, interrupted, probe_logs, read_if_allowed, unfinished, watch_pods)
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .scaler.cluster_autoscaler import max_size_setting
@@ -139,11 +139,11 @@ def pool_check(stack: StackOutputs, nodes: int, gpus: int) -> Check:
     return Check("pool_size", core.PASS, f"{total} GPUs", f"{nodes * gpus} GPUs")
 
 
-def jobset_installed(client: Any, api: Any, calls: _Calls, deadline: float) -> bool:
+def jobset_installed(client: Any, api: Any, calls: BoundedCalls, deadline: float) -> bool:
     """Whether the cluster serves JobSets, from API discovery (a discovery we may not read: not installed)."""
     group, version, plural = JOBSET
-    found, resources = _read(client, lambda: calls(client.CustomObjectsApi(api).get_api_resources, group, version,
-                                                   deadline=deadline))
+    discovery = client.CustomObjectsApi(api).get_api_resources
+    found, resources = read_if_allowed(client, lambda: calls(discovery, group, version, deadline=deadline))
     return bool(found and resources and any(r.name == plural for r in resources.resources or ()))
 
 
@@ -179,9 +179,9 @@ def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, time
     context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
                              autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
                              platform=stack.platform)
-    client, api = _client(stack["kubeconfig"], trust_kubeconfig_exec)
+    client, api = api_client(stack["kubeconfig"], trust_kubeconfig_exec)
     core_api, batch_api, custom = client.CoreV1Api(api), client.BatchV1Api(api), client.CustomObjectsApi(api)
-    calls = _Calls(client, timeout, clock)
+    calls = BoundedCalls(client, timeout, clock)
     deadline = clock() + timeout
     use_jobset = jobset_installed(client, api, calls, deadline) if jobset is None else jobset
     config_map, service, workload = manifests(name, namespace, nodes=nodes, gpus=gpus, taints=taints,

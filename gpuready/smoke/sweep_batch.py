@@ -47,7 +47,7 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
     stack = StackOutputs(outputs, ("aws-batch",))
     queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
     region = batch.queue_region(queue, region)
-    clients = batch._clients(region, timeout)
+    clients = batch.clients(region, timeout)
     client = clients["batch"]
     envs = batch.queue_environments(client, queue)
     instance, room = largest_type(envs)
@@ -66,7 +66,7 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
         result.notes.append(f"{count} of the {room} {instance.name} maxvCpus allows (--nodes for more)")
     want = {"GPU": instance.gpus, "VCPU": instance.vcpus, "MEMORY": fit.usable_memory_mib(instance)}
     name, tags = batch.run_name("sweep")
-    registration = batch_probe.definition(batch._described(client, definition), gpus=instance.gpus, full=full,
+    registration = batch_probe.definition(batch.describe_definition(client, definition), gpus=instance.gpus, full=full,
                                           tags=tags)
     overrides = {"resourceRequirements": [{"type": k, "value": str(v)} for k, v in want.items()],
                  "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]}
@@ -113,7 +113,7 @@ def _finish(result: sweep.SweepResult, run: batch.Submission, poller: batch.Poll
         job["done"] = (described.get(job["id"]) or {}).get("status") in batch.TERMINAL
     run.cleanup("gpuready sweep: timed out")  # the jobs not finished
     result.job["describe_calls"], result.job["poll_rounds"] = poller.calls, poller.rounds
-    ended = {j["id"]: batch._log_location(described[j["id"]], stack) for j in jobs
+    ended = {j["id"]: batch.log_location(described[j["id"]], stack) for j in jobs
              if (described.get(j["id"]) or {}).get("status") in batch.TERMINAL}
     texts = batch.read_until(  # a failed job's report is not waited for
         logs, {i: where for i, where in ended.items() if where[1]},

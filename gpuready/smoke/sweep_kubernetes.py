@@ -26,7 +26,7 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 TERMINAL = ("Succeeded", "Failed")
 
 
-def gpu_nodes(core_api: Any, calls: kubernetes._Calls, labels: dict[str, str], deadline: float) -> list[dict]:
+def gpu_nodes(core_api: Any, calls: kubernetes.BoundedCalls, labels: dict[str, str], deadline: float) -> list[dict]:
     """The GPU nodes (plain dicts), by name: those carrying every label of ``labels``."""
     if not labels:
         raise UserError("the stack's outputs lack gpuNodeLabels (the labels its GPU nodes carry): without them "
@@ -79,9 +79,9 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
     to ``progress`` (default: stderr)."""
     progress = progress or sys.stderr
     stack = StackOutputs(outputs, kubernetes.KUBERNETES_PLATFORMS)
-    client, api = kubernetes._client(stack["kubeconfig"], trust_kubeconfig_exec)
+    client, api = kubernetes.api_client(stack["kubeconfig"], trust_kubeconfig_exec)
     core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
-    calls = kubernetes._Calls(client, timeout, clock)
+    calls = kubernetes.BoundedCalls(client, timeout, clock)
     taints = stack.gpu_taints()
     labels = dict(stack.get("gpuNodeLabels", {}))
     deadline = clock() + timeout
@@ -222,7 +222,7 @@ def _quarantine(client, core_api, calls, result: sweep.SweepResult, progress, cl
         print(f"gpuready: {note}", file=progress)
 
 
-def quarantine(core_api: Any, calls: kubernetes._Calls, node: str, reason: str, deadline: float) -> str:
+def quarantine(core_api: Any, calls: kubernetes.BoundedCalls, node: str, reason: str, deadline: float) -> str:
     """Put :data:`TAINT`, the label :data:`LABEL` ``failed`` and ``reason`` (:data:`REASON`) on ``node`` unless it
     carries them: ``added``, ``already`` (before any patch), or ``found`` (after a conflict: ours, whose answer was
     lost, or a concurrent writer's). A JSON Patch that tests the node's resourceVersion, so that a concurrent change

@@ -175,7 +175,7 @@ def test_the_probe_definition_carries_the_probe_and_its_burn_within_three_quarte
 
 
 def test_the_submitted_job_overrides_only_gpus_and_environment(aws, monkeypatch):
-    calls, real = [], target._clients
+    calls, real = [], target.clients
 
     def clients(*args):
         made = real(*args)
@@ -183,7 +183,7 @@ def test_the_submitted_job_overrides_only_gpus_and_environment(aws, monkeypatch)
         made["submit"].submit_job = lambda **request: calls.append(request) or submit(**request)
         return made
 
-    monkeypatch.setattr(target, "_clients", clients)
+    monkeypatch.setattr(target, "clients", clients)
     _run(aws[1], log_wait=0.1)
     (request,) = calls
     assert set(request["containerOverrides"]) == {"resourceRequirements", "environment"}

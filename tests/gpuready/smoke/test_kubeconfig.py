@@ -114,10 +114,10 @@ def test_the_client_refuses_before_running_anything(tmp_path):
     marker = tmp_path / "ran"
     data = _hostile("sh", ["-c", f"touch {marker}"])
     with pytest.raises(UserError, match=TRUST_FLAG):
-        kubernetes._client(json.dumps(data))
+        kubernetes.api_client(json.dumps(data))
     assert not marker.exists()
     # Trusted, the kubernetes client runs the command as soon as it loads the kubeconfig (and logs its bad output).
-    kubernetes._client(yaml.safe_dump(data), trust_exec=True)
+    kubernetes.api_client(yaml.safe_dump(data), trust_exec=True)
     assert marker.exists()
 
 

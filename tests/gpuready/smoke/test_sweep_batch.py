@@ -73,14 +73,14 @@ def _queue(endpoint, max_vcpus, types=("g6.12xlarge",), name="big"):
 
 def test_each_instance_gets_a_row_from_its_probe_report(aws, containers, monkeypatch):
     endpoint, outputs = aws
-    submitted, real = [], target.batch._clients
+    submitted, real = [], target.batch.clients
 
     def clients(*args):
         made = real(*args)
         submit = made["submit"].submit_job
         made["submit"].submit_job = lambda **request: submitted.append(request) or submit(**request)
         return made
-    monkeypatch.setattr(target.batch, "_clients", clients)
+    monkeypatch.setattr(target.batch, "clients", clients)
     containers["faults"] = lambda name: {"ecc.errors.uncorrected.volatile.total": "2"} if name.endswith("-1") else {}
     result = _run(outputs, nodes=3)
     assert [(r.node, r.verdict) for r in result.rows] == [("ip-10-42-0-0", "pass"), ("ip-10-42-0-1", "fail"),

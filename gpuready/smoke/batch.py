@@ -19,6 +19,7 @@ from . import batch_probe, diagnose
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .retry import Backoff, HeldInterrupt, persist, retry
+from .target import Request, Target, drive
 
 TERMINAL = ("SUCCEEDED", "FAILED")
 RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsException", "ServiceUnavailable",
@@ -219,47 +220,121 @@ def log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optiona
     return group, stream
 
 
+BATCH_PLATFORMS = ("aws-batch",)
+"""The platforms whose outputs the Batch targets read (``platform``)."""
+
+
+class BatchRun(Target):
+    """What the Batch targets share: one :class:`Submission` (the run's probe job definition and its jobs, each
+    created once), undone by :meth:`cleanup` (every job terminated, then the definition deregistered, unless
+    ``--keep``); a Ctrl-C is a failing ``job_finished``."""
+
+    submission: Optional["Submission"] = None
+    """Set by :meth:`prepare` once the run may submit."""
+    aws: dict[str, Any]
+    """The run's clients (:func:`clients`)."""
+    progress: TextIO
+    sleep: Callable[[float], None]
+
+    def prepare(self, queue: str, name: str, registration: dict[str, Any],
+                submit_request: Optional[dict[str, Any]] = None, command: str = "smoke") -> None:
+        """Make the run ready to submit, at the end of :meth:`preflight`: ``registration`` is the probe's job
+        definition (``RegisterJobDefinition`` request), ``submit_request`` the one job's ``SubmitJob`` request (its
+        ``jobDefinition`` filled in by :meth:`submit`), ``name`` the run's name (:func:`run_name`)."""
+        self.registration, self.submit_request = registration, submit_request
+        self.result.job["name"] = name
+        self.submission = Submission(self.result, self.aws, queue, name, registration["jobDefinitionName"],
+                                     keep=self.request.keep, progress=self.progress, sleep=self.sleep,
+                                     command=command)
+
+    def submit(self) -> None:
+        """Register the probe's job definition, then submit the one job."""
+        self.submit_request["jobDefinition"] = self.submission.register(self.registration)
+        self.result.job["id"] = self.submission.submit(self.submit_request)
+
+    def cleanup(self, reason: str) -> None:
+        if self.submission is None:
+            return
+        try:
+            self.submission.cleanup(f"gpuready {self.submission.command}: {reason}")
+        finally:
+            self.submission.release()
+
+    def interrupted(self) -> Any:
+        self.result.checks.append(Check("job_finished", core.FAIL, self.result.job.get("status"), "SUCCEEDED",
+                                        "interrupted" + ("" if self.request.keep else "; job terminated")))
+        return self.result
+
+
+class BatchTarget(BatchRun):
+    """The probe as one job on the stack's GPU queue (``--gpus`` GPUs, the job definition's vCPUs and memory), its
+    report read from the job's CloudWatch log stream. Progress goes to ``progress`` (default: stderr); a job that
+    waits in RUNNABLE or STARTING is explained after ``explain_after`` seconds; the logs are read for up to
+    ``log_wait`` seconds (CloudWatch Logs lags a job's end)."""
+
+    def __init__(self, outputs: Mapping[str, Any], request: Request, *, poll: float = 5.0,
+                 explain_after: float = 300.0, log_wait: float = 60.0, region: Optional[str] = None,
+                 progress: Optional[TextIO] = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(outputs, request)
+        self.gpus = request.gpus or 1
+        self.poll, self.explain_after, self.log_wait, self.region = poll, explain_after, log_wait, region
+        self.progress, self.sleep = progress or sys.stderr, sleep
+        self.job: Optional[dict[str, Any]] = None
+        """The job's last description, once it ended."""
+
+    def preflight(self) -> bool:
+        self.stack = stack = StackOutputs(self.outputs, BATCH_PLATFORMS)
+        queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
+        want = {"GPU": self.gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
+        self.aws = aws = clients(queue_region(queue, self.region), self.request.timeout)
+        self.result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
+        why = diagnose.unplaceable(want, queue_environments(aws["batch"], queue))
+        if why:  # never submit a job that can only wait
+            not_placeable(self.result, f"{self.gpus} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB", why)
+            return False
+        name, tags = run_name()
+        registration = batch_probe.definition(describe_definition(aws["batch"], definition), gpus=self.gpus,
+                                              full=self.request.full, tags=tags)
+        self.prepare(queue, name, registration, {
+            "jobName": name, "jobQueue": queue,
+            "containerOverrides": {"resourceRequirements": [{"type": "GPU", "value": str(self.gpus)}],
+                                   "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]},
+            "timeout": attempt_timeout(self.request.timeout),
+            "tags": tags})
+        return True
+
+    def follow(self) -> bool:
+        self.job, _ = wait(self.result, self.submission.state, self.aws["poll"],
+                           lambda job, nodes: diagnose.explain(self.aws["batch"], job, self.aws["ec2"](),
+                                                               self.aws["ecr"]()),
+                           self.submission.cleanup, timeout=self.request.timeout, keep=self.request.keep,
+                           poll=self.poll, explain_after=self.explain_after, progress=self.progress,
+                           sleep=self.sleep)
+        return self.job is not None
+
+    def collect(self) -> None:
+        job, result = self.job, self.result
+        status, reason = job.get("status"), job.get("statusReason") or ""
+        exit_code = (job.get("container") or {}).get("exitCode")
+        result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status,
+                                   "SUCCEEDED", f"{reason} (exit code {exit_code})" if status != "SUCCEEDED" else ""))
+        group, stream = log_location(job, self.stack)
+        result.job.update({"log_group": group, "log_stream": stream})
+        texts = read_until(self.aws["logs"], {stream: (group, stream)} if stream else {},
+                           lambda _, text: core.find_report(text) is not None, log_wait=self.log_wait,
+                           poll=self.poll, sleep=self.sleep)
+        report = core.find_report(texts.get(stream, "")) if stream else None
+        result.add_probe(ProbeReport.from_json(report) if report else None)
+
+
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
         poll: float = 5.0, explain_after: float = 300.0, log_wait: float = 60.0, region: Optional[str] = None,
         progress: Optional[TextIO] = None, sleep: Callable[[float], None] = time.sleep) -> SmokeResult:
-    """Run the probe as a Batch job on the stack's GPU queue and report what it found; what it waits for is printed
-    to ``progress`` (default: stderr)."""
-    progress = progress or sys.stderr
-    stack = StackOutputs(outputs, ("aws-batch",))
-    queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
-    want = {"GPU": gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
-    region = queue_region(queue, region)
-    aws = clients(region, timeout)
-    batch, logs = aws["batch"], aws["logs"]
-
-    def explain(job: dict[str, Any]) -> list[str]:
-        return diagnose.explain(batch, job, aws["ec2"](), aws["ecr"]())
-    result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
-
-    why = diagnose.unplaceable(want, queue_environments(batch, queue))
-    if why:  # never submit a job that can only wait
-        return not_placeable(result, f"{gpus} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB", why)
-
-    name, tags = run_name()
-    stack_definition = describe_definition(batch, definition)
-    registration = batch_probe.definition(stack_definition, gpus=gpus, full=full, tags=tags)
-    family = registration["jobDefinitionName"]
-    request = {"jobName": name, "jobQueue": queue,
-               "containerOverrides": {"resourceRequirements": [{"type": "GPU", "value": str(gpus)}],
-                                      "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES",
-                                                       "value": "compute,utility"}]},
-               "timeout": attempt_timeout(timeout),
-               "tags": tags}
-    result.job["name"] = name
-    run = Submission(result, aws, queue, name, family, keep=keep, progress=progress, sleep=sleep)
-
-    def body() -> SmokeResult:
-        request["jobDefinition"] = run.register(registration)
-        result.job["id"] = run.submit(request)
-        return _follow(result, run.state, aws["poll"], logs, stack, explain, run.cleanup, timeout=timeout,
-                       keep=keep, poll=poll, explain_after=explain_after, log_wait=log_wait, progress=progress,
-                       sleep=sleep)
-    return run.guard(body)
+    """Run the probe as a Batch job on the stack's GPU queue and report what it found (:class:`BatchTarget`); what
+    it waits for is printed to ``progress`` (default: stderr)."""
+    return drive(BatchTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full), poll=poll,
+                             explain_after=explain_after, log_wait=log_wait, region=region, progress=progress,
+                             sleep=sleep))
 
 
 def queue_region(queue: str, region: Optional[str]) -> Optional[str]:
@@ -301,8 +376,9 @@ def run_name(command: str = "smoke") -> tuple[str, dict[str, str]]:
 class Submission:
     """One run's probe job definition and its jobs on ``queue`` (one; a sweep's several): each created at most once
     (:func:`create_once`: after an error, what may have landed is looked up by its name before any retry), and
-    undone on every way out (:meth:`guard`): every job terminated, then the definition deregistered, unless
-    ``keep``. ``command`` (``smoke``, ``sweep``) names the run in the reasons its jobs are terminated with."""
+    undone on every way out (:meth:`cleanup`: every job terminated; :meth:`release`: then the definition
+    deregistered), unless ``keep``. ``command`` (``smoke``, ``sweep``) names the run in the reasons its jobs are
+    terminated with."""
 
     def __init__(self, result: Any, clients: dict[str, Any], queue: str, name: str, family: str, *,
                  keep: bool, progress: Any, sleep: Callable[[float], None], command: str = "smoke") -> None:
@@ -387,27 +463,6 @@ class Submission:
                             f"{probe['arn'] or family + ':<revision>'}`", self.progress, held)
         held.raise_held()
 
-    def guard(self, body: Callable[[], Any], interrupted: Optional[Callable[[], Any]] = None) -> Any:
-        """``body()`` (which registers, submits and follows), then the cleanup whatever happened: Ctrl-C is the
-        run's verdict (``interrupted()``; by default a failing ``job_finished``), SIGTERM and errors are raised
-        once the jobs are terminated and the definition deregistered."""
-        try:
-            return body()
-        except KeyboardInterrupt as stop:
-            self.cleanup(f"gpuready {self.command}: interrupted")
-            if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): cleaned up, now stop
-                raise
-            if interrupted is not None:
-                return interrupted()
-            self.result.checks.append(Check("job_finished", core.FAIL, self.result.job.get("status"), "SUCCEEDED",
-                                            "interrupted" + ("" if self.keep else "; job terminated")))
-            return self.result
-        finally:
-            try:
-                self.cleanup(f"gpuready {self.command}: stopped by an error")
-            finally:
-                self.release()
-
 
 def describe_definition(batch: Any, arn: str) -> dict[str, Any]:
     """The stack's job definition, as ``DescribeJobDefinitions`` returns it."""
@@ -435,29 +490,6 @@ def _undo(record: dict[str, Any], key: str, known: Optional[str], look: Callable
     except BaseException as error:  # noqa: BLE001 (reported: the cleanup must not hide the verdict)
         print(f"gpuready: {failed(error)}", file=progress)
         held.note(error)
-
-
-def _follow(result: SmokeResult, state: dict[str, Any], batch: Any, logs: Any, stack: StackOutputs,
-            explain: Callable[[dict[str, Any]], list[str]], cleanup: Callable[[str], None], *, timeout: float,
-            keep: bool, poll: float, explain_after: float, log_wait: float, progress: Any,
-            sleep: Callable[[float], None]) -> SmokeResult:
-    """Follow the submitted job to its end (or ``timeout``), then read its report from the logs."""
-    job, _ = wait(result, state, batch, lambda job, nodes: explain(job), cleanup, timeout=timeout, keep=keep,
-                  poll=poll, explain_after=explain_after, progress=progress, sleep=sleep)
-    if job is None:
-        return result
-    status = job.get("status")
-    reason = job.get("statusReason") or ""
-    exit_code = (job.get("container") or {}).get("exitCode")
-    result.checks.append(Check("job_status", core.PASS if status == "SUCCEEDED" else core.FAIL, status, "SUCCEEDED",
-                               f"{reason} (exit code {exit_code})" if status != "SUCCEEDED" else ""))
-    group, stream = log_location(job, stack)
-    result.job.update({"log_group": group, "log_stream": stream})
-    texts = read_until(logs, {stream: (group, stream)} if stream else {},
-                       lambda _, text: core.find_report(text) is not None, log_wait=log_wait, poll=poll, sleep=sleep)
-    report = core.find_report(texts.get(stream, "")) if stream else None
-    result.add_probe(ProbeReport.from_json(report) if report else None)
-    return result
 
 
 WAITING = ("RUNNABLE", "STARTING")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, Mapping, Optional, TextIO
 
 from gpuready_components.batch_gpu import fit
 
@@ -22,82 +22,100 @@ from ..resources.aws import BatchComputeEnvironment
 from . import batch, batch_probe, diagnose, gang
 from .outputs import StackOutputs
 from .result import SmokeResult
+from .target import Request, drive
 
 OUTPUTS = ("multiNodeJobQueueArn", "multiNodeJobDefinitionArn", "multiNodeGpusPerNode", "multiNodeEfaInterfaces",
            "multiNodeInstanceTypes")
 """The stack outputs a multi-node run reads (exported with ``gpuready:multiNode``)."""
 
 
+class BatchGangTarget(batch.BatchRun):
+    """The probe on ``--nodes`` nodes of the stack's multi-node queue, as one multi-node parallel job, and NCCL across
+    them. Each node asks for the stack's ``multiNodeGpusPerNode`` GPUs (``--gpus``, when given, must be that
+    number). Progress goes to ``progress`` (default: stderr); nodes that wait are explained after
+    ``explain_after`` seconds; the logs are read for up to ``log_wait`` seconds."""
+
+    def __init__(self, outputs: Mapping[str, Any], request: Request, *, poll: float = 5.0,
+                 explain_after: float = 300.0, log_wait: float = 60.0, region: Optional[str] = None,
+                 progress: Optional[TextIO] = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(outputs, request)
+        if request.nodes is None:
+            raise ValueError("a gang job needs Request.nodes")
+        self.nodes = request.nodes
+        self.poll, self.explain_after, self.log_wait, self.region = poll, explain_after, log_wait, region
+        self.progress, self.sleep = progress or sys.stderr, sleep
+        self.job: Optional[dict[str, Any]] = None
+        """The job's last description, once it ended."""
+
+    def preflight(self) -> bool:
+        nodes, gpus = self.nodes, self.request.gpus
+        self.stack = stack = StackOutputs(self.outputs, batch.BATCH_PLATFORMS)
+        missing = [key for key in OUTPUTS if stack.get(key) is None]
+        if missing:
+            raise UserError(f"{stack.source} lack {', '.join(missing)}: the stack has no multi-node queue. Set "
+                            "gpuready:multiNode (e.g. `gpuready:multiNode: {nodes: 2}`) in its config, run "
+                            "`pulumi up`, then read the outputs again")
+        queue, definition = stack["multiNodeJobQueueArn"], stack["multiNodeJobDefinitionArn"]
+        per_node, efa = int(stack["multiNodeGpusPerNode"]), int(stack["multiNodeEfaInterfaces"])
+        types = list(stack["multiNodeInstanceTypes"])
+        if gpus is not None and gpus != per_node:
+            raise UserError(f"--gpus {gpus}: each node of a multi-node job asks for the stack's "
+                            f"multiNodeGpusPerNode ({per_node}), every GPU of its instance: leave --gpus out")
+        self.transport = transport = "efa" if efa > 0 else "socket"
+        self.instance_type = types[0] if len(types) == 1 else None  # several: the bandwidth has no verdict
+        self.aws = aws = batch.clients(batch.queue_region(queue, self.region), self.request.timeout)
+        self.result = SmokeResult(target="batch", title=f"Smoke test on {nodes} nodes",
+                                  job={"queue": queue, "definition": definition, "nodes_asked": nodes,
+                                       "gpus_per_node": per_node, "transport_expected": transport})
+        self.envs = batch.queue_environments(aws["batch"], queue)
+        stack_definition = batch.describe_definition(aws["batch"], definition)
+        ranges = (stack_definition.get("nodeProperties") or {}).get("nodeRangeProperties") or [{}]
+        want = diagnose.needs(ranges[0].get("container") or {})
+        why = unplaceable(want, nodes, self.envs)
+        if why:  # never submit a job that can only wait
+            batch.not_placeable(self.result, f"{nodes} x ({want['GPU']} GPU, {want['VCPU']} vCPU, "
+                                f"{want['MEMORY']} MiB)", why)
+            return False
+        name, tags = batch.run_name()
+        argv = ["launch", "--nodes", str(nodes), "--gpus-per-node", str(per_node), "--transport", transport,
+                *(["--instance-type", self.instance_type] if self.instance_type else []),
+                *(["--full"] if self.request.full else []), *batch_probe.launcher_limits(self.request.timeout)]
+        registration = batch_probe.multinode_definition(stack_definition, nodes=nodes, argv=argv, tags=tags)
+        self.main = int(registration["nodeProperties"].get("mainNode") or 0)
+        self.prepare(queue, name, registration, {
+            "jobName": name, "jobQueue": queue, "nodeOverrides": {"numNodes": nodes},
+            "timeout": batch.attempt_timeout(self.request.timeout), "tags": tags})
+        return True
+
+    def follow(self) -> bool:
+        container = self.registration["nodeProperties"]["nodeRangeProperties"][0].get("container") or {}
+
+        def explain(job: dict[str, Any], seen: dict[int, dict[str, Any]]) -> list[str]:
+            return _explain(self.aws["batch"], job, seen, self.nodes, container,
+                            lambda: (self.aws["ec2"](), self.aws["ecr"]()))
+        self.job, seen = batch.wait(self.result, self.submission.state, self.aws["poll"], explain,
+                                    self.submission.cleanup, timeout=self.request.timeout, keep=self.request.keep,
+                                    poll=self.poll, explain_after=self.explain_after, progress=self.progress,
+                                    sleep=self.sleep, nodes=self.nodes)
+        self.result.job["nodes"] = [_node(i, seen.get(i), self.stack) for i in range(self.nodes)]
+        return self.job is not None
+
+    def collect(self) -> None:
+        _verdicts(self.result, self.job, self.nodes, self.main, self.aws["logs"], self.transport, self.instance_type,
+                  poll=self.poll, log_wait=self.log_wait, sleep=self.sleep)
+        if any(c.name.startswith("nccl_") and c.verdict == core.FAIL for c in self.result.checks):
+            self.result.diagnosis.extend(closed_default_groups(self.aws["ec2"](), self.envs))
+
+
 def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, timeout: float = 1800,
         keep: bool = False, full: bool = False, poll: float = 5.0, explain_after: float = 300.0,
         log_wait: float = 60.0, region: Optional[str] = None, progress: Optional[TextIO] = None,
         sleep: Callable[[float], None] = time.sleep) -> SmokeResult:
-    """Run the probe on ``nodes`` nodes of the stack's multi-node queue, and NCCL across them; what it waits for
-    is printed to ``progress`` (default: stderr). Each node asks for the stack's ``multiNodeGpusPerNode`` GPUs
-    (``gpus``, when given, must be that number)."""
-    progress = progress or sys.stderr
-    stack = StackOutputs(outputs, ("aws-batch",))
-    missing = [key for key in OUTPUTS if stack.get(key) is None]
-    if missing:
-        raise UserError(f"{stack.source} lack {', '.join(missing)}: the stack has no multi-node queue. Set "
-                        "gpuready:multiNode (e.g. `gpuready:multiNode: {nodes: 2}`) in its config, run `pulumi up`, "
-                        "then read the outputs again")
-    queue, definition = stack["multiNodeJobQueueArn"], stack["multiNodeJobDefinitionArn"]
-    per_node, efa = int(stack["multiNodeGpusPerNode"]), int(stack["multiNodeEfaInterfaces"])
-    types = list(stack["multiNodeInstanceTypes"])
-    if gpus is not None and gpus != per_node:
-        raise UserError(f"--gpus {gpus}: each node of a multi-node job asks for the stack's multiNodeGpusPerNode "
-                        f"({per_node}), every GPU of its instance: leave --gpus out")
-    transport = "efa" if efa > 0 else "socket"
-    instance_type = types[0] if len(types) == 1 else None  # several: the bandwidth has no verdict
-    region = batch.queue_region(queue, region)
-    clients = batch.clients(region, timeout)
-    client, logs = clients["batch"], clients["logs"]
-    result = SmokeResult(target="batch", title=f"Smoke test on {nodes} nodes",
-                         job={"queue": queue, "definition": definition, "nodes_asked": nodes,
-                              "gpus_per_node": per_node, "transport_expected": transport})
-
-    envs = batch.queue_environments(client, queue)
-    stack_definition = batch.describe_definition(client, definition)
-    ranges = (stack_definition.get("nodeProperties") or {}).get("nodeRangeProperties") or [{}]
-    want = diagnose.needs(ranges[0].get("container") or {})
-    why = unplaceable(want, nodes, envs)
-    if why:  # never submit a job that can only wait
-        return batch.not_placeable(result, f"{nodes} x ({want['GPU']} GPU, {want['VCPU']} vCPU, {want['MEMORY']} "
-                                   "MiB)", why)
-
-    name, tags = batch.run_name()
-    argv = ["launch", "--nodes", str(nodes), "--gpus-per-node", str(per_node), "--transport", transport,
-            *(["--instance-type", instance_type] if instance_type else []), *(["--full"] if full else []),
-            *batch_probe.launcher_limits(timeout)]
-    registration = batch_probe.multinode_definition(stack_definition, nodes=nodes, argv=argv, tags=tags)
-    main = int(registration["nodeProperties"].get("mainNode") or 0)
-    request = {"jobName": name, "jobQueue": queue, "nodeOverrides": {"numNodes": nodes},
-               "timeout": batch.attempt_timeout(timeout),
-               "tags": tags}
-    result.job["name"] = name
-    submission = batch.Submission(result, clients, queue, name, registration["jobDefinitionName"], keep=keep,
-                                  progress=progress, sleep=sleep)
-
-    def explain(job: dict[str, Any], seen: dict[int, dict[str, Any]]) -> list[str]:
-        return _explain(client, job, seen, nodes, registration["nodeProperties"]["nodeRangeProperties"][0].get(
-            "container") or {}, lambda: (clients["ec2"](), clients["ecr"]()))
-
-    def body() -> SmokeResult:
-        request["jobDefinition"] = submission.register(registration)
-        result.job["id"] = submission.submit(request)
-        job, seen = batch.wait(result, submission.state, clients["poll"], explain, submission.cleanup,
-                               timeout=timeout, keep=keep, poll=poll, explain_after=explain_after,
-                               progress=progress, sleep=sleep, nodes=nodes)
-        result.job["nodes"] = [_node(i, seen.get(i), stack) for i in range(nodes)]
-        if job is None:
-            return result
-        _verdicts(result, job, nodes, main, logs, transport, instance_type, poll=poll, log_wait=log_wait,
-                  sleep=sleep)
-        if any(c.name.startswith("nccl_") and c.verdict == core.FAIL for c in result.checks):
-            result.diagnosis.extend(closed_default_groups(clients["ec2"](), envs))
-        return result
-    return submission.guard(body)
+    """Run the probe on ``nodes`` nodes of the stack's multi-node queue, and NCCL across them
+    (:class:`BatchGangTarget`); what it waits for is printed to ``progress`` (default: stderr)."""
+    return drive(BatchGangTarget(outputs, Request(timeout=timeout, gpus=gpus, nodes=nodes, keep=keep, full=full),
+                                 poll=poll, explain_after=explain_after, log_wait=log_wait, region=region,
+                                 progress=progress, sleep=sleep))
 
 
 def closed_default_groups(ec2: Any, envs: list[dict[str, Any]]) -> list[str]:

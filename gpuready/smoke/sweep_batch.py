@@ -9,9 +9,10 @@ not yet finished).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, Mapping, Optional, TextIO
 
 from gpuready_components import catalog
 from gpuready_components.batch_gpu import fit
@@ -21,6 +22,7 @@ from ..probe import ProbeReport, core
 from ..resources.aws import BatchComputeEnvironment
 from . import batch, batch_probe, sweep
 from .outputs import StackOutputs
+from .target import Request, drive
 
 DEFAULT_CAP = 16
 """Instances swept without ``--nodes``: at most this many, however many the queue's maxvCpus allows."""
@@ -38,81 +40,112 @@ def largest_type(envs: list[dict[str, Any]]) -> tuple[Optional[catalog.GpuInstan
     return biggest, room
 
 
+class BatchSweepTarget(batch.BatchRun):
+    """The sweep on Batch: ``--nodes`` jobs (default: as many of the queue's largest type as maxvCpus allows, at most
+    :data:`DEFAULT_CAP`), each holding a whole instance, a row per instance from its probe report. Progress goes to
+    ``progress`` (default: stderr); the logs are read for up to ``log_wait`` seconds."""
+
+    def __init__(self, outputs: Mapping[str, Any], request: Request, *, poll: float = 5.0, log_wait: float = 60.0,
+                 region: Optional[str] = None, progress: Optional[TextIO] = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(outputs, dataclasses.replace(request, keep=False))  # a sweep leaves no job running
+        self.poll, self.log_wait, self.region = poll, log_wait, region
+        self.progress, self.sleep = progress or sys.stderr, sleep
+        self.described: dict[str, dict[str, Any]] = {}
+        """Each job's last description, by id."""
+
+    def preflight(self) -> bool:
+        if self.request.quarantine:
+            raise UserError("--quarantine taints and labels Kubernetes nodes: a Batch stack has none (drop the "
+                            "option; a failing instance leaves its compute environment when you terminate it)")
+        self.stack = stack = StackOutputs(self.outputs, batch.BATCH_PLATFORMS)
+        queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
+        self.aws = aws = batch.clients(batch.queue_region(queue, self.region), self.request.timeout)
+        envs = batch.queue_environments(aws["batch"], queue)
+        instance, room = largest_type(envs)
+        self.instance = instance
+        if instance is None:
+            raise UserError(f"job queue {queue} offers no GPU instance type gpuready's catalog knows: nothing to "
+                            "sweep")
+        if room < 1:
+            raise UserError(f"the compute environments' maxvCpus allow no whole {instance.name} ({instance.vcpus} "
+                            "vCPUs): raise gpuready:maxVcpus to a multiple of it")
+        nodes = self.request.nodes
+        count = nodes or min(room, DEFAULT_CAP)
+        self.result = result = sweep.SweepResult(target="batch", job={
+            "queue": queue, "definition": definition, "instance_type": instance.name, "jobs": count})
+        if count > room:
+            result.notes.append(f"{count} jobs but maxvCpus allows {room} {instance.name} at once: the others wait "
+                                "for an instance to free, and may land on one already swept (shown as duplicate)")
+        elif nodes is None and room > count:
+            result.notes.append(f"{count} of the {room} {instance.name} maxvCpus allows (--nodes for more)")
+        self.want = want = {"GPU": instance.gpus, "VCPU": instance.vcpus, "MEMORY": fit.usable_memory_mib(instance)}
+        name, self.tags = batch.run_name("sweep")
+        registration = batch_probe.definition(batch.describe_definition(aws["batch"], definition),
+                                              gpus=instance.gpus, full=self.request.full, tags=self.tags)
+        self.overrides = {"resourceRequirements": [{"type": k, "value": str(v)} for k, v in want.items()],
+                          "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]}
+        self.names = [f"{name}-{i}" for i in range(count)]
+        self.prepare(queue, name, registration, command="sweep")
+        return True
+
+    def submit(self) -> None:
+        want, queue = self.want, self.submission.queue
+        print(f"gpuready: {self.result.job['name']}: {len(self.names)} jobs of "
+              f"{fit.Needs(want['GPU'], want['VCPU'], want['MEMORY'])} (a whole {self.instance.name} each)",
+              file=self.progress)
+        arn = self.submission.register(self.registration)
+        for job_name in self.names:
+            self.submission.submit({"jobName": job_name, "jobQueue": queue, "jobDefinition": arn,
+                                    "containerOverrides": self.overrides, "tags": self.tags,
+                                    "timeout": batch.attempt_timeout(self.request.timeout)}, f"submit {job_name}")
+
+    def follow(self) -> bool:
+        """Follow the run's jobs to their end, or to ``--timeout`` (the rest terminated: their rows say so)."""
+        name, poller = self.result.job["name"], batch.Poller(self.aws["poll"])
+
+        def changed(described: dict[str, dict[str, Any]], waited: float) -> None:
+            counts: dict[str, int] = {}
+            for job in described.values():
+                counts[job.get("status")] = counts.get(job.get("status"), 0) + 1
+            print(f"gpuready: {name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=str))
+                  + f" after {waited:.0f} s", file=self.progress)
+
+        jobs = self.submission.jobs
+        self.described = poller.follow([j["id"] for j in jobs], timeout=self.request.timeout, poll=self.poll,
+                                       sleep=self.sleep, changed=changed)
+        for job in jobs:
+            job["done"] = (self.described.get(job["id"]) or {}).get("status") in batch.TERMINAL
+        self.submission.cleanup("gpuready sweep: timed out")  # the jobs not finished
+        self.result.job["describe_calls"], self.result.job["poll_rounds"] = poller.calls, poller.rounds
+        return True
+
+    def collect(self) -> None:
+        _rows(self.result, self.submission.jobs, self.described, self.aws["logs"], self.stack, self.instance,
+              timeout=self.request.timeout, poll=self.poll, log_wait=self.log_wait, sleep=self.sleep)
+
+    def interrupted(self) -> sweep.SweepResult:
+        self.result.notes.append("interrupted: every job terminated")
+        ids = {job["name"]: job["id"] for job in self.submission.jobs}
+        self.result.rows = [sweep.row(n, None, instance_type=self.instance.name, job={"name": n, "id": ids.get(n)},
+                                      problem="interrupted") for n in self.names]
+        return self.result
+
+
 def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float = 1800, full: bool = False,
         poll: float = 5.0, log_wait: float = 60.0, region: Optional[str] = None, progress: Optional[TextIO] = None,
         sleep: Callable[[float], None] = time.sleep) -> sweep.SweepResult:
     """Sweep ``nodes`` instances (default: as many of the largest type as maxvCpus allows, at most
-    :data:`DEFAULT_CAP`) of the stack's GPU queue; what it waits for is printed to ``progress`` (default: stderr)."""
-    progress = progress or sys.stderr
-    stack = StackOutputs(outputs, ("aws-batch",))
-    queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
-    region = batch.queue_region(queue, region)
-    clients = batch.clients(region, timeout)
-    client = clients["batch"]
-    envs = batch.queue_environments(client, queue)
-    instance, room = largest_type(envs)
-    if instance is None:
-        raise UserError(f"job queue {queue} offers no GPU instance type gpuready's catalog knows: nothing to sweep")
-    if room < 1:
-        raise UserError(f"the compute environments' maxvCpus allow no whole {instance.name} ({instance.vcpus} "
-                        "vCPUs): raise gpuready:maxVcpus to a multiple of it")
-    count = nodes or min(room, DEFAULT_CAP)
-    result = sweep.SweepResult(target="batch", job={"queue": queue, "definition": definition,
-                                                    "instance_type": instance.name, "jobs": count})
-    if count > room:
-        result.notes.append(f"{count} jobs but maxvCpus allows {room} {instance.name} at once: the others wait "
-                            "for an instance to free, and may land on one already swept (shown as duplicate)")
-    elif nodes is None and room > count:
-        result.notes.append(f"{count} of the {room} {instance.name} maxvCpus allows (--nodes for more)")
-    want = {"GPU": instance.gpus, "VCPU": instance.vcpus, "MEMORY": fit.usable_memory_mib(instance)}
-    name, tags = batch.run_name("sweep")
-    registration = batch_probe.definition(batch.describe_definition(client, definition), gpus=instance.gpus, full=full,
-                                          tags=tags)
-    overrides = {"resourceRequirements": [{"type": k, "value": str(v)} for k, v in want.items()],
-                 "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]}
-    result.job["name"] = name
-    names = [f"{name}-{i}" for i in range(count)]
-    run = batch.Submission(result, clients, queue, name, registration["jobDefinitionName"], keep=False,
-                           progress=progress, sleep=sleep, command="sweep")
-    print(f"gpuready: {name}: {count} jobs of {fit.Needs(want['GPU'], want['VCPU'], want['MEMORY'])} "
-          f"(a whole {instance.name} each)", file=progress)
-
-    def body() -> sweep.SweepResult:
-        arn = run.register(registration)
-        for job_name in names:
-            run.submit({"jobName": job_name, "jobQueue": queue, "jobDefinition": arn, "containerOverrides": overrides,
-                        "tags": tags, "timeout": batch.attempt_timeout(timeout)}, f"submit {job_name}")
-        return _finish(result, run, batch.Poller(clients["poll"]), clients["logs"], stack, instance, timeout=timeout,
-                       poll=poll, log_wait=log_wait, progress=progress, sleep=sleep)
-
-    def interrupted() -> sweep.SweepResult:
-        result.notes.append("interrupted: every job terminated")
-        ids = {job["name"]: job["id"] for job in run.jobs}
-        result.rows = [sweep.row(n, None, instance_type=instance.name, job={"name": n, "id": ids.get(n)},
-                                 problem="interrupted") for n in names]
-        return result
-    return run.guard(body, interrupted)
+    :data:`DEFAULT_CAP`) of the stack's GPU queue (:class:`BatchSweepTarget`); what it waits for is printed to
+    ``progress`` (default: stderr)."""
+    return drive(BatchSweepTarget(outputs, Request(timeout=timeout, nodes=nodes, full=full), poll=poll,
+                                  log_wait=log_wait, region=region, progress=progress, sleep=sleep))
 
 
-def _finish(result: sweep.SweepResult, run: batch.Submission, poller: batch.Poller, logs: Any, stack: StackOutputs,
-            instance: catalog.GpuInstanceType, *, timeout: float, poll: float, log_wait: float, progress: Any,
-            sleep: Callable[[float], None]) -> sweep.SweepResult:
-    """Follow the run's jobs to their end (or ``timeout``: the rest terminated), read each report, a row per job."""
-    name = result.job["name"]
-
-    def changed(described: dict[str, dict[str, Any]], waited: float) -> None:
-        counts: dict[str, int] = {}
-        for job in described.values():
-            counts[job.get("status")] = counts.get(job.get("status"), 0) + 1
-        print(f"gpuready: {name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=str))
-              + f" after {waited:.0f} s", file=progress)
-
-    jobs = run.jobs
-    described = poller.follow([j["id"] for j in jobs], timeout=timeout, poll=poll, sleep=sleep, changed=changed)
-    for job in jobs:
-        job["done"] = (described.get(job["id"]) or {}).get("status") in batch.TERMINAL
-    run.cleanup("gpuready sweep: timed out")  # the jobs not finished
-    result.job["describe_calls"], result.job["poll_rounds"] = poller.calls, poller.rounds
+def _rows(result: sweep.SweepResult, jobs: list[dict[str, Any]], described: dict[str, dict[str, Any]], logs: Any,
+          stack: StackOutputs, instance: catalog.GpuInstanceType, *, timeout: float, poll: float, log_wait: float,
+          sleep: Callable[[float], None]) -> None:
+    """A row per job of the ended (or timed out) run: each report read from its log stream, duplicates marked."""
     ended = {j["id"]: batch.log_location(described[j["id"]], stack) for j in jobs
              if (described.get(j["id"]) or {}).get("status") in batch.TERMINAL}
     texts = batch.read_until(  # a failed job's report is not waited for
@@ -139,4 +172,3 @@ def _finish(result: sweep.SweepResult, run: batch.Submission, poller: batch.Poll
         keys.append(instance_arn if instance_arn.startswith("arn:") else (report.host if report else None))
         result.rows.append(sweep.row(node, report, instance_type=instance.name, job=where, problem=problem))
     sweep.deduplicate(result.rows, keys)
-    return result

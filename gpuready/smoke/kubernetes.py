@@ -3,6 +3,7 @@ ConfigMap (no image of ours), followed with a watch, its logs read, and everythi
 
 from __future__ import annotations
 
+import abc
 import json
 import sys
 import time
@@ -10,7 +11,7 @@ import uuid
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, TextIO
+from typing import Any, Callable, Iterator, Mapping, Optional, TextIO
 
 from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
 
@@ -20,6 +21,7 @@ from . import scaler
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .retry import Backoff, HeldInterrupt, persist, retry
+from .target import Request, Target, drive
 
 TTL_SECONDS = 600
 """Kubernetes deletes the finished Job after this long even if gpuready cannot (interrupted, lost connection)."""
@@ -185,52 +187,110 @@ def read_if_allowed(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
         raise
 
 
+class KubernetesRun(Target):
+    """What the Kubernetes targets share: the cluster's client, from the outputs' kubeconfig (its credential command
+    checked before anything runs: :mod:`.kubeconfig`), API calls bounded by ``--timeout`` (:class:`BoundedCalls`),
+    and a cleanup that deletes what the run created (:func:`delete_objects`), once, unless ``--keep`` (the Job's TTL
+    removes a kept Job and its pod); a Ctrl-C is a failing ``job_finished``. Progress goes to ``progress``
+    (default: stderr); time is read from ``clock``."""
+
+    def __init__(self, outputs: Mapping[str, Any], request: Request, *, namespace: str = "default",
+                 progress: Optional[TextIO] = None, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(outputs, request)
+        self.namespace, self.progress, self.clock = namespace, progress or sys.stderr, clock
+        self.cleaned = False
+
+    def connect(self, stack: StackOutputs) -> None:
+        """The stack's cluster: its client and APIs, calls bounded by ``--timeout``, and the run's deadline (from
+        now)."""
+        self.client, self.api = api_client(stack["kubeconfig"], self.request.trust_kubeconfig_exec)
+        self.core_api, self.batch_api = self.client.CoreV1Api(self.api), self.client.BatchV1Api(self.api)
+        self.calls = BoundedCalls(self.client, self.request.timeout, self.clock)
+        self.deadline = self.clock() + self.request.timeout
+
+    @abc.abstractmethod
+    def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
+        """What :meth:`cleanup` deletes, as :func:`delete_objects` takes it: the ``(kind, delete)`` of every
+        object the run may have created, what they are, and the ``kubectl`` command that deletes them."""
+
+    def cleanup(self, reason: str) -> None:
+        if self.request.keep or self.cleaned:
+            return
+        self.cleaned = True
+        deletes, what, command = self.deletions()
+        delete_objects(self.client, self.calls, deletes, what, command, self.progress)
+
+    def interrupted(self) -> Any:
+        self.result.checks.append(interrupted_check(self.request.keep))
+        return self.result
+
+
+class KubernetesTarget(KubernetesRun):
+    """The probe as one Job on the stack's GPU nodes (``--gpus`` GPUs), the probe in a ConfigMap, the pod followed
+    with a watch; a Pending pod is explained after ``explain_after`` seconds and again as often. Every API call fits
+    inside ``--timeout``; the deletes take at most :data:`CLEANUP_GRACE` more."""
+
+    def __init__(self, outputs: Mapping[str, Any], request: Request, *, namespace: str = "default",
+                 explain_after: float = 20.0, progress: Optional[TextIO] = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(outputs, request, namespace=namespace, progress=progress, clock=clock)
+        self.gpus, self.explain_after = request.gpus or 1, explain_after
+        self.pod: Optional[str] = None
+        self.phase: Optional[str] = None
+
+    def preflight(self) -> bool:
+        stack = StackOutputs(self.outputs, KUBERNETES_PLATFORMS)
+        self.connect(stack)
+        taints, labels = stack.gpu_taints(), stack.get("gpuNodeLabels", {})
+        self.name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
+        self.context = scaler.Context(gpus=self.gpus, node_labels=dict(labels), taints=tuple(taints),
+                                      autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
+                                      platform=stack.platform)
+        self.config_map, self.manifest = manifests(self.name, self.namespace, self.gpus, taints, labels,
+                                              self.request.timeout, self.request.full, sharing=stack.get("gpuSharing"))
+        self.result = SmokeResult(target="kubernetes", job={"name": self.name, "namespace": self.namespace})
+        return True
+
+    def submit(self) -> None:
+        self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
+        self.calls.create(self.batch_api.create_namespaced_job, self.namespace, self.manifest, self.deadline)
+
+    def follow(self) -> bool:
+        self.phase, self.pod, unread = _wait(self.client, self.api, self.calls, self.namespace, self.name,
+                                             self.deadline, self.explain_after, self.context, self.result,
+                                             self.progress, self.clock)
+        self.result.job.update({"pod": self.pod, "phase": self.phase})
+        if self.phase not in ("Succeeded", "Failed"):
+            self.result.checks.append(unfinished(self.phase, self.request.timeout, self.request.keep, unread,
+                                                 "its pod"))
+            return False
+        return True
+
+    def collect(self) -> None:
+        self.result.checks.append(Check("job_status", core.PASS if self.phase == "Succeeded" else core.FAIL,
+                                        self.phase, "Succeeded"))
+        found = core.find_report(probe_logs(self.client, self.core_api, self.calls, self.pod, self.namespace,
+                                            self.deadline))
+        self.result.add_probe(ProbeReport.from_json(found) if found else None)
+
+    def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
+        """The Job (its pod with it) and the ConfigMap."""
+        name, namespace = self.name, self.namespace
+        body = self.client.V1DeleteOptions(propagation_policy="Background")
+        return ([("Job", lambda **kw: self.batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
+                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
+                f"{namespace}/{name}", f"kubectl -n {namespace} delete job,configmap {name}")
+
+
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
         namespace: str = "default", explain_after: float = 20.0, progress: Optional[TextIO] = None,
         clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> SmokeResult:
-    """Run the probe as a Job on the stack's GPU nodes and report what it found. A Pending pod is explained after
-    ``explain_after`` seconds and again as often; what changed is printed to ``progress``. The kubeconfig's
-    credential command runs only when a stack writes such commands, or with ``trust_kubeconfig_exec``. Every API
-    call fits inside ``timeout``; the deletes take at most :data:`CLEANUP_GRACE` more. Progress goes to
-    ``progress`` (default: stderr)."""
-    progress = progress or sys.stderr
-    stack = StackOutputs(outputs, KUBERNETES_PLATFORMS)
-    kubeconfig = stack["kubeconfig"]
-    client, api = api_client(kubeconfig, trust_kubeconfig_exec)
-    core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
-    calls = BoundedCalls(client, timeout, clock)
-    taints = stack.gpu_taints()
-    labels = stack.get("gpuNodeLabels", {})
-    name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
-    context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
-                             autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
-                             platform=stack.platform)
-    config_map, job = manifests(name, namespace, gpus, taints, labels, timeout, full,
-                                sharing=stack.get("gpuSharing"))
-    result = SmokeResult(target="kubernetes", job={"name": name, "namespace": namespace})
-    deadline = clock() + timeout
-    try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created
-        calls.create(core_api.create_namespaced_config_map, namespace, config_map, deadline)
-        calls.create(batch_api.create_namespaced_job, namespace, job, deadline)
-        phase, pod_name, unread = _wait(client, api, calls, namespace, name, deadline, explain_after, context,
-                                        result, progress, clock)
-        result.job.update({"pod": pod_name, "phase": phase})
-        if phase not in ("Succeeded", "Failed"):
-            result.checks.append(unfinished(phase, timeout, keep, unread, "its pod"))
-            return result
-        result.checks.append(Check("job_status", core.PASS if phase == "Succeeded" else core.FAIL, phase,
-                                   "Succeeded"))
-        found = core.find_report(probe_logs(client, core_api, calls, pod_name, namespace, deadline))
-        result.add_probe(ProbeReport.from_json(found) if found else None)
-        return result
-    except KeyboardInterrupt as stop:
-        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
-            raise
-        result.checks.append(interrupted(keep))
-        return result
-    finally:
-        if not keep:
-            _delete(client, calls, core_api, batch_api, namespace, name, progress)
+    """Run the probe as a Job on the stack's GPU nodes and report what it found (:class:`KubernetesTarget`). The
+    kubeconfig's credential command runs only when a stack writes such commands, or with
+    ``trust_kubeconfig_exec``."""
+    return drive(KubernetesTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full,
+                                                   trust_kubeconfig_exec=trust_kubeconfig_exec),
+                                  namespace=namespace, explain_after=explain_after, progress=progress, clock=clock))
 
 
 def probe_logs(client: Any, core_api: Any, calls: "BoundedCalls", pod: Optional[str], namespace: str,
@@ -255,7 +315,7 @@ def unfinished(measured: Any, timeout: float, keep: bool, unread: Optional[BaseE
                  + (f"; {what} could not be watched: {type(unread).__name__}" if unread else ""))
 
 
-def interrupted(keep: bool) -> Check:
+def interrupted_check(keep: bool) -> Check:
     """The failing ``job_finished`` check of a run stopped by Ctrl-C."""
     return Check("job_finished", core.FAIL, None, "Succeeded", "interrupted" + ("" if keep else "; deleted"))
 
@@ -329,15 +389,6 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
     if phase == "Pending" and pod_name and explainer.shown is None:
         explain()
     return phase, pod_name, unread
-
-
-def _delete(client, calls, core_api, batch_api, namespace, name, progress) -> None:
-    """Delete the Job (its pod with it) and the ConfigMap: :func:`delete_objects`."""
-    body = client.V1DeleteOptions(propagation_policy="Background")
-    delete_objects(client, calls, [
-        ("Job", lambda **kw: batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
-        ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))],
-        f"{namespace}/{name}", f"kubectl -n {namespace} delete job,configmap {name}", progress)
 
 
 def delete_objects(client: Any, calls: BoundedCalls, deletes: list[tuple[str, Callable[..., Any]]], what: str,

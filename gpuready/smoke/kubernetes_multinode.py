@@ -10,21 +10,21 @@ Followed with one watch on the gang's pods; everything created is deleted on eve
 from __future__ import annotations
 
 import copy
-import sys
 import time
 import uuid
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, Mapping, Optional, TextIO
 
 from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
-from . import gang, scaler
+from . import gang, kubernetes, scaler
 from .batch_probe import launcher_limits, probe_files
-from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, BoundedCalls, PendingExplainer, api_client,
-                         delete_objects, interrupted, probe_logs, read_if_allowed, unfinished, watch_pods)
+from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, BoundedCalls, PendingExplainer, probe_logs,
+                         read_if_allowed, unfinished, watch_pods)
 from .outputs import StackOutputs
 from .result import SmokeResult
+from .target import Request, drive
 from .scaler.cluster_autoscaler import max_size_setting
 
 RENDEZVOUS_PORT = 29500
@@ -147,89 +147,113 @@ def jobset_installed(client: Any, api: Any, calls: BoundedCalls, deadline: float
     return bool(found and resources and any(r.name == plural for r in resources.resources or ()))
 
 
+class KubernetesGangTarget(kubernetes.KubernetesRun):
+    """The probe and the NCCL all-reduce on ``--nodes`` GPU nodes of the stack (``--gpus`` each, default all of a
+    node's: ``maxGpusPerNode``): the pool size (checked before anything is created), the pods' run on distinct
+    nodes, each node's probe checks prefixed ``node{i}.``, then :func:`nccl.checks`. A JobSet when ``jobset`` or
+    (None) when the cluster serves JobSets, else an Indexed Job. A Pending pod is explained every
+    ``explain_after`` seconds. Every API call fits inside ``--timeout``; the deletes take at most
+    :data:`.kubernetes.CLEANUP_GRACE` more."""
+
+    def __init__(self, outputs: Mapping[str, Any], request: Request, *, namespace: str = "default",
+                 explain_after: float = 20.0, progress: Optional[TextIO] = None,
+                 clock: Callable[[], float] = time.monotonic, jobset: Optional[bool] = None) -> None:
+        super().__init__(outputs, request, namespace=namespace, progress=progress, clock=clock)
+        self.nodes, self.explain_after, self.jobset = request.nodes or 0, explain_after, jobset
+        self.pods: dict[int, Any] = {}
+
+    def preflight(self) -> bool:
+        nodes = self.nodes
+        if nodes < 2:
+            raise UserError(f"--nodes {nodes}: a multi-node smoke test needs 2 nodes or more (1 is the plain smoke "
+                            "test)")
+        stack = StackOutputs(self.outputs, KUBERNETES_PLATFORMS)
+        self.gpus = gpus = self.request.gpus or stack["maxGpusPerNode"]
+        self.name = name = f"gpuready-nccl-{uuid.uuid4().hex[:10]}"
+        self.result = result = SmokeResult(target="kubernetes", title=f"Smoke test on {nodes} nodes",
+                                           job={"name": name, "namespace": self.namespace, "nodes": []})
+        result.checks.append(pool_check(stack, nodes, gpus))
+        if result.checks[-1].verdict == core.FAIL:
+            return False
+        fabric = stack.get("gpuFabric")
+        self.transport = transport = fabric if fabric in FABRIC_TRANSPORTS else SOCKET
+        efa_interfaces = stack.get("gpuEfaInterfaces", 0) if transport == "efa" else 0
+        if transport == "efa" and not efa_interfaces:
+            print(f"gpuready: {name}: the stack does not say how many EFA interfaces a node has (gpuEfaInterfaces): "
+                  f"each pod asks for one {EFA_RESOURCE}", file=self.progress)
+        taints = stack.gpu_taints()
+        labels = stack.get("gpuNodeLabels", {})
+        self.context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
+                                      autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
+                                      platform=stack.platform)
+        self.connect(stack)
+        self.custom = self.client.CustomObjectsApi(self.api)
+        self.use_jobset = jobset_installed(self.client, self.api, self.calls, self.deadline) if self.jobset is None \
+            else self.jobset
+        self.config_map, self.service, self.workload = manifests(
+            name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
+            timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
+            jobset=self.use_jobset)
+        result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
+                           "gpus_per_node": gpus})
+        print(f"gpuready: {name}: {self.workload['kind']} of {nodes} pods x {gpus} GPUs, NCCL transport "
+              f"{transport}", file=self.progress)
+        return True
+
+    def submit(self) -> None:
+        group, version, plural = JOBSET
+
+        def create(ns: str, body: dict, **kw: Any) -> Any:
+            if self.use_jobset:
+                return self.custom.create_namespaced_custom_object(group, version, ns, plural, body, **kw)
+            return self.batch_api.create_namespaced_job(ns, body, **kw)
+        self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
+        self.calls.create(self.core_api.create_namespaced_service, self.namespace, self.service, self.deadline)
+        self.calls.create(create, self.namespace, self.workload, self.deadline)
+
+    def follow(self) -> bool:
+        self.pods, unread = _follow(self.client, self.api, self.calls, self.namespace, self.name, self.nodes,
+                                    self.deadline, self.explain_after, self.context, self.result, self.progress,
+                                    self.clock)
+        self.result.job["nodes"] = [_node(i, self.pods.get(i)) for i in range(self.nodes)]
+        phases = [n["phase"] for n in self.result.job["nodes"]]
+        if "Failed" not in phases and not all(p == "Succeeded" for p in phases):
+            self.result.checks.append(unfinished(", ".join(str(p) for p in phases), self.request.timeout,
+                                                 self.request.keep, unread, "its pods"))
+            return False
+        return True
+
+    def collect(self) -> None:
+        _judge(self.result, self.pods, self.nodes, self.transport, self.core_api, self.calls, self.namespace,
+               self.deadline, self.client)
+
+    def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
+        """The Job or JobSet (its pods with it), the Service and the ConfigMap."""
+        name, namespace, kind = self.name, self.namespace, self.workload["kind"]
+        group, version, plural = JOBSET
+        body = self.client.V1DeleteOptions(propagation_policy="Background")  # the pods go with their Job
+
+        def delete(**kw: Any) -> Any:
+            if self.use_jobset:
+                return self.custom.delete_namespaced_custom_object(group, version, namespace, plural, name,
+                                                                   body=body, **kw)
+            return self.batch_api.delete_namespaced_job(name, namespace, body=body, **kw)
+        return ([(kind, delete),
+                 ("Service", lambda **kw: self.core_api.delete_namespaced_service(name, namespace, **kw)),
+                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
+                f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}")
+
+
 def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, timeout: float = 1800,
         keep: bool = False, full: bool = False, namespace: str = "default", explain_after: float = 20.0,
         progress: Optional[TextIO] = None, clock: Callable[[], float] = time.monotonic,
         trust_kubeconfig_exec: bool = False, jobset: Optional[bool] = None) -> SmokeResult:
-    """Run the probe and the NCCL all-reduce on ``nodes`` GPU nodes of the stack (``gpus`` each, default all of a
-    node's: ``maxGpusPerNode``) and report what they found: the pool size (checked before anything is created), the
-    pods' run on distinct nodes, each node's probe checks prefixed ``node{i}.``, then :func:`nccl.checks`. A JobSet
-    when ``jobset`` or (None) when the cluster serves JobSets, else an Indexed Job. A Pending pod is explained every
-    ``explain_after`` seconds. Every API call fits inside ``timeout``; the deletes take at most
-    :data:`.kubernetes.CLEANUP_GRACE` more. Progress goes to ``progress`` (default: stderr)."""
-    if nodes < 2:
-        raise UserError(f"--nodes {nodes}: a multi-node smoke test needs 2 nodes or more (1 is the plain smoke test)")
-    progress = progress or sys.stderr
-    stack = StackOutputs(outputs, KUBERNETES_PLATFORMS)
-    gpus = gpus or stack["maxGpusPerNode"]
-    name = f"gpuready-nccl-{uuid.uuid4().hex[:10]}"
-    result = SmokeResult(target="kubernetes", title=f"Smoke test on {nodes} nodes",
-                         job={"name": name, "namespace": namespace, "nodes": []})
-    result.checks.append(pool_check(stack, nodes, gpus))
-    if result.checks[-1].verdict == core.FAIL:
-        return result
-    fabric = stack.get("gpuFabric")
-    transport = fabric if fabric in FABRIC_TRANSPORTS else SOCKET
-    efa_interfaces = stack.get("gpuEfaInterfaces", 0) if transport == "efa" else 0
-    if transport == "efa" and not efa_interfaces:
-        print(f"gpuready: {name}: the stack does not say how many EFA interfaces a node has (gpuEfaInterfaces): "
-              f"each pod asks for one {EFA_RESOURCE}", file=progress)
-    taints = stack.gpu_taints()
-    labels = stack.get("gpuNodeLabels", {})
-    context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
-                             autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
-                             platform=stack.platform)
-    client, api = api_client(stack["kubeconfig"], trust_kubeconfig_exec)
-    core_api, batch_api, custom = client.CoreV1Api(api), client.BatchV1Api(api), client.CustomObjectsApi(api)
-    calls = BoundedCalls(client, timeout, clock)
-    deadline = clock() + timeout
-    use_jobset = jobset_installed(client, api, calls, deadline) if jobset is None else jobset
-    config_map, service, workload = manifests(name, namespace, nodes=nodes, gpus=gpus, taints=taints,
-                                              node_labels=labels, timeout=timeout, transport=transport,
-                                              efa_interfaces=efa_interfaces, full=full, jobset=use_jobset)
-    result.job.update({"kind": workload["kind"], "service": name, "transport": transport, "gpus_per_node": gpus})
-    group, version, plural = JOBSET
-    delete_body = client.V1DeleteOptions(propagation_policy="Background")  # the pods go with their Job
-
-    def create(ns: str, body: dict, **kw: Any) -> Any:
-        if use_jobset:
-            return custom.create_namespaced_custom_object(group, version, ns, plural, body, **kw)
-        return batch_api.create_namespaced_job(ns, body, **kw)
-
-    def delete(**kw: Any) -> Any:
-        if use_jobset:
-            return custom.delete_namespaced_custom_object(group, version, namespace, plural, name, body=delete_body,
-                                                          **kw)
-        return batch_api.delete_namespaced_job(name, namespace, body=delete_body, **kw)
-
-    print(f"gpuready: {name}: {workload['kind']} of {nodes} pods x {gpus} GPUs, NCCL transport {transport}",
-          file=progress)
-    try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created
-        calls.create(core_api.create_namespaced_config_map, namespace, config_map, deadline)
-        calls.create(core_api.create_namespaced_service, namespace, service, deadline)
-        calls.create(create, namespace, workload, deadline)
-        pods, unread = _follow(client, api, calls, namespace, name, nodes, deadline, explain_after, context,
-                               result, progress, clock)
-        result.job["nodes"] = [_node(i, pods.get(i)) for i in range(nodes)]
-        phases = [n["phase"] for n in result.job["nodes"]]
-        if "Failed" not in phases and not all(p == "Succeeded" for p in phases):
-            result.checks.append(unfinished(", ".join(str(p) for p in phases), timeout, keep, unread, "its pods"))
-            return result
-        _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client)
-        return result
-    except KeyboardInterrupt as stop:
-        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
-            raise
-        result.checks.append(interrupted(keep))
-        return result
-    finally:
-        if not keep:
-            kind = workload["kind"].lower()
-            delete_objects(client, calls, [
-                (workload["kind"], delete),
-                ("Service", lambda **kw: core_api.delete_namespaced_service(name, namespace, **kw)),
-                ("ConfigMap", lambda **kw: core_api.delete_namespaced_config_map(name, namespace, **kw))],
-                f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind},service,configmap {name}", progress)
+    """Run the probe and the NCCL all-reduce on ``nodes`` GPU nodes of the stack and report what they found
+    (:class:`KubernetesGangTarget`)."""
+    return drive(KubernetesGangTarget(outputs, Request(timeout=timeout, gpus=gpus, nodes=nodes, keep=keep, full=full,
+                                                       trust_kubeconfig_exec=trust_kubeconfig_exec),
+                                      namespace=namespace, explain_after=explain_after, progress=progress,
+                                      clock=clock, jobset=jobset))
 
 
 def _index(pod: Any) -> Optional[int]:

@@ -5,15 +5,15 @@ read, every object deleted on every exit path (:func:`.kubernetes.delete_objects
 from __future__ import annotations
 
 import copy
-import sys
 import time
 import uuid
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, Mapping, Optional, TextIO
 
 from ..errors import UserError
 from ..probe import ProbeReport, core
 from . import kubernetes, sweep
 from .outputs import StackOutputs
+from .target import Request, drive
 
 TAINT = {"key": "gpuready.io/sweep", "value": "failed", "effect": "NoSchedule"}
 """What ``--quarantine`` puts on a failing node (and what the sweep's own pods tolerate, to sweep it again)."""
@@ -71,94 +71,125 @@ def manifests(run: str, namespace: str, nodes: list[tuple[str, int]], taints: li
     return config_map, jobs
 
 
-def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float = 1800, full: bool = False,
-        quarantine: bool = False, namespace: str = "default", progress: Optional[TextIO] = None,
-        clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> sweep.SweepResult:
-    """Sweep the stack's GPU nodes (the first ``nodes`` of them by name, default all); with ``quarantine``,
-    taint each node whose probe failed with :data:`TAINT` and label it (:data:`LABEL`, :data:`REASON`). Progress goes
-    to ``progress`` (default: stderr)."""
-    progress = progress or sys.stderr
-    stack = StackOutputs(outputs, kubernetes.KUBERNETES_PLATFORMS)
-    client, api = kubernetes.api_client(stack["kubeconfig"], trust_kubeconfig_exec)
-    core_api, batch_api = client.CoreV1Api(api), client.BatchV1Api(api)
-    calls = kubernetes.BoundedCalls(client, timeout, clock)
-    taints = stack.gpu_taints()
-    labels = dict(stack.get("gpuNodeLabels", {}))
-    deadline = clock() + timeout
-    run_name = f"gpuready-sweep-{uuid.uuid4().hex[:10]}"
-    result = sweep.SweepResult(target="kubernetes", job={"name": run_name, "namespace": namespace})
-    found = gpu_nodes(core_api, calls, labels, deadline)
-    if not found:
-        result.notes.append("no node carries the GPU labels " + ",".join(f"{k}={v}" for k, v in labels.items())
-                            + ": a pool scaled to zero has no node to sweep (scale it up first)")
-        return result
-    if nodes and nodes < len(found):
-        result.notes.append(f"{nodes} of the {len(found)} GPU nodes swept (--nodes)")
-        found = found[:nodes]
-    swept: list[tuple[str, int]] = []
-    for node in found:
-        name, gpus = node["metadata"]["name"], allocatable_gpus(node)
-        kind = (node["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL)
-        if (node.get("spec") or {}).get("unschedulable"):
-            result.rows.append(sweep.SweepRow(node=name, instance_type=kind, verdict=core.SKIP,
-                                              detail="cordoned (spec.unschedulable): not swept"))
-        elif gpus < 1:
-            result.rows.append(sweep.row(name, None, instance_type=kind, problem=(
-                "advertises no allocatable nvidia.com/gpu: the device plugin is not running there, or its GPUs "
-                "are lost (not swept)")))
-        else:
-            swept.append((name, gpus))
-            result.rows.append(sweep.SweepRow(node=name, instance_type=kind))
-    config_map, jobs = manifests(run_name, namespace, swept, taints, labels, timeout, full,
-                                 sharing=stack.get("gpuSharing"))
-    rows = {r.node: r for r in result.rows}
-    by_job = {job["metadata"]["name"]: rows[node] for job, (node, _) in zip(jobs, swept)}
-    for job_name, r in by_job.items():
-        r.job = {"name": job_name}
-    print(f"gpuready: {run_name}: {len(jobs)} Jobs, one pinned to each GPU node", file=progress)
-    created: list[tuple[str, str, Callable[..., Any]]] = []
-    body = client.V1DeleteOptions(propagation_policy="Background")
-    try:  # from here on, every exit (error, Ctrl-C, SIGTERM) deletes what may have been created
-        if jobs:
-            created.append(("ConfigMap", run_name, lambda **kw: core_api.delete_namespaced_config_map(
+class KubernetesSweepTarget(kubernetes.KubernetesRun):
+    """The sweep on Kubernetes: the stack's GPU nodes (the first ``--nodes`` of them by name, default all), one Job
+    pinned to each, a row per node; with ``--quarantine``, each node whose probe failed tainted with :data:`TAINT`
+    and labelled (:data:`LABEL`, :data:`REASON`). Every Job and the ConfigMap are deleted on every way out
+    (``--keep`` does not apply)."""
+
+    def __init__(self, outputs: Mapping[str, Any], request: Request, *, namespace: str = "default",
+                 progress: Optional[TextIO] = None, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(outputs, request, namespace=namespace, progress=progress, clock=clock)
+        self.created: list[tuple[str, str, Callable[..., Any]]] = []
+        """(kind, name, delete) of each object a create was sent for, the Jobs first."""
+        self.pods: dict[str, tuple] = {}
+
+    def preflight(self) -> bool:
+        stack = StackOutputs(self.outputs, kubernetes.KUBERNETES_PLATFORMS)
+        self.connect(stack)
+        taints = stack.gpu_taints()
+        labels = dict(stack.get("gpuNodeLabels", {}))
+        self.run_name = run_name = f"gpuready-sweep-{uuid.uuid4().hex[:10]}"
+        self.result = result = sweep.SweepResult(target="kubernetes",
+                                                 job={"name": run_name, "namespace": self.namespace})
+        found = gpu_nodes(self.core_api, self.calls, labels, self.deadline)
+        if not found:
+            result.notes.append("no node carries the GPU labels " + ",".join(f"{k}={v}" for k, v in labels.items())
+                                + ": a pool scaled to zero has no node to sweep (scale it up first)")
+            return False
+        nodes = self.request.nodes
+        if nodes and nodes < len(found):
+            result.notes.append(f"{nodes} of the {len(found)} GPU nodes swept (--nodes)")
+            found = found[:nodes]
+        swept: list[tuple[str, int]] = []
+        for node in found:
+            name, gpus = node["metadata"]["name"], allocatable_gpus(node)
+            kind = (node["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL)
+            if (node.get("spec") or {}).get("unschedulable"):
+                result.rows.append(sweep.SweepRow(node=name, instance_type=kind, verdict=core.SKIP,
+                                                  detail="cordoned (spec.unschedulable): not swept"))
+            elif gpus < 1:
+                result.rows.append(sweep.row(name, None, instance_type=kind, problem=(
+                    "advertises no allocatable nvidia.com/gpu: the device plugin is not running there, or its GPUs "
+                    "are lost (not swept)")))
+            else:
+                swept.append((name, gpus))
+                result.rows.append(sweep.SweepRow(node=name, instance_type=kind))
+        self.config_map, self.jobs = manifests(run_name, self.namespace, swept, taints, labels, self.request.timeout,
+                                               self.request.full, sharing=stack.get("gpuSharing"))
+        rows = {r.node: r for r in result.rows}
+        self.by_job = {job["metadata"]["name"]: rows[node] for job, (node, _) in zip(self.jobs, swept)}
+        for job_name, r in self.by_job.items():
+            r.job = {"name": job_name}
+        print(f"gpuready: {run_name}: {len(self.jobs)} Jobs, one pinned to each GPU node", file=self.progress)
+        return True
+
+    def submit(self) -> None:
+        namespace, run_name = self.namespace, self.run_name
+        body = self.client.V1DeleteOptions(propagation_policy="Background")
+        if self.jobs:
+            self.created.append(("ConfigMap", run_name, lambda **kw: self.core_api.delete_namespaced_config_map(
                 run_name, namespace, **kw)))
-            calls.create(core_api.create_namespaced_config_map, namespace, config_map, deadline)
-        for job in jobs:
+            self.calls.create(self.core_api.create_namespaced_config_map, namespace, self.config_map, self.deadline)
+        for job in self.jobs:
             job_name = job["metadata"]["name"]
-            created.insert(0, ("Job", job_name, lambda job_name=job_name, **kw: batch_api.delete_namespaced_job(
-                job_name, namespace, body=body, **kw)))
-            calls.create(batch_api.create_namespaced_job, namespace, job, deadline)
-        pods = _wait(client, api, calls, namespace, run_name, set(by_job), deadline, progress, clock) if jobs else {}
-        for job_name, r in by_job.items():
-            pod_name, phase = pods.get(job_name, (None, None))
+            self.created.insert(0, ("Job", job_name, lambda job_name=job_name, **kw:
+                                    self.batch_api.delete_namespaced_job(job_name, namespace, body=body, **kw)))
+            self.calls.create(self.batch_api.create_namespaced_job, namespace, job, self.deadline)
+
+    def follow(self) -> bool:
+        self.pods = _wait(self.client, self.api, self.calls, self.namespace, self.run_name, set(self.by_job),
+                          self.deadline, self.progress, self.clock) if self.jobs else {}
+        return True
+
+    def collect(self) -> None:
+        for job_name, r in self.by_job.items():
+            pod_name, phase = self.pods.get(job_name, (None, None))
             r.job.update({"pod": pod_name, "phase": phase})
             if phase not in TERMINAL:
                 _replace(r, sweep.row(r.node, None, instance_type=r.instance_type, job=r.job, problem=(
-                    f"not finished after {timeout:g} s ({phase or 'no pod'}: its GPUs busy with other pods, or the "
-                    "node not ready); deleted")))
+                    f"not finished after {self.request.timeout:g} s ({phase or 'no pod'}: its GPUs busy with other "
+                    "pods, or the node not ready); deleted")))
                 continue
-            report = core.find_report(kubernetes.probe_logs(client, core_api, calls, pod_name, namespace, deadline))
+            report = core.find_report(kubernetes.probe_logs(self.client, self.core_api, self.calls, pod_name,
+                                                            self.namespace, self.deadline))
             _replace(r, sweep.row(r.node, ProbeReport.from_json(report) if report else None,
                                   instance_type=r.instance_type, job=r.job,
                                   problem="" if report or phase == "Succeeded" else f"pod {phase} without a report"))
-        if quarantine:
-            _quarantine(client, core_api, calls, result, progress, clock)
-        return result
-    except KeyboardInterrupt as stop:
-        if type(stop) is not KeyboardInterrupt:  # SIGTERM (the CLI's subclass): the finally deletes, then stop
-            raise
-        for r in by_job.values():
+        if self.request.quarantine:
+            _quarantine(self.client, self.core_api, self.calls, self.result, self.progress, self.clock)
+
+    def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
+        """Every Job and the ConfigMap a create was sent for."""
+        return ([(f"{kind} {name}", delete) for kind, name, delete in self.created], f"in namespace {self.namespace}",
+                f"kubectl -n {self.namespace} delete job,configmap -l app.kubernetes.io/instance={self.run_name}")
+
+    def cleanup(self, reason: str) -> None:
+        """Delete whatever was created, ``--keep`` or not: a sweep leaves nothing on the nodes it swept."""
+        if self.cleaned or not self.created:
+            return
+        self.cleaned = True
+        kubernetes.delete_objects(self.client, self.calls, *self.deletions(), self.progress)
+        self.result.job["deleted"] = [f"{kind}/{name}" for kind, name, _ in self.created]
+
+    def interrupted(self) -> sweep.SweepResult:
+        for r in self.by_job.values():
             if not r.checks:
                 _replace(r, sweep.row(r.node, None, instance_type=r.instance_type, job=r.job,
                                       problem="interrupted; deleted"))
-        result.notes.append("interrupted: every Job deleted")
-        return result
-    finally:
-        if created:
-            kubernetes.delete_objects(client, calls, [(f"{kind} {name}", delete) for kind, name, delete in created],
-                                      f"in namespace {namespace}", f"kubectl -n {namespace} delete job,configmap "
-                                      f"-l app.kubernetes.io/instance={run_name}", progress)
-            result.job["deleted"] = [f"{kind}/{name}" for kind, name, _ in created]
+        self.result.notes.append("interrupted: every Job deleted")
+        return self.result
+
+
+def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float = 1800, full: bool = False,
+        quarantine: bool = False, namespace: str = "default", progress: Optional[TextIO] = None,
+        clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> sweep.SweepResult:
+    """Sweep the stack's GPU nodes (the first ``nodes`` of them by name, default all) and, with ``quarantine``,
+    take the failing ones out of service (:class:`KubernetesSweepTarget`). Progress goes to ``progress`` (default:
+    stderr)."""
+    return drive(KubernetesSweepTarget(outputs, Request(timeout=timeout, nodes=nodes, full=full, quarantine=quarantine,
+                                                        trust_kubeconfig_exec=trust_kubeconfig_exec),
+                                       namespace=namespace, progress=progress, clock=clock))
 
 
 def _replace(old: sweep.SweepRow, new: sweep.SweepRow) -> sweep.SweepRow:

@@ -133,10 +133,8 @@ def _alive(pid: int) -> bool:
         return f.read().split(")")[-1].split()[0] != "Z"
 
 
-def test_a_hung_probe_and_what_it_started_are_killed_at_the_timeout(monkeypatch, tmp_path):
-    import sys
-    import time
-
+def _hung_probe(monkeypatch, tmp_path):
+    """A probe that starts a child and hangs, in place of the real one; the file its and its child's pids go to."""
     from gpuready.smoke import local
 
     pids = tmp_path / "pids"
@@ -146,8 +144,44 @@ def test_a_hung_probe_and_what_it_started_are_killed_at_the_timeout(monkeypatch,
                     f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
                     "time.sleep(60)\n")
     monkeypatch.setattr(local, "PROBE_FILE", hung)
+    return pids
+
+
+def test_a_hung_probe_and_what_it_started_are_killed_at_the_timeout(monkeypatch, tmp_path):
+    import sys
+    import time
+
+    from gpuready.smoke import local
+
+    pids = _hung_probe(monkeypatch, tmp_path)
     started = time.monotonic()
     result = local.run(timeout=1.5)
     assert time.monotonic() - started < 10
     assert {c.name: c.verdict for c in result.checks} == {"probe_finished": "fail"}
     assert pids.exists() and not any(_alive(int(pid)) for pid in pids.read_text().split()), sys.platform
+
+
+def test_ctrl_c_kills_the_probe_and_what_it_started_and_is_no_verdict(monkeypatch, tmp_path):
+    import os
+    import signal
+    import threading
+    import time
+
+    from gpuready.smoke import local
+
+    pids = _hung_probe(monkeypatch, tmp_path)
+
+    def ctrl_c() -> None:
+        deadline = time.monotonic() + 20
+        while not pids.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)  # a real signal: it wakes the wait, as a Ctrl-C does
+    threading.Thread(target=ctrl_c, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):  # the CLI's exit 130
+        local.run(timeout=30)
+    assert time.monotonic() - started < 20 and pids.exists()
+    deadline = time.monotonic() + 5  # SIGKILL is delivered at once, but a process still starting takes a moment
+    while any(_alive(int(pid)) for pid in pids.read_text().split()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(int(pid)) for pid in pids.read_text().split())

@@ -301,12 +301,12 @@ def _smoke(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .smoke import sweep
+    from .smoke import sweep, sweep_on_stack
 
     _writable(args.junit, "--junit")
-    result = sweep.run_on_stack(stack=args.stack, outputs_file=args.outputs, nodes=args.nodes, timeout=args.timeout,
-                                full=args.full, quarantine=args.quarantine,
-                                trust_kubeconfig_exec=args.trust_kubeconfig_exec)
+    result = sweep_on_stack(stack=args.stack, outputs_file=args.outputs, nodes=args.nodes, timeout=args.timeout,
+                            full=args.full, quarantine=args.quarantine,
+                            trust_kubeconfig_exec=args.trust_kubeconfig_exec)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

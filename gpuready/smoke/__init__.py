@@ -4,42 +4,48 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from .result import SmokeResult
 
 
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Optional[int], timeout: float,
                  keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False, nodes: int = 1) -> SmokeResult:
-    """Pick the target from the stack's outputs (``platform``) and run the probe there (``trust_kubeconfig_exec``:
-    let the kubeconfig run any credential command, see :mod:`.kubeconfig`); with ``nodes`` > 1, one gang job on
-    that many nodes, with NCCL across them."""
-    from .outputs import load_outputs
+    """Run the probe on the stack (its outputs read from Pulumi, or ``outputs_file``) with the target its platform
+    registers (:mod:`.dispatch`); with ``nodes`` > 1, one gang job on that many nodes, with NCCL across them.
+    ``trust_kubeconfig_exec``: let the kubeconfig run any credential command (see :mod:`.kubeconfig`)."""
+    from gpuready_components.platforms import GANG, SINGLE
 
-    from ..errors import UserError
+    from .target import Request
+
+    return _on_stack(stack, outputs_file, GANG if nodes > 1 else SINGLE, Request(
+        timeout=timeout, gpus=gpus, nodes=nodes, keep=keep, full=full, trust_kubeconfig_exec=trust_kubeconfig_exec))
+
+
+def sweep_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], nodes: Optional[int], timeout: float,
+                   full: bool = False, quarantine: bool = False, trust_kubeconfig_exec: bool = False) -> Any:
+    """Sweep the stack's GPU nodes (a :class:`.sweep.SweepResult`) with the sweep target its platform registers;
+    ``quarantine``: take failing nodes out of service (Kubernetes)."""
+    from gpuready_components.platforms import SWEEP
+
+    from .target import Request
+
+    return _on_stack(stack, outputs_file, SWEEP, Request(timeout=timeout, nodes=nodes, full=full,
+                                                         quarantine=quarantine,
+                                                         trust_kubeconfig_exec=trust_kubeconfig_exec))
+
+
+def _on_stack(stack: Optional[str], outputs_file: Optional[Path], mode: str, request: Any) -> Any:
+    """Read the stack's outputs, then drive the target of ``mode`` on their platform, access problems said in one
+    line."""
+    from .dispatch import target_class
+    from .outputs import load_outputs
+    from .target import drive
 
     outputs = load_outputs(stack=stack, path=outputs_file)
     platform = outputs.get("platform")
     with access_problems(platform):
-        if platform == "aws-batch" and nodes > 1:
-            from . import batch_multinode
-
-            return batch_multinode.run(outputs, nodes=nodes, gpus=gpus, timeout=timeout, keep=keep, full=full)
-        if platform == "aws-batch":
-            from . import batch
-
-            return batch.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full)
-        if platform in ("eks", "gke", "aks") and nodes > 1:
-            from . import kubernetes_multinode
-
-            return kubernetes_multinode.run(outputs, nodes=nodes, gpus=gpus, timeout=timeout, keep=keep, full=full,
-                                            trust_kubeconfig_exec=trust_kubeconfig_exec)
-        if platform in ("eks", "gke", "aks"):
-            from . import kubernetes
-
-            return kubernetes.run(outputs, gpus=gpus or 1, timeout=timeout, keep=keep, full=full,
-                                  trust_kubeconfig_exec=trust_kubeconfig_exec)
-    raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")
+        return drive(target_class(platform, mode)(outputs, request))
 
 
 @contextlib.contextmanager
@@ -86,4 +92,4 @@ def _access_problem(error: Exception) -> Optional[str]:
     return None
 
 
-__all__ = ["SmokeResult", "access_problems", "run_on_stack"]
+__all__ = ["SmokeResult", "access_problems", "run_on_stack", "sweep_on_stack"]

@@ -19,7 +19,7 @@ from . import batch_probe, diagnose
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .retry import Backoff, HeldInterrupt, persist, retry
-from .target import Request, Target, drive
+from .target import Request, SmokeTarget, drive
 
 TERMINAL = ("SUCCEEDED", "FAILED")
 RETRYABLE_CODES = ("Throttling", "ThrottlingException", "TooManyRequestsException", "ServiceUnavailable",
@@ -224,7 +224,7 @@ BATCH_PLATFORMS = ("aws-batch",)
 """The platforms whose outputs the Batch targets read (``platform``)."""
 
 
-class BatchRun(Target):
+class BatchRun(SmokeTarget):
     """What the Batch targets share: one :class:`Submission` (the run's probe job definition and its jobs, each
     created once), undone by :meth:`cleanup` (every job terminated, then the definition deregistered, unless
     ``--keep``); a Ctrl-C is a failing ``job_finished``."""

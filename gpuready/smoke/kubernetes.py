@@ -21,7 +21,7 @@ from . import scaler
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .retry import Backoff, HeldInterrupt, persist, retry
-from .target import Request, Target, drive
+from .target import Request, SmokeTarget, drive
 
 TTL_SECONDS = 600
 """Kubernetes deletes the finished Job after this long even if gpuready cannot (interrupted, lost connection)."""
@@ -187,7 +187,7 @@ def read_if_allowed(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
         raise
 
 
-class KubernetesRun(Target):
+class KubernetesRun(SmokeTarget):
     """What the Kubernetes targets share: the cluster's client, from the outputs' kubeconfig (its credential command
     checked before anything runs: :mod:`.kubeconfig`), API calls bounded by ``--timeout`` (:class:`BoundedCalls`),
     and a cleanup that deletes what the run created (:func:`delete_objects`), once, unless ``--keep`` (the Job's TTL

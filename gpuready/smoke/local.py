@@ -12,12 +12,12 @@ from typing import Optional
 
 from ..probe import Check, ProbeReport, core
 from .result import SmokeResult
-from .target import Request, Target, drive
+from .target import Request, SmokeTarget, drive
 
 PROBE_FILE = Path(core.__file__)
 
 
-class LocalTarget(Target):
+class LocalTarget(SmokeTarget):
     """The probe file run with this Python, in its own process group, exactly as a job runs it; a probe that prints
     no report is a failure. However the run ends (the timeout, Ctrl-C, SIGTERM), nothing it started is left
     running: the process group is killed whole. A Ctrl-C is no verdict here: the CLI exits 130. Reads no outputs:

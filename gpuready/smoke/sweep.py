@@ -192,28 +192,3 @@ def write_junit(result: SweepResult, path: Path) -> None:
     root.append(suite)
     ET.indent(root)
     Path(path).write_text(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
-
-
-def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], nodes: Optional[int], timeout: float,
-                 full: bool = False, quarantine: bool = False, trust_kubeconfig_exec: bool = False) -> SweepResult:
-    """Pick the target from the stack's outputs (``platform``) and sweep its GPU nodes."""
-    from . import access_problems
-    from .outputs import load_outputs
-    from ..errors import UserError
-
-    outputs = load_outputs(stack=stack, path=outputs_file)
-    platform = outputs.get("platform")
-    if platform == "aws-batch" and quarantine:
-        raise UserError("--quarantine taints and labels Kubernetes nodes: a Batch stack has none (drop the option; "
-                        "a failing instance leaves its compute environment when you terminate it)")
-    with access_problems(platform):
-        if platform == "aws-batch":
-            from . import sweep_batch
-
-            return sweep_batch.run(outputs, nodes=nodes, timeout=timeout, full=full)
-        if platform in ("eks", "gke", "aks"):
-            from . import sweep_kubernetes
-
-            return sweep_kubernetes.run(outputs, nodes=nodes, timeout=timeout, full=full, quarantine=quarantine,
-                                        trust_kubeconfig_exec=trust_kubeconfig_exec)
-    raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready stack?")

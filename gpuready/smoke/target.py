@@ -1,11 +1,12 @@
 """The smoke target interface: one run of the GPU probe somewhere (a Batch job, a Kubernetes Job, a gang job on N
 nodes, a sweep of every GPU node, this machine), as five steps that :func:`drive` takes every target through with
-the same guarantees: nothing is created before :meth:`Target.submit`, and from then on every way out (an error,
-the timeout, Ctrl-C, SIGTERM) cleans up before it leaves.
+the same guarantees: nothing is created before :meth:`SmokeTarget.submit`, and from then on every way out (an
+error, the timeout, Ctrl-C, SIGTERM) cleans up before it leaves.
 
 Each target is a class of the module that knows its platform (:mod:`.batch`, :mod:`.batch_multinode`,
 :mod:`.sweep_batch`, :mod:`.kubernetes`, :mod:`.kubernetes_multinode`, :mod:`.sweep_kubernetes`, :mod:`.local`);
-:mod:`.dispatch` picks one for a stack's platform.
+the platform registry names the one of each mode (:attr:`gpuready_components.platforms.Platform.targets`) and
+:mod:`.dispatch` looks it up. A platform from outside gpuready brings its own subclass.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 ENDED = "finished"
-"""The reason :func:`drive` gives :meth:`Target.cleanup` after the run ended its own way (a verdict returned)."""
+"""The reason :func:`drive` gives :meth:`SmokeTarget.cleanup` after the run ended its own way (a verdict returned)."""
 INTERRUPTED = "interrupted"
 """...after a Ctrl-C (or SIGTERM)."""
 FAILED = "stopped by an error"
@@ -44,7 +45,7 @@ class Request:
     """Let the outputs' kubeconfig run any credential command (``--trust-kubeconfig-exec``)."""
 
 
-class Target(abc.ABC):
+class SmokeTarget(abc.ABC):
     """One run on one platform, in the order :func:`drive` calls its steps: :meth:`preflight`; then, when it says
     go, :meth:`submit`, :meth:`follow` and, when the work ended, :meth:`collect`; :meth:`cleanup` on every way out
     once :meth:`submit` was called; :meth:`interrupted` after a Ctrl-C.
@@ -61,8 +62,9 @@ class Target(abc.ABC):
 
     def __init__(self, outputs: Mapping[str, Any], request: Request) -> None:
         """A run of ``request`` on the stack whose outputs are ``outputs`` (as :func:`.outputs.load_outputs` reads
-        them), as :mod:`.dispatch` makes every target; a target may add keyword-only settings of its own (poll
-        intervals, clocks, where progress goes). Reads and creates nothing: :meth:`preflight` does."""
+        them): how :mod:`.dispatch` makes every target, so a subclass takes these two first; it may add keyword-only
+        settings of its own (poll intervals, clocks, where progress goes). Reads and creates nothing:
+        :meth:`preflight` does."""
         self.outputs, self.request = dict(outputs), request
 
     @abc.abstractmethod
@@ -107,10 +109,10 @@ class Target(abc.ABC):
         return None
 
 
-def drive(target: Target) -> Any:
+def drive(target: SmokeTarget) -> Any:
     """Run ``target`` through its steps and return its result, whose verdict the CLI prints as the run's one
-    verdict line. Once :meth:`Target.submit` is called, :meth:`Target.cleanup` runs before anything leaves: an
-    error (raised after the cleanup), Ctrl-C (:meth:`Target.interrupted`'s verdict, else raised: exit 130),
+    verdict line. Once :meth:`SmokeTarget.submit` is called, :meth:`SmokeTarget.cleanup` runs before anything leaves: an
+    error (raised after the cleanup), Ctrl-C (:meth:`SmokeTarget.interrupted`'s verdict, else raised: exit 130),
     SIGTERM (the CLI's subclass of KeyboardInterrupt: raised after the cleanup, exit 143)."""
     if not target.preflight():
         return target.result

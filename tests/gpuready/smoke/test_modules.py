@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import gpuready.smoke
+from tests.test_layers import GRAPH
 
 SMOKE = Path(gpuready.smoke.__file__).parent
 PROJECT = ("gpuready", "gpuready_components")
@@ -75,3 +76,20 @@ def test_the_check_sees_both_ways_of_reading_a_private_name(tmp_path):
                     "    return batch._clients, batch.clients, _Calls, self._mine\n")
     assert private_uses("gpuready.smoke.spy", path) == [
         "spy.py:2 imports _Calls from gpuready.smoke.kubernetes", "spy.py:6 reads batch._clients"]
+
+
+def reached(module: str) -> set[str]:
+    """Every project module ``module`` imports, directly or through others (``tests/test_layers.py`` reads who
+    imports whom, imports inside functions included, and holds the project to no cycle)."""
+    seen, todo = set(), [module]
+    while todo:
+        for target in GRAPH[todo.pop()] - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def test_the_sweep_imports_neither_of_its_targets():
+    """The targets build on the sweep's rows, never the other way: the platform registry picks the target."""
+    assert {"gpuready.smoke.sweep_batch", "gpuready.smoke.sweep_kubernetes"} & reached("gpuready.smoke.sweep") == set()
+    assert "gpuready.smoke.sweep" in GRAPH["gpuready.smoke.sweep_batch"]  # the graph is read as it should be

@@ -10,10 +10,10 @@ import pytest
 
 from gpuready.cli import Terminated
 from gpuready.smoke.result import SmokeResult
-from gpuready.smoke.target import ENDED, FAILED, INTERRUPTED, Request, Target, drive
+from gpuready.smoke.target import ENDED, FAILED, INTERRUPTED, Request, SmokeTarget, drive
 
 
-class Recording(Target):
+class Recording(SmokeTarget):
     """Records each step it is taken through; ``raises`` maps a step to what it raises there."""
 
     def __init__(self, *, ready: bool = True, ended: bool = True, raises: Optional[dict[str, BaseException]] = None,
@@ -104,7 +104,7 @@ def test_sigterm_is_raised_after_the_cleanup_never_a_verdict():
 
 
 def test_a_target_must_give_every_step():
-    class Partial(Target):
+    class Partial(SmokeTarget):
         def preflight(self) -> bool:
             return True
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, TextIO
 
+from gpuready_components import platforms
 from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
 
 from ..errors import UserError
@@ -32,8 +33,6 @@ LATE_CREATE = 1.0
 RETRYABLE_STATUS = (429, 500, 502, 503, 504)
 BACKOFF = Backoff(0.2, 2.0)
 """Pauses between tries of a call that met a passing fault (and of a delete, on any error)."""
-KUBERNETES_PLATFORMS = ("eks", "gke", "aks")
-"""The platforms whose outputs this target reads (``platform``)."""
 
 
 def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]], node_labels: dict[str, str],
@@ -75,6 +74,12 @@ def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]]
         },
     }
     return config_map, job
+
+
+def kubernetes_platforms() -> tuple[str, ...]:
+    """The platforms whose outputs the Kubernetes targets read (``platform``): every one the registry knows whose GPU
+    work runs as Kubernetes pods."""
+    return tuple(platform.name for platform in platforms.every(kubernetes=True))
 
 
 def api_client(kubeconfig: str, trust_exec: bool = False):
@@ -239,7 +244,7 @@ class KubernetesTarget(KubernetesRun):
         self.phase: Optional[str] = None
 
     def preflight(self) -> bool:
-        stack = StackOutputs(self.outputs, KUBERNETES_PLATFORMS)
+        stack = StackOutputs(self.outputs, kubernetes_platforms())
         self.connect(stack)
         taints, labels = stack.gpu_taints(), stack.get("gpuNodeLabels", {})
         self.name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
@@ -247,7 +252,8 @@ class KubernetesTarget(KubernetesRun):
                                       autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
                                       platform=stack.platform)
         self.config_map, self.manifest = manifests(self.name, self.namespace, self.gpus, taints, labels,
-                                              self.request.timeout, self.request.full, sharing=stack.get("gpuSharing"))
+                                                   self.request.timeout, self.request.full,
+                                                   sharing=stack.get("gpuSharing"))
         self.result = SmokeResult(target="kubernetes", job={"name": self.name, "namespace": self.namespace})
         return True
 

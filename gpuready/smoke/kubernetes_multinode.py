@@ -20,7 +20,7 @@ from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
 from . import gang, kubernetes, scaler
 from .batch_probe import launcher_limits, probe_files
-from .kubernetes import (KUBERNETES_PLATFORMS, TTL_SECONDS, BoundedCalls, PendingExplainer, probe_logs,
+from .kubernetes import (TTL_SECONDS, BoundedCalls, PendingExplainer, kubernetes_platforms, probe_logs,
                          read_if_allowed, unfinished, watch_pods)
 from .outputs import StackOutputs
 from .result import SmokeResult
@@ -167,7 +167,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         if nodes < 2:
             raise UserError(f"--nodes {nodes}: a multi-node smoke test needs 2 nodes or more (1 is the plain smoke "
                             "test)")
-        stack = StackOutputs(self.outputs, KUBERNETES_PLATFORMS)
+        stack = StackOutputs(self.outputs, kubernetes_platforms())
         self.gpus = gpus = self.request.gpus or stack["maxGpusPerNode"]
         self.name = name = f"gpuready-nccl-{uuid.uuid4().hex[:10]}"
         self.result = result = SmokeResult(target="kubernetes", title=f"Smoke test on {nodes} nodes",

@@ -85,7 +85,7 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
         self.pods: dict[str, tuple] = {}
 
     def preflight(self) -> bool:
-        stack = StackOutputs(self.outputs, kubernetes.KUBERNETES_PLATFORMS)
+        stack = StackOutputs(self.outputs, kubernetes.kubernetes_platforms())
         self.connect(stack)
         taints = stack.gpu_taints()
         labels = dict(stack.get("gpuNodeLabels", {}))

@@ -1,5 +1,6 @@
 """Which target runs where: the platform registry's, by mode, and nothing else. Every built-in platform has a complete
-target for every mode; a platform registered from outside (here, in this file) runs its own through the CLI."""
+target for every mode; a platform registered from outside runs its own target, or the Kubernetes ones, through the
+CLI."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import pytest
 
 from gpuready.cli import main
 from gpuready.errors import UserError
+from gpuready.probe import core
 from gpuready.smoke import batch, batch_multinode, kubernetes, kubernetes_multinode, sweep_batch, sweep_kubernetes
 from gpuready.smoke.dispatch import target_class
 from gpuready.smoke.result import SmokeResult
 from gpuready.smoke.target import SmokeTarget
 from gpuready_components import platforms
+from gpuready_components.k8s_gpu.facts import PLATFORMS
 from gpuready_components.platforms import GANG, SINGLE, SWEEP, Platform
+from tests.gpuready.conftest import H100
 
 EXPECTED = {
     ("aws-batch", SINGLE): batch.BatchTarget, ("aws-batch", GANG): batch_multinode.BatchGangTarget,
@@ -83,3 +87,23 @@ def test_a_registered_platform_runs_its_own_target_through_the_cli(fake_platform
 def test_a_mode_the_platform_has_no_target_for_is_one_line(fake_platform, capsys, argv, says):
     assert main([*argv, "--outputs", str(fake_platform)]) == 2
     assert capsys.readouterr().err == f"gpuready: fake-vm: gpuready runs no {says} there\n"
+
+
+def test_a_kubernetes_platform_registered_from_outside_smokes_on_the_kubernetes_target(fake_kube, fake_smi, tmp_path,
+                                                                                        capsys):
+    """A new Kubernetes platform names the Kubernetes targets and runs on them as eks does (here: eks's contract and
+    node facts under another name)."""
+    eks = platforms.require("eks")
+    platforms.register(Platform("oke", "aws", eks.extras, eks.stack, eks.contract, targets=eks.targets,
+                                node=PLATFORMS["eks"]))
+    try:
+        fake_smi(H100, row=0)
+        server, outputs = fake_kube({"platform": "oke", "gpuNodeLabels": {"nvidia.com/gpu.present": "true"}},
+                                    logs=f"{core.report_line(core.probe(gpus_expected=1))}\n")
+        path = tmp_path / "outputs.json"
+        path.write_text(json.dumps(outputs))
+        assert main(["smoke", "--outputs", str(path), "--timeout", "30"]) == 0, capsys.readouterr()
+    finally:
+        platforms.unregister("oke")
+    assert [kind for kind, _ in server.created] == ["ConfigMap", "Job"] and sorted(server.deleted) == sorted(
+        server.created)

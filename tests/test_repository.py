@@ -34,11 +34,11 @@ def test_every_package_folder_is_installed_under_its_import_name():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    folders = {str(p.parent.relative_to(ROOT)).replace("/", ".") for top in ("gpuready", "components")
+    renamed = {"components": "gpuready_components", "stacks": "gpuready_stacks"}
+    folders = {p.parent.relative_to(ROOT).parts for top in ("gpuready", *renamed)
                for p in (ROOT / top).rglob("__init__.py")}
-    assert setuptools["package-dir"] == {"gpuready_components": "components"}
-    assert set(setuptools["packages"]) == {f.replace("components", "gpuready_components", 1)
-                                           if f.startswith("components") else f for f in folders}
+    assert setuptools["package-dir"] == {name: folder for folder, name in renamed.items()}
+    assert set(setuptools["packages"]) == {".".join((renamed.get(top, top), *rest)) for top, *rest in folders}
 
 
 def test_a_users_own_components_package_neither_shadows_nor_is_shadowed(tmp_path):

@@ -4,7 +4,9 @@ gpuready's own project wherever it is installed."""
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 import yaml
 
 from gpuready.cli import main
@@ -37,3 +39,10 @@ def test_without_the_shipped_stacks_plan_asks_for_a_project(tmp_path, monkeypatc
     monkeypatch.setattr(project, "SHIPPED_PACKAGE", "gpuready_stacks_not_installed")
     assert main(["plan", "--stack", "aws-batch"]) == 2
     assert "no Pulumi.yaml here or above: run from a Pulumi project, or give --program DIR" in capsys.readouterr().err
+
+
+def test_version_is_pyprojects_from_the_installed_metadata(capsys):
+    version = re.search(r'^version = "(.+)"$', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"gpuready {version}\n"

@@ -96,6 +96,14 @@ def test_ci_installs_from_the_lock_and_tests_the_oldest_pulumi():
     assert "-c requirements/lock.txt" in ci and "pulumi==$floor" in ci
 
 
+def test_ci_installs_the_wheel_as_users_install_tools_and_plans_from_an_empty_directory():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ".venv/bin/python -m build --outdir" in ci  # the sdist, and the wheel built from it
+    assert 'uv tool install -q -c "$lock" "gpuready[aws] @ file://$wheel"' in ci
+    assert 'mkdir "$alone/empty" && cd "$alone/empty"' in ci and '"$gpuready" plan --stack aws-batch' in ci
+    assert '"$gpuready" --version' in ci and 'eval "$command' in ci  # the missing extra's hint, run as it is given
+
+
 def test_stack_programs_import_no_cli_module():
     """A stack program runs under the Pulumi engine with the components alone: the CLI (gpuready/) sits above it."""
     for path in sorted((ROOT / "stacks").glob("*.py")):

@@ -130,7 +130,7 @@ _READERS = ("gpuready.resources.aws", "gpuready.resources.gcp", "gpuready.resour
 
 def _kubernetes(name: str, cloud: str, extras: tuple[str, ...], **facts: Any) -> Platform:
     return Platform(
-        name, cloud, extras, f"stacks.{name}", f"gpuready_components.{name}_gpu.outputs", plugins=_READERS,
+        name, cloud, extras, f"gpuready_stacks.{name}", f"gpuready_components.{name}_gpu.outputs", plugins=_READERS,
         targets=MappingProxyType({SINGLE: "gpuready.smoke.kubernetes:KubernetesTarget",
                                   GANG: "gpuready.smoke.kubernetes_multinode:KubernetesGangTarget",
                                   SWEEP: "gpuready.smoke.sweep_kubernetes:KubernetesSweepTarget"}),
@@ -138,7 +138,7 @@ def _kubernetes(name: str, cloud: str, extras: tuple[str, ...], **facts: Any) ->
 
 
 BUILTIN = (
-    Platform("aws-batch", "aws", ("aws",), "stacks.aws_batch", "gpuready_components.batch_gpu.outputs",
+    Platform("aws-batch", "aws", ("aws",), "gpuready_stacks.aws_batch", "gpuready_components.batch_gpu.outputs",
              plugins=_READERS,
              targets=MappingProxyType({SINGLE: "gpuready.smoke.batch:BatchTarget",
                                        GANG: "gpuready.smoke.batch_multinode:BatchGangTarget",

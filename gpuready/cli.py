@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from . import __version__
 from .errors import UserError
 
 
@@ -64,9 +63,24 @@ class _RefreshClouds:
         return clouds()
 
 
+class _Version(argparse.Action):
+    """``--version``: gpuready's version (pyproject.toml's, from the installed package's metadata), looked up only
+    when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS,
+                         help="show gpuready's version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from . import __version__
+
+        print(f"gpuready {__version__}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpuready", description=__doc__.split(".")[0] + ".")
-    parser.add_argument("--version", action="version", version=f"gpuready {__version__}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     plan = commands.add_parser(

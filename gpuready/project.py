@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import importlib.resources
 import json
 import math
 from dataclasses import dataclass
@@ -101,11 +102,11 @@ def _plain(key: str, value: Any, path: Path) -> Any:
                     "hold. Fix: use text, numbers, true/false, lists or maps")
 
 
-def load_project(directory: Path) -> Project:
-    """The project whose ``Pulumi.yaml`` is in ``directory``."""
-    path = directory / "Pulumi.yaml"
+def load_project(directory: Path, file: str = "Pulumi.yaml") -> Project:
+    """The project whose ``Pulumi.yaml`` (or project ``file``) is in ``directory``."""
+    path = directory / file
     if not path.is_file():
-        raise UserError(f"no Pulumi.yaml in {directory}: give --program the directory of a Pulumi project")
+        raise UserError(f"no {file} in {directory}: give --program the directory of a Pulumi project")
     data = _read_yaml(path)
     runtime = data.get("runtime")
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
@@ -120,16 +121,35 @@ def load_project(directory: Path) -> Project:
     )
 
 
+SHIPPED_PACKAGE, SHIPPED_FILE = "gpuready_stacks", "pulumi-project.yaml"
+"""gpuready's own project: the reference stacks' program and stack files, package data of ``gpuready_stacks``
+(``stacks/`` of a checkout, installed with the wheel), with the project file that describes them from there."""
+
+
+def shipped_project() -> Optional[Project]:
+    """The reference stacks' project as installed (from a wheel, or a checkout's ``stacks/`` when installed with
+    ``pip install -e``); ``None`` when it is not installed as files on disk."""
+    try:
+        folder = importlib.resources.files(SHIPPED_PACKAGE)  # imports the stack package: a name, not a dependency
+    except ModuleNotFoundError as e:
+        if e.name != SHIPPED_PACKAGE:
+            raise
+        return None
+    if not isinstance(folder, Path) or not (folder / SHIPPED_FILE).is_file():
+        return None
+    return load_project(folder, SHIPPED_FILE)
+
+
 def find_project(start: Optional[Path] = None) -> Project:
     """The project at or above ``start`` (the working directory), else the one gpuready ships with."""
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
         if (directory / "Pulumi.yaml").is_file():
             return load_project(directory)
-    shipped = Path(__file__).resolve().parent.parent
-    if (shipped / "Pulumi.yaml").is_file():
-        return load_project(shipped)
-    raise UserError("no Pulumi.yaml here or above: run from a Pulumi project, or give --program DIR")
+    shipped = shipped_project()
+    if shipped is None:
+        raise UserError("no Pulumi.yaml here or above: run from a Pulumi project, or give --program DIR")
+    return shipped
 
 
 def _without_ciphertext(value: object) -> object:

@@ -34,6 +34,6 @@ def main() -> None:
         module.build(config)
     except ConfigError as error:
         raise for_stack(error, module.SETTINGS if module else Settings()) from None
-    except MissingExtra as missing:
-        raise MissingExtra(f"{missing}. The {name} platform needs: {install_command(platform.extra)}") \
-            from missing
+    except MissingExtra as missing:  # one command that installs all the platform needs
+        raise MissingExtra(f"{missing.name} is not installed: the {name} platform needs gpuready[{platform.extra}]: "
+                           f"{install_command(platform.extra)}", name=missing.name) from missing

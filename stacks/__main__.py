@@ -1,11 +1,10 @@
-"""gpuready reference stacks: ``pulumi up -s NAME`` builds the platform named by ``gpuready:platform``."""
+"""gpuready reference stacks: ``pulumi up -s NAME`` builds the platform named by ``gpuready:platform``.
 
-import pathlib
-import sys
+This folder installs as the package ``gpuready_stacks`` (``pip install -e .`` in a checkout, or the wheel), so the
+program imports it by that name wherever it runs: ``pulumi up`` from the checkout (``main: stacks/``) or ``gpuready
+plan`` on the copy an installed gpuready ships.
+"""
 
-# Pulumi runs this file from stacks/; the project root holds the `stacks` package.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-from stacks import main  # noqa: E402
+from gpuready_stacks import main
 
 main()

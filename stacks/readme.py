@@ -1,7 +1,7 @@
 """The README's settings tables, generated from the platforms' declarations (:mod:`.settings`).
 
-``python -m stacks.readme`` rewrites each table between ``<!-- settings: PLATFORM -->`` and ``<!-- /settings -->``;
-a test checks that the README holds what this generates.
+``python -m gpuready_stacks.readme`` (in a checkout) rewrites each table between ``<!-- settings: PLATFORM -->`` and
+``<!-- /settings -->``; a test checks that the README holds what this generates.
 """
 
 from __future__ import annotations
@@ -32,5 +32,5 @@ def regenerate(readme: str) -> str:
     return MARKERS.sub(lambda m: m.group(1) + generated[m.group(2)] + m.group(4), readme)
 
 
-if __name__ == "__main__":  # python -m stacks.readme: rewrite the README's settings tables
+if __name__ == "__main__":  # python -m gpuready_stacks.readme: rewrite the README's settings tables
     README.write_text(regenerate(README.read_text()))

@@ -1,6 +1,7 @@
 """Stack settings (``gpuready:`` keys) declared once: key, type, default, description and bound of each, beside the
 component argument it feeds. Config validation, the component-field-to-key names in error messages and the README's
-settings tables are all derived from these declarations (``python -m stacks.readme`` rewrites the README's tables).
+settings tables are all derived from these declarations (``python -m gpuready_stacks.readme`` rewrites the README's
+tables).
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ import pytest
 
 from tests.conftest import ROOT
 
-PACKAGES = {"gpuready": ROOT / "gpuready", "gpuready_components": ROOT / "components", "stacks": ROOT / "stacks",
-            "policies": ROOT / "policies"}
-"""Import name -> folder (components/ installs as gpuready_components)."""
+PACKAGES = {"gpuready": ROOT / "gpuready", "gpuready_components": ROOT / "components",
+            "gpuready_stacks": ROOT / "stacks", "policies": ROOT / "policies"}
+"""Import name -> folder (components/ installs as gpuready_components, stacks/ as gpuready_stacks)."""
 
 
 def _modules() -> dict[str, Path]:
@@ -65,8 +65,9 @@ def _floor(module: str) -> str:
 
 
 @pytest.mark.parametrize("lower, upper", [
-    ("gpuready_components", "gpuready"), ("gpuready_components", "stacks"), ("gpuready_components", "policies"),
-    ("stacks", "gpuready"), ("stacks", "policies"), ("gpuready", "policies"), ("gpuready", "stacks"),
+    ("gpuready_components", "gpuready"), ("gpuready_components", "gpuready_stacks"),
+    ("gpuready_components", "policies"), ("gpuready_stacks", "gpuready"), ("gpuready_stacks", "policies"),
+    ("gpuready", "policies"), ("gpuready", "gpuready_stacks"),
 ])
 def test_a_floor_never_imports_one_above_it(lower, upper):
     wrong = sorted(f"{m} imports {t}" for m, targets in GRAPH.items() if _floor(m) == lower

@@ -34,11 +34,11 @@ def test_every_package_folder_is_installed_under_its_import_name():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    folders = {str(p.parent.relative_to(ROOT)).replace("/", ".") for top in ("gpuready", "components")
+    renamed = {"components": "gpuready_components", "stacks": "gpuready_stacks"}
+    folders = {p.parent.relative_to(ROOT).parts for top in ("gpuready", *renamed)
                for p in (ROOT / top).rglob("__init__.py")}
-    assert setuptools["package-dir"] == {"gpuready_components": "components"}
-    assert set(setuptools["packages"]) == {f.replace("components", "gpuready_components", 1)
-                                           if f.startswith("components") else f for f in folders}
+    assert setuptools["package-dir"] == {name: folder for folder, name in renamed.items()}
+    assert set(setuptools["packages"]) == {".".join((renamed.get(top, top), *rest)) for top, *rest in folders}
 
 
 def test_a_users_own_components_package_neither_shadows_nor_is_shadowed(tmp_path):
@@ -94,6 +94,14 @@ def test_every_dependency_range_stops_before_the_next_major():
 def test_ci_installs_from_the_lock_and_tests_the_oldest_pulumi():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "-c requirements/lock.txt" in ci and "pulumi==$floor" in ci
+
+
+def test_ci_installs_the_wheel_as_users_install_tools_and_plans_from_an_empty_directory():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ".venv/bin/python -m build --outdir" in ci  # the sdist, and the wheel built from it
+    assert 'uv tool install -q -c "$lock" "gpuready[aws] @ file://$wheel"' in ci
+    assert 'mkdir "$alone/empty" && cd "$alone/empty"' in ci and '"$gpuready" plan --stack aws-batch' in ci
+    assert '"$gpuready" --version' in ci and 'eval "$command' in ci  # the missing extra's hint, run as it is given
 
 
 def test_stack_programs_import_no_cli_module():

@@ -89,8 +89,8 @@ def _program(tmp_path: Path, stack: str, changes: dict, extra_code: str = "") ->
     folder = tmp_path / "team-infra"
     folder.mkdir()
     (folder / "Pulumi.yaml").write_text("name: team-infra\nruntime: python\n")
-    (folder / "__main__.py").write_text(f"import json\nimport sys\n\nsys.path.insert(0, {str(ROOT)!r})\n"
-                                        f"import pulumi_aws as aws\nfrom stacks import main\n\nmain()\n{extra_code}")
+    (folder / "__main__.py").write_text("import json\nimport sys\n\nimport pulumi_aws as aws\n"
+                                        f"from gpuready_stacks import main\n\nmain()\n{extra_code}")
     data = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
     data["config"].update(changes)
     (folder / "Pulumi.extra.yaml").write_text(yaml.safe_dump(data))

@@ -112,8 +112,8 @@ def test_a_key_given_twice_in_an_object_the_engine_passes_is_refused():
     from pulumi.runtime import config
 
     from gpuready_components.errors import ConfigError
-    from stacks import aws_batch
-    from stacks.config import StackConfig
+    from gpuready_stacks import aws_batch
+    from gpuready_stacks.config import StackConfig
 
     token = config.CONFIG.set({"gpuready:multiNode": '{"nodes": 2, "nodes": 3}'})
     try:

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from gpuready_components import platforms
-from stacks.config import config_key
+from gpuready_stacks.config import config_key
 
 SETTINGS = {p.name: p.load(p.stack).SETTINGS for p in platforms.BUILTIN}
 

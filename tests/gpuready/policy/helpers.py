@@ -70,7 +70,7 @@ def render_stack(stack: str, *transformations, preview: bool = False, shipped: b
     def program():
         for transformation in transformations:
             pulumi.runtime.register_stack_transformation(transformation)
-        from stacks import main
+        from gpuready_stacks import main
 
         main()
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
-from stacks.config import StackConfig
-from stacks.settings import Setting, Settings
+from gpuready_stacks.config import StackConfig
+from gpuready_stacks.settings import Setting, Settings
 
 from .component import GpuVm, GpuVmArgs
 

@@ -10,6 +10,8 @@ import pytest
 from gpuready.cli import main
 from gpuready_components import platforms
 
+from tests.gpuready.conftest import H100
+
 from .gpu_vm import PLATFORM
 
 HERE = Path(__file__).parent / "gpu_vm"
@@ -38,3 +40,27 @@ def test_it_plans_with_its_readers_describer_offline_answers_and_the_policy_rule
 def test_an_unregistered_platform_is_refused_by_name(capsys):
     assert main(["plan", "--stack-file", str(STACK)]) == 2
     assert "unknown platform" in capsys.readouterr().err
+
+
+def _outputs(tmp_path: Path) -> Path:
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps({"platform": "gpu-vm", "instanceId": "i-0abc", "instanceType": "g6.xlarge",
+                                "gpus": 1}))
+    return path
+
+
+def test_it_smokes_on_its_own_target_through_the_cli(gpu_vm, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GPU_VM_CAPTURE", str(H100))  # the real H100 capture, as the fake instance's GPU
+    assert main(["smoke", "--outputs", str(_outputs(tmp_path)), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["target"] == "gpu-vm" and result["verdict"] == "pass"
+    assert result["job"] == {"instance": "i-0abc", "started": True, "cleaned": "finished"}
+    assert any(c["name"] == "gpu0.memory_in_use" for c in result["checks"])  # the probe's own checks
+
+
+def test_its_target_reports_a_gpu_the_probe_fails(gpu_vm, tmp_path, monkeypatch, capsys):
+    held = tmp_path / "held.csv"  # the capture's idle GPU with 72,207 of 81,559 MiB held by another process
+    held.write_text(H100.read_text().replace(", 479 MiB, 0 MiB, 81081 MiB,", ", 479 MiB, 72207 MiB, 8873 MiB,", 1))
+    monkeypatch.setenv("GPU_VM_CAPTURE", str(held))
+    assert main(["smoke", "--outputs", str(_outputs(tmp_path))]) == 1
+    assert "memory_in_use" in capsys.readouterr().out

@@ -67,7 +67,7 @@ class Fake(SmokeTarget):
 @pytest.fixture
 def fake_platform(tmp_path):
     """A platform with a single-node target only, registered as any package would; its outputs file."""
-    platform = Platform("fake-vm", "aws", ("aws",), "stacks.aws_batch", "gpuready_components.batch_gpu.outputs",
+    platform = Platform("fake-vm", "aws", ("aws",), "gpuready_stacks.aws_batch", "gpuready_components.batch_gpu.outputs",
                         targets=MappingProxyType({SINGLE: f"{__name__}:Fake"}))
     platforms.register(platform)
     path = tmp_path / "outputs.json"

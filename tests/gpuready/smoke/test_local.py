@@ -170,6 +170,8 @@ def test_ctrl_c_kills_the_probe_and_what_it_started_and_is_no_verdict(monkeypatc
     from gpuready.smoke import local
 
     pids = _hung_probe(monkeypatch, tmp_path)
+    # Python's own Ctrl-C handler, also where the suite was started in the background (SIGINT is ignored there)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def ctrl_c() -> None:
         deadline = time.monotonic() + 20
@@ -178,8 +180,11 @@ def test_ctrl_c_kills_the_probe_and_what_it_started_and_is_no_verdict(monkeypatc
         os.kill(os.getpid(), signal.SIGINT)  # a real signal: it wakes the wait, as a Ctrl-C does
     threading.Thread(target=ctrl_c, daemon=True).start()
     started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):  # the CLI's exit 130
-        local.run(timeout=30)
+    try:
+        with pytest.raises(KeyboardInterrupt):  # the CLI's exit 130
+            local.run(timeout=30)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - started < 20 and pids.exists()
     deadline = time.monotonic() + 5  # SIGKILL is delivered at once, but a process still starting takes a moment
     while any(_alive(int(pid)) for pid in pids.read_text().split()) and time.monotonic() < deadline:

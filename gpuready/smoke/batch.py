@@ -13,6 +13,8 @@ import time
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Optional, TextIO, TypeVar
 
+from gpuready_components import platforms
+
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
 from . import batch_probe, diagnose
@@ -220,8 +222,13 @@ def log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optiona
     return group, stream
 
 
-BATCH_PLATFORMS = ("aws-batch",)
-"""The platforms whose outputs the Batch targets read (``platform``)."""
+BATCH_CONTRACT = "gpuready_components.batch_gpu.outputs"
+
+
+def batch_platforms() -> tuple[str, ...]:
+    """The platforms whose outputs the Batch targets read (``platform``): every one the registry knows that exports
+    the Batch component's output contract."""
+    return tuple(platform.name for platform in platforms.every() if platform.contract == BATCH_CONTRACT)
 
 
 class BatchRun(SmokeTarget):
@@ -283,7 +290,7 @@ class BatchTarget(BatchRun):
         """The job's last description, once it ended."""
 
     def preflight(self) -> bool:
-        self.stack = stack = StackOutputs(self.outputs, BATCH_PLATFORMS)
+        self.stack = stack = StackOutputs(self.outputs, batch_platforms())
         queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
         want = {"GPU": self.gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
         self.aws = aws = clients(queue_region(queue, self.region), self.request.timeout)

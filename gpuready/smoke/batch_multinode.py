@@ -49,7 +49,7 @@ class BatchGangTarget(batch.BatchRun):
 
     def preflight(self) -> bool:
         nodes, gpus = self.nodes, self.request.gpus
-        self.stack = stack = StackOutputs(self.outputs, batch.BATCH_PLATFORMS)
+        self.stack = stack = StackOutputs(self.outputs, batch.batch_platforms())
         missing = [key for key in OUTPUTS if stack.get(key) is None]
         if missing:
             raise UserError(f"{stack.source} lack {', '.join(missing)}: the stack has no multi-node queue. Set "

@@ -58,7 +58,7 @@ class BatchSweepTarget(batch.BatchRun):
         if self.request.quarantine:
             raise UserError("--quarantine taints and labels Kubernetes nodes: a Batch stack has none (drop the "
                             "option; a failing instance leaves its compute environment when you terminate it)")
-        self.stack = stack = StackOutputs(self.outputs, batch.BATCH_PLATFORMS)
+        self.stack = stack = StackOutputs(self.outputs, batch.batch_platforms())
         queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
         self.aws = aws = batch.clients(batch.queue_region(queue, self.region), self.request.timeout)
         envs = batch.queue_environments(aws["batch"], queue)

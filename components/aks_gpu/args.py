@@ -41,10 +41,15 @@ class GpuAgentPoolArgs:
     spot: bool = False
     """Spot priority: evicted nodes are deleted; AKS adds its own Spot taint, which the GPU software tolerates."""
     min_count: int = 0
+    """Nodes kept when no GPU pod is pending; 0 bills no idle GPUs."""
     max_count: int = 2
+    """Most nodes at once: caps GPUs and dollars."""
     os_disk_size_gb: int = 200
+    """OS disk holding container images; deep-learning images are over 10 GB."""
     availability_zones: Sequence[str] = ()
+    """Zones of the pool (``1``, ``2``, ``3``) where the VM size is offered; empty: no zones."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra Kubernetes labels of the GPU nodes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,13 +57,17 @@ class AksGpuClusterArgs:
     """Inputs of an AKS GPU cluster. Plain values are checked when the component is constructed."""
 
     resource_group_name: pulumi.Input[str]
+    """Resource group of the cluster (an existing one)."""
     location: str
     """Azure region, e.g. ``eastus``."""
     node_pool: GpuAgentPoolArgs
+    """The GPU nodes (see :class:`GpuAgentPoolArgs`)."""
     cluster: Optional[ClusterArgs] = None
     """Create the cluster with these settings; give either this or ``existing_cluster``."""
     existing_cluster: Optional[ExistingClusterArgs] = None
+    """Add the GPU pool to an AKS cluster made elsewhere instead; give either this or ``cluster``."""
     software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
     """NVIDIA software: ``device-plugin`` mode uses AKS's driver; ``gpu-operator`` sets ``gpuProfile.driver`` to
     ``None`` and installs NVIDIA's."""
     tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags for every Azure resource that takes tags."""

@@ -23,6 +23,7 @@ class GpuJobArgs:
     image: str = facts.SMOKE_IMAGE
     """Container image: CUDA with Python, so that ``gpuready smoke`` can run its probe in it."""
     command: Sequence[str] = facts.SMOKE_COMMAND
+    """The container's command (``gpuready smoke`` overrides it with its probe)."""
     timeout_seconds: int = 3600
     """Batch terminates an attempt that runs longer (minimum 60)."""
 
@@ -65,7 +66,9 @@ class CpuQueueArgs:
     """A separate CPU queue with its own compute environment, so CPU work never waits in front of GPU jobs."""
 
     instance_types: Sequence[str] = ("m6i.large", "m6i.xlarge", "m6i.2xlarge")
+    """EC2 instance types of the CPU compute environment (no GPU types)."""
     max_vcpus: int = 64
+    """Upper bound of the CPU compute environment."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,7 @@ class SystemNodeGroupArgs:
     controller, node-feature-discovery's master. Without them those pods stay Pending and the Helm releases fail."""
 
     instance_types: Sequence[str] = facts.SYSTEM_INSTANCE_TYPES
+    """CPU instance types of the system node group."""
     size: int = 2
     """Nodes, fixed (two, so that CoreDNS survives the loss of one)."""
 
@@ -96,11 +97,13 @@ class EksGpuClusterArgs:
     """Inputs of an EKS GPU cluster. Plain values are checked when the component is constructed."""
 
     node_group: GpuNodeGroupArgs
+    """The GPU nodes (see :class:`GpuNodeGroupArgs`)."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """Private subnets (with a NAT gateway) in at least two availability zones, for the cluster and the nodes."""
     cluster: Optional[ClusterArgs] = None
     """Create the cluster with these settings; give either this or ``existing_cluster``."""
     existing_cluster: Optional[ExistingClusterArgs] = None
+    """Join an EKS cluster made elsewhere instead; give either this or ``cluster``."""
     autoscaler: AutoscalerArgs = field(default_factory=AutoscalerArgs)
     """What scales the GPU node groups up from zero."""
     software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)

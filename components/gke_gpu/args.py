@@ -28,11 +28,13 @@ class ClusterArgs:
     """Your VPC network, and ``subnetwork`` in the cluster's region. When omitted the component creates both
     (``facts.SUBNET_RANGES``), with Cloud NAT."""
     subnetwork: Optional[pulumi.Input[str]] = None
+    """Your subnetwork of ``network``, in the cluster's region (given with ``network``)."""
     cloud_nat: Optional[bool] = None
     """A Cloud Router and Cloud NAT for the nodes' subnetwork, so that the private nodes pull images from the
     internet (Docker Hub, nvcr.io). Default: on for the network the component creates, off for yours (which may
     have its NAT already; a subnetwork takes one NAT per region)."""
     release_channel: str = "REGULAR"
+    """GKE release channel, which picks the Kubernetes version and upgrades it."""
     master_ipv4_cidr_block: str = "172.16.0.32/28"
     """The control plane's private range (a /28 unused in the network)."""
     master_authorized_networks: Sequence[str] = ()
@@ -42,6 +44,7 @@ class ClusterArgs:
     system_nodes: int = 1
     """Untainted CPU nodes per zone for kube-dns and the GPU software's controllers."""
     deletion_protection: bool = True
+    """GKE refuses to delete the cluster while on (``pulumi destroy`` included)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +66,7 @@ class GpuNodePoolArgs:
     node_locations: Sequence[str] = ()
     """Zones for the pool (where the GPU is offered); the cluster's zones when empty."""
     spot: bool = False
+    """Spot VMs: cheaper, and Google Cloud may stop them at any time."""
     min_nodes: int = 0
     """Nodes kept in total when no GPU pod is pending; 0 bills no idle GPUs."""
     max_nodes: int = 2
@@ -70,6 +74,7 @@ class GpuNodePoolArgs:
     disk_size_gb: int = 200
     """Boot disk holding container images; deep-learning images are over 10 GB."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra Kubernetes labels of the GPU nodes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,11 +84,13 @@ class GkeGpuClusterArgs:
     location: str
     """Region (regional cluster) or zone of the cluster, e.g. ``us-central1``."""
     node_pool: GpuNodePoolArgs
+    """The GPU nodes (see :class:`GpuNodePoolArgs`)."""
     project: Optional[str] = None
     """Google Cloud project; the provider's ``gcp:project`` when omitted."""
     cluster: Optional[ClusterArgs] = None
     """Create the cluster with these settings; give either this or ``existing_cluster``."""
     existing_cluster: Optional[ExistingClusterArgs] = None
+    """Add the GPU pool to a GKE cluster made elsewhere instead; give either this or ``cluster``."""
     software: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
     """NVIDIA software: ``device-plugin`` mode uses GKE's own driver and device plugin; ``gpu-operator`` turns GKE's
     device plugin off and runs NVIDIA's, on GKE's driver (``DEFAULT``/``LATEST``) or its own

@@ -15,6 +15,7 @@ class ExistingClusterArgs:
     """A cluster made elsewhere (EKS, GKE or AKS): the GPU nodes join it and the GPU software is installed in it."""
 
     name: str
+    """The cluster's name, as its cloud knows it."""
     kubeconfig: pulumi.Input[str]
     """A kubeconfig for the cluster (a secret), used to install the GPU software."""
 
@@ -86,6 +87,7 @@ class K8sGpuSoftwareArgs:
     """``PLATFORM/IMAGE`` key of :data:`~gpuready_components.k8s_gpu.facts.NODE_IMAGES`, e.g. ``eks/AL2023_x86_64_NVIDIA``:
     decides which of driver, toolkit and device plugin the charts install."""
     options: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
+    """What to install and how GPUs are shared (see :class:`GpuSoftwareOptions`)."""
     gpu_models: tuple[tuple[str, float], ...] = ()
     """(GPU model, GPU memory GiB) of the node pools, to check MIG against; empty skips that check."""
     extra_taints: tuple[facts.Taint, ...] = ()

@@ -56,8 +56,11 @@ class Taint:
     """A Kubernetes node taint, with the effect spelled as Kubernetes spells it (``NoSchedule``)."""
 
     key: str
+    """The taint's key, e.g. ``nvidia.com/gpu``."""
     value: str
+    """Its value (may be empty)."""
     effect: str
+    """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute``."""
 
 
 BURN_IN_TAINT = Taint("gpuready.io/burn-in", "pending", "NoSchedule")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 
@@ -30,6 +30,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
     job_namespace: str
     job_service_account: str
     """The service account GPU jobs run as, in ``job_namespace``."""
+    outputs: dict[str, Any]
+    """What the component registered (``outputs.SOFTWARE_OUTPUTS``)."""
 
     def __init__(self, name: str, args: K8sGpuSoftwareArgs,
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
@@ -48,8 +50,9 @@ class K8sGpuSoftware(pulumi.ComponentResource):
             # e.g. GKE with its own driver, device plugin and managed DCGM: nothing to add
             self.namespace = None
             self.release_names = pulumi.Output.from_input([])
-            self.register_outputs({"namespace": None, "releases": [],
-                                   "nodeSoftware": {s: install.provider(s) for s in facts.NODE_SOFTWARE}})
+            self.outputs = {"namespace": None, "releases": [],
+                            "nodeSoftware": {s: install.provider(s) for s in facts.NODE_SOFTWARE}}
+            self.register_outputs(self.outputs)
             return
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
@@ -83,11 +86,12 @@ class K8sGpuSoftware(pulumi.ComponentResource):
             self._burn_in(name, args, namespace, [*releases, *quota])
         self.namespace = namespace.metadata.name
         self.release_names = pulumi.Output.all(*[r.name for r in releases])
-        self.register_outputs({
+        self.outputs = {
             "namespace": self.namespace,
             "releases": self.release_names,
             "nodeSoftware": {s: install.provider(s) for s in facts.NODE_SOFTWARE},
-        })
+        }
+        self.register_outputs(self.outputs)
 
     def _burn_in(self, name: str, args: K8sGpuSoftwareArgs, namespace, releases: list) -> None:
         """The burn-in's ConfigMap, RBAC and daemonset (after the releases: it needs the device software up)."""

@@ -32,3 +32,12 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("metaflowProfile", STRING_MAP, "a Metaflow profile for @kubernetes(gpu=N) steps on the GPU nodes: save "
                "it as ~/.metaflowconfig/config_gpu.json"),
     ))
+
+SOFTWARE_OUTPUTS = Contract("k8s-software", (
+    Output("namespace", STRING, "namespace of the NVIDIA Helm releases", when="where a chart is installed"),
+    Output("releases", STRINGS, "names of the Helm releases, in install order"),
+    Output("nodeSoftware", STRING_MAP, "who provides each of the driver, the container toolkit and the device plugin "
+           "on the GPU nodes: the node image, or a chart's name"),
+))
+"""What :class:`~gpuready_components.k8s_gpu.K8sGpuSoftware` registers (not a platform's stack outputs: a platform
+component exports its own contract)."""

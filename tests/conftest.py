@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import select
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -66,6 +70,35 @@ def one(rendering: Rendering, type_: str, name: str):
     """The single resource of ``type_`` called ``name``."""
     (found,) = [r for r in rendering.of_type(type_) if r.name == name]
     return found
+
+
+@contextlib.contextmanager
+def plugin_channel(command: list[str], cwd: Path, what: str, env: dict[str, str] | None = None) -> Iterator[Any]:
+    """A Pulumi plugin in a process of its own, started with ``command`` in ``cwd`` as the engine starts it; yields a
+    gRPC channel to the port it prints (the test fails with its stderr when it prints none). The process is ended
+    however the block ends."""
+    import grpc
+
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=errors)
+        try:
+            ready, _, _ = select.select([process.stdout], [], [], 120)
+            line = process.stdout.readline() if ready else b""
+            if not line.strip().isdigit():
+                errors.seek(0)
+                pytest.fail(f"the {what} printed no port ({line!r}): "
+                            f"{errors.read().decode(errors='replace')[-3000:]}")
+            with grpc.insecure_channel(f"127.0.0.1:{int(line)}") as channel:
+                grpc.channel_ready_future(channel).result(timeout=30)
+                yield channel
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()
 
 
 def render_component(render: Callable[..., Rendering], build: Callable[[], Any]) -> tuple[Rendering, Any]:

@@ -9,10 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -26,7 +23,7 @@ from gpuready.cli import main
 from gpuready.plan.render import render
 from gpuready.policy import RULES
 from gpuready.project import load_project, load_stack_config
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plugin_channel
 from tests.policies import engine
 from tests.stacks.test_extra_types import G9
 
@@ -51,36 +48,18 @@ def pack(project: str, stack: str, config: dict[str, str]) -> Iterator[engine.Ca
     is ended however the block ends."""
     env = {**os.environ, "PULUMI_PROJECT": project, "PULUMI_STACK": stack, "PULUMI_DRY_RUN": "true",
            "PULUMI_CONFIG": json.dumps(config)}
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen([sys.executable, "-u", "-m", "pulumi.policy", ENGINE, "."], cwd=PACK, env=env,
-                                   stdout=subprocess.PIPE, stderr=errors)
-        try:
-            ready, _, _ = select.select([process.stdout], [], [], 120)
-            line = process.stdout.readline() if ready else b""
-            if not line.strip().isdigit():
-                errors.seek(0)
-                pytest.fail(f"the pack printed no port ({line!r}): {errors.read().decode(errors='replace')[-3000:]}")
-            with grpc.insecure_channel(f"127.0.0.1:{int(line)}") as channel:
-                grpc.channel_ready_future(channel).result(timeout=30)
-                stub = analyzer_pb2_grpc.AnalyzerStub(channel)
-                with pytest.raises(grpc.RpcError) as refused:  # the engine goes on without a handshake
-                    stub.Handshake(analyzer_pb2.AnalyzerHandshakeRequest(
-                        engine_address=ENGINE, root_directory=str(PACK), program_directory=str(PACK)))
-                assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
-                assert stub.GetPluginInfo(empty_pb2.Empty()).version
-                info = stub.GetAnalyzerInfo(empty_pb2.Empty())
-                assert info.name == "gpuready" and [p.name for p in info.policies] == [r.name for r in RULES]
-                stub.ConfigureStack(analyzer_pb2.AnalyzerStackConfigureRequest(
-                    stack=stack, project=project, dry_run=True, config=config))
-                yield lambda method, request: getattr(stub, method)(request, timeout=60)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            process.stdout.close()
+    with plugin_channel([sys.executable, "-u", "-m", "pulumi.policy", ENGINE, "."], PACK, "pack", env) as channel:
+        stub = analyzer_pb2_grpc.AnalyzerStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:  # the engine goes on without a handshake
+            stub.Handshake(analyzer_pb2.AnalyzerHandshakeRequest(
+                engine_address=ENGINE, root_directory=str(PACK), program_directory=str(PACK)))
+        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert stub.GetPluginInfo(empty_pb2.Empty()).version
+        info = stub.GetAnalyzerInfo(empty_pb2.Empty())
+        assert info.name == "gpuready" and [p.name for p in info.policies] == [r.name for r in RULES]
+        stub.ConfigureStack(analyzer_pb2.AnalyzerStackConfigureRequest(
+            stack=stack, project=project, dry_run=True, config=config))
+        yield lambda method, request: getattr(stub, method)(request, timeout=60)
 
 
 def _program(tmp_path: Path, stack: str, changes: dict, extra_code: str = "") -> Path:

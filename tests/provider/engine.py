@@ -1,0 +1,123 @@
+"""What the engine does with a component package's provider, done by the test: start ``provider/`` as Pulumi starts a
+Python plugin (``python <plugin dir> <engine address>`` in its own process, which prints its port), and serve the
+resource monitor and engine the provider calls back during Construct: a gRPC ResourceMonitor over Pulumi's own
+mock monitor answered by gpuready's offline mocks (:class:`~gpuready.plan.render.PlanMocks`), as ``gpuready plan``
+renders a program."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from concurrent import futures
+from typing import Any, Iterator
+
+import grpc
+import pulumi
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime import rpc
+from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.proto import (engine_pb2, engine_pb2_grpc, errors_pb2, provider_pb2, provider_pb2_grpc,
+                                  resource_pb2, resource_pb2_grpc, status_pb2)
+
+from gpuready.plan.render import PlanMocks, _RecordingMonitor
+from tests.conftest import ROOT, plugin_channel
+
+PLUGIN = ROOT / "provider"
+PROJECT, STACK = "gpuready", "test"
+STACK_URN = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-{STACK}"
+"""The stack the engine parents a program's components to; the in-process render's root has the same URN."""
+CONFIG = {"aws:region": "us-east-1"}
+"""What the conftest's ``render`` sets."""
+
+
+class Monitor(_RecordingMonitor):
+    """The mock monitor gpuready plan records with, naming the test's project and stack whatever this process's
+    Pulumi settings say."""
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        if parent:
+            type_ = parent.split("::")[2].split("$").pop() + "$" + type_
+        return f"urn:pulumi:{STACK}::{PROJECT}::{type_}::{name}"
+
+
+def _monitor_servicer(mock: Monitor) -> resource_pb2_grpc.ResourceMonitorServicer:
+    """The ResourceMonitor service, each call answered by ``mock``'s method of the same name (which takes the same
+    protobuf request)."""
+    class Servicer(resource_pb2_grpc.ResourceMonitorServicer):
+        def SupportsFeature(self, request, context):  # noqa: N802 (gRPC method name)
+            return resource_pb2.SupportsFeatureResponse(hasSupport=mock.SupportsFeature(request).hasSupport)
+
+    for name in dir(resource_pb2_grpc.ResourceMonitorServicer):
+        if name[:1].isupper() and name != "SupportsFeature" and hasattr(mock, name):
+            setattr(Servicer, name, lambda self, request, context, _call=getattr(mock, name): _call(request))
+    return Servicer()
+
+
+class Engine(engine_pb2_grpc.EngineServicer):
+    """The engine's Log (kept) and root-resource calls."""
+
+    def __init__(self) -> None:
+        self.logs: list[str] = []
+
+    def Log(self, request, context):  # noqa: N802 (gRPC method name)
+        self.logs.append(request.message)
+        return empty_pb2.Empty()
+
+    def GetRootResource(self, request, context):  # noqa: N802 (gRPC method name)
+        return engine_pb2.GetRootResourceResponse(urn=STACK_URN)
+
+    def SetRootResource(self, request, context):  # noqa: N802 (gRPC method name)
+        return engine_pb2.SetRootResourceResponse()
+
+
+@contextlib.contextmanager
+def callbacks() -> Iterator[tuple[str, Monitor, Engine]]:
+    """A gRPC server in this process with the resource monitor and the engine; yields (address, monitor, engine)."""
+    monitor, engine = Monitor(PlanMocks(CONFIG)), Engine()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_monitor_servicer(monitor), server)
+    engine_pb2_grpc.add_EngineServicer_to_server(engine, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}", monitor, engine
+    finally:
+        server.stop(grace=None)
+
+
+@contextlib.contextmanager
+def provider(engine_address: str) -> Iterator[provider_pb2_grpc.ResourceProviderStub]:
+    """The plugin in a process of its own, as the Python language host runs it (``python <plugin dir> <engine>``,
+    in the plugin's folder); yields a stub on the port it prints."""
+    with plugin_channel([sys.executable, "-u", str(PLUGIN), engine_address], PLUGIN, "provider") as channel:
+        yield provider_pb2_grpc.ResourceProviderStub(channel)
+
+
+def construct(stub: provider_pb2_grpc.ResourceProviderStub, monitor_address: str, token: str, name: str,
+              inputs: dict[str, Any]) -> dict[str, Any]:
+    """Construct ``token`` as the engine does for a program's ``new Component(name, inputs)`` (a child of the stack,
+    not a preview); returns its URN and the outputs it answered, deserialized."""
+    struct = struct_pb2.Struct()
+    struct.update(inputs)
+    response = stub.Construct(provider_pb2.ConstructRequest(
+        project=PROJECT, stack=STACK, config=CONFIG, dryRun=False, parallel=8, monitorEndpoint=monitor_address,
+        type=token, name=name, parent=STACK_URN, inputs=struct, organization="organization"), timeout=300)
+    return {"urn": response.urn, "state": rpc.deserialize_properties(response.state)}
+
+
+def input_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
+    """(property path, reason) of each input error the provider's status carries, as the engine reads them."""
+    found = []
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                errors = errors_pb2.InputPropertiesError()
+                if detail.Unpack(errors):
+                    found.extend((e.property_path, e.reason) for e in errors.errors)
+    return found
+
+
+def resolved(value: Any) -> Any:
+    """``value`` with every Output in it awaited (after a render, as ``gpuready plan`` reads the stack's outputs)."""
+    return _sync_await(pulumi.Output.from_input(value).future())

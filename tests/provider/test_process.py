@@ -1,0 +1,152 @@
+"""The component package's provider as the engine runs it: its own process, GetSchema and Construct over gRPC, the
+children registered with a resource monitor served by this process (Pulumi's mock monitor, gpuready's offline mocks).
+
+Each component is constructed from the inputs a generated SDK sends (the schema's names, only the fields set) and
+must register the same resources, with the same inputs, and answer the same outputs as the Python class given the
+same args in a program; a bad argument must come back with the ConfigError's own message."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Iterator
+
+import grpc
+import pytest
+from google.protobuf import empty_pb2
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import provider_pb2
+
+from gpuready_components import package
+from gpuready_components.aks_gpu import AksGpuClusterArgs, GpuAgentPoolArgs
+from gpuready_components.aks_gpu import ClusterArgs as AksClusterArgs
+from gpuready_components.batch_gpu import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
+from gpuready_components.eks_gpu import ClusterArgs as EksClusterArgs
+from gpuready_components.eks_gpu import EksGpuClusterArgs, GpuNodeGroupArgs
+from gpuready_components.errors import ConfigError
+from gpuready_components.gke_gpu import ClusterArgs as GkeClusterArgs
+from gpuready_components.gke_gpu import GkeGpuClusterArgs, GpuNodePoolArgs
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs
+from tests.conftest import render_component
+from tests.provider import engine
+
+BATCH = BatchGpuEnvironmentArgs(
+    instance_types=["g6e.xlarge", "g6e.12xlarge"], subnet_ids=["subnet-a", "subnet-b"], vpc_id="vpc-1",
+    capacity=["spot", "on-demand"], max_vcpus=192, job=GpuJobArgs(gpus=4, vcpus=16, memory_mib=120_000),
+    multi_node=MultiNodeArgs(nodes=2, instance_types=["g6e.12xlarge"]), tags={"team": "ml"})
+CASES = {
+    "gpuready:aws:BatchGpuEnvironment": BATCH,
+    "gpuready:aws:EksGpuCluster": EksGpuClusterArgs(
+        subnet_ids=["subnet-a", "subnet-b"], cluster=EksClusterArgs(public_access_cidrs=["203.0.113.7/32"]),
+        node_group=GpuNodeGroupArgs(instance_types=["g6e.xlarge", "g6e.12xlarge"], capacity_type="SPOT", max_size=4),
+        software=GpuSoftwareOptions(time_slicing_replicas=4)),
+    "gpuready:gcp:GkeGpuCluster": GkeGpuClusterArgs(
+        location="us-central1", project="ml-project", node_pool=GpuNodePoolArgs(machine_type="g2-standard-8",
+                                                                                max_nodes=3), cluster=GkeClusterArgs()),
+    "gpuready:azure:AksGpuCluster": AksGpuClusterArgs(
+        resource_group_name="ml-rg", location="eastus", node_pool=GpuAgentPoolArgs(
+            vm_size="Standard_NC24ads_A100_v4", max_count=3, spot=True), cluster=AksClusterArgs()),
+    "gpuready:k8s:GpuSoftware": K8sGpuSoftwareArgs(
+        platform="aks", node_image="aks/driver-installed", options=GpuSoftwareOptions(time_slicing_replicas=4),
+        gpu_models=(("A100", 80.0),)),
+}
+"""Args of each component, as a Python program would give them (the README's, and the component tests')."""
+
+
+def wire(value: Any) -> Any:
+    """``value`` as a generated SDK sends it: schema names, only the fields set away from their defaults."""
+    if dataclasses.is_dataclass(value):
+        sent = {}
+        for f in dataclasses.fields(value):
+            given = getattr(value, f.name)
+            default = f.default if f.default is not dataclasses.MISSING else \
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING
+            if given is not None and given != default:
+                sent[package.camel(f.name)] = wire(given)
+        return sent
+    if isinstance(value, (list, tuple)):
+        return [wire(v) for v in value]
+    if isinstance(value, dict):
+        return {k: wire(v) for k, v in value.items()}
+    return value
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[Any, str, engine.Monitor]]:
+    """(provider stub, monitor address, monitor): one provider process and one monitor for the module."""
+    with engine.callbacks() as (address, monitor, _), engine.provider(address) as stub:
+        yield stub, address, monitor
+
+
+def component_class(token: str) -> type:
+    return package.load(next(s.component for s in package.SERVED if s.token == token))
+
+
+def in_python(render, token: str, name: str, args: Any):
+    """The same component built by a Python program under the mock runtime: (rendering, component)."""
+    return render_component(render, lambda: component_class(token)(name, args))
+
+
+def test_the_provider_answers_the_checked_in_schema_over_grpc(served):
+    stub, _, _ = served
+    answered = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=60).schema)
+    assert answered == json.loads((engine.PLUGIN / "schema.json").read_text())
+    assert sorted(answered["resources"]) == sorted(s.token for s in package.SERVED)
+    assert stub.GetPluginInfo(empty_pb2.Empty(), timeout=60).version == package.version()
+
+
+@pytest.mark.parametrize("token", list(CASES))
+def test_construct_registers_what_the_python_class_does_and_answers_its_outputs(served, render, token):
+    stub, address, monitor = served
+    name = f"p{len(monitor.records)}"  # a name of its own per test: one monitor serves the module
+    before = len(monitor.records)
+    answered = engine.construct(stub, address, token, name, wire(CASES[token]))
+    over_grpc = monitor.records[before:]
+    rendering, component = in_python(render, token, name, CASES[token])
+
+    assert answered["urn"] == engine.resolved(component.urn) and answered["urn"].endswith(f"${token}::{name}")
+    assert over_grpc[0].type == token and over_grpc[0].parent == engine.STACK_URN and not over_grpc[0].custom
+    children = [r for r in over_grpc[1:]]
+    assert children and all(r.parent.startswith("urn:pulumi:test::gpuready::") for r in children)
+    assert {r.urn for r in over_grpc} == {r.urn for r in rendering.resources}
+    python_inputs = {r.urn: r.inputs for r in rendering.resources}
+    for record in over_grpc:
+        assert record.inputs == python_inputs[record.urn], record.urn
+
+    outputs = {k: v for k, v in answered["state"].items()}
+    expected = engine.resolved(component.outputs)
+    assert unsecret(outputs) == unsecret(expected)
+    declared = json.loads((engine.PLUGIN / "schema.json").read_text())["resources"][token]
+    assert set(outputs) <= set(declared["properties"]) and set(declared["required"]) <= set(outputs)
+
+
+def unsecret(value: Any) -> Any:
+    """``value`` with Pulumi's secret wrappers taken off (the kubeconfig is a secret either way)."""
+    if isinstance(value, dict):
+        if rpc.is_rpc_secret(value):
+            return unsecret(rpc.unwrap_rpc_secret(value))
+        return {k: unsecret(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unsecret(v) for v in value]
+    return value
+
+
+def test_a_bad_argument_comes_back_with_the_message_a_python_user_gets(served, render):
+    stub, address, _ = served
+    bad = dataclasses.replace(BATCH, max_vcpus=8, multi_node=None)  # the largest type, g6e.12xlarge, has 48
+    with pytest.raises(ConfigError) as in_program:
+        in_python(render, "gpuready:aws:BatchGpuEnvironment", "bad", bad)
+    with pytest.raises(grpc.RpcError) as over_grpc:
+        engine.construct(stub, address, "gpuready:aws:BatchGpuEnvironment", "bad", wire(bad))
+    assert over_grpc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert over_grpc.value.details() == str(in_program.value)
+    assert engine.input_errors(over_grpc.value) == [("maxVcpus", str(in_program.value))]
+
+
+def test_an_input_no_args_field_takes_is_refused_by_name(served):
+    stub, address, _ = served
+    with pytest.raises(grpc.RpcError) as refused:
+        engine.construct(stub, address, "gpuready:aws:BatchGpuEnvironment", "typo",
+                         {**wire(BATCH), "job": {"gpus": 1, "vcpu": 4}})
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert engine.input_errors(refused.value) == [("job.vcpu", "job.vcpu is not an input of GpuJobArgs")]

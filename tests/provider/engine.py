@@ -71,9 +71,10 @@ class Engine(engine_pb2_grpc.EngineServicer):
 
 
 @contextlib.contextmanager
-def callbacks() -> Iterator[tuple[str, Monitor, Engine]]:
-    """A gRPC server in this process with the resource monitor and the engine; yields (address, monitor, engine)."""
-    monitor, engine = Monitor(PlanMocks(CONFIG)), Engine()
+def callbacks(preview: bool = False) -> Iterator[tuple[str, Monitor, Engine]]:
+    """A gRPC server in this process with the resource monitor and the engine; yields (address, monitor, engine).
+    ``preview``: the monitor answers as a first ``pulumi preview`` does (what the cloud computes is unknown)."""
+    monitor, engine = Monitor(PlanMocks(CONFIG, preview)), Engine()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_monitor_servicer(monitor), server)
     engine_pb2_grpc.add_EngineServicer_to_server(engine, server)
@@ -94,15 +95,16 @@ def provider(engine_address: str) -> Iterator[provider_pb2_grpc.ResourceProvider
 
 
 def construct(stub: provider_pb2_grpc.ResourceProviderStub, monitor_address: str, token: str, name: str,
-              inputs: dict[str, Any]) -> dict[str, Any]:
-    """Construct ``token`` as the engine does for a program's ``new Component(name, inputs)`` (a child of the stack,
-    not a preview); returns its URN and the outputs it answered, deserialized."""
+              inputs: dict[str, Any], preview: bool = False) -> dict[str, Any]:
+    """Construct ``token`` as the engine does for a program's ``new Component(name, inputs)`` (a child of the stack;
+    ``preview``: under ``pulumi preview``); returns its URN and the outputs it answered, deserialized (unknowns
+    kept)."""
     struct = struct_pb2.Struct()
     struct.update(inputs)
     response = stub.Construct(provider_pb2.ConstructRequest(
-        project=PROJECT, stack=STACK, config=CONFIG, dryRun=False, parallel=8, monitorEndpoint=monitor_address,
+        project=PROJECT, stack=STACK, config=CONFIG, dryRun=preview, parallel=8, monitorEndpoint=monitor_address,
         type=token, name=name, parent=STACK_URN, inputs=struct, organization="organization"), timeout=300)
-    return {"urn": response.urn, "state": rpc.deserialize_properties(response.state)}
+    return {"urn": response.urn, "state": rpc.deserialize_properties(response.state, keep_unknowns=True)}
 
 
 def input_errors(error: grpc.RpcError) -> list[tuple[str, str]]:

@@ -14,13 +14,16 @@ from typing import Any, Iterator
 import grpc
 import pytest
 from google.protobuf import empty_pb2
+from pulumi.output import Unknown
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2
 
+from gpuready.plan.render import run
 from gpuready_components import package
 from gpuready_components.aks_gpu import AksGpuClusterArgs, GpuAgentPoolArgs
 from gpuready_components.aks_gpu import ClusterArgs as AksClusterArgs
 from gpuready_components.batch_gpu import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
+from gpuready_components.batch_gpu.validation import check
 from gpuready_components.eks_gpu import ClusterArgs as EksClusterArgs
 from gpuready_components.eks_gpu import EksGpuClusterArgs, GpuNodeGroupArgs
 from gpuready_components.errors import ConfigError
@@ -106,7 +109,7 @@ def test_construct_registers_what_the_python_class_does_and_answers_its_outputs(
 
     assert answered["urn"] == engine.resolved(component.urn) and answered["urn"].endswith(f"${token}::{name}")
     assert over_grpc[0].type == token and over_grpc[0].parent == engine.STACK_URN and not over_grpc[0].custom
-    children = [r for r in over_grpc[1:]]
+    children = over_grpc[1:]
     assert children and all(r.parent.startswith("urn:pulumi:test::gpuready::") for r in children)
     assert {r.urn for r in over_grpc} == {r.urn for r in rendering.resources}
     python_inputs = {r.urn: r.inputs for r in rendering.resources}
@@ -150,3 +153,27 @@ def test_an_input_no_args_field_takes_is_refused_by_name(served):
                          {**wire(BATCH), "job": {"gpus": 1, "vcpu": 4}})
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert engine.input_errors(refused.value) == [("job.vcpu", "job.vcpu is not an input of GpuJobArgs")]
+
+
+def test_under_preview_construct_registers_the_same_resources_and_leaves_what_the_cloud_computes_unknown():
+    """``pulumi preview``: the engine sends dryRun, the monitor answers no id or ARN; the provider still builds every
+    component, and an output the cloud computes comes back unknown, not missing."""
+    with engine.callbacks(preview=True) as (address, monitor, _), engine.provider(address) as stub:
+        for token, args in CASES.items():
+            name = f"v{len(monitor.records)}"
+            before = len(monitor.records)
+            answered = engine.construct(stub, address, token, name, wire(args), preview=True)
+            holder = {}
+            python = run(lambda: holder.setdefault("c", component_class(token)(name, args)), project=engine.PROJECT,
+                         stack=engine.STACK, config=engine.CONFIG, preview=True)
+            assert {r.urn for r in monitor.records[before:]} == {r.urn for r in python.resources}, token
+    assert answered["state"]["releases"] == ["nvidia-device-plugin", "dcgm-exporter"]
+
+
+def test_under_preview_the_job_queue_arn_is_unknown_not_missing():
+    with engine.callbacks(preview=True) as (address, _, _), engine.provider(address) as stub:
+        answered = engine.construct(stub, address, "gpuready:aws:BatchGpuEnvironment", "preview", wire(BATCH),
+                                    preview=True)
+    assert isinstance(answered["state"]["jobQueueArn"], Unknown)
+    assert answered["state"]["jobQueueName"] == "preview-gpu"
+    assert answered["state"]["maxTotalGpus"] == check(BATCH).max_total_gpus  # plain facts, known at preview

@@ -204,7 +204,7 @@ def test_karpenter_launch_then_a_node_without_gpus(kube):
     server, outputs = kube(phases=("Pending",), stages=[scenario("karpenter-launching.json"),
                                                         scenario("karpenter-no-gpu-allocatable.json")])
     progress = io.StringIO()
-    result = target.run({**outputs, "autoscaler": "karpenter"}, timeout=2.5, explain_after=0.5, progress=progress)
+    result = target.run({**outputs, "autoscaler": "karpenter"}, timeout=5, explain_after=0.5, progress=progress)
     said = progress.getvalue()
     assert said.index("nodeclaim gpu-8xq2m (g6.xlarge) is running; waiting for it to join") < \
         said.index("node ip-10-42-17-201.ec2.internal joined but has no allocatable nvidia.com/gpu yet: is the "

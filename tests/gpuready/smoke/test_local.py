@@ -155,8 +155,8 @@ def test_a_hung_probe_and_what_it_started_are_killed_at_the_timeout(monkeypatch,
 
     pids = _hung_probe(monkeypatch, tmp_path)
     started = time.monotonic()
-    result = local.run(timeout=1.5)
-    assert time.monotonic() - started < 10
+    result = local.run(timeout=5)  # long enough for the probe to start its child on a loaded machine
+    assert time.monotonic() - started < 15
     assert {c.name: c.verdict for c in result.checks} == {"probe_finished": "fail"}
     assert pids.exists() and not any(_alive(int(pid)) for pid in pids.read_text().split()), sys.platform
 

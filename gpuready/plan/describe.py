@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
-from .render import RenderedResource, Rendering
+from .render import RenderedResource, Rendering, registrar
 
 
 @dataclass(frozen=True)
@@ -322,12 +322,7 @@ with :func:`describes`)."""
 
 def describes(reader: type[Resource]) -> Callable[[Describer], Describer]:
     """Register the decorated function as what ``gpuready plan`` prints for the resources ``reader`` reads."""
-    def register(describer: Describer) -> Describer:
-        if DESCRIBERS.get(reader, describer) is not describer:
-            raise ValueError(f"two describers for {reader.__name__}")
-        DESCRIBERS[reader] = describer
-        return describer
-    return register
+    return registrar(DESCRIBERS, reader, f"describers for {reader.__name__}")
 
 
 def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:

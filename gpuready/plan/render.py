@@ -15,7 +15,7 @@ import runpy
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, TypeVar
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
@@ -99,14 +99,23 @@ INVOKES: dict[str, Answer] = {}
 A platform's plugins add theirs with :func:`answers`."""
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def registrar(table: dict[Any, Any], key: Any, what: str) -> Callable[[F], F]:
+    """A decorator putting the decorated function in ``table`` under ``key``; a second, other function for the same
+    key is an error naming ``what`` (two plugins would otherwise overwrite each other in silence)."""
+    def register(function: F) -> F:
+        if table.get(key, function) is not function:
+            raise ValueError(f"two {what}")
+        table[key] = function
+        return function
+    return register
+
+
 def answers(token: str) -> Callable[[Answer], Answer]:
     """Register the decorated function as the offline answer to the invoke ``token``."""
-    def register(answer: Answer) -> Answer:
-        if INVOKES.get(token, answer) is not answer:
-            raise ValueError(f"two offline answers for {token}")
-        INVOKES[token] = answer
-        return answer
-    return register
+    return registrar(INVOKES, token, f"offline answers for {token}")
 
 
 @answers("aws:index/getAvailabilityZones:getAvailabilityZones")

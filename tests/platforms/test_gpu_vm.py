@@ -64,3 +64,14 @@ def test_its_target_reports_a_gpu_the_probe_fails(gpu_vm, tmp_path, monkeypatch,
     monkeypatch.setenv("GPU_VM_CAPTURE", str(held))
     assert main(["smoke", "--outputs", str(_outputs(tmp_path))]) == 1
     assert "memory_in_use" in capsys.readouterr().out
+
+
+def test_a_plugin_cannot_silently_replace_a_describer_or_an_offline_answer():
+    from gpuready.plan.describe import describes
+    from gpuready.plan.render import answers
+    from gpuready.resources import aws
+
+    with pytest.raises(ValueError, match="two describers for EksCluster"):
+        describes(aws.EksCluster)(lambda r, rendering: {})
+    with pytest.raises(ValueError, match="two offline answers for aws:index/getRegion:getRegion"):
+        answers("aws:index/getRegion:getRegion")(lambda args, mocks: {})

@@ -8,6 +8,7 @@ from typing import Iterable, Sequence
 
 from . import catalog
 from .errors import ConfigError
+from .inputs import pattern
 
 
 GPU_FAMILY = re.compile(r"^(p\d|g\d|gr\d)")
@@ -15,6 +16,15 @@ GPU_FAMILY = re.compile(r"^(p\d|g\d|gr\d)")
 ARM64_GPU_FAMILIES = ("g5g", "p6e-gb200")
 """GPU instance families with Graviton (arm64) CPUs (EC2 ``ProcessorInfo.SupportedArchitectures``); every other GPU
 family is x86_64."""
+
+
+SUBNET_ID = pattern(r"subnet-[0-9a-f]{8}(?:[0-9a-f]{9})?", "a subnet id (subnet- and 8 or 17 hex digits)",
+                    "give the subnet's id (SubnetId, or an aws.ec2.Subnet's id), not its name, ARN or CIDR")
+"""An EC2 subnet id, as EC2 makes them (``subnet-0123456789abcdef0``; before 2018, 8 hex digits)."""
+VPC_ID = pattern(r"vpc-[0-9a-f]{8}(?:[0-9a-f]{9})?", "a VPC id (vpc- and 8 or 17 hex digits)",
+                 "give the VPC's id (VpcId, or an aws.ec2.Vpc's id), not its name or CIDR")
+SECURITY_GROUP_ID = pattern(r"sg-[0-9a-f]{8}(?:[0-9a-f]{9})?", "a security group id (sg- and 8 or 17 hex digits)",
+                            "give the group's id (GroupId, or an aws.ec2.SecurityGroup's id), not its name")
 
 
 def arch(row: catalog.GpuInstanceType) -> str:

@@ -18,7 +18,7 @@ from ..sdk import require
 from . import facts
 from .args import AksGpuClusterArgs, ClusterArgs
 from .outputs import OUTPUTS
-from .validation import AksCapacity, check
+from .validation import AksCapacity, check, checked_inputs
 
 azure = require("pulumi_azure_native")
 k8s = require("pulumi_kubernetes")
@@ -45,6 +45,7 @@ class AksGpuCluster(GpuCluster):
     def __init__(self, name: str, args: AksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
+        args = checked_inputs(args)
         tags = {"gpuready-component": name, **args.tags}
         pool = args.node_pool
         cs = azure.containerservice

@@ -8,6 +8,17 @@ from types import MappingProxyType
 TYPE_TOKEN = "gpuready:azure:AksGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
 
+CLUSTER_NAME = r"[a-zA-Z0-9]|[a-zA-Z0-9][-_a-zA-Z0-9]{0,61}[a-zA-Z0-9]"
+"""An AKS cluster's name (the managed-cluster operations' ``resourceName`` in azure-mgmt-containerservice up to
+version 19, and the AKS REST specification: that pattern, at most 63 characters)."""
+RESOURCE_GROUP_NAME = r"[-\w.()]{0,89}[-\w()]"
+"""A resource group's name: 1 to 90 letters, digits, ``_``, ``-``, ``.``, ``(``, ``)``, not ending in ``.`` (the same
+operations' ``resourceGroupName``: at most 90; Azure Resource Manager's naming rules)."""
+SUBNET_ID = (r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/virtualNetworks/[^/]+"
+             r"/subnets/[^/]+")
+"""A subnet's resource id, as ``vnetSubnetID`` takes it (case-insensitive: Azure resource ids are), the form
+azure-mgmt-containerservice's ``ManagedClusterAgentPoolProfile.vnet_subnet_id`` documents."""
+
 GPU_DRIVER_INSTALL = "Install"
 GPU_DRIVER_NONE = "None"
 """``gpuProfile.driver``: AKS installs the driver (``Install``), or leaves it to the GPU Operator (``None``)."""

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import catalog
 from ..errors import ConfigError
+from ..inputs import checked, pattern
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
 from . import facts
@@ -68,6 +70,33 @@ def _check_admins(cluster: ClusterArgs) -> None:
         raise ConfigError("cluster.deployer_admin", False, "with Azure RBAC on and local accounts off, no one could "
                           "install the GPU software", "keep deployer_admin, or name admin_group_object_ids (a group "
                           "that whoever runs pulumi up is in)")
+
+
+CLUSTER_NAME = pattern(facts.CLUSTER_NAME, "an AKS cluster name (1 to 63 letters, digits, '-' and '_', from and "
+                       "to a letter or digit)", "give the cluster's name as `az aks list` shows it, not its id")
+RESOURCE_GROUP_NAME = pattern(facts.RESOURCE_GROUP_NAME, "a resource group name (1 to 90 letters, digits, '_', '-', "
+                              "'.', '(' and ')', not ending in '.')", "give the group's name, not its id")
+
+
+def _subnet_id(field: str, value: object) -> None:
+    if not isinstance(value, str) or not re.fullmatch(facts.SUBNET_ID, value, re.IGNORECASE):
+        raise ConfigError(field, value, "not a subnet's resource id", "give the subnet's id, /subscriptions/SUB/"
+                          "resourceGroups/RG/providers/Microsoft.Network/virtualNetworks/VNET/subnets/NAME (an "
+                          "azure-native network.Subnet's id), not its name")
+
+
+def checked_inputs(args: AksGpuClusterArgs) -> AksGpuClusterArgs:
+    """``args`` with the inputs other resources' outputs feed checked (:mod:`~gpuready_components.inputs`): the
+    resource group's name, the nodes' subnet id, an existing cluster's name; each checked now when its value is known
+    and when it resolves otherwise. The component builds from the returned args only."""
+    cluster, existing = args.cluster, args.existing_cluster
+    if cluster is not None:
+        cluster = dataclasses.replace(cluster, vnet_subnet_id=checked(cluster.vnet_subnet_id,
+                                                                      "cluster.vnet_subnet_id", _subnet_id))
+    if existing is not None:
+        existing = dataclasses.replace(existing, name=checked(existing.name, "existing_cluster.name", CLUSTER_NAME))
+    return dataclasses.replace(args, cluster=cluster, existing_cluster=existing, resource_group_name=checked(
+        args.resource_group_name, "resource_group_name", RESOURCE_GROUP_NAME))
 
 
 def check(args: AksGpuClusterArgs) -> AksCapacity:

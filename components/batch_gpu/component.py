@@ -14,7 +14,7 @@ from ..sdk import require
 from . import facts
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
 from .outputs import OUTPUTS
-from .validation import BatchCapacity, MultiNodePlan, check
+from .validation import BatchCapacity, MultiNodePlan, check, checked_inputs
 
 aws = require("pulumi_aws")
 
@@ -141,6 +141,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
+        args = checked_inputs(args)
         tags = {"gpuready:component": name, **args.tags}
 
         roles = self._iam(name, args, tags)

@@ -6,14 +6,17 @@ the catalog facts the component reports as outputs.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .. import catalog
-from ..aws_instances import ENA_ONLY_FIRST_CARD, arch, ec2_instance_types, gpu_instances
+from ..aws_instances import (ENA_ONLY_FIRST_CARD, SECURITY_GROUP_ID, SUBNET_ID, VPC_ID, arch, ec2_instance_types,
+                             gpu_instances)
 from ..errors import ConfigError
+from ..inputs import at_least, checked, checked_list
 from . import facts
 from .fit import Needs, full_scale, holding, largest, offer, usable_memory_mib
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
@@ -123,6 +126,22 @@ def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceTy
         if candidates else "ask for less: no AWS GPU instance holds this job"
     raise ConfigError(field, str(needs), f"no instance type in the queue can hold this job, so it would sit in "
                       f"RUNNABLE forever (largest: {offered})", fix)
+
+
+def checked_inputs(args: BatchGpuEnvironmentArgs) -> BatchGpuEnvironmentArgs:
+    """``args`` with its network inputs checked (:mod:`~gpuready_components.inputs`): the subnet ids, the VPC id,
+    the security group ids and the multi-node subnet, each checked now when its value is known and when it resolves
+    otherwise; the component builds its resources from the returned args only."""
+    subnets = checked_list(args.subnet_ids, "subnet_ids", SUBNET_ID, at_least(
+        1, "Batch launches the instances in these subnets", "give the private subnets of your VPC"))
+    groups = checked_list(args.security_group_ids, "security_group_ids", SECURITY_GROUP_ID, at_least(
+        1, "Batch needs one or more security groups for the instances",
+        "give your groups' ids, or leave security_group_ids unset to have one created (with vpc_id)"))
+    multi_node = args.multi_node
+    if multi_node is not None and multi_node.subnet is not None and not isinstance(multi_node.subnet, (list, tuple)):
+        multi_node = dataclasses.replace(multi_node, subnet=checked(multi_node.subnet, "multi_node.subnet", SUBNET_ID))
+    return dataclasses.replace(args, subnet_ids=subnets, vpc_id=checked(args.vpc_id, "vpc_id", VPC_ID),
+                               security_group_ids=groups, multi_node=multi_node)
 
 
 def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) -> BatchCapacity:

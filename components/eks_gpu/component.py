@@ -22,7 +22,8 @@ from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
 from .outputs import OUTPUTS
 from .scale_from_zero import template_tags
-from .validation import EksCapacity, check, efa_resources, gpu_labels, group_labels, startup_taints
+from .validation import (EksCapacity, check, checked_inputs, efa_resources, gpu_labels, group_labels,
+                         startup_taints)
 
 aws = require("pulumi_aws")
 k8s = require("pulumi_kubernetes")
@@ -62,6 +63,7 @@ class EksGpuCluster(GpuCluster):
     def __init__(self, name: str, args: EksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
+        args = checked_inputs(args)
         child = pulumi.ResourceOptions(parent=self)
         tags = {"gpuready:component": name, **args.tags}
         ng = args.node_group

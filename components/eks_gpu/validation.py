@@ -6,14 +6,16 @@ the catalog facts the component reports as outputs.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import catalog
-from ..aws_instances import ec2_instance_types, gpu_instances
+from ..aws_instances import SUBNET_ID, ec2_instance_types, gpu_instances
 from ..errors import ConfigError
+from ..inputs import at_least, checked, checked_list, exactly, pattern
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.install import startup_taints as k8s_startup_taints
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
@@ -182,11 +184,31 @@ def _check_efa(ng: GpuNodeGroupArgs, mode: str, rows: tuple[catalog.GpuInstanceT
                           "types with different numbers of EFA interfaces share one launch template, which one "
                           "of them cannot launch",
                           "use types with the same count, e.g. only p4d.24xlarge/p4de.24xlarge")
-    if isinstance(ng.subnet_ids, (list, tuple)) and len(ng.subnet_ids) != 1:
-        raise ConfigError("node_group.subnet_ids", list(ng.subnet_ids), "an EFA node group's cluster placement group "
-                          "lies in one availability zone, and EFA traffic does not cross zones",
-                          "give one subnet, or leave it unset for the first of the cluster's subnets")
     return next(iter(counts.values()))
+
+
+CLUSTER_NAME = pattern(facts.CLUSTER_NAME, "an EKS cluster name (letters, digits, - and _, from a letter or digit, "
+                       "at most 100)", "give the cluster's name as `aws eks list-clusters` shows it, not its ARN")
+
+
+def checked_inputs(args: EksGpuClusterArgs) -> EksGpuClusterArgs:
+    """``args`` with the inputs other resources' outputs feed checked (:mod:`~gpuready_components.inputs`): the
+    subnet ids (two or more for a new cluster; one for an EFA node group), an existing cluster's name; each checked
+    now when its value is known and when it resolves otherwise. The component builds from the returned args only."""
+    need = facts.CLUSTER_SUBNETS if args.cluster is not None else 1
+    subnets = checked_list(args.subnet_ids, "subnet_ids", SUBNET_ID, at_least(
+        need, "EKS needs subnets in two or more Availability Zones for a new cluster" if need > 1 else
+        "the GPU nodes need a subnet", "give private subnets in two or more Availability Zones"))
+    ng = args.node_group
+    one = exactly(1, "an EFA node group's cluster placement group lies in one Availability Zone, and EFA traffic "
+                  "does not cross zones", "give one subnet, or leave it unset for the first of the cluster's subnets")
+    ng = dataclasses.replace(ng, subnet_ids=checked_list(ng.subnet_ids, "node_group.subnet_ids", SUBNET_ID,
+                                                         one if ng.efa else at_least(1, "the nodes need a subnet",
+                                                                                     "give one or more subnets")))
+    existing = args.existing_cluster
+    if existing is not None:
+        existing = dataclasses.replace(existing, name=checked(existing.name, "existing_cluster.name", CLUSTER_NAME))
+    return dataclasses.replace(args, subnet_ids=subnets, node_group=ng, existing_cluster=existing)
 
 
 def group_labels(gpu_node_labels: dict[str, str], group: GpuGroup) -> dict[str, str]:

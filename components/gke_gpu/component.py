@@ -17,7 +17,7 @@ from ..sdk import require
 from . import facts
 from .args import ClusterArgs, GkeGpuClusterArgs
 from .outputs import OUTPUTS
-from .validation import GkeCapacity, check
+from .validation import GkeCapacity, check, checked_inputs, region
 
 gcp = require("pulumi_gcp")
 k8s = require("pulumi_kubernetes")
@@ -30,11 +30,6 @@ def gke_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str)
     get-credentials`` writes it."""
     return kubeconfig(cluster_name, f"https://{endpoint}", certificate_authority, "gke-gcloud-auth-plugin", [],
                       "gcloud components install gke-gcloud-auth-plugin")
-
-
-def _region(location: str) -> str:
-    """``us-central1`` for the region ``us-central1`` or the zone ``us-central1-a``."""
-    return re.sub(r"-[a-z]$", "", location)
 
 
 class GkeGpuCluster(GpuCluster):
@@ -53,6 +48,7 @@ class GkeGpuCluster(GpuCluster):
                               "use up to 19 lowercase letters, digits and '-', starting with a letter")
         project = args.project or pulumi.Config("gcp").get("project")
         self.capacity = cap = check(args, project)
+        args = checked_inputs(args)
         child = pulumi.ResourceOptions(parent=self)
         labels = {"gpuready-component": name, **args.labels}
         pool = args.node_pool
@@ -67,7 +63,7 @@ class GkeGpuCluster(GpuCluster):
 
         system_pools, nat = [], []
         if args.cluster is not None:
-            network, subnetwork, nat = self._network(name, args.cluster, project, _region(args.location))
+            network, subnetwork, nat = self._network(name, args.cluster, project, region(args.location))
             cluster = self._cluster(name, args, args.cluster, project, labels, network, subnetwork)
             cluster_name = cluster.name
             config = pulumi.Output.secret(pulumi.Output.all(

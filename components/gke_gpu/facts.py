@@ -9,6 +9,16 @@ from typing import Mapping
 TYPE_TOKEN = "gpuready:gcp:GkeGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
 
+CLUSTER_NAME = r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?"
+"""A GKE cluster's name: up to 40 lowercase letters, digits and hyphens, from a letter, to a letter or digit
+(container v1 ``Cluster.name``'s description)."""
+COMPUTE_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+"""A Compute Engine network's or subnetwork's name (compute v1 ``Network.name``'s and ``Subnetwork.name``'s
+``pattern``)."""
+COMPUTE_PREFIX = r"(?:https://(?:www|compute)\.googleapis\.com/compute/(?:v1|beta)/)?"
+"""What may come before ``projects/...`` in a resource's URL (a self link, or the path alone, as a Pulumi
+``gcp.compute.Network``'s id is)."""
+
 FAMILY_ACCELERATORS = MappingProxyType({
     "n1": ("nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p4", "nvidia-tesla-p100"),
     "g2": ("nvidia-l4",),

@@ -10,15 +10,19 @@ import dataclasses
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from .. import catalog
 from ..errors import ConfigError
+from ..inputs import checked, pattern
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.args import GpuSoftwareOptions
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
 from . import facts
 from .args import GkeGpuClusterArgs, GpuNodePoolArgs
+
+CLUSTER_NAME = pattern(facts.CLUSTER_NAME, "a GKE cluster name (up to 40 lowercase letters, digits and '-', from a "
+                       "letter)", "give the cluster's name as `gcloud container clusters list` shows it")
 
 _LOCATION = re.compile(r"^[a-z]+-[a-z]+\d+(-[a-z])?$")
 
@@ -150,6 +154,48 @@ def _software(args: GkeGpuClusterArgs) -> GpuSoftwareOptions:
         raise ConfigError("node_pool.gpu_sharing", args.node_pool.gpu_sharing.strategy, "GPU sharing together with "
                           "MIG", "choose one: MIG for isolated slices, sharing for whole GPUs taken in turns")
     return options
+
+
+def region(location: str) -> str:
+    """``us-central1`` for the region ``us-central1`` or the zone ``us-central1-a``."""
+    return re.sub(r"-[a-z]$", "", location)
+
+
+def _network_check(field: str, value: object) -> None:
+    name, path = facts.COMPUTE_NAME, rf"{facts.COMPUTE_PREFIX}projects/[^/]+/global/networks/{facts.COMPUTE_NAME}"
+    if not isinstance(value, str) or not (re.fullmatch(name, value) or re.fullmatch(path, value)):
+        raise ConfigError(field, value, "not a VPC network's name or path",
+                          "give its name (ml-vpc), or projects/PROJECT/global/networks/NAME (a Network's id)")
+
+
+def _subnetwork_check(cluster_region: str) -> Callable[[str, object], None]:
+    path = re.compile(rf"{facts.COMPUTE_PREFIX}projects/[^/]+/regions/([^/]+)/subnetworks/{facts.COMPUTE_NAME}")
+
+    def check(field: str, value: object) -> None:
+        found = path.fullmatch(value) if isinstance(value, str) else None
+        if not found and not (isinstance(value, str) and re.fullmatch(facts.COMPUTE_NAME, value)):
+            raise ConfigError(field, value, "not a subnetwork's name or path",
+                              "give its name (ml-subnet), or projects/PROJECT/regions/REGION/subnetworks/NAME")
+        if found and found.group(1) != cluster_region:
+            raise ConfigError(field, value, f"a subnetwork of {found.group(1)}: GKE puts the nodes of a cluster in "
+                              f"{cluster_region} only in subnetworks of that region",
+                              f"give a subnetwork of {cluster_region}, or move the cluster's location")
+    return check
+
+
+def checked_inputs(args: GkeGpuClusterArgs) -> GkeGpuClusterArgs:
+    """``args`` with the inputs other resources' outputs feed checked (:mod:`~gpuready_components.inputs`): your
+    network and subnetwork (names or paths; the subnetwork in the cluster's region), an existing cluster's name; each
+    checked now when its value is known and when it resolves otherwise. The component builds from the returned args
+    only."""
+    cluster, existing = args.cluster, args.existing_cluster
+    if cluster is not None:
+        cluster = dataclasses.replace(
+            cluster, network=checked(cluster.network, "cluster.network", _network_check),
+            subnetwork=checked(cluster.subnetwork, "cluster.subnetwork", _subnetwork_check(region(args.location))))
+    if existing is not None:
+        existing = dataclasses.replace(existing, name=checked(existing.name, "existing_cluster.name", CLUSTER_NAME))
+    return dataclasses.replace(args, cluster=cluster, existing_cluster=existing)
 
 
 def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:

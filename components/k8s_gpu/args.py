@@ -14,8 +14,9 @@ from . import facts
 class ExistingClusterArgs:
     """A cluster made elsewhere (EKS, GKE or AKS): the GPU nodes join it and the GPU software is installed in it."""
 
-    name: str
-    """The cluster's name, as its cloud knows it."""
+    name: pulumi.Input[str]
+    """The cluster's name, as its cloud knows it (an output of the program that made it, such as a stack
+    reference's, is checked when it resolves)."""
     kubeconfig: pulumi.Input[str]
     """A kubeconfig for the cluster (a secret), used to install the GPU software."""
 

@@ -11,6 +11,7 @@ from typing import Mapping, Optional, Sequence
 
 from .. import platforms
 from ..errors import ConfigError
+from ..inputs import settled
 from . import facts
 from .args import ExistingClusterArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
 
@@ -36,7 +37,7 @@ def check_cluster_choice(cluster: object, existing: Optional[ExistingClusterArgs
     if (cluster is None) == (existing is None):
         raise ConfigError("cluster/existing_cluster", (cluster, existing), "give exactly one",
                           "give cluster=ClusterArgs() to create one, or existing_cluster")
-    if existing is not None and not existing.name:
+    if existing is not None and settled(existing.name) in ("", None):
         raise ConfigError("existing_cluster.name", existing.name, "required", "give the cluster's name")
 
 

@@ -7,9 +7,9 @@ outputs each reader stands in), and each invoke by its offline answer (:data:`IN
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
-import hashlib
 import os
 import runpy
 import sys
@@ -21,13 +21,14 @@ import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from gpuready_components import catalog
+from gpuready_components.errors import ConfigError
 
 from ..rendering import RenderedResource, Rendering
 from ..resources import REGISTRY, load_plugins
-from ..resources.base import Site
+from ..resources.base import Site, ec2_id
 from .secrets import mask, texts
 
 ACCOUNT_ID = "123456789012"
@@ -44,7 +45,7 @@ def mock_id(type_: str, name: str) -> str:
     reader = REGISTRY.get(type_)
     if reader is None or not reader.ID_PREFIX:
         return f"{name}-id"
-    return f"{reader.ID_PREFIX}-{hashlib.sha256(name.encode()).hexdigest()[:17]}"
+    return ec2_id(reader.ID_PREFIX, name)
 
 
 def _arn(type_: str, name: str, region: str) -> str:
@@ -139,7 +140,7 @@ def _eks_cluster(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
     """An existing cluster's network, as EKS describes it."""
     name = args.get("name", "cluster")
     return {"name": name, "id": name,
-            "vpcConfig": {"vpcId": f"vpc-{name}", "clusterSecurityGroupId": f"sg-eks-cluster-{name}"}}
+            "vpcConfig": {"vpcId": ec2_id("vpc", name), "clusterSecurityGroupId": ec2_id("sg", f"eks-cluster-{name}")}}
 
 
 @answers("azure-native:containerservice:listManagedClusterUserCredentials")
@@ -215,6 +216,27 @@ def _quiet_leftover_loops(unraisable) -> None:
 _default_unraisablehook = sys.unraisablehook
 
 
+def _config_error(error: BaseException) -> Optional[ConfigError]:
+    """The ``ConfigError`` at the root of ``error`` (Pulumi wraps one raised in an output's apply in a ValueError per
+    resource and input it reached), or None."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, ConfigError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _quiet_config_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The event loop's handler: drop the "exception was never retrieved" report of each other resource a failed
+    input check reached (``run`` raises the check's error once), pass on everything else."""
+    error = context.get("exception")
+    if error is not None and _config_error(error) is not None:
+        return
+    loop.default_exception_handler(context)
+
+
 @contextlib.contextmanager
 def _program_context(program_dir: Path):
     cwd, path = os.getcwd(), list(sys.path)
@@ -232,7 +254,8 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
 
     ``preview`` runs it as a first ``pulumi preview``: outputs the cloud computes are unknown
     (:class:`pulumi.output.Unknown` in the recorded inputs). Exceptions the program raises (for example a component's
-    ``ConfigError``) propagate unchanged.
+    ``ConfigError``) propagate unchanged; so does a ``ConfigError`` raised when an output resolves (an input that is
+    another resource's output, checked then), out of the errors Pulumi wraps it in.
 
     The instance types a stack program declares (``catalog.use_extra``) are forgotten when it ends: what reads the
     rendering knows them from the resources, as the policy pack in its own process does.
@@ -243,8 +266,16 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
     settings.set_root_resource(None)  # set_mocks reuses an existing root stack, and with it earlier exports
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config), [])
+    loop = _ensure_event_loop()
+    loop.set_exception_handler(_quiet_config_errors)
     try:
-        _sync_await(run_pulumi_func(program))
+        try:
+            _sync_await(run_pulumi_func(program))
+        except Exception as e:  # noqa: BLE001 (re-raised: a component's error as it is, anything else unchanged)
+            config_error = _config_error(e)
+            if config_error is None:
+                raise
+            raise config_error from None
         root = pulumi.runtime.get_root_resource()
         outputs, secret_outputs = {}, set()
         for key, value in (getattr(root, "outputs", None) or {}).items():

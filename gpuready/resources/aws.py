@@ -8,7 +8,7 @@ from typing import Any, Iterator, Mapping, Optional
 from gpuready_components.batch_gpu import fit
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain, true
+from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, ec2_id, get, plain, true
 
 
 
@@ -236,7 +236,8 @@ class EksCluster(Resource):
                       "certificateAuthority": {"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"},
                       "identities": [{"oidcs": [{"issuer": issuer}]}],
                       # EKS's computed network facts: the subnets' VPC and the cluster security group it creates.
-                      "vpcConfig": {"vpcId": f"vpc-{name}", "clusterSecurityGroupId": f"sg-eks-cluster-{name}"}}
+                      "vpcConfig": {"vpcId": ec2_id("vpc", name),
+                                    "clusterSecurityGroupId": ec2_id("sg", f"eks-cluster-{name}")}}
 
     @property
     def public_endpoint(self) -> bool:

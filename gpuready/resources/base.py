@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Optional
 
@@ -52,6 +54,11 @@ def api_taint(taint: Mapping[str, Any]) -> Taint:
 def true(value: Any) -> bool:
     """A boolean input, which providers also take as the string ``"true"``."""
     return value is True or str(value).lower() == "true"
+
+
+def ec2_id(prefix: str, name: str) -> str:
+    """An id of EC2's shape (``subnet-`` and 17 hex digits) that ``name`` always gets offline."""
+    return f"{prefix}-{hashlib.sha256(name.encode()).hexdigest()[:17]}"
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ def test_plan_json_is_complete_for_machines(capsys):
 
 def test_stack_file_elsewhere_with_spot_and_existing_network(tmp_path, capsys):
     path = _stack_file(tmp_path, **{"gpuready:capacity": ["spot", "on-demand"],
-                                    "gpuready:network": {"subnetIds": ["subnet-1"], "securityGroupIds": ["sg-1"]}})
+                                    "gpuready:network": {"subnetIds": ["subnet-11111111"],
+                                                         "securityGroupIds": ["sg-11111111"]}})
     assert main(["plan", "--stack-file", str(path), "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["stack"] == "custom"
@@ -106,7 +107,7 @@ def test_program_option_renders_another_project(tmp_path, capsys):
     (tmp_path / "__main__.py").write_text(
         "import pulumi\nfrom gpuready_components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironmentArgs\n"
         "env = BatchGpuEnvironment('team', BatchGpuEnvironmentArgs(instance_types=['g5.xlarge'],"
-        " subnet_ids=['subnet-1'], security_group_ids=['sg-1'], max_vcpus=8))\n"
+        " subnet_ids=['subnet-11111111'], security_group_ids=['sg-11111111'], max_vcpus=8))\n"
         "pulumi.export('queue', env.job_queue_name)\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
     assert main(["plan", "--stack", "aws-batch", "--json"]) == 0  # an earlier plan in the same process...

@@ -34,13 +34,14 @@ from tests.conftest import render_component
 from tests.provider import engine
 
 BATCH = BatchGpuEnvironmentArgs(
-    instance_types=["g6e.xlarge", "g6e.12xlarge"], subnet_ids=["subnet-a", "subnet-b"], vpc_id="vpc-1",
-    capacity=["spot", "on-demand"], max_vcpus=192, job=GpuJobArgs(gpus=4, vcpus=16, memory_mib=120_000),
+    instance_types=["g6e.xlarge", "g6e.12xlarge"], subnet_ids=["subnet-aaaaaaaa", "subnet-bbbbbbbb"],
+    vpc_id="vpc-11111111", capacity=["spot", "on-demand"], max_vcpus=192, job=GpuJobArgs(gpus=4, vcpus=16, memory_mib=120_000),
     multi_node=MultiNodeArgs(nodes=2, instance_types=["g6e.12xlarge"]), tags={"team": "ml"})
 CASES = {
     "gpuready:aws:BatchGpuEnvironment": BATCH,
     "gpuready:aws:EksGpuCluster": EksGpuClusterArgs(
-        subnet_ids=["subnet-a", "subnet-b"], cluster=EksClusterArgs(public_access_cidrs=["203.0.113.7/32"]),
+        subnet_ids=["subnet-aaaaaaaa", "subnet-bbbbbbbb"],
+        cluster=EksClusterArgs(public_access_cidrs=["203.0.113.7/32"]),
         node_group=GpuNodeGroupArgs(instance_types=["g6e.xlarge", "g6e.12xlarge"], capacity_type="SPOT", max_size=4),
         software=GpuSoftwareOptions(time_slicing_replicas=4)),
     "gpuready:gcp:GkeGpuCluster": GkeGpuClusterArgs(

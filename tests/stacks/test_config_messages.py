@@ -36,7 +36,7 @@ MISTAKES = [
     ("aws-batch", {"gpuready:capacity": ["spot", "spot"]}, "gpuready:capacity"),
     ("aws-batch", {"gpuready:multiNode": {"nodes": 1}}, "gpuready:multiNode.nodes"),
     ("aws-batch-multinode", {"gpuready:multiNode": {"capacity": "spot"}}, "gpuready:multiNode.capacity"),
-    ("aws-batch-multinode", {"gpuready:multiNode": {"subnet": ["subnet-a", "subnet-b"]}},
+    ("aws-batch-multinode", {"gpuready:multiNode": {"subnet": ["subnet-aaaaaaaa", "subnet-bbbbbbbb"]}},
      "gpuready:multiNode.subnet"),
     ("aws-batch-multinode", {"gpuready:instanceTypes": ["g6.4xlarge", "g6.8xlarge"], "gpuready:maxVcpus": 64,
                              "gpuready:job": {"gpus": 1, "vcpus": 4, "memoryMiB": 8192},

@@ -8,7 +8,7 @@ import pytest
 
 from gpuready_components.errors import ConfigError
 from gpuready.cli import main
-from gpuready.plan.render import mock_id, render
+from gpuready.plan.render import ec2_id, mock_id, render
 from gpuready.project import find_project, load_stack_config
 from tests.conftest import ROOT, non_camel_keys
 
@@ -188,7 +188,7 @@ def test_efa_variant_puts_the_gpu_nodes_in_one_private_subnet_and_exports_the_fa
     private = sorted(mock_id(s.type, s.name) for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name)
     assert len(ng.inputs["subnetIds"]) == 1 and ng.inputs["subnetIds"][0] in private
     (sg,) = rendering.of_type("aws:ec2/securityGroup:SecurityGroup")
-    assert sg.inputs["vpcId"] == "vpc-eks"  # the cluster's VPC, as EKS reports it (plan's stand-in)
+    assert sg.inputs["vpcId"] == ec2_id("vpc", "eks")  # the cluster's VPC, as EKS reports it (plan's stand-in)
     path = tmp_path / "Pulumi.eks-efa.yaml"
     path.write_text((ROOT / "stacks" / "Pulumi.eks.yaml").read_text().replace(
         "    - g6.xlarge\n    - g6.2xlarge\n    - g6.12xlarge\n", "    - p4d.24xlarge\n") + "  gpuready:efa: true\n")

@@ -18,8 +18,8 @@ ATTACH = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 
 
 def args(**overrides: Any) -> BatchGpuEnvironmentArgs:
-    base = BatchGpuEnvironmentArgs(instance_types=["g6.xlarge", "g6.12xlarge"], subnet_ids=["subnet-a", "subnet-b"],
-                                   vpc_id="vpc-1")
+    base = BatchGpuEnvironmentArgs(instance_types=["g6.xlarge", "g6.12xlarge"],
+                                   subnet_ids=["subnet-aaaaaaaa", "subnet-bbbbbbbb"], vpc_id="vpc-11111111")
     return dataclasses.replace(base, **overrides)
 
 

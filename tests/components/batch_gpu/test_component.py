@@ -23,7 +23,7 @@ def test_gpu_compute_environment_scales_from_zero_on_nvidia_ami(render):
     assert res["minVcpus"] == 0 and res["maxVcpus"] == 64
     assert res["instanceTypes"] == ["g6.xlarge", "g6.12xlarge"]
     assert res["ec2Configurations"] == [{"imageType": "ECS_AL2023_NVIDIA"}]
-    assert res["subnets"] == ["subnet-a", "subnet-b"]
+    assert res["subnets"] == ["subnet-aaaaaaaa", "subnet-bbbbbbbb"]
     assert "desiredVcpus" not in res
 
 
@@ -167,12 +167,12 @@ def test_multi_node_gets_its_own_on_demand_environment_and_queue_in_one_subnet(r
     rendering, env = build(render, multi_node=MultiNodeArgs(nodes=2))
     gpu, multi = _named(rendering, CE, "gpu-gpu-on-demand"), _named(rendering, CE, "gpu-multi-node")
     assert "placementGroup" not in gpu.inputs["computeResources"]  # single-node jobs keep every AZ
-    assert gpu.inputs["computeResources"]["subnets"] == ["subnet-a", "subnet-b"]
+    assert gpu.inputs["computeResources"]["subnets"] == ["subnet-aaaaaaaa", "subnet-bbbbbbbb"]
     (group,) = rendering.of_type("aws:ec2/placementGroup:PlacementGroup")
     assert group.name == "gpu-multi-node" and group.inputs["strategy"] == "cluster"
     res = multi.inputs["computeResources"]
     assert res["type"] == "EC2" and res["placementGroup"] == group.outputs["name"]
-    assert res["subnets"] == ["subnet-a"]
+    assert res["subnets"] == ["subnet-aaaaaaaa"]
     assert res["instanceTypes"] == ["g6.12xlarge"]  # the environment's types with the most GPUs
     assert int(res["maxVcpus"]) == 96 and int(res["minVcpus"]) == 0
     template = _named(rendering, LT, "gpu-multi-node")
@@ -192,8 +192,8 @@ def test_multi_node_gets_its_own_on_demand_environment_and_queue_in_one_subnet(r
 
 
 def test_multi_node_subnet_can_be_chosen(render):
-    rendering, _ = build(render, multi_node=MultiNodeArgs(subnet="subnet-b"))
-    assert _named(rendering, CE, "gpu-multi-node").inputs["computeResources"]["subnets"] == ["subnet-b"]
+    rendering, _ = build(render, multi_node=MultiNodeArgs(subnet="subnet-bbbbbbbb"))
+    assert _named(rendering, CE, "gpu-multi-node").inputs["computeResources"]["subnets"] == ["subnet-bbbbbbbb"]
 
 
 def test_each_node_takes_a_whole_p5_with_its_32_efa_devices(render):
@@ -215,7 +215,7 @@ def test_each_node_takes_a_whole_p5_with_its_32_efa_devices(render):
     assert [(i["networkCardIndex"], i["deviceIndex"]) for i in interfaces] == \
         [(0, 0)] + [(card, 1) for card in range(1, 32)]
     assert {i["interfaceType"] for i in interfaces} == {"efa"}
-    assert {i["subnetId"] for i in interfaces} == {"subnet-a"}
+    assert {i["subnetId"] for i in interfaces} == {"subnet-aaaaaaaa"}
     own = _named(rendering, SG, "gpu-multi-node")
     assert all(i["securityGroups"] == [mock_id(SG, own.name)] for i in interfaces)
     # Groups ride on the interfaces: EC2 refuses instance-level groups beside network interfaces.
@@ -255,9 +255,9 @@ def test_no_multi_node_means_no_multi_node_outputs(render):
 
 
 def test_existing_security_groups_are_used_as_given(render):
-    rendering, _ = build(render, vpc_id=None, security_group_ids=["sg-123"])
+    rendering, _ = build(render, vpc_id=None, security_group_ids=["sg-0123456789abcdef0"])
     assert not rendering.of_type(SG)
-    assert rendering.of_type(CE)[0].inputs["computeResources"]["securityGroupIds"] == ["sg-123"]
+    assert rendering.of_type(CE)[0].inputs["computeResources"]["securityGroupIds"] == ["sg-0123456789abcdef0"]
 
 
 def test_children_are_parented_to_the_component_with_its_type_token(render):

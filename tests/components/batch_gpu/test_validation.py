@@ -78,7 +78,7 @@ def test_spot_single_node_capacity_and_multi_node_go_together():
 
 
 def test_multi_node_in_several_subnets_is_refused():
-    e = error(multi_node=MultiNodeArgs(subnet=["subnet-a", "subnet-b"]))
+    e = error(multi_node=MultiNodeArgs(subnet=["subnet-aaaaaaaa", "subnet-bbbbbbbb"]))
     assert e.field == "multi_node.subnet" and "one Availability Zone" in str(e)
 
 

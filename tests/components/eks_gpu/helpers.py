@@ -20,7 +20,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 def args(node_group: dict[str, Any] | None = None, **overrides: Any) -> EksGpuClusterArgs:
     ng = GpuNodeGroupArgs(instance_types=["g6.xlarge", "g6.12xlarge"], max_size=3)
     base = EksGpuClusterArgs(node_group=dataclasses.replace(ng, **(node_group or {})),
-                             subnet_ids=["subnet-a", "subnet-b"], cluster=ClusterArgs())
+                             subnet_ids=["subnet-aaaaaaaa", "subnet-bbbbbbbb"], cluster=ClusterArgs())
     return dataclasses.replace(base, **overrides)
 
 

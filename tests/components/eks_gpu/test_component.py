@@ -30,7 +30,7 @@ def test_node_group_is_a_tainted_nvidia_group_that_scales_from_zero(built):
     assert i["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
     assert i["labels"] == {"nvidia.com/gpu.present": "true", "k8s.amazonaws.com/accelerator": "nvidia-l4"}
     assert i["scalingConfig"] == {"minSize": 0, "maxSize": 3, "desiredSize": 0}
-    assert i["subnetIds"] == ["subnet-a", "subnet-b"]
+    assert i["subnetIds"] == ["subnet-aaaaaaaa", "subnet-bbbbbbbb"]
     assert i["clusterName"] == "ml" and i["nodeRoleArn"].endswith(":role/ml-gpu-node")
     lt = one(rendering, LT, "ml-gpu")
     assert i["launchTemplate"] == {"id": mock_id(LT, lt.name), "version": "1"}
@@ -75,7 +75,7 @@ def test_cluster_is_encrypted_logged_and_uses_access_entries(built):
     assert i["encryptionConfig"]["provider"]["keyArn"].endswith(":key/ml-secrets")
     assert i["accessConfig"] == {"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": True}
     assert i["enabledClusterLogTypes"] == ["api", "audit", "authenticator"]
-    assert i["vpcConfig"] == {"subnetIds": ["subnet-a", "subnet-b"], "endpointPrivateAccess": True,
+    assert i["vpcConfig"] == {"subnetIds": ["subnet-aaaaaaaa", "subnet-bbbbbbbb"], "endpointPrivateAccess": True,
                               "endpointPublicAccess": True, "publicAccessCidrs": ["0.0.0.0/0"]}
     (oidc,) = rendering.of_type(OIDC)
     assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]

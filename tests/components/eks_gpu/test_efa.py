@@ -9,9 +9,9 @@ from botocore.validate import ParamValidator
 
 from gpuready_components.aws_instances import efa_layout
 from gpuready_components.eks_gpu import AutoscalerArgs, ExistingClusterArgs, facts
-from gpuready_components.eks_gpu.validation import check
+from gpuready_components.eks_gpu.validation import check, checked_inputs
 from gpuready_components.errors import ConfigError
-from gpuready.plan.render import mock_id
+from gpuready.plan.render import ec2_id, mock_id
 from tests import helm
 from tests.conftest import one
 
@@ -54,16 +54,16 @@ def test_one_efa_interface_per_network_card_in_a_cluster_placement_group(built):
 def test_efa_nodes_share_one_subnet_and_reach_each_other_on_every_port(built):
     rendering, _ = built
     ng = one(rendering, NODE_GROUP, "ml-gpu")
-    assert ng.inputs["subnetIds"] == ["subnet-a"]  # the first of the cluster's
-    assert one(rendering, NODE_GROUP, "ml-system").inputs["subnetIds"] == ["subnet-a", "subnet-b"]
+    assert ng.inputs["subnetIds"] == ["subnet-aaaaaaaa"]  # the first of the cluster's
+    assert one(rendering, NODE_GROUP, "ml-system").inputs["subnetIds"] == ["subnet-aaaaaaaa", "subnet-bbbbbbbb"]
     (sg,) = rendering.of_type(SG)
     everything = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
     assert [{k: r[k] for k in everything} for r in sg.inputs["ingress"]] == [everything]
     assert [{k: r[k] for k in everything} for r in sg.inputs["egress"]] == [everything]
-    assert sg.inputs["vpcId"] == "vpc-ml"  # the cluster's VPC
+    assert sg.inputs["vpcId"] == ec2_id("vpc", "ml")  # the cluster's VPC
     for interface in one(rendering, LT, "ml-gpu").inputs["networkInterfaces"]:
         # The cluster security group too: EKS adds it only to templates that name none.
-        assert interface["securityGroups"] == ["sg-eks-cluster-ml", mock_id(SG, sg.name)]
+        assert interface["securityGroups"] == [ec2_id("sg", "eks-cluster-ml"), mock_id(SG, sg.name)]
 
 
 def test_efa_launch_template_is_a_valid_create_launch_template_request(built):
@@ -125,24 +125,28 @@ def test_the_stack_exports_the_efa_fabric(built, render):
 
 
 def test_an_existing_cluster_gets_its_vpc_and_cluster_security_group_from_eks(render):
-    rendering, _ = build(render, {**P4D, "subnet_ids": ["subnet-z"]}, cluster=None,
+    rendering, _ = build(render, {**P4D, "subnet_ids": ["subnet-ffffffff"]}, cluster=None,
                          existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="x"),
                          autoscaler=AutoscalerArgs(mode="none"))
     (sg,) = rendering.of_type(SG)
-    assert sg.inputs["vpcId"] == "vpc-prod"
-    assert one(rendering, NODE_GROUP, "ml-gpu").inputs["subnetIds"] == ["subnet-z"]
-    assert one(rendering, LT, "ml-gpu").inputs["networkInterfaces"][0]["securityGroups"][0] == "sg-eks-cluster-prod"
+    assert sg.inputs["vpcId"] == ec2_id("vpc", "prod")
+    assert one(rendering, NODE_GROUP, "ml-gpu").inputs["subnetIds"] == ["subnet-ffffffff"]
+    interfaces = one(rendering, LT, "ml-gpu").inputs["networkInterfaces"]
+    assert interfaces[0]["securityGroups"][0] == ec2_id("sg", "eks-cluster-prod")
 
 
 @pytest.mark.parametrize("node_group,overrides,field,words", [
     ({"instance_types": ["g6.xlarge", "g6.12xlarge"]}, {}, "node_group.instance_types", "no EFA on these types"),
     ({"instance_types": ["g6e.48xlarge", "p4d.24xlarge", "g6.12xlarge"]}, {}, "node_group.instance_types",
      "different numbers of EFA interfaces"),
-    ({"subnet_ids": ["subnet-a", "subnet-b"]}, {}, "node_group.subnet_ids", "one availability zone"),
+    ({"subnet_ids": ["subnet-aaaaaaaa", "subnet-bbbbbbbb"]}, {}, "node_group.subnet_ids",
+     "one Availability Zone"),
     ({}, {"autoscaler": AutoscalerArgs(mode="karpenter")}, "node_group.efa", "cluster-autoscaler"),
 ])
 def test_impossible_efa_setups_are_refused(node_group, overrides, field, words):
     with pytest.raises(ConfigError) as error:
-        check(args({**P4D, **node_group}, **overrides))
+        given = args({**P4D, **node_group}, **overrides)
+        check(given)
+        checked_inputs(given)
     assert error.value.field == field
     assert words in str(error.value) and error.value.fix

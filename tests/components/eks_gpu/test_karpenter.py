@@ -136,7 +136,7 @@ def test_node_class_is_valid_pinned_encrypted_and_imdsv2(built):
     assert spec["metadataOptions"]["httpTokens"] == "required"
     assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
     assert spec["role"] == "ml-karpenter-node"
-    assert spec["subnetSelectorTerms"] == [{"id": "subnet-a"}, {"id": "subnet-b"}]
+    assert spec["subnetSelectorTerms"] == [{"id": "subnet-aaaaaaaa"}, {"id": "subnet-bbbbbbbb"}]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**manifest, "spec": {**spec, "metadataOptions": {"httpTokens": "sometimes"}}},
                             _schema("karpenter.k8s.aws_ec2nodeclasses.yaml"))

@@ -108,7 +108,7 @@ def test_gpu_queue_runnable_timeout(reference, tmp_path, render_stack):
 def test_gpu_job_fits(render):
     def program(gpus):
         env = BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(
-            instance_types=["g6.xlarge"], subnet_ids=["subnet-a"], vpc_id="vpc-1",
+            instance_types=["g6.xlarge"], subnet_ids=["subnet-aaaaaaaa"], vpc_id="vpc-11111111",
             tags={"team": "ml", "cost-center": "gpu"}))
         aws.batch.JobDefinition("training", type="container", container_properties=json.dumps({
             "image": "pytorch/pytorch", "resourceRequirements": [
@@ -249,7 +249,7 @@ def test_imds_hop_limit_spares_launch_templates_of_no_gpu_capacity(render):
         template = aws.ec2.LaunchTemplate("cpu", metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
             http_tokens="required", http_put_response_hop_limit=2))
         aws.eks.NodeGroup("cpu", cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n",
-                          subnet_ids=["subnet-1"], instance_types=["m6i.large"],
+                          subnet_ids=["subnet-11111111"], instance_types=["m6i.large"],
                           scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=0, max_size=1, desired_size=0),
                           launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=template.id, version="1"))
 
@@ -388,7 +388,7 @@ def test_multi_node_reference_stack_passes_every_rule(preview, tmp_path):
 
 @pytest.mark.parametrize("path, value, why", [
     ("compute_resources.type", "SPOT", "SPOT capacity"),
-    ("compute_resources.subnets", ["subnet-a", "subnet-b"], "spans 2 subnets"),
+    ("compute_resources.subnets", ["subnet-aaaaaaaa", "subnet-bbbbbbbb"], "spans 2 subnets"),
     ("compute_resources.placement_group", None, "no placement group"),
 ])
 def test_multi_node_capacity(render_stack, path, value, why):

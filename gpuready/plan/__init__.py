@@ -126,6 +126,14 @@ def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, prog
     stack = stack or stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
     config = load_stack_config(stack_file, project.name)
     rendering = render(project.main, project.name, stack, config)
+    return planned(rendering, str(stack_file), policies=policies, policy_config=policy_config)
+
+
+def planned(rendering: Any, stack_file: str, *, policies: bool = True,
+            policy_config: Optional[Path] = None) -> PlanResult:
+    """The plan of a rendered stack (:class:`~gpuready.rendering.Rendering`, whichever runtime recorded it):
+    what each resource means, the capacity, the outputs (secrets shown as ``[secret]``) and, unless ``policies``
+    is false, the policy pack's report (with ``policy_config``)."""
     resources = [PlannedResource(type=r.type, name=r.name, urn=r.urn, parent=r.parent, component=not r.custom,
                                  facts=_facts(r, rendering), inputs=r.masked_inputs) for r in rendering.resources]
     report = None
@@ -134,6 +142,6 @@ def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, prog
 
         report = run_policies(rendering, policy_config)
     outputs = {k: SECRET if k in rendering.secret_outputs else v for k, v in rendering.outputs.items()}
-    return PlanResult(project=project.name, stack=stack, stack_file=str(stack_file), resources=resources,
+    return PlanResult(project=rendering.project, stack=rendering.stack, stack_file=stack_file, resources=resources,
                       capacity=_capacity(capacities(rendering)), outputs=outputs, scale_from_zero=_scaling(rendering),
                       policy=_redacted_policy(report, rendering.secrets), secrets=rendering.secrets)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from concurrent import futures
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import grpc
 import pulumi
@@ -30,14 +30,44 @@ CONFIG = {"aws:region": "us-east-1"}
 """What the conftest's ``render`` sets."""
 
 
+def stack_urn(project: str, stack: str) -> str:
+    """The URN of the root stack resource of ``project``'s ``stack``."""
+    return f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}"
+
+
+Remote = Callable[[resource_pb2.RegisterResourceRequest], resource_pb2.RegisterResourceResponse]
+
+
 class Monitor(_RecordingMonitor):
-    """The mock monitor gpuready plan records with, naming the test's project and stack whatever this process's
-    Pulumi settings say."""
+    """The mock monitor gpuready plan records with, naming its own project and stack (the test's by default) whatever
+    this process's Pulumi settings say.
+
+    As the engine does, it hands a registration with ``remote`` (a multi-language component, as a generated SDK or
+    the YAML language host registers it) to ``remote`` (see :func:`constructs`), and keeps the outputs a program
+    registers on its stack (``stack_outputs``, as the wire carries them)."""
+
+    def __init__(self, mocks: PlanMocks, project: str = PROJECT, stack: str = STACK) -> None:
+        super().__init__(mocks)
+        self.project, self.stack = project, stack
+        self.remote: Optional[Remote] = None
+        self.stack_outputs: dict[str, Any] = {}
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         if parent:
             type_ = parent.split("::")[2].split("$").pop() + "$" + type_
-        return f"urn:pulumi:{STACK}::{PROJECT}::{type_}::{name}"
+        return f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        if request.remote:
+            if self.remote is None:
+                raise RuntimeError(f"{request.type} is a remote component and no provider constructs it")
+            return self.remote(request)
+        return super().RegisterResource(request)
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC method name)
+        if request.urn == stack_urn(self.project, self.stack):
+            self.stack_outputs = rpc.deserialize_properties(request.outputs, keep_unknowns=True)
+        return empty_pb2.Empty()
 
 
 def _monitor_servicer(mock: Monitor) -> resource_pb2_grpc.ResourceMonitorServicer:
@@ -54,28 +84,38 @@ def _monitor_servicer(mock: Monitor) -> resource_pb2_grpc.ResourceMonitorService
 
 
 class Engine(engine_pb2_grpc.EngineServicer):
-    """The engine's Log (kept) and root-resource calls."""
+    """The engine's Log (kept, with its severity) and root-resource calls (the root a program sets, else
+    ``root``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str = STACK_URN) -> None:
         self.logs: list[str] = []
+        self.errors: list[str] = []
+        self.root = root
 
     def Log(self, request, context):  # noqa: N802 (gRPC method name)
         self.logs.append(request.message)
+        if request.severity == engine_pb2.ERROR:
+            self.errors.append(request.message)
         return empty_pb2.Empty()
 
     def GetRootResource(self, request, context):  # noqa: N802 (gRPC method name)
-        return engine_pb2.GetRootResourceResponse(urn=STACK_URN)
+        return engine_pb2.GetRootResourceResponse(urn=self.root)
 
     def SetRootResource(self, request, context):  # noqa: N802 (gRPC method name)
+        self.root = request.urn
         return engine_pb2.SetRootResourceResponse()
 
 
 @contextlib.contextmanager
-def callbacks(preview: bool = False) -> Iterator[tuple[str, Monitor, Engine]]:
+def callbacks(preview: bool = False, project: str = PROJECT, stack: str = STACK,
+              config: Mapping[str, str] = CONFIG) -> Iterator[tuple[str, Monitor, Engine]]:
     """A gRPC server in this process with the resource monitor and the engine; yields (address, monitor, engine).
-    ``preview``: the monitor answers as a first ``pulumi preview`` does (what the cloud computes is unknown)."""
-    monitor, engine = Monitor(PlanMocks(CONFIG, preview)), Engine()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    ``preview``: the monitor answers as a first ``pulumi preview`` does (what the cloud computes is unknown);
+    ``config``: the stack's (the mocks read the regions and project from it)."""
+    monitor = Monitor(PlanMocks(dict(config), preview), project, stack)
+    engine = Engine(stack_urn(project, stack))
+    # A remote component's Construct holds a thread while the provider registers its children on others.
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
     resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_monitor_servicer(monitor), server)
     engine_pb2_grpc.add_EngineServicer_to_server(engine, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -105,6 +145,31 @@ def construct(stub: provider_pb2_grpc.ResourceProviderStub, monitor_address: str
         project=PROJECT, stack=STACK, config=CONFIG, dryRun=preview, parallel=8, monitorEndpoint=monitor_address,
         type=token, name=name, parent=STACK_URN, inputs=struct, organization="organization"), timeout=300)
     return {"urn": response.urn, "state": rpc.deserialize_properties(response.state, keep_unknowns=True)}
+
+
+def constructs(monitor: Monitor, stub: provider_pb2_grpc.ResourceProviderStub, monitor_address: str,
+               config: Mapping[str, str], preview: bool = False) -> None:
+    """Have ``monitor`` answer a remote component's registration as the engine does: a Construct of the provider
+    ``stub`` (the gpuready package's, the only one served: another package's token is an error) with the
+    registration's name, parent, inputs, their dependencies and options, the stack's ``config`` and ``preview``;
+    the registration gets the URN and outputs it answers. A failed Construct fails the registration with the
+    provider's status and message."""
+    def remote(request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:
+        if not request.type.startswith("gpuready:"):
+            raise RuntimeError(f"no provider serves the remote component {request.type}")
+        dependencies = {key: provider_pb2.ConstructRequest.PropertyDependencies(urns=list(value.urns))
+                        for key, value in request.propertyDependencies.items()}
+        response = stub.Construct(provider_pb2.ConstructRequest(
+            project=monitor.project, stack=monitor.stack, config=dict(config), dryRun=preview, parallel=8,
+            monitorEndpoint=monitor_address, type=request.type, name=request.name, parent=request.parent,
+            inputs=request.object, inputDependencies=dependencies, dependencies=list(request.dependencies),
+            organization="organization", accepts_output_values=False), timeout=300)
+        return resource_pb2.RegisterResourceResponse(
+            urn=response.urn, object=response.state,
+            propertyDependencies={key: resource_pb2.RegisterResourceResponse.PropertyDependencies(urns=list(v.urns))
+                                  for key, v in response.stateDependencies.items()})
+
+    monitor.remote = remote
 
 
 def input_errors(error: grpc.RpcError) -> list[tuple[str, str]]:

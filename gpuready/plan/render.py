@@ -217,15 +217,30 @@ _default_unraisablehook = sys.unraisablehook
 
 
 def _config_error(error: BaseException) -> Optional[ConfigError]:
-    """The ``ConfigError`` at the root of ``error`` (Pulumi wraps one raised in an output's apply in a ValueError per
-    resource and input it reached), or None."""
+    """The ``ConfigError`` behind ``error`` (Pulumi wraps one raised in an output's apply in a ValueError per resource
+    and input it reached, their causes and contexts sometimes in a loop), or None."""
     seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, ConfigError):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
+    stack = [error]
+    while stack:
+        found = stack.pop()
+        if found is None or id(found) in seen:
+            continue
+        if isinstance(found, ConfigError):
+            return found
+        seen.add(id(found))
+        stack += [found.__cause__, found.__context__]
     return None
+
+
+def _forget_the_failed_run() -> None:
+    """Cancel what a failed program left running and clear the error Pulumi's runtime keeps, so that the next
+    ``run`` in this process starts clean (a deployment's process ends with its program; a test's does not)."""
+    manager = settings._get_rpc_manager()
+    for pending in [*manager.rpcs, *settings.SETTINGS.outputs]:
+        if isinstance(pending, asyncio.Future):
+            pending.cancel()
+    manager.clear()
+    settings.SETTINGS.outputs.clear()
 
 
 def _quiet_config_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -272,6 +287,7 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
         try:
             _sync_await(run_pulumi_func(program))
         except Exception as e:  # noqa: BLE001 (re-raised: a component's error as it is, anything else unchanged)
+            _forget_the_failed_run()
             config_error = _config_error(e)
             if config_error is None:
                 raise

@@ -135,15 +135,19 @@ def provider(engine_address: str) -> Iterator[provider_pb2_grpc.ResourceProvider
 
 
 def construct(stub: provider_pb2_grpc.ResourceProviderStub, monitor_address: str, token: str, name: str,
-              inputs: dict[str, Any], preview: bool = False) -> dict[str, Any]:
+              inputs: dict[str, Any], preview: bool = False,
+              dependencies: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
     """Construct ``token`` as the engine does for a program's ``new Component(name, inputs)`` (a child of the stack;
-    ``preview``: under ``pulumi preview``); returns its URN and the outputs it answered, deserialized (unknowns
-    kept)."""
+    ``preview``: under ``pulumi preview``; ``dependencies``: input -> URNs of the resources its value came from, as
+    for ``subnetIds: [subnet.id]``); returns its URN and the outputs it answered, deserialized (unknowns kept)."""
     struct = struct_pb2.Struct()
     struct.update(inputs)
+    depends = {key: provider_pb2.ConstructRequest.PropertyDependencies(urns=urns)
+               for key, urns in (dependencies or {}).items()}
     response = stub.Construct(provider_pb2.ConstructRequest(
         project=PROJECT, stack=STACK, config=CONFIG, dryRun=preview, parallel=8, monitorEndpoint=monitor_address,
-        type=token, name=name, parent=STACK_URN, inputs=struct, organization="organization"), timeout=300)
+        type=token, name=name, parent=STACK_URN, inputs=struct, inputDependencies=depends,
+        organization="organization"), timeout=300)
     return {"urn": response.urn, "state": rpc.deserialize_properties(response.state, keep_unknowns=True)}
 
 

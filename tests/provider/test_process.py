@@ -147,6 +147,23 @@ def test_a_bad_argument_comes_back_with_the_message_a_python_user_gets(served, r
     assert engine.input_errors(over_grpc.value) == [("maxVcpus", str(in_program.value))]
 
 
+def test_an_input_from_another_resource_is_checked_as_a_typed_one(served, render):
+    """``subnetIds: [vpc.id]`` (the VPC's id by mistake) in another language's program: under ``pulumi up`` the
+    engine sends the value with the VPC it came from, the provider receives it as an output whose value is there, and
+    the check refuses it at Construct, on the item, with the message a Python program typing the value gets."""
+    stub, address, _ = served
+    vpc_urn = f"urn:pulumi:{engine.STACK}::{engine.PROJECT}::aws:ec2/vpc:Vpc::vpc"
+    bad = dataclasses.replace(BATCH, subnet_ids=["vpc-0123456789abcdef0"], multi_node=None)
+    with pytest.raises(ConfigError) as in_program:
+        in_python(render, "gpuready:aws:BatchGpuEnvironment", "from-vpc", bad)
+    with pytest.raises(grpc.RpcError) as over_grpc:
+        engine.construct(stub, address, "gpuready:aws:BatchGpuEnvironment", "from-vpc", wire(bad),
+                         dependencies={"subnetIds": [vpc_urn]})
+    assert over_grpc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert engine.input_errors(over_grpc.value) == [("subnetIds[0]", str(in_program.value))]
+    assert "not a subnet id" in str(in_program.value)
+
+
 def test_an_input_no_args_field_takes_is_refused_by_name(served):
     stub, address, _ = served
     with pytest.raises(grpc.RpcError) as refused:

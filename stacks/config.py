@@ -29,9 +29,9 @@ def config_key(settings: Settings, field: str) -> str:
         if part.startswith(f"{NAMESPACE}:") or ":" in part:
             return part
         for prefix in sorted(table, key=len, reverse=True):  # longest known prefix: node_pool.labels.team
-            if part == prefix or part.startswith(prefix + "."):
+            if part == prefix or part.startswith((prefix + ".", prefix + "[")):  # an item: subnet_ids[0]
                 return f"{NAMESPACE}:{table[prefix]}{part[len(prefix):]}"
-        parent = part.split(".")[0]
+        parent = re.split(r"[.\[]", part)[0]
         return f"{NAMESPACE}:{table[parent]}" if parent in table else part
 
     parts = field.split("/")

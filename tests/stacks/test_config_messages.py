@@ -18,6 +18,7 @@ PYTHON_NAME = re.compile(r"(?<![\w:.])[a-z]+_[a-z_]+(?:\.[a-z_]+)*\b")
 def _plan(tmp_path, stack: str, changes: dict) -> tuple[int, str]:
     data = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
     data["config"].update(changes)
+    data["config"] = {k: v for k, v in data["config"].items() if v is not None}  # None: the key removed
     path = tmp_path / "Pulumi.custom.yaml"
     path.write_text(yaml.safe_dump(data))
     return main(["plan", "--stack-file", str(path), "--no-policies"]), path.name
@@ -52,6 +53,19 @@ MISTAKES = [
     ("aws-batch", {"gpuready:cpuQueue": {"instanceTypes": ["g6.xlarge"]}}, "gpuready:cpuQueue.instanceTypes"),
     ("aws-batch", {"gpuready:network": {"cidrBlock": "nonsense"}}, "gpuready:network.cidrBlock"),
     ("aws-batch", {"gpuready:jobRolePolicyArns": ["AmazonS3ReadOnlyAccess"]}, "gpuready:jobRolePolicyArns"),
+    ("aws-batch", {"gpuready:network": {"subnetIds": ["vpc-0123456789abcdef0"], "securityGroupIds": ["sg-12345678"]}},
+     "gpuready:network.subnetIds[0]"),
+    ("aws-batch", {"gpuready:network": {"subnetIds": ["subnet-12345678"], "securityGroupIds": ["default"]}},
+     "gpuready:network.securityGroupIds[0]"),
+    ("eks", {"gpuready:network": {"vpcId": "vpc-12345678", "subnetIds": ["subnet-12345678"]}},
+     "gpuready:network.subnetIds"),
+    ("eks", {"gpuready:existingCluster": "arn:aws:eks:us-east-1:123456789012:cluster/prod", "gpuready:kubeconfig": "k",
+             "gpuready:apiAllowedCidrs": None,
+             "gpuready:network": {"vpcId": "vpc-12345678", "subnetIds": ["subnet-12345678"]}},
+     "gpuready:existingCluster"),
+    ("gke", {"gpuready:network": {"network": "ml-vpc", "subnetwork": "projects/p/regions/europe-west4/subnetworks/s"}},
+     "gpuready:network.subnetwork"),
+    ("aks", {"gpuready:vnetSubnetId": "gpu-subnet"}, "gpuready:vnetSubnetId"),
     ("gke", {"gpuready:nodeLocations": ["mars-1a"]}, "gpuready:nodeLocations"),
     ("eks", {"gpuready:minSize": 30}, "gpuready:minSize/"),
     ("eks", {"gpuready:rootVolumeGiB": 1}, "gpuready:rootVolumeGiB"),

@@ -41,9 +41,25 @@ def settled(value: Any) -> Any:
     return settled(data.value) if data.is_known and not data.is_secret else _NOT_YET
 
 
-def _passed(check: Check, field: str, value: Any) -> Any:
-    check(field, value)
-    return value
+def _passed(check: Check, field: str, value: Any, secret: bool = False) -> Any:
+    """``value`` once ``check`` passes it; a secret's error shows ``[secret]``, never the value."""
+    try:
+        check(field, value)
+        return value
+    except ConfigError as e:
+        if not secret:
+            raise
+        hidden = ConfigError(e.field, SECRET, e.problem, e.fix)
+    raise hidden  # outside the handler: no context holding the value either
+
+
+class _Secret:
+    def __repr__(self) -> str:
+        return "[secret]"
+
+
+SECRET = _Secret()
+"""What a secret value prints as in an error (as the Pulumi CLI shows one)."""
 
 
 def checked(value: Any, field: str, check: Check) -> Any:
@@ -56,7 +72,9 @@ def checked(value: Any, field: str, check: Check) -> Any:
     if now is not _NOT_YET:
         check(field, now)
         return value  # as given: an Output keeps the resources it comes from
-    return pulumi.Output.from_input(value).apply(lambda resolved: _passed(check, field, resolved))
+    output = pulumi.Output.from_input(value)
+    secret = pulumi.Output.from_input(output.is_secret())
+    return pulumi.Output.all(output, secret).apply(lambda given: _passed(check, field, *given))
 
 
 def checked_list(value: Any, field: str, item: Check, whole: Optional[Check] = None) -> Any:

@@ -246,3 +246,17 @@ def test_the_aks_subnet_id_rule_takes_the_form_the_azure_sdk_documents():
         m.group(1), m.group(1).lower()), form)
     assert re.fullmatch(aks_facts.SUBNET_ID, example, re.IGNORECASE)
     assert not re.fullmatch(aks_facts.SUBNET_ID, example.rsplit("/subnets/", 1)[0], re.IGNORECASE)
+
+
+def test_a_secret_that_fails_its_check_is_not_shown():
+    """A cluster name read with ``require_secret``: the error names the field and the rule, and shows ``[secret]``."""
+    def program():
+        EksGpuCluster("ml", EksGpuClusterArgs(
+            subnet_ids=["subnet-aaaaaaaa"], autoscaler=AutoscalerArgs(mode="none"),
+            existing_cluster=ExistingClusterArgs(name=pulumi.Output.secret("arn:aws:eks:us-east-1:1:cluster/hidden"),
+                                                 kubeconfig="k"),
+            node_group=GpuNodeGroupArgs(instance_types=["g6.xlarge"])))
+    with pytest.raises(ConfigError) as error:
+        _run(program)
+    assert error.value.field == "existing_cluster.name" and "not an EKS cluster name" in str(error.value)
+    assert "hidden" not in str(error.value) and "[secret]" in str(error.value)

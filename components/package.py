@@ -31,6 +31,7 @@ from pulumi.provider import ConstructResult, Provider
 
 from . import outputs as contracts
 from .errors import ConfigError
+from .inputs import NOT_YET, alongside, settled
 
 PACKAGE = "gpuready"
 
@@ -401,7 +402,7 @@ def to_args(cls: type, inputs: Mapping[str, Any], path: str = "") -> Any:
 def _value(hint: Any, value: Any, path: str) -> Any:
     hint = unwrap(hint).type
     if _is_output(value):
-        return value
+        return _object_from_output(hint, value, path) if dataclasses.is_dataclass(hint) else value
     if dataclasses.is_dataclass(hint):
         return to_args(hint, value, f"{path}.")  # type: ignore[arg-type]
     if (item := _sequence(hint)) is not None and isinstance(value, list):
@@ -414,6 +415,33 @@ def _value(hint: Any, value: Any, path: str) -> Any:
     if hint is int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def _object_from_output(cls: type, value: Any, path: str) -> Any:
+    """An args object the engine sent as one output: a plain property (``existingCluster``) whose value came with the
+    resources it was built from (an engine or SDK that sends no output values wraps the whole property). Its value
+    must be known (the component checks it at construction); each of its input fields then carries those resources,
+    so that what the component builds from them still waits for them."""
+    now = settled(value)
+    if now is NOT_YET:
+        raise InputError(path, f"{path} must be known when the component is constructed: give its fields as values "
+                               "or outputs, not the whole object as the output of an unknown value")
+    return _carrying(to_args(cls, now, f"{path}."), value)  # type: ignore[arg-type]
+
+
+def _carrying(args: Any, output: Any) -> Any:
+    """``args`` with each input field's value (nested args objects too) an output of the same value that depends on
+    what ``output`` depends on."""
+    hints, changes = _hints(type(args)), {}
+    for f in dataclasses.fields(args):
+        given, hint = getattr(args, f.name), unwrap(hints[f.name])
+        if given is None:
+            continue
+        if dataclasses.is_dataclass(given):
+            changes[f.name] = _carrying(given, output)
+        elif hint.input:
+            changes[f.name] = alongside(output, given)
+    return dataclasses.replace(args, **changes)
 
 
 def _is_output(value: Any) -> bool:

@@ -128,6 +128,14 @@ def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceTy
                       f"RUNNABLE forever (largest: {offered})", fix)
 
 
+def _one_subnet(field: str, value: object) -> None:
+    if isinstance(value, (list, tuple)):
+        raise ConfigError(field, list(value), "a multi-node job's nodes share one cluster placement group, which "
+                          "lives in one Availability Zone: one subnet, not several",
+                          "give one subnet id (the first of subnet_ids when omitted)")
+    SUBNET_ID(field, value)
+
+
 def checked_inputs(args: BatchGpuEnvironmentArgs) -> BatchGpuEnvironmentArgs:
     """``args`` with its network inputs checked (:mod:`~gpuready_components.inputs`): the subnet ids, the VPC id,
     the security group ids and the multi-node subnet, each checked now when its value is known and when it resolves
@@ -139,9 +147,14 @@ def checked_inputs(args: BatchGpuEnvironmentArgs) -> BatchGpuEnvironmentArgs:
         "give your groups' ids, or leave security_group_ids unset to have one created (with vpc_id)"))
     multi_node = args.multi_node
     if multi_node is not None and multi_node.subnet is not None and not isinstance(multi_node.subnet, (list, tuple)):
-        multi_node = dataclasses.replace(multi_node, subnet=checked(multi_node.subnet, "multi_node.subnet", SUBNET_ID))
-    return dataclasses.replace(args, subnet_ids=subnets, vpc_id=checked(args.vpc_id, "vpc_id", VPC_ID),
-                               security_group_ids=groups, multi_node=multi_node)
+        multi_node = dataclasses.replace(multi_node, subnet=checked(multi_node.subnet, "multi_node.subnet",
+                                                                    _one_subnet))
+    # vpc_id feeds only the groups the component creates: checked where one is made, so that no check waits on an
+    # output nothing takes (it would fail only as the program ends, after the compute environments)
+    used = args.security_group_ids is None or args.multi_node is not None
+    vpc_id = checked(args.vpc_id, "vpc_id", VPC_ID) if used else args.vpc_id
+    return dataclasses.replace(args, subnet_ids=subnets, vpc_id=vpc_id, security_group_ids=groups,
+                               multi_node=multi_node)
 
 
 def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) -> BatchCapacity:
@@ -237,9 +250,7 @@ def _check_multi_node(mn: MultiNodeArgs, gpu_rows: Sequence[catalog.GpuInstanceT
                           "on-demand capacity only (not on Spot, not on Fargate)",
                           "leave multi_node.capacity at on-demand (single-node jobs can still use Spot)")
     if isinstance(mn.subnet, (list, tuple)):
-        raise ConfigError("multi_node.subnet", list(mn.subnet), "a multi-node job's nodes share one cluster "
-                          "placement group, which lives in one Availability Zone: one subnet, not several",
-                          "give one subnet id (the first of subnet_ids when omitted)")
+        _one_subnet("multi_node.subnet", mn.subnet)
     if mn.instance_types:
         rows = gpu_instances("multi_node.instance_types", mn.instance_types,
                              "multi-node jobs take GPU instance types")

@@ -40,12 +40,12 @@ SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 SYSTEM_INSTANCE_TYPES = ("m6i.large", "m7i.large")
 
 CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
+"""EKS ``capacityType`` values we accept (``CAPACITY_BLOCK`` needs a reservation this component does not make)."""
 CLUSTER_NAME = r"[0-9A-Za-z][A-Za-z0-9\-_]{0,99}"
 """An EKS cluster's name (botocore's EKS model, shape ``ClusterName``: that pattern, 1 to 100 characters)."""
 CLUSTER_SUBNETS = 2
 """Subnets a new cluster needs at the least: EKS puts the control plane's network interfaces in two or more
 Availability Zones, and refuses fewer subnets."""
-"""EKS ``capacityType`` values we accept (``CAPACITY_BLOCK`` needs a reservation this component does not make)."""
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
 """The EKS API's spelling of ``NoSchedule`` for the GPU taint (``gpuready_components.k8s_gpu.facts.PLATFORMS['eks']``)."""

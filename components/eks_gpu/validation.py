@@ -197,8 +197,9 @@ def checked_inputs(args: EksGpuClusterArgs) -> EksGpuClusterArgs:
     now when its value is known and when it resolves otherwise. The component builds from the returned args only."""
     need = facts.CLUSTER_SUBNETS if args.cluster is not None else 1
     subnets = checked_list(args.subnet_ids, "subnet_ids", SUBNET_ID, at_least(
-        need, "EKS needs subnets in two or more Availability Zones for a new cluster" if need > 1 else
-        "the GPU nodes need a subnet", "give private subnets in two or more Availability Zones"))
+        need, "EKS needs subnets in two or more Availability Zones for a new cluster", "give private subnets in two "
+        "or more Availability Zones") if need > 1 else at_least(1, "the GPU nodes need a subnet",
+                                                               "give one or more private subnets of the cluster's VPC"))
     ng = args.node_group
     one = exactly(1, "an EFA node group's cluster placement group lies in one Availability Zone, and EFA traffic "
                   "does not cross zones", "give one subnet, or leave it unset for the first of the cluster's subnets")

@@ -15,9 +15,9 @@ CLUSTER_NAME = r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?"
 COMPUTE_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
 """A Compute Engine network's or subnetwork's name (compute v1 ``Network.name``'s and ``Subnetwork.name``'s
 ``pattern``)."""
-COMPUTE_PREFIX = r"(?:https://(?:www|compute)\.googleapis\.com/compute/(?:v1|beta)/)?"
-"""What may come before ``projects/...`` in a resource's URL (a self link, or the path alone, as a Pulumi
-``gcp.compute.Network``'s id is)."""
+COMPUTE_PREFIX = r"(?:https://(?:www|compute)\.googleapis\.com/compute/(?:v1|beta|alpha)/)?(?:projects/[^/]+/)?"
+"""What may come before ``global/networks/...`` or ``regions/...`` in a resource's URL: a self link, the path from
+``projects/`` (a Pulumi ``gcp.compute.Network``'s id), or the partial URL from ``global/`` or ``regions/``."""
 
 FAMILY_ACCELERATORS = MappingProxyType({
     "n1": ("nvidia-tesla-t4", "nvidia-tesla-v100", "nvidia-tesla-p4", "nvidia-tesla-p100"),

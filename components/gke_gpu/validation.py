@@ -162,14 +162,14 @@ def region(location: str) -> str:
 
 
 def _network_check(field: str, value: object) -> None:
-    name, path = facts.COMPUTE_NAME, rf"{facts.COMPUTE_PREFIX}projects/[^/]+/global/networks/{facts.COMPUTE_NAME}"
+    name, path = facts.COMPUTE_NAME, rf"{facts.COMPUTE_PREFIX}global/networks/{facts.COMPUTE_NAME}"
     if not isinstance(value, str) or not (re.fullmatch(name, value) or re.fullmatch(path, value)):
         raise ConfigError(field, value, "not a VPC network's name or path",
                           "give its name (ml-vpc), or projects/PROJECT/global/networks/NAME (a Network's id)")
 
 
 def _subnetwork_check(cluster_region: str) -> Callable[[str, object], None]:
-    path = re.compile(rf"{facts.COMPUTE_PREFIX}projects/[^/]+/regions/([^/]+)/subnetworks/{facts.COMPUTE_NAME}")
+    path = re.compile(rf"{facts.COMPUTE_PREFIX}regions/([^/]+)/subnetworks/{facts.COMPUTE_NAME}")
 
     def check(field: str, value: object) -> None:
         found = path.fullmatch(value) if isinstance(value, str) else None

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 import pytest
 import requests
 
-from gpuready.plan.render import run
+from gpuready.plan.render import mock_id, run
 from gpuready_components import aws_instances
 from gpuready_components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, GpuAgentPoolArgs
 from gpuready_components.aks_gpu import ClusterArgs as AksClusterArgs
@@ -96,17 +96,18 @@ def test_an_output_is_checked_when_it_resolves_and_its_resources_kept(render):
 def test_under_preview_an_unknown_value_constructs_and_is_left_to_the_deployment():
     rendering = _run(_batch(bad_subnet=True), preview=True)
     (on_demand,) = rendering.of_type(CE)
-    assert all(isinstance(s, pulumi.output.Unknown) for s in on_demand.inputs["computeResources"]["subnets"])
+    subnets = on_demand.inputs["computeResources"]["subnets"]
+    assert len(subnets) == 2 and all(isinstance(s, pulumi.output.Unknown) for s in subnets)
 
 
 def test_good_outputs_reach_the_resources_as_dependencies():
     """The checked output still carries the subnets it came from: the engine creates the compute environment after
     them, and deletes it before."""
     rendering = _run(_batch())
-    subnets = {r.urn for r in rendering.of_type(SUBNET)}
+    subnets = rendering.of_type(SUBNET)
     (env,) = rendering.of_type(CE)
-    assert len(env.inputs["computeResources"]["subnets"]) == 2
-    assert subnets <= set(env.property_dependencies["computeResources"])
+    assert sorted(env.inputs["computeResources"]["subnets"]) == sorted(mock_id(SUBNET, s.name) for s in subnets)
+    assert {s.urn for s in subnets} <= set(env.property_dependencies["computeResources"])
 
 
 def test_a_literal_list_with_an_output_in_it_has_its_length_checked_at_once(render):
@@ -260,3 +261,60 @@ def test_a_secret_that_fails_its_check_is_not_shown():
         _run(program)
     assert error.value.field == "existing_cluster.name" and "not an EKS cluster name" in str(error.value)
     assert "hidden" not in str(error.value) and "[secret]" in str(error.value)
+
+
+def test_outputs_that_resolve_to_the_same_subnet_are_refused_when_they_do():
+    def program():
+        _, ids = _network()
+        BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(instance_types=["g6.xlarge"], subnet_ids=[ids[0], ids[0]],
+                                                           vpc_id="vpc-11111111"))
+    _run(program, preview=True)  # unknown at a first preview: two items, nothing to compare
+    with pytest.raises(ConfigError) as error:
+        _run(program)
+    assert error.value.field == "subnet_ids" and "items 0 and 1 are the same" in str(error.value)
+
+
+def test_a_whole_list_from_an_output_is_checked_item_by_item_when_it_resolves():
+    """A list that is itself an output (a stack reference's, a network module's ``private_subnet_ids``)."""
+    def program():
+        vpc, _ = _network()
+        BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(instance_types=["g6.xlarge"],
+                                                           subnet_ids=vpc.id.apply(lambda i: [i]), vpc_id=vpc.id))
+    with pytest.raises(ConfigError) as error:
+        _run(program)
+    assert error.value.field == "subnet_ids[0]" and error.value.value.startswith("vpc-")
+
+
+def test_a_secret_list_with_a_duplicate_names_the_places_not_the_value():
+    def program():
+        BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(
+            instance_types=["g6.xlarge"], vpc_id="vpc-11111111",
+            subnet_ids=pulumi.Output.secret(["subnet-0123456789abcdef0", "subnet-0123456789abcdef0"])))
+    with pytest.raises(ConfigError) as error:
+        _run(program)
+    assert "items 0 and 1 are the same" in str(error.value) and "0123456789abcdef0" not in str(error.value)
+
+
+@pytest.mark.parametrize("rule,good,bad", [
+    (aws_instances.SUBNET_ID, ["subnet-0123456789abcdef0", "subnet-1a2b3c4d"],
+     ["subnet-0123456789ABCDEF0", "subnet-123", "subnet-0123456789abcdef01", "10.0.0.0/24", ""]),
+    ("aks-cluster", ["a", "ml-gpu_1", "a" * 63], ["-ml", "ml-", "a" * 64, "ml.gpu", ""]),
+    ("aks-group", ["ml-rg", "ML.rg(1)", "a" * 90], ["rg.", "a" * 91, "/subscriptions/x/resourceGroups/rg", ""]),
+])
+def test_each_rule_takes_what_the_cloud_takes_and_nothing_else(rule, good, bad):
+    from gpuready_components.aks_gpu import validation as aks
+
+    check = {"aks-cluster": aks.CLUSTER_NAME, "aks-group": aks.RESOURCE_GROUP_NAME}.get(rule, rule)
+    for value in good:
+        check("f", value)
+    for value in bad:
+        with pytest.raises(ConfigError):
+            check("f", value)
+
+
+def test_gke_takes_partial_urls_and_the_beta_and_alpha_apis(render):
+    for network, subnetwork in (("global/networks/default", "regions/us-central1/subnetworks/default"),
+                                ("https://compute.googleapis.com/compute/beta/projects/p/global/networks/n",
+                                 "https://compute.googleapis.com/compute/alpha/projects/p/regions/us-central1/"
+                                 "subnetworks/s")):
+        render(lambda: GkeGpuCluster("ml", _gke(network=network, subnetwork=subnetwork)))

@@ -27,6 +27,14 @@ FILES = ("Pulumi.yaml", "Pulumi.dev.yaml", "package.json", "package-lock.json", 
 WORK = ROOT / ".cache" / "examples-typescript"
 
 
+UNREACHABLE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH")
+"""What npm prints when it cannot reach its registry (no network): the one failure that is not the program's."""
+
+
+class RegistryUnreachable(RuntimeError):
+    """``npm ci`` could not reach the registry for the example's dependencies."""
+
+
 def missing_tools() -> list[str]:
     """The tools the TypeScript example needs that this machine lacks (``node``, ``npm``)."""
     return [tool for tool in ("node", "npm") if shutil.which(tool) is None]
@@ -46,6 +54,9 @@ def prepared(work: Path = WORK) -> Path:
         done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=work,
                               capture_output=True, text=True, timeout=600)
         if done.returncode:
+            unreachable = next((code for code in UNREACHABLE if code in done.stderr), None)
+            if unreachable:
+                raise RegistryUnreachable(f"npm ci could not reach the npm registry ({unreachable})")
             raise RuntimeError(f"npm ci failed in {work}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         stamp.write_text(lock)
     return work

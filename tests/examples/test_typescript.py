@@ -5,7 +5,8 @@ runs it (:mod:`tests.examples.node`): ``ts-node`` compiles and type-checks ``ind
 process. Under ``pulumi up`` its plan must be ``examples/expected-plan.txt``, the YAML program's; under ``pulumi
 preview`` it must register the same resources.
 
-Skipped only where ``node`` or ``npm`` is missing. The SDK it imports is a stand-in (:mod:`tests.examples.standin_sdk`)
+Skipped only where ``node`` or ``npm`` is missing or the npm registry cannot be reached (its first run installs the
+program's dependencies). The SDK it imports is a stand-in (:mod:`tests.examples.standin_sdk`)
 written from ``provider/schema.json``, not the SDK ``pulumi package add`` generates, which needs the Pulumi CLI:
 so neither the generated names and types (``types.input.aws.GpuJobArgs``, enum objects) nor the generated code
 itself is verified, only that a remote component registered as Pulumi's Node.js code generation registers one is
@@ -26,7 +27,12 @@ pytestmark = pytest.mark.skipif(bool(node.missing_tools()), reason=f"needs {', '
 
 @pytest.fixture(scope="module")
 def work() -> Path:
-    return node.prepared()
+    """The program with its dependencies installed; skipped (with npm's reason) only where the npm registry cannot be
+    reached, as on a machine with no network: any other install failure fails."""
+    try:
+        return node.prepared()
+    except node.RegistryUnreachable as e:
+        pytest.skip(str(e))
 
 
 def planned(work: Path, preview: bool, index: str | None = None) -> tuple[plan.Planned, str]:

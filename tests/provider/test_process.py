@@ -25,7 +25,8 @@ from gpuready_components.aks_gpu import ClusterArgs as AksClusterArgs
 from gpuready_components.batch_gpu import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
 from gpuready_components.batch_gpu.validation import check
 from gpuready_components.eks_gpu import ClusterArgs as EksClusterArgs
-from gpuready_components.eks_gpu import EksGpuClusterArgs, GpuNodeGroupArgs
+from gpuready_components.eks_gpu import AutoscalerArgs, EksGpuClusterArgs, ExistingClusterArgs
+from gpuready_components.eks_gpu import GpuNodeGroupArgs
 from gpuready_components.errors import ConfigError
 from gpuready_components.gke_gpu import ClusterArgs as GkeClusterArgs
 from gpuready_components.gke_gpu import GkeGpuClusterArgs, GpuNodePoolArgs
@@ -35,7 +36,8 @@ from tests.provider import engine
 
 BATCH = BatchGpuEnvironmentArgs(
     instance_types=["g6e.xlarge", "g6e.12xlarge"], subnet_ids=["subnet-aaaaaaaa", "subnet-bbbbbbbb"],
-    vpc_id="vpc-11111111", capacity=["spot", "on-demand"], max_vcpus=192, job=GpuJobArgs(gpus=4, vcpus=16, memory_mib=120_000),
+    vpc_id="vpc-11111111", capacity=["spot", "on-demand"], max_vcpus=192,
+    job=GpuJobArgs(gpus=4, vcpus=16, memory_mib=120_000),
     multi_node=MultiNodeArgs(nodes=2, instance_types=["g6e.12xlarge"]), tags={"team": "ml"})
 CASES = {
     "gpuready:aws:BatchGpuEnvironment": BATCH,
@@ -162,6 +164,31 @@ def test_an_input_from_another_resource_is_checked_as_a_typed_one(served, render
     assert over_grpc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert engine.input_errors(over_grpc.value) == [("subnetIds[0]", str(in_program.value))]
     assert "not a subnet id" in str(in_program.value)
+
+
+def test_an_args_object_sent_whole_with_its_resource_is_checked_and_keeps_the_dependency(served):
+    """``existingCluster: {name: cluster.name, ...}`` from an engine that sends no output values: the whole plain
+    object comes as one output with the cluster's URN. A bad name is refused at Construct on its field; a good one
+    builds node groups that depend on that cluster."""
+    stub, address, monitor = served
+    cluster = f"urn:pulumi:{engine.STACK}::{engine.PROJECT}::aws:eks/cluster:Cluster::made-elsewhere"
+    args = EksGpuClusterArgs(subnet_ids=["subnet-aaaaaaaa"], autoscaler=AutoscalerArgs(mode="none"),
+                             existing_cluster=ExistingClusterArgs(name="arn:aws:eks:us-east-1:1:cluster/prod",
+                                                                  kubeconfig="k"),
+                             node_group=GpuNodeGroupArgs(instance_types=["g6e.xlarge"]))
+    with pytest.raises(grpc.RpcError) as refused:
+        engine.construct(stub, address, "gpuready:aws:EksGpuCluster", "joined-bad", wire(args),
+                         dependencies={"existingCluster": [cluster]})
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    ((path, reason),) = engine.input_errors(refused.value)
+    assert path == "existingCluster.name" and "not an EKS cluster name" in reason
+
+    good = dataclasses.replace(args, existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="k"))
+    before = len(monitor.records)
+    engine.construct(stub, address, "gpuready:aws:EksGpuCluster", "joined", wire(good),
+                     dependencies={"existingCluster": [cluster]})
+    (group,) = [r for r in monitor.records[before:] if r.type == "aws:eks/nodeGroup:NodeGroup"]
+    assert group.inputs["clusterName"] == "prod" and cluster in group.property_dependencies["clusterName"]
 
 
 def test_an_input_no_args_field_takes_is_refused_by_name(served):

@@ -140,7 +140,8 @@ def _eks_cluster(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
     """An existing cluster's network, as EKS describes it."""
     name = args.get("name", "cluster")
     return {"name": name, "id": name,
-            "vpcConfig": {"vpcId": ec2_id("vpc", name), "clusterSecurityGroupId": ec2_id("sg", f"eks-cluster-{name}")}}
+            "vpcConfig": {"vpcId": ec2_id("vpc", name),
+                          "clusterSecurityGroupId": ec2_id("sg", f"eks-cluster-{name}")}}
 
 
 @answers("azure-native:containerservice:listManagedClusterUserCredentials")

@@ -15,6 +15,7 @@ import pulumi_aws as aws
 import pytest
 import requests
 
+from gpuready.plan import render as render_module
 from gpuready.plan.render import mock_id, run
 from gpuready_components import aws_instances
 from gpuready_components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, GpuAgentPoolArgs
@@ -77,13 +78,23 @@ def test_a_list_is_checked_item_by_item_with_each_items_place():
         checked_list("ok", "ids", WORD)
 
 
-def test_an_output_is_checked_when_it_resolves_and_its_resources_kept(render):
+def test_an_output_is_checked_when_it_resolves_and_its_resources_kept(render, monkeypatch):
     """A bad subnet id from the program's own VPC (the VPC's id, given by mistake) passes construction, where its
     value is not there yet, and fails ``pulumi up`` when it resolves, before any compute environment takes it, with
     the message a typed value gets."""
+    monitors = []
+
+    class Kept(render_module._RecordingMonitor):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            monitors.append(self)
+
+    monkeypatch.setattr(render_module, "_RecordingMonitor", Kept)
     with pytest.raises(ConfigError) as error:
         _run(_batch(bad_subnet=True))
     assert error.value.field == "subnet_ids[0]" and error.value.value.startswith("vpc-")
+    registered = {r.type for r in monitors[-1].records}
+    assert SUBNET in registered and CE not in registered and "aws:batch/jobQueue:JobQueue" not in registered
     assert "not a subnet id" in str(error.value) and "not its name, ARN or CIDR" in error.value.fix
 
     typed = BatchGpuEnvironmentArgs(instance_types=["g6.xlarge"], subnet_ids=[error.value.value, "subnet-aaaaaaaa"],

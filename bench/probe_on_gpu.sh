@@ -20,9 +20,9 @@ nvidia-smi > "$out/smi-table.txt" 2>&1
 dmesg > "$out/dmesg.txt" 2>&1 || echo "dmesg refused (exit $?)" >> "$out/dmesg.txt"
 timed() {  # name, command...: the command's output to $out/name, its wall time to times.txt
   local name=$1; shift
-  local start=$(date +%s.%N)
-  "$@" > "$out/$name" 2>&1
-  echo "$name $(echo "$(date +%s.%N) - $start" | bc) s (exit $?)" >> "$out/times.txt"
+  local start=$(date +%s.%N) rc
+  "$@" > "$out/$name" 2>&1; rc=$?
+  echo "$name $(python3 -c "print(round($(date +%s.%N) - $start, 2))") s (exit $rc)" >> "$out/times.txt"
 }
 timed probe-quick.json python3 gpuready/probe/core.py --gpus "$gpus"
 timed probe-full.json python3 gpuready/probe/core.py --gpus "$gpus" --full --seconds "$seconds"

@@ -93,7 +93,6 @@ class Contract:
 
 
 def contract(platform: str) -> Optional[Contract]:
-    """The contract of ``platform`` (its descriptor's ``contract`` module), or None for a platform gpuready does not
-    know."""
+    """The contract of ``platform`` (its descriptor's ``contract``), or None for a platform gpuready does not know."""
     found = platforms.get(platform)
-    return found.load(found.contract).OUTPUTS if found else None
+    return found.contract if found else None

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib
 import importlib.metadata
-import importlib.util
 import inspect
 import json
 import re
@@ -30,109 +28,54 @@ from pulumi.errors import InputPropertiesError
 from pulumi.provider import ConstructResult, Provider
 
 from . import outputs as contracts
+from . import platforms
 from .errors import ConfigError
 from .inputs import NOT_YET, alongside, settled
+from .served import Choice, Served, plain
 
 PACKAGE = "gpuready"
 
 
-@dataclass(frozen=True)
-class Served:
-    """One component the package serves."""
+def _k8s_component() -> type:
+    from .k8s_gpu.component import K8sGpuSoftware
 
-    component: str
-    """``module:Class`` of the ComponentResource (imported only to construct it: it needs its cloud's SDK)."""
-    args: str
-    """``module:Class`` of its args dataclass."""
-    token: str
-    """Its type token: the component's own, never the host's ``index`` one."""
-    outputs: str
-    """``module:NAME`` of its output contract (:class:`~gpuready_components.outputs.Contract`)."""
+    return K8sGpuSoftware
 
 
-SERVED = (
-    Served("gpuready_components.batch_gpu.component:BatchGpuEnvironment",
-           "gpuready_components.batch_gpu.args:BatchGpuEnvironmentArgs", "gpuready:aws:BatchGpuEnvironment",
-           "gpuready_components.batch_gpu.outputs:OUTPUTS"),
-    Served("gpuready_components.eks_gpu.component:EksGpuCluster", "gpuready_components.eks_gpu.args:EksGpuClusterArgs",
-           "gpuready:aws:EksGpuCluster", "gpuready_components.eks_gpu.outputs:OUTPUTS"),
-    Served("gpuready_components.gke_gpu.component:GkeGpuCluster", "gpuready_components.gke_gpu.args:GkeGpuClusterArgs",
-           "gpuready:gcp:GkeGpuCluster", "gpuready_components.gke_gpu.outputs:OUTPUTS"),
-    Served("gpuready_components.aks_gpu.component:AksGpuCluster", "gpuready_components.aks_gpu.args:AksGpuClusterArgs",
-           "gpuready:azure:AksGpuCluster", "gpuready_components.aks_gpu.outputs:OUTPUTS"),
-    Served("gpuready_components.k8s_gpu.component:K8sGpuSoftware",
-           "gpuready_components.k8s_gpu.args:K8sGpuSoftwareArgs", "gpuready:k8s:GpuSoftware",
-           "gpuready_components.k8s_gpu.outputs:SOFTWARE_OUTPUTS"),
-)
+def _k8s_choices() -> Mapping[tuple[type, str], Choice]:
+    from .k8s_gpu import args, facts
+
+    return {
+        (args.GpuSoftwareOptions, "install"): Choice("InstallMode", lambda: plain(facts.INSTALL_MODES)),
+        (args.MigArgs, "strategy"): Choice("MigStrategy", lambda: plain(facts.MIG_STRATEGIES)),
+        (args.BurnInArgs, "dcgm_level"): Choice("DcgmDiagLevel", lambda: plain(facts.DCGM_DIAG_LEVELS)),
+        (args.K8sGpuSoftwareArgs, "platform"):
+            Choice("Platform", lambda: plain(p.name for p in platforms.every(kubernetes=True))),
+        (args.K8sGpuSoftwareArgs, "node_image"):
+            Choice("NodeImage", lambda: plain(k for p in platforms.every(kubernetes=True) for k in p.node_images)),
+    }
 
 
-def load(path: str) -> Any:
-    """The object ``module:name`` names."""
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
+def _software() -> Served:
+    """The NVIDIA layer every Kubernetes platform shares, served on its own."""
+    from .k8s_gpu.args import K8sGpuSoftwareArgs
+    from .k8s_gpu.facts import TYPE_TOKEN
+    from .k8s_gpu.outputs import SOFTWARE_OUTPUTS
+
+    return Served(_k8s_component, K8sGpuSoftwareArgs, TYPE_TOKEN, SOFTWARE_OUTPUTS, _k8s_choices())
 
 
-@dataclass(frozen=True)
-class Choice:
-    """A field whose value is one of a fixed set: a schema enum named ``name``, its values read from the table the
-    component's validation checks against."""
-
-    name: str
-    values: Callable[[], Mapping[Any, str]]
-    """Value -> description ('' when the table has none)."""
+def served() -> tuple[Served, ...]:
+    """Every component the package serves: each registered platform's (its descriptor's ``served``), then the NVIDIA
+    layer the Kubernetes platforms share."""
+    return (*(s for p in platforms.every() for s in p.served), _software())
 
 
-def _plain(table: Any) -> Mapping[Any, str]:
-    return {value: "" for value in table}
+def choices() -> dict[tuple[type, str], Choice]:
+    """(args dataclass, field) -> its enum, over every served component. Validation still checks these fields: a
+    value outside the enum from a language whose SDK does not hold it back gets the component's own message."""
+    return {key: choice for s in served() for key, choice in s.choices.items()}
 
-
-def _described(table: Mapping[Any, str]) -> Mapping[Any, str]:
-    return dict(table)
-
-
-def _facts(folder: str) -> Any:
-    return importlib.import_module(f"gpuready_components.{folder}.facts")
-
-
-CHOICES: Mapping[tuple[str, str], Choice] = {
-    # (args class as module:Class, field) -> its enum; a list field's items take it
-    ("gpuready_components.batch_gpu.args:BatchGpuEnvironmentArgs", "capacity"):
-        Choice("BatchCapacity", lambda: _plain(_facts("batch_gpu").CAPACITY)),
-    ("gpuready_components.batch_gpu.args:BatchGpuEnvironmentArgs", "image_type"):
-        Choice("BatchImageType", lambda: _plain(_facts("batch_gpu").GPU_IMAGE_TYPES)),
-    ("gpuready_components.eks_gpu.args:GpuNodeGroupArgs", "ami_type"):
-        Choice("AmiType", lambda: _plain(_facts("eks_gpu").GPU_AMI_TYPES)),
-    ("gpuready_components.eks_gpu.args:GpuNodeGroupArgs", "capacity_type"):
-        Choice("CapacityType", lambda: _plain(_facts("eks_gpu").CAPACITY_TYPES)),
-    ("gpuready_components.eks_gpu.args:ClusterArgs", "log_types"):
-        Choice("ClusterLogType", lambda: _plain(_facts("eks_gpu").LOG_TYPES)),
-    ("gpuready_components.eks_gpu.args:AutoscalerArgs", "mode"):
-        Choice("AutoscalerMode", lambda: _described(importlib.import_module(
-            "gpuready_components.eks_gpu.scaler_facts").MODES)),
-    ("gpuready_components.gke_gpu.args:GpuSharingArgs", "strategy"):
-        Choice("GpuSharingStrategy", lambda: _plain(_facts("gke_gpu").SHARING_STRATEGIES)),
-    ("gpuready_components.gke_gpu.args:GpuNodePoolArgs", "gpu_driver_version"):
-        Choice("GpuDriverVersion", lambda: _plain((*_facts("gke_gpu").DRIVER_INSTALLED,
-                                                   _facts("gke_gpu").DRIVER_DISABLED))),
-    ("gpuready_components.gke_gpu.args:ClusterArgs", "release_channel"):
-        Choice("ReleaseChannel", lambda: _plain(_facts("gke_gpu").RELEASE_CHANNELS)),
-    ("gpuready_components.aks_gpu.args:ClusterArgs", "deployer_principal_type"):
-        Choice("DeployerPrincipalType", lambda: _plain(_facts("aks_gpu").DEPLOYER_PRINCIPAL_TYPES)),
-    ("gpuready_components.aks_gpu.args:GpuAgentPoolArgs", "availability_zones"):
-        Choice("AvailabilityZone", lambda: _plain(_facts("aks_gpu").ZONES)),
-    ("gpuready_components.k8s_gpu.args:GpuSoftwareOptions", "install"):
-        Choice("InstallMode", lambda: _plain(_facts("k8s_gpu").INSTALL_MODES)),
-    ("gpuready_components.k8s_gpu.args:MigArgs", "strategy"):
-        Choice("MigStrategy", lambda: _plain(_facts("k8s_gpu").MIG_STRATEGIES)),
-    ("gpuready_components.k8s_gpu.args:BurnInArgs", "dcgm_level"):
-        Choice("DcgmDiagLevel", lambda: _plain(_facts("k8s_gpu").DCGM_DIAG_LEVELS)),
-    ("gpuready_components.k8s_gpu.args:K8sGpuSoftwareArgs", "platform"):
-        Choice("Platform", lambda: _plain(_facts("k8s_gpu").PLATFORMS)),
-    ("gpuready_components.k8s_gpu.args:K8sGpuSoftwareArgs", "node_image"):
-        Choice("NodeImage", lambda: _plain(_facts("k8s_gpu").NODE_IMAGES)),
-}
-"""The fields with a fixed set of values. Validation still checks them: a value outside the enum from a language
-whose SDK does not hold it back gets the component's own message."""
 
 KINDS: Mapping[str, dict[str, Any]] = {
     contracts.STRING.name: {"type": "string"},
@@ -242,8 +185,9 @@ def _enum_name(value: Any, enum: str) -> str:
 class _Builder:
     """Walks the args dataclasses from each served component, collecting the object and enum types they use."""
 
-    def __init__(self) -> None:
-        self.modules = {s.args.split(".")[1]: s.token.split(":")[1] for s in SERVED}
+    def __init__(self, served: tuple[Served, ...]) -> None:
+        self.modules = {s.args.__module__.split(".")[1]: s.module for s in served}
+        self.choices = {key: (choice, s.module) for s in served for key, choice in s.choices.items()}
         self.types: dict[str, dict[str, Any]] = {}
         self.owners: dict[str, str] = {}
 
@@ -260,7 +204,8 @@ class _Builder:
         props, required = {}, []
         for f in dataclasses.fields(cls):
             hint = unwrap(hints[f.name])
-            prop = self.property(hint.type, plain=not hint.input, choice=CHOICES.get((_path(cls), f.name)))
+            choice, module = self.choices.get((cls, f.name), (None, ""))
+            prop = self.property(hint.type, plain=not hint.input, choice=choice and (choice, module))
             if f.name in docs:
                 prop["description"] = docs[f.name]
             props[camel(f.name)] = prop
@@ -268,7 +213,7 @@ class _Builder:
                 required.append(camel(f.name))
         return props, required
 
-    def property(self, hint: Any, *, plain: bool, choice: Optional[Choice] = None) -> dict[str, Any]:
+    def property(self, hint: Any, *, plain: bool, choice: Optional[tuple[Choice, str]] = None) -> dict[str, Any]:
         inner = unwrap(hint)
         hint, plain = inner.type, plain and not inner.input
         prop: dict[str, Any]
@@ -279,7 +224,7 @@ class _Builder:
         elif _fixed_tuple(hint):
             prop = {"type": "array", "items": {"$ref": "pulumi.json#/Any"}}
         elif choice is not None:
-            prop = {"$ref": f"#/types/{self.enum(choice)}"}
+            prop = {"$ref": f"#/types/{self.enum(*choice)}"}
         elif hint in PRIMITIVES:
             prop = {"type": PRIMITIVES[hint]}
         elif dataclasses.is_dataclass(hint):
@@ -299,11 +244,10 @@ class _Builder:
                                  "properties": props, **({"required": required} if required else {})}
         return token
 
-    def enum(self, choice: Choice) -> str:
+    def enum(self, choice: Choice, module: str) -> str:
         values = choice.values()
         kind = PRIMITIVES[type(next(iter(values)))]
-        folder = next(path.split(".")[1] for (path, _), c in CHOICES.items() if c is choice)
-        token = f"{PACKAGE}:{self.modules[folder]}:{choice.name}"
+        token = f"{PACKAGE}:{module}:{choice.name}"
         self.types[token] = {"type": kind, "enum": [
             {"name": _enum_name(v, choice.name), "value": v, **({"description": d} if d else {})}
             for v, d in values.items()]}
@@ -328,18 +272,19 @@ def version() -> str:
 
 def schema() -> dict[str, Any]:
     """The package's Pulumi schema, generated from the served components' args and output contracts."""
-    builder = _Builder()
+    every = served()
+    builder = _Builder(every)
     resources = {}
-    for served in SERVED:
-        args = load(served.args)
-        inputs, required = builder.properties(args)
-        props, present = _outputs(load(served.outputs))
-        component_doc = _component_doc(served)
-        resources[served.token] = {
+    for one in every:
+        inputs, required = builder.properties(one.args)
+        props, present = _outputs(one.outputs)
+        component_doc = inspect.cleandoc(one.component().__doc__ or "")
+        resources[one.token] = {
             "isComponent": True, "description": component_doc, "inputProperties": inputs,
             "requiredInputs": required, "properties": props, "required": present}
-    taint = importlib.import_module("gpuready_components.k8s_gpu.facts").Taint
-    builder.object(taint)  # the type of the taint outputs
+    from .k8s_gpu.facts import Taint
+
+    builder.object(Taint)  # the type of the taint outputs
     return {
         "name": PACKAGE,
         "displayName": "gpuready",
@@ -351,15 +296,6 @@ def schema() -> dict[str, Any]:
         "resources": dict(sorted(resources.items())),
         "types": dict(sorted(builder.types.items())),
     }
-
-
-def _component_doc(served: Served) -> str:
-    """The component class's docstring, read from its source (importing the class would need its cloud's SDK)."""
-    module, _, name = served.component.partition(":")
-    spec = importlib.util.find_spec(module)
-    tree = ast.parse(open(spec.origin).read())  # type: ignore[union-attr, arg-type]
-    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
-    return inspect.cleandoc(ast.get_docstring(node) or "")
 
 
 def schema_text() -> str:
@@ -465,15 +401,15 @@ class GpureadyProvider(Provider):
 
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
-        served = next((s for s in SERVED if s.token == resource_type), None)
-        if served is None:
+        found = next((s for s in served() if s.token == resource_type), None)
+        if found is None:
             raise ValueError(f"{resource_type} is not a component of the {PACKAGE} package")
         try:
-            args = to_args(load(served.args), inputs)
+            args = to_args(found.args, inputs)
         except InputError as e:
             raise InputPropertiesError(e.reason, [{"property_path": e.path, "reason": e.reason}]) from e
         try:
-            component = load(served.component)(name, args, options)
+            component = found.component()(name, args, options)
         except ConfigError as e:
             raise InputPropertiesError(str(e), [{"property_path": property_path(e), "reason": str(e)}]) from e
         return ConstructResult(component.urn, component.outputs)

@@ -1,31 +1,52 @@
-"""The platform registry: what each platform gpuready stands up *is*, in one descriptor, registered in one place.
+"""The platform registry: what each platform gpuready stands up *is*, in one descriptor, and the one way to add one.
 
 A platform is the value of ``gpuready:platform`` and of a deployed stack's ``platform`` output (``aws-batch``,
-``eks``, ``gke``, ``aks``). Its descriptor names everything the layers above need, so that no module branches on a
-platform's name: the stack program that builds it, the output contract it exports, its Kubernetes node facts, the
-modules that teach ``gpuready plan`` and the policy rules its resources (readers, describers, mock answers), and the
-smoke targets that run the GPU probe on it.
+``eks``, ``gke``, ``aks``). Its :class:`Platform` descriptor carries everything about it, as objects, so that no module
+branches on a platform's name and no table outside the platform's own folders is keyed by it: its stack program, its
+output contract and served components, its Kubernetes node facts and node images, the readers, describers and
+offline answers that teach ``gpuready plan`` and the policy rules its resources, its smoke targets (and why it lacks
+one), the wording of its scaler's diagnosis, its catalog refresh and the SDKs its extras install.
 
-The descriptor lives in the bottom layer so that every layer can read it (the stack program, the SDK, the policy
-pack); what belongs to a layer above (a stack module, a smoke target) is named by its dotted path and imported only
-where that layer uses it, as a plugin's entry point is. SDK-free: importing this loads no cloud SDK.
+Every platform, gpuready's own included, joins the same way: a :class:`Platform` object named by an entry point of
+the group :data:`ENTRY_POINTS` (gpuready's own are in its ``pyproject.toml``), loaded on the first look-up, or one
+:func:`register` call. Parts that need a cloud SDK or a layer above this one are zero-argument callables that import
+them when called, so that reading the registry loads no SDK. ``tests/platforms/`` shows a throw-away platform.
 
-Adding a platform: one folder with its parts, and one :func:`register` call (for gpuready's own platforms, a line in
-:data:`BUILTIN`). ``tests/platforms/`` shows a throw-away one that plans and smokes.
+This module imports nothing of gpuready's: the platforms' own modules import it.
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Iterator, Mapping, Optional
-
-from .k8s_gpu import facts as k8s_facts
+from types import MappingProxyType, ModuleType
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 SINGLE, GANG, SWEEP = "single", "gang", "sweep"
 """Smoke modes: one job on one node (``gpuready smoke``), one gang job across nodes (``--nodes N``), one probe per
 node (``gpuready sweep``)."""
+
+ENTRY_POINTS = "gpuready.platforms"
+"""The entry point group whose entries are :class:`Platform` objects; gpuready's own platforms are entries of it."""
+
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Launches:
+    """How a platform's compute service is named and its launch failures are fixed, in a stuck job's diagnosis."""
+
+    service: str
+    """What the cloud calls the service that launches its nodes ("EC2 could not launch ...")."""
+    quota_fix: str = "request a quota increase for the GPU family in this region"
+    capacity_fix: str = "other zones or GPU machine types, no Spot, or retry later"
+    """What to try when no capacity was found; ``{group}`` is replaced by the node group's name ('' when none)."""
+    cause: str = ""
+    """A command that shows why a launch in node group ``{group}`` failed ('' where there is none)."""
+    join_fix: str = "check the node pool's events"
+    """What to check when a node started but never joined the cluster."""
+    quota_in_capacity: bool = False
+    """Its capacity errors may also mean a vCPU quota (EC2's generic scale-up errors)."""
 
 
 @dataclass(frozen=True)
@@ -38,23 +59,38 @@ class Platform:
     """The catalog's cloud for its instance/VM/machine types (``aws``, ``gcp``, ``azure``)."""
     extras: tuple[str, ...]
     """gpuready's pip extras it needs (named together when one is missing)."""
-    stack: str
-    """The stack program's module: ``SETTINGS``, ``CLOUD_KEYS`` and ``build(config)``."""
-    contract: str
-    """The module whose ``OUTPUTS`` (:class:`gpuready_components.outputs.Contract`) the stack exports."""
-    plugins: tuple[str, ...] = ()
-    """Modules that register, on import, the readers of its resource types, the plan's describers and mock answers
-    (``gpuready.resources``, ``gpuready.plan.describe``); gpuready imports them before it reads a rendering."""
-    targets: Mapping[str, str] = field(default_factory=dict)
-    """Smoke mode (:data:`SINGLE`, :data:`GANG`, :data:`SWEEP`) -> ``module:Class`` of the target that runs it."""
-    node: Optional[k8s_facts.Platform] = None
-    """Kubernetes platforms: how its GPU nodes register (taint, boot labels); ``None`` for the others."""
+    stack: Callable[[], ModuleType]
+    """The stack program's module (``SETTINGS``, ``CLOUD_KEYS`` and ``build(config)``), imported when called."""
+    contract: Any
+    """The outputs its stack exports (:class:`gpuready_components.outputs.Contract`)."""
+    sdks: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Top-level module of each cloud SDK it imports -> the extra that installs it (``pulumi_aws`` -> ``aws``)."""
+    served: tuple[Any, ...] = ()
+    """Its components in the component package (:class:`gpuready_components.served.Served`)."""
+    readers: tuple[type, ...] = ()
+    """The readers of its resource types (:class:`gpuready.resources.base.Resource` subclasses, one per token)."""
+    describers: Mapping[type, Callable[..., dict]] = field(default_factory=lambda: _EMPTY)
+    """Reader -> the facts ``gpuready plan`` prints for its resources."""
+    answers: Mapping[str, Callable[..., dict]] = field(default_factory=lambda: _EMPTY)
+    """Invoke token -> its offline answer under ``gpuready plan`` (from the invoke's arguments and the plan's site)."""
+    targets: Mapping[str, Callable[[], type]] = field(default_factory=lambda: _EMPTY)
+    """Smoke mode (:data:`SINGLE`, :data:`GANG`, :data:`SWEEP`) -> the target class that runs it, imported when
+    called."""
+    lacks: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Smoke mode -> why the platform has no target for it (said to a user who asks for it)."""
+    node: Any = None
+    """Kubernetes platforms: how its GPU nodes register (:class:`gpuready_components.k8s_gpu.facts.NodeFacts`);
+    ``None`` for the others."""
+    node_images: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """``PLATFORM/IMAGE`` -> what its GPU node image ships (:class:`gpuready_components.k8s_gpu.facts.NodeImage`)."""
+    launches: Optional[Launches] = None
+    """How its compute service is named and its launch failures fixed; ``None`` where it launches no nodes."""
     managed_autoscaler: bool = False
     """The platform runs the cluster autoscaler itself (GKE, AKS): no flag or deployment of ours reaches it."""
     pool_max_setting: str = ""
     """The ``gpuready:`` setting that bounds the GPU pool's size (what a stuck pod's diagnosis tells to raise)."""
-    compute_service: str = ""
-    """What the cloud calls the service that launches its nodes (in diagnosis: "EC2 could not launch ...")."""
+    refresh: Optional[Callable[[], ModuleType]] = None
+    """Its cloud's catalog refresh (a module with ``fetch(answers, month)``), imported when called."""
 
     @property
     def kubernetes(self) -> bool:
@@ -66,36 +102,94 @@ class Platform:
         """The extras as pip writes them: ``aws,k8s``."""
         return ",".join(self.extras)
 
-    def load(self, attribute: str) -> Any:
-        """The object a ``module:attr`` path names, or the module for a bare ``module`` path."""
-        module, _, name = attribute.partition(":")
-        loaded = importlib.import_module(module)
-        return getattr(loaded, name) if name else loaded
-
-    def target(self, mode: str) -> Optional[str]:
-        """The ``module:Class`` that runs smoke ``mode`` here; ``None`` where the platform cannot."""
-        return self.targets.get(mode)
+    def target(self, mode: str) -> Optional[type]:
+        """The class that runs smoke ``mode`` here; ``None`` where the platform has none (:attr:`lacks` says why)."""
+        load = self.targets.get(mode)
+        return load() if load else None
 
 
-_REGISTRY: dict[str, Platform] = {}
+class Registry:
+    """The registered platforms by name. The entry points of :data:`ENTRY_POINTS` are loaded on the first look-up;
+    :meth:`register` adds others. What a platform brings (readers, describers, answers, node images, served types)
+    is part of its descriptor, so :meth:`unregister` takes all of it away."""
+
+    def __init__(self, group: str = ENTRY_POINTS) -> None:
+        self._group = group
+        self._platforms: dict[str, Platform] = {}
+        self._derived: dict[str, Any] = {}
+        self._loaded = False
+
+    def _load(self) -> dict[str, Platform]:
+        if not self._loaded:
+            self._loaded = True  # first: a plugin module that looks a platform up while it loads sees the others
+            for entry in sorted(importlib.metadata.entry_points(group=self._group), key=lambda e: e.name):
+                platform = entry.load()
+                if not isinstance(platform, Platform):
+                    raise TypeError(f"entry point {entry.name} = {entry.value} ({self._group}) is not a Platform")
+                self.register(platform)
+        return self._platforms
+
+    def register(self, platform: Platform) -> Platform:
+        """Add ``platform``. A second, different platform of the same name is an error (its stacks would mean two
+        things), and so is a reader, describer, offline answer, node image or served type that another platform
+        already gives otherwise (one would silently replace the other)."""
+        known = self._load()
+        if platform.name in known:
+            if known[platform.name] != platform:
+                raise ValueError(f"a platform named {platform.name!r} is registered already")
+            return platform
+        for other in known.values():
+            _clash(platform, other)
+        known[platform.name] = platform
+        self._derived.clear()
+        return platform
+
+    def unregister(self, name: str) -> None:
+        """Forget the platform ``name`` and everything it brought."""
+        self._load().pop(name, None)
+        self._derived.clear()
+
+    def all(self) -> tuple[Platform, ...]:
+        return tuple(self._load().values())
+
+    def derived(self, name: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept under ``name`` until the next (un)registration: a table read from every platform."""
+        self._load()
+        if name not in self._derived:
+            self._derived[name] = compute()
+        return self._derived[name]
+
+
+def _clash(new: Platform, old: Platform) -> None:
+    """Raise where ``new`` gives a part ``old`` gives too, as a different object."""
+    parts = (("reader for", lambda p: {r.TOKEN: r for r in p.readers}), ("describer for", lambda p: p.describers),
+             ("offline answer for", lambda p: p.answers), ("node image", lambda p: p.node_images),
+             ("served type", lambda p: {s.token: s for s in p.served}))
+    for what, of in parts:
+        mine, theirs = of(new), of(old)
+        for key in mine.keys() & theirs.keys():
+            if mine[key] is not theirs[key] and mine[key] != theirs[key]:
+                label = getattr(key, "__name__", key)
+                raise ValueError(f"platform {new.name!r} gives another {what} {label}, which {old.name!r} gives")
+
+
+REGISTRY = Registry()
+"""gpuready's registry (tests make their own :class:`Registry` where they need a fresh one)."""
 
 
 def register(platform: Platform) -> Platform:
-    """Add ``platform``; a second platform of the same name is an error (its stacks would mean two things)."""
-    if platform.name in _REGISTRY and _REGISTRY[platform.name] != platform:
-        raise ValueError(f"a platform named {platform.name!r} is registered already")
-    _REGISTRY[platform.name] = platform
-    return platform
+    """Add ``platform`` to :data:`REGISTRY` (see :meth:`Registry.register`)."""
+    return REGISTRY.register(platform)
 
 
 def unregister(name: str) -> None:
-    """Forget the platform ``name`` (tests register throw-away platforms)."""
-    _REGISTRY.pop(name, None)
+    """Forget the platform ``name`` and all it brought (tests register throw-away platforms)."""
+    REGISTRY.unregister(name)
 
 
 def get(name: Any) -> Optional[Platform]:
     """The platform called ``name``; ``None`` for any other value."""
-    return _REGISTRY.get(name) if isinstance(name, str) else None
+    return next((p for p in REGISTRY.all() if p.name == name), None) if isinstance(name, str) else None
 
 
 def require(name: str) -> Platform:
@@ -107,16 +201,16 @@ def require(name: str) -> Platform:
 
 
 def names() -> tuple[str, ...]:
-    """Every registered platform's name, in registration order."""
-    return tuple(_REGISTRY)
+    """Every registered platform's name, in registration order (the entry points' by name, then the others)."""
+    return tuple(p.name for p in REGISTRY.all())
 
 
 def every(*, kubernetes: Optional[bool] = None) -> Iterator[Platform]:
     """The registered platforms (only the Kubernetes ones, or only the others, when asked)."""
-    return (p for p in tuple(_REGISTRY.values()) if kubernetes is None or p.kubernetes == kubernetes)
+    return (p for p in REGISTRY.all() if kubernetes is None or p.kubernetes == kubernetes)
 
 
-def node_facts(name: str) -> k8s_facts.Platform:
+def node_facts(name: str) -> Any:
     """How the GPU nodes of Kubernetes platform ``name`` register; ``KeyError`` for another platform."""
     node = require(name).node
     if node is None:
@@ -124,34 +218,22 @@ def node_facts(name: str) -> k8s_facts.Platform:
     return node
 
 
-_READERS = ("gpuready.resources.aws", "gpuready.resources.gcp", "gpuready.resources.azure",
-            "gpuready.resources.kubernetes")
+def node_images() -> Mapping[str, Any]:
+    """Every registered platform's node images, by their ``PLATFORM/IMAGE`` key."""
+    return collect("node_images", lambda p: p.node_images)
 
 
-def _kubernetes(name: str, cloud: str, extras: tuple[str, ...], **facts: Any) -> Platform:
-    return Platform(
-        name, cloud, extras, f"gpuready_stacks.{name}", f"gpuready_components.{name}_gpu.outputs", plugins=_READERS,
-        targets=MappingProxyType({SINGLE: "gpuready.smoke.kubernetes:KubernetesTarget",
-                                  GANG: "gpuready.smoke.kubernetes_multinode:KubernetesGangTarget",
-                                  SWEEP: "gpuready.smoke.sweep_kubernetes:KubernetesSweepTarget"}),
-        node=k8s_facts.PLATFORMS[name], **facts)
+def clouds() -> tuple[str, ...]:
+    """The catalog clouds of the registered platforms, in registration order."""
+    return tuple(dict.fromkeys(p.cloud for p in every()))
 
 
-BUILTIN = (
-    Platform("aws-batch", "aws", ("aws",), "gpuready_stacks.aws_batch", "gpuready_components.batch_gpu.outputs",
-             plugins=_READERS,
-             targets=MappingProxyType({SINGLE: "gpuready.smoke.batch:BatchTarget",
-                                       GANG: "gpuready.smoke.batch_multinode:BatchGangTarget",
-                                       SWEEP: "gpuready.smoke.sweep_batch:BatchSweepTarget"}),
-             compute_service="EC2"),
-    _kubernetes("eks", "aws", ("aws", "k8s"), pool_max_setting="gpuready:maxSize",
-                compute_service="EC2"),
-    _kubernetes("gke", "gcp", ("gcp", "k8s"), managed_autoscaler=True,
-                pool_max_setting="gpuready:maxNodes", compute_service="Compute Engine"),
-    _kubernetes("aks", "azure", ("azure", "k8s"), managed_autoscaler=True,
-                pool_max_setting="gpuready:maxCount", compute_service="Azure"),
-)
-"""gpuready's own platforms."""
+def collect(name: str, part: Callable[[Platform], Mapping[Any, Any]]) -> Mapping[Any, Any]:
+    """One part of every registered platform merged (``collect("answers", lambda p: p.answers)``), kept under
+    ``name`` until the registry changes; registration keeps the parts of two platforms from disagreeing."""
+    return REGISTRY.derived(name, lambda: MappingProxyType({k: v for p in every() for k, v in part(p).items()}))
 
-for _platform in BUILTIN:
-    register(_platform)
+
+def once(*parts: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    """``parts`` merged into one read-only mapping, for a descriptor built from shared pieces."""
+    return MappingProxyType({key: value for part in parts for key, value in part.items()})

@@ -13,14 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Optional
 
-_EXTRAS = {
-    "pulumi_aws": "aws",
-    "boto3": "aws",
-    "botocore": "aws",
-    "pulumi_gcp": "gcp",
-    "pulumi_azure_native": "azure",
-    "pulumi_kubernetes": "k8s",
-}
+from . import platforms
+
 
 DISTRIBUTION = "gpuready"
 
@@ -132,35 +126,8 @@ def require(module: str) -> ModuleType:
     except ModuleNotFoundError as e:
         if e.name != module.split(".")[0]:
             raise
-        extra = _EXTRAS.get(module.split(".")[0], "all")
+        extra = platforms.collect("sdks", lambda p: p.sdks).get(module.split(".")[0], "all")
         raise MissingExtra(
             f"{module} is not installed; it comes with gpuready's '{extra}' extra: {install_command(extra)}",
             name=module,
         ) from e
-
-
-def lazy_exports(package: str, **modules: tuple[str, ...]):
-    """A module ``__getattr__`` giving each name of ``modules`` (submodule -> names) from ``package.submodule`` on
-    first use: the package imports nothing until a name is asked for, so its submodules may import modules that
-    import it back (the platform registry reads the Kubernetes node facts; the Kubernetes software reads the
-    registry)."""
-    where = {name: module for module, names in modules.items() for name in names}
-
-    def __getattr__(name: str):
-        if name in where:
-            return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    return __getattr__
-
-
-def lazy_components(package: str, *names: str):
-    """A module ``__getattr__`` giving ``names`` from ``package.component`` on first use.
-
-    A platform's component imports its cloud SDK; its args, facts and validation must not (the policy pack and
-    ``gpuready plan`` for other platforms read them).
-    """
-    def __getattr__(name: str):
-        if name in names:
-            return getattr(importlib.import_module(f"{package}.component"), name)
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    return __getattr__

@@ -28,7 +28,7 @@ def main() -> None:
 
     catalog.use_extra(())  # a previous render's extra types (same process: tests, gpuready plan) never reach this one
     try:
-        module = platform.load(platform.stack)
+        module = platform.stack()
         config.settings = module.SETTINGS
         config.reject_unknown({"platform", *module.SETTINGS.keys}, getattr(module, "RENAMED", {}))
         module.build(config)

@@ -18,7 +18,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def tables() -> dict[str, str]:
     """Platform -> its README settings table."""
-    modules = {platform.name: platform.load(platform.stack) for platform in platforms.every()}
+    modules = {platform.name: platform.stack() for platform in platforms.every()}
     return {platform: readme_table(platform, m.SETTINGS, m.CLOUD_KEYS) for platform, m in modules.items()}
 
 

@@ -1,13 +1,16 @@
 """The floors of docs/architecture.md, held: who may import whom, and no import cycles.
 
 Every ``import`` in the project's code counts, also those inside functions (a lazy import is still a dependency: it
-runs when the function does). Dotted paths named in data (a platform descriptor's stack module or smoke target) are
-references the layer above resolves, not imports, and are not read here.
+runs when the function does). No module names another in a string (``"module:Class"``, ``import_module(f"...")``):
+a platform's descriptor holds objects, and what it must import late it imports in a function, which counts here. The
+one place that names modules in text is ``pyproject.toml``'s entry points, checked to resolve.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+from importlib import import_module as importlib_import
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGES = {"gpuready": ROOT / "gpuready", "gpuready_components": ROOT / "components",
-            "gpuready_stacks": ROOT / "stacks", "policies": ROOT / "policies"}
+            "gpuready_stacks": ROOT / "stacks", "gpuready_platforms": ROOT / "platforms", "policies": ROOT / "policies"}
 """Import name -> folder (components/ installs as gpuready_components, stacks/ as gpuready_stacks)."""
 
 
@@ -68,6 +71,9 @@ def _floor(module: str) -> str:
     ("gpuready_components", "gpuready"), ("gpuready_components", "gpuready_stacks"),
     ("gpuready_components", "policies"), ("gpuready_stacks", "gpuready"), ("gpuready_stacks", "policies"),
     ("gpuready", "policies"), ("gpuready", "gpuready_stacks"),
+    # the platforms' own modules (gpuready_platforms) compose every layer; none imports them (entry points name them)
+    ("gpuready_components", "gpuready_platforms"), ("gpuready_stacks", "gpuready_platforms"),
+    ("gpuready", "gpuready_platforms"), ("policies", "gpuready_platforms"),
 ])
 def test_a_floor_never_imports_one_above_it(lower, upper):
     wrong = sorted(f"{m} imports {t}" for m, targets in GRAPH.items() if _floor(m) == lower
@@ -155,3 +161,51 @@ def test_the_cycle_check_sees_a_cycle():
 
 def test_the_reader_sees_imports_inside_functions():
     assert "gpuready.plan" in GRAPH["gpuready.cli"]  # imported inside a function: the CLI starts fast
+
+
+IMPORTS_BY_NAME = {"gpuready_components.sdk": "require() imports a third-party cloud SDK a component asks for, to name "
+                                           "the extra that installs it when it is missing"}
+"""Modules allowed to call ``import_module`` on a computed name, and why."""
+
+
+DOTTED = re.compile(r"^(gpuready|gpuready_components|gpuready_stacks|gpuready_platforms)(\.\w+)+:\w+$")
+
+
+def named_in_strings(name: str, source: str) -> list[str]:
+    """Where module ``name``'s ``source`` names a module of the project in a string (``"package.module:Class"``) or
+    imports one by a computed name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.match(node.value):
+            found.append(f"{name}: {node.value!r}")
+        called = getattr(node, "func", None)
+        if isinstance(node, ast.Call) and getattr(called, "attr", getattr(called, "id", "")) == "import_module" \
+                and name not in IMPORTS_BY_NAME:
+            found.append(f"{name}: import_module at line {node.lineno}")
+    return found
+
+
+def test_no_module_is_named_in_a_string():
+    """A dependency written as ``"package.module:Class"`` or passed to ``import_module`` is one no import test sees
+    and that fails only when it runs."""
+    found = [f for name, path in MODULES.items() for f in named_in_strings(name, path.read_text())]
+    assert not found, "\n".join(found)
+
+
+def test_the_string_check_sees_a_module_path_and_an_import_by_name():
+    planted = 'TARGET = "gpuready.smoke.batch:BatchTarget"\nimportlib.import_module(f"gpuready_stacks.{name}")\n'
+    assert named_in_strings("gpuready.x", planted) == [
+        "gpuready.x: 'gpuready.smoke.batch:BatchTarget'", "gpuready.x: import_module at line 2"]
+
+
+def test_the_entry_points_name_the_builtin_platforms():
+    """gpuready's own platforms are named where a third party's are: entry points of the group the registry reads."""
+    import tomllib
+
+    from gpuready_components import platforms
+
+    entries = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][platforms.ENTRY_POINTS]
+    for name, value in entries.items():
+        module, _, attribute = value.partition(":")
+        assert module.startswith("gpuready_platforms.") and getattr(importlib_import(module), attribute) is \
+            platforms.require(name)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from ..k8s_gpu.facts import (DRIVER_TOOLKIT, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, NodeFacts, NodeImage,
+                              Taint)
+
 TYPE_TOKEN = "gpuready:azure:AksGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
 
@@ -48,3 +51,24 @@ GROUP_PRINCIPAL_TYPE = "Group"
 """``principalType`` of a role assignment: Azure refuses one that does not match the principal."""
 AAD_SERVER_APP_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 """The Azure Kubernetes Service AAD server application every AKS cluster with Entra ID accepts tokens for."""
+
+
+NODES = NodeFacts(
+    "aks", Taint("sku", "gpu", "NoSchedule"),
+    (("kubernetes.azure.com/accelerator", "In", ("nvidia",)),),
+    MappingProxyType({"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/agentpool": "gpu"}),
+    "AKS labels GPU nodes kubernetes.azure.com/accelerator=nvidia (AKS docs, Use labels) and its GPU guide "
+    "taints GPU pools sku=gpu:NoSchedule (AKS docs, Use GPUs on AKS)", burn_in_taint=STARTUP_BURN_IN_TAINT,
+    sharing_fix="use the device plugin the charts install")
+"""How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
+
+NODE_IMAGES = MappingProxyType({
+    "aks/driver-installed": NodeImage(
+        "aks", frozenset(DRIVER_TOOLKIT | {MIG_PARTITIONING}),
+        "AKS GPU node image with gpuProfile.driver Install: driver and NVIDIA container runtime; AKS creates MIG "
+        "instances from gpuInstanceProfile; no device plugin"),
+    "aks/driver-none": NodeImage(
+        "aks", frozenset(),
+        "AKS with gpuProfile.driver None: no driver or toolkit, and no MIG instances (for the GPU Operator)"),
+})
+"""``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""

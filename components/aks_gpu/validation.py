@@ -15,7 +15,6 @@ from typing import Optional
 from .. import catalog
 from ..errors import ConfigError
 from ..inputs import checked, pattern
-from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
 from . import facts
 from .args import AksGpuClusterArgs, ClusterArgs
@@ -146,7 +145,7 @@ def check(args: AksGpuClusterArgs) -> AksCapacity:
     check_labels("node_pool.labels", pool.labels, {})
     driver = facts.GPU_DRIVER_NONE if args.software.install == "gpu-operator" else facts.GPU_DRIVER_INSTALL
     node_image = "aks/driver-none" if driver == facts.GPU_DRIVER_NONE else "aks/driver-installed"
-    check_options("software", args.software, k8s_facts.NODE_IMAGES[node_image], node_image,
+    check_options("software", args.software, facts.NODE_IMAGES[node_image], node_image,
                   ((vm.gpu_model, vm.gpu_memory_gib),))
     return AksCapacity(vm=vm, node_image=node_image, gpu_driver=driver,
                        gpu_instance_profile=_instance_profile(args, vm),

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-CLOUDS = ("aws", "gcp", "azure")
+from .. import platforms
+
 _HERE = Path(__file__).parent
 CATALOG_CSV = _HERE / "gpu_instances.csv"
 COLUMNS = ("cloud", "name", "accelerator", "gpu_model", "gpus", "gpu_memory_gib", "vcpus", "memory_gib",
@@ -254,8 +255,8 @@ def problems(row: GpuInstanceType, provenance: bool = True) -> list[str]:
     """What is wrong with ``row``, one phrase each (empty: nothing). The hardware checks apply to every row, catalog
     or a stack's own; ``provenance`` adds the price date and source keys that every catalog row must have."""
     found = []
-    if row.cloud not in CLOUDS:
-        found.append(f"cloud {row.cloud!r} is not one of {', '.join(CLOUDS)}")
+    if row.cloud not in platforms.clouds():
+        found.append(f"cloud {row.cloud!r} is not one of {', '.join(platforms.clouds())}")
     if row.gpu_model not in GPU_MODELS:
         found.append(f"GPU model {row.gpu_model!r} is not one of {', '.join(GPU_MODELS)}")
     if not 1 <= row.gpus <= 16:
@@ -322,8 +323,8 @@ def suggest(cloud: str, name: str, n: int = 3) -> list[str]:
 
 def lookup(cloud: str, name: str) -> GpuInstanceType:
     """The row for ``name`` on ``cloud``; raises :class:`UnknownInstanceType` with suggestions."""
-    if cloud not in CLOUDS:
-        raise ValueError(f"cloud must be one of {', '.join(CLOUDS)}, not {cloud!r}")
+    if cloud not in platforms.clouds():
+        raise ValueError(f"cloud must be one of {', '.join(platforms.clouds())}, not {cloud!r}")
     row = find(cloud, name)
     if row is None:
         raise UnknownInstanceType(cloud, name, suggest(cloud, name), not_nvidia(cloud, name))

@@ -1,10 +1,17 @@
 """EKS GPU capacity: a GPU managed node group in a new or existing cluster, with the shared NVIDIA software."""
 
-from ..sdk import lazy_components
 from .args import AutoscalerArgs, ClusterArgs, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs, SystemNodeGroupArgs
 from .validation import EksCapacity
 
 __all__ = ["AutoscalerArgs", "ClusterArgs", "EksCapacity", "EksGpuCluster", "EksGpuClusterArgs", "ExistingClusterArgs",
            "GpuNodeGroupArgs", "SystemNodeGroupArgs"]
 
-__getattr__ = lazy_components(__name__, "EksGpuCluster")
+
+def __getattr__(name: str):
+    """``EksGpuCluster`` on first use: it imports the AWS SDK; the args, facts and validation do not (the policy
+    pack and ``gpuready plan`` of other platforms read them)."""
+    if name == "EksGpuCluster":
+        from .component import EksGpuCluster
+
+        return EksGpuCluster
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -281,7 +281,7 @@ class EksGpuCluster(GpuCluster):
         """One managed node group per GPU count and model, each with its node-template tags (plain values); EFA
         groups in one subnet (the first given) and one cluster placement group."""
         ng, cap = args.node_group, self.capacity
-        taint = k8s_facts.PLATFORMS["eks"].taint
+        taint = facts.NODES.taint
         subnet_ids = ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids
         efa_args: dict[str, Any] = {}
         if cap.efa_interfaces:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..aws_instances import ARM64_GPU_FAMILIES  # noqa: F401 (arm64 GPU families: one list for every AWS component)
-from ..k8s_gpu.facts import Chart
+from ..k8s_gpu.facts import ALL_NODE_SOFTWARE, DRIVER_TOOLKIT, GPU_LABELS, Chart, NodeFacts, NodeImage, Taint
 
 TYPE_TOKEN = "gpuready:aws:EksGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
@@ -30,7 +30,7 @@ GPU_AMI_TYPES = MappingProxyType({
     "BOTTLEROCKET_x86_64_NVIDIA_FIPS": AmiType("x86_64", "/dev/xvdb"),
     "BOTTLEROCKET_ARM_64_NVIDIA_FIPS": AmiType("arm64", "/dev/xvdb"),
 })
-"""AMI types whose image ships the NVIDIA driver (what each ships beyond it: ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``)."""
+"""AMI types whose image ships the NVIDIA driver (what each ships beyond it: ``NODE_IMAGES``)."""
 DEFAULT_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 RETIRED_AMI_TYPES = MappingProxyType({
     "AL2_x86_64_GPU": "EKS stopped publishing Amazon Linux 2 AMIs on 2025-11-26 (AL2 reached end of support)",
@@ -48,7 +48,7 @@ CLUSTER_SUBNETS = 2
 Availability Zones, and refuses fewer subnets."""
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
-"""The EKS API's spelling of ``NoSchedule`` for the GPU taint (``gpuready_components.k8s_gpu.facts.PLATFORMS['eks']``)."""
+"""The EKS API's spelling of ``NoSchedule`` for the GPU taint (``NODES``)."""
 TAINT_EFFECTS_K8S = MappingProxyType({"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE",
                                       "PreferNoSchedule": "PREFER_NO_SCHEDULE"})
 
@@ -94,3 +94,30 @@ EFA_NODE_LABELS = MappingProxyType({"vpc.amazonaws.com/efa.present": "true"})
 """Label every node of an EFA node group registers with: the EFA device plugin and multi-node pods select it."""
 EFA_PLACEMENT_STRATEGY = "cluster"
 """Placement group strategy of an EFA node group: instances close together in one AZ, for EFA's low latency."""
+
+
+NODES = NodeFacts(
+    "eks", Taint("nvidia.com/gpu", "true", "NoSchedule"),
+    (("nvidia.com/gpu.present", "In", ("true",)),),
+    MappingProxyType({"nvidia.com/gpu.present": "true", "eks.amazonaws.com/nodegroup": "gpu",
+                      "node.kubernetes.io/instance-type": "g6.xlarge"}),
+    "EKS applies no GPU label or taint of its own: gpuready_components.eks_gpu sets both on the managed node group, so "
+    "kubelet registers the node with them (EKS user guide, managed node group labels and taints)",
+    sharing_fix="use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure")
+"""How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
+
+NODE_IMAGES = MappingProxyType({
+    "eks/AL2023_x86_64_NVIDIA": NodeImage(
+        "eks", DRIVER_TOOLKIT, "EKS-optimized AL2023 NVIDIA AMI: NVIDIA driver and container toolkit, no device plugin"),
+    "eks/AL2023_ARM_64_NVIDIA": NodeImage(
+        "eks", DRIVER_TOOLKIT, "EKS-optimized AL2023 NVIDIA AMI (arm64): driver and container toolkit"),
+    "eks/BOTTLEROCKET_x86_64_NVIDIA": NodeImage(
+        "eks", ALL_NODE_SOFTWARE, "Bottlerocket NVIDIA variant: driver, toolkit and NVIDIA's device plugin as a host service"),
+    "eks/BOTTLEROCKET_ARM_64_NVIDIA": NodeImage("eks", ALL_NODE_SOFTWARE, "Bottlerocket NVIDIA variant (arm64)"),
+    "eks/BOTTLEROCKET_x86_64_NVIDIA_FIPS": NodeImage("eks", ALL_NODE_SOFTWARE, "Bottlerocket NVIDIA variant, FIPS"),
+    "eks/BOTTLEROCKET_ARM_64_NVIDIA_FIPS": NodeImage("eks", ALL_NODE_SOFTWARE, "Bottlerocket NVIDIA variant (arm64), FIPS"),
+    "eks/auto-mode": NodeImage(
+        "eks", ALL_NODE_SOFTWARE | {GPU_LABELS}, "EKS Auto Mode nodes: AWS runs the driver, toolkit and device plugin and labels "
+        "GPU nodes (eks.amazonaws.com/instance-gpu-*); a second device plugin breaks GPU allocation"),
+})
+"""``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""

@@ -88,7 +88,7 @@ NODE_POOL_NAME = "gpuready-gpu"
 """Literal name of the GPU NodePool (Karpenter, Auto Mode): never derived, so it is never replaced."""
 NODE_POOL_API = "karpenter.sh/v1"
 AUTO_MODE_NODE_IMAGE = "eks/auto-mode"
-"""Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""
+"""Key of the platform descriptor's ``node_images`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""
 AUTO_MODE_NODE_CLASS = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
 """The NodeClass EKS Auto Mode creates with its built-in node pools (API ``eks.amazonaws.com/v1``)."""
 AUTO_MODE_BUILTIN_POOLS = ("general-purpose", "system")

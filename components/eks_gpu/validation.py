@@ -34,7 +34,7 @@ class EksCapacity:
 
     instances: tuple[catalog.GpuInstanceType, ...]
     node_image: str
-    """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``."""
+    """Key of the platform descriptor's ``node_images``."""
     max_gpus_per_node: int
     max_gpus: int
     """GPUs running at once with ``max_size`` nodes in each GPU group."""
@@ -249,7 +249,7 @@ def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[Gpu
                            efa: int = 0) -> None:
     """The smoke pod (GPU nodes' labels, GPU taint tolerated) must make the scaler add a node, at 1 and at
     ``gpus`` GPUs."""
-    taint = k8s_facts.PLATFORMS["eks"].taint
+    taint = facts.NODES.taint
     labels = gpu_labels(args.node_group)
     startup = startup_taints(args)
     scale_groups = []
@@ -281,7 +281,7 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
         raise ConfigError("node_group.ami_type", args.node_group.ami_type,
                           f"Karpenter's GPU nodes boot the pinned {sf.KARPENTER_AMI_ALIAS} alias (AL2023 NVIDIA)",
                           f"use {' or '.join(sf.KARPENTER_AMI_TYPES)}")
-    check_options("software", args.software, k8s_facts.NODE_IMAGES[node_image], node_image,
+    check_options("software", args.software, facts.NODE_IMAGES[node_image], node_image,
                   tuple((r.gpu_model, r.gpu_memory_gib) for r in rows))
     ng = args.node_group
     groups = split(rows)

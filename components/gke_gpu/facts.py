@@ -6,6 +6,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
+from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER, GPU_LABELS, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, NodeFacts,
+                              NodeImage, Taint)
+
 TYPE_TOKEN = "gpuready:gcp:GkeGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
 
@@ -39,14 +42,14 @@ MAX_SHARED_CLIENTS_PER_GPU = 48
 """GKE's limit on ``maxSharedClientsPerGpu`` (GKE docs, share GPUs with multiple workloads)."""
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
-"""GKE API spelling of ``NoSchedule`` for ``nvidia.com/gpu=present`` (``gpuready_components.k8s_gpu.facts.PLATFORMS['gke']``)."""
+"""GKE API spelling of ``NoSchedule`` for ``nvidia.com/gpu=present`` (``NODES``)."""
 NO_GKE_DEVICE_PLUGIN_LABEL = MappingProxyType({"gke-no-default-nvidia-gpu-device-plugin": "true"})
 """Node label that keeps GKE's own device plugin off the nodes, for the GPU Operator's (NVIDIA GPU Operator docs,
 Google GKE)."""
 
 
 def node_image(driver_version: str, node_labels: Mapping[str, str]) -> str:
-    """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES`` for a GPU pool with this ``gpuDriverVersion`` and labels."""
+    """Key of ``NODE_IMAGES`` for a GPU pool with this ``gpuDriverVersion`` and labels."""
     if driver_version == DRIVER_DISABLED:
         return "gke/driver-disabled"
     plugin_off = all(node_labels.get(k) == v for k, v in NO_GKE_DEVICE_PLUGIN_LABEL.items())
@@ -82,3 +85,39 @@ NAT_LOG_FILTER = "ERRORS_ONLY"
 nodes have no public IP, and images from Docker Hub or nvcr.io are on the internet. Errors are logged."""
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 """Untainted nodes of a new cluster for kube-dns, the GPU Operator's controller and NFD's master."""
+
+
+NODES = NodeFacts(
+    "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
+    (("cloud.google.com/gke-accelerator", "Exists", ()),),
+    MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-nodepool": "gpu"}),
+    "GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule and labels their nodes "
+    "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE). GKE admits critical pods "
+    "outside kube-system only under a ResourceQuota scoped to their PriorityClass, and on GKE 1.33+ the "
+    "toolkit misconfigures containerd unless it reads the config file (NVIDIA GPU Operator docs, Google GKE)",
+    critical_pods_need_quota=True, toolkit_env=(("RUNTIME_CONFIG_SOURCE", "file"),),
+    burn_in_taint=STARTUP_BURN_IN_TAINT,
+    sharing_fix="set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin "
+                "applies)")
+"""How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
+
+NODE_IMAGES = MappingProxyType({
+    "gke/driver-installed": NodeImage(
+        "gke", frozenset(ALL_NODE_SOFTWARE | {MIG_PARTITIONING, GPU_LABELS}),
+        "GKE with gpuDriverInstallationConfig DEFAULT or LATEST: GKE installs the driver under "
+        "/home/kubernetes/bin/nvidia, runs its own device plugin (which mounts the driver into GPU containers), "
+        "partitions MIG from gpuPartitionSize and labels nodes cloud.google.com/gke-accelerator",
+        driver_root="/home/kubernetes/bin/nvidia", operator_image="gke/driver-installed-operator"),
+    "gke/driver-installed-operator": NodeImage(
+        "gke", frozenset({DRIVER, GPU_LABELS}),
+        "GKE with DEFAULT or LATEST and the node label gke-no-default-nvidia-gpu-device-plugin=true: GKE installs the "
+        "driver under /home/kubernetes/bin/nvidia and labels nodes; its device plugin, which gave containers the "
+        "driver, is off, so the GPU Operator runs the container toolkit, device plugin and MIG manager (NVIDIA GPU "
+        "Operator docs, Google GKE, Using the Google Driver Installer). Changing MIG mode reboots the node there",
+        driver_root="/home/kubernetes/bin/nvidia", mig_manager_env=(("WITH_REBOOT", "true"),)),
+    "gke/driver-disabled": NodeImage(
+        "gke", frozenset(),
+        "GKE Ubuntu nodes with INSTALLATION_DISABLED and the label gke-no-default-nvidia-gpu-device-plugin=true: "
+        "nothing NVIDIA on the node (for the GPU Operator)"),
+})
+"""``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""

@@ -15,7 +15,6 @@ from typing import Callable, Optional
 from .. import catalog
 from ..errors import ConfigError
 from ..inputs import checked, pattern
-from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.args import GpuSoftwareOptions
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
 from . import facts
@@ -33,7 +32,7 @@ class GkeCapacity:
 
     machine: catalog.GpuInstanceType
     node_image: str
-    """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``."""
+    """Key of the platform descriptor's ``node_images``."""
     driver_version: str
     partition_size: Optional[str]
     software: GpuSoftwareOptions
@@ -235,7 +234,7 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
     _check_pool(pool, install)
     software = _software(args)
     node_image = facts.node_image(driver, facts.NO_GKE_DEVICE_PLUGIN_LABEL if install == "gpu-operator" else {})
-    check_options("software", software, k8s_facts.NODE_IMAGES[node_image], node_image,
+    check_options("software", software, facts.NODE_IMAGES[node_image], node_image,
                   ((row.gpu_model, row.gpu_memory_gib),))
     return GkeCapacity(
         machine=row, node_image=node_image, driver_version=driver, partition_size=_partition_size(args, row),

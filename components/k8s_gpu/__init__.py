@@ -1,15 +1,20 @@
 """The NVIDIA GPU software every Kubernetes platform shares: device plugin or GPU Operator, DCGM exporter, GPU
 feature discovery, time-slicing and MIG, tolerating the platform's GPU taint and selecting its GPU nodes.
 
-Every name is loaded on first use (:func:`~gpuready_components.sdk.lazy_exports`): importing ``k8s_gpu.facts``
-loads neither Pulumi nor the install rules.
+:class:`K8sGpuSoftware` is loaded on first use: it imports the Kubernetes SDK, which the args, facts and install rules
+do not need.
 """
 
-from ..sdk import lazy_exports
+from .args import BurnInArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
+from .install import InstallPlan, Release, plan, startup_taints
 
 __all__ = ["BurnInArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs",
            "Release", "plan", "startup_taints"]
 
-__getattr__ = lazy_exports(__name__, component=("K8sGpuSoftware",),
-                           args=("BurnInArgs", "GpuSoftwareOptions", "K8sGpuSoftwareArgs", "MigArgs"),
-                           install=("InstallPlan", "Release", "plan", "startup_taints"))
+
+def __getattr__(name: str):
+    if name == "K8sGpuSoftware":
+        from .component import K8sGpuSoftware
+
+        return K8sGpuSoftware
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -85,7 +85,7 @@ class K8sGpuSoftwareArgs:
     platform: str
     """``eks``, ``gke`` or ``aks``: decides the GPU taint tolerated and the node labels selected."""
     node_image: str
-    """``PLATFORM/IMAGE`` key of :data:`~gpuready_components.k8s_gpu.facts.NODE_IMAGES`, e.g. ``eks/AL2023_x86_64_NVIDIA``:
+    """``PLATFORM/IMAGE`` key of the platform descriptor's ``node_images``, e.g. ``eks/AL2023_x86_64_NVIDIA``:
     decides which of driver, toolkit and device plugin the charts install."""
     options: GpuSoftwareOptions = field(default_factory=GpuSoftwareOptions)
     """What to install and how GPUs are shared (see :class:`GpuSoftwareOptions`)."""

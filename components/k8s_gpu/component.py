@@ -96,7 +96,7 @@ class K8sGpuSoftware(pulumi.ComponentResource):
     def _burn_in(self, name: str, args: K8sGpuSoftwareArgs, namespace, releases: list) -> None:
         """The burn-in's ConfigMap, RBAC and daemonset (after the releases: it needs the device software up)."""
         objects = burn_in_manifests(args.options.namespace, platforms.node_facts(args.platform), node_taints(args),
-                                    args.options.burn_in, driver_root=facts.NODE_IMAGES[args.node_image].driver_root)
+                                    args.options.burn_in, driver_root=platforms.node_images()[args.node_image].driver_root)
         kinds = {"ConfigMap": k8s.core.v1.ConfigMap, "ServiceAccount": k8s.core.v1.ServiceAccount,
                  "ClusterRole": k8s.rbac.v1.ClusterRole, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
                  "DaemonSet": k8s.apps.v1.DaemonSet}

@@ -75,7 +75,7 @@ AKS version): it simulates a new node without it, so a pending GPU pod still sca
 node that carries it as still starting (kubernetes/autoscaler FAQ; release notes of cluster-autoscaler 1.29.0)."""
 
 @dataclass(frozen=True)
-class Platform:
+class NodeFacts:
     """How a platform's GPU nodes look when they register: their taint, and the labels they carry from boot."""
 
     name: str
@@ -96,35 +96,6 @@ class Platform:
     """Where GPU sharing goes when the node image runs a device plugin the charts do not configure."""
 
 
-PLATFORMS = MappingProxyType({
-    "eks": Platform(
-        "eks", Taint("nvidia.com/gpu", "true", "NoSchedule"),
-        (("nvidia.com/gpu.present", "In", ("true",)),),
-        MappingProxyType({"nvidia.com/gpu.present": "true", "eks.amazonaws.com/nodegroup": "gpu",
-                          "node.kubernetes.io/instance-type": "g6.xlarge"}),
-        "EKS applies no GPU label or taint of its own: gpuready_components.eks_gpu sets both on the managed node group, so "
-        "kubelet registers the node with them (EKS user guide, managed node group labels and taints)",
-        sharing_fix="use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure"),
-    "gke": Platform(
-        "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
-        (("cloud.google.com/gke-accelerator", "Exists", ()),),
-        MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-nodepool": "gpu"}),
-        "GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule and labels their nodes "
-        "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE). GKE admits critical pods "
-        "outside kube-system only under a ResourceQuota scoped to their PriorityClass, and on GKE 1.33+ the "
-        "toolkit misconfigures containerd unless it reads the config file (NVIDIA GPU Operator docs, Google GKE)",
-        critical_pods_need_quota=True, toolkit_env=(("RUNTIME_CONFIG_SOURCE", "file"),),
-        burn_in_taint=STARTUP_BURN_IN_TAINT,
-        sharing_fix="set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin "
-                    "applies)"),
-    "aks": Platform(
-        "aks", Taint("sku", "gpu", "NoSchedule"),
-        (("kubernetes.azure.com/accelerator", "In", ("nvidia",)),),
-        MappingProxyType({"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/agentpool": "gpu"}),
-        "AKS labels GPU nodes kubernetes.azure.com/accelerator=nvidia (AKS docs, Use labels) and its GPU guide "
-        "taints GPU pools sku=gpu:NoSchedule (AKS docs, Use GPUs on AKS)", burn_in_taint=STARTUP_BURN_IN_TAINT,
-        sharing_fix="use the device plugin the charts install"),
-})
 
 
 @dataclass(frozen=True)
@@ -143,48 +114,8 @@ class NodeImage:
     """Where the GPU Operator cannot run beside this image's own software: the key of the same nodes set up for it."""
 
 
-_DRIVER_TOOLKIT = frozenset({DRIVER, TOOLKIT})
-_ALL = frozenset({DRIVER, TOOLKIT, DEVICE_PLUGIN})
-
-NODE_IMAGES = MappingProxyType({
-    "eks/AL2023_x86_64_NVIDIA": NodeImage(
-        "eks", _DRIVER_TOOLKIT, "EKS-optimized AL2023 NVIDIA AMI: NVIDIA driver and container toolkit, no device plugin"),
-    "eks/AL2023_ARM_64_NVIDIA": NodeImage(
-        "eks", _DRIVER_TOOLKIT, "EKS-optimized AL2023 NVIDIA AMI (arm64): driver and container toolkit"),
-    "eks/BOTTLEROCKET_x86_64_NVIDIA": NodeImage(
-        "eks", _ALL, "Bottlerocket NVIDIA variant: driver, toolkit and NVIDIA's device plugin as a host service"),
-    "eks/BOTTLEROCKET_ARM_64_NVIDIA": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant (arm64)"),
-    "eks/BOTTLEROCKET_x86_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant, FIPS"),
-    "eks/BOTTLEROCKET_ARM_64_NVIDIA_FIPS": NodeImage("eks", _ALL, "Bottlerocket NVIDIA variant (arm64), FIPS"),
-    "eks/auto-mode": NodeImage(
-        "eks", _ALL | {GPU_LABELS}, "EKS Auto Mode nodes: AWS runs the driver, toolkit and device plugin and labels "
-        "GPU nodes (eks.amazonaws.com/instance-gpu-*); a second device plugin breaks GPU allocation"),
-    "gke/driver-installed": NodeImage(
-        "gke", frozenset(_ALL | {MIG_PARTITIONING, GPU_LABELS}),
-        "GKE with gpuDriverInstallationConfig DEFAULT or LATEST: GKE installs the driver under "
-        "/home/kubernetes/bin/nvidia, runs its own device plugin (which mounts the driver into GPU containers), "
-        "partitions MIG from gpuPartitionSize and labels nodes cloud.google.com/gke-accelerator",
-        driver_root="/home/kubernetes/bin/nvidia", operator_image="gke/driver-installed-operator"),
-    "gke/driver-installed-operator": NodeImage(
-        "gke", frozenset({DRIVER, GPU_LABELS}),
-        "GKE with DEFAULT or LATEST and the node label gke-no-default-nvidia-gpu-device-plugin=true: GKE installs the "
-        "driver under /home/kubernetes/bin/nvidia and labels nodes; its device plugin, which gave containers the "
-        "driver, is off, so the GPU Operator runs the container toolkit, device plugin and MIG manager (NVIDIA GPU "
-        "Operator docs, Google GKE, Using the Google Driver Installer). Changing MIG mode reboots the node there",
-        driver_root="/home/kubernetes/bin/nvidia", mig_manager_env=(("WITH_REBOOT", "true"),)),
-    "gke/driver-disabled": NodeImage(
-        "gke", frozenset(),
-        "GKE Ubuntu nodes with INSTALLATION_DISABLED and the label gke-no-default-nvidia-gpu-device-plugin=true: "
-        "nothing NVIDIA on the node (for the GPU Operator)"),
-    "aks/driver-installed": NodeImage(
-        "aks", frozenset(_DRIVER_TOOLKIT | {MIG_PARTITIONING}),
-        "AKS GPU node image with gpuProfile.driver Install: driver and NVIDIA container runtime; AKS creates MIG "
-        "instances from gpuInstanceProfile; no device plugin"),
-    "aks/driver-none": NodeImage(
-        "aks", frozenset(),
-        "AKS with gpuProfile.driver None: no driver or toolkit, and no MIG instances (for the GPU Operator)"),
-})
-"""``PLATFORM/IMAGE`` -> what it ships. EKS images are keyed by their EKS AMI type."""
+DRIVER_TOOLKIT = frozenset({DRIVER, TOOLKIT})
+ALL_NODE_SOFTWARE = frozenset({DRIVER, TOOLKIT, DEVICE_PLUGIN})
 
 MIG_STRATEGIES = ("none", "single", "mixed")
 

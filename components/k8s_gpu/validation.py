@@ -139,9 +139,10 @@ def check(args: K8sGpuSoftwareArgs) -> facts.NodeImage:
     if args.platform not in kubernetes:
         raise ConfigError("platform", args.platform, "unknown platform (none of gpuready's Kubernetes platforms)",
                           f"use one of {', '.join(kubernetes)}")
-    image = facts.NODE_IMAGES.get(args.node_image)
-    if image is None or image.platform != args.platform:
-        known = [k for k, v in facts.NODE_IMAGES.items() if v.platform == args.platform]
+    images = platforms.require(args.platform).node_images
+    image = images.get(args.node_image)
+    if image is None:
+        known = list(images)
         raise ConfigError("node_image", args.node_image, f"not a {args.platform} GPU node image",
                           f"use one of {', '.join(known)}")
     check_options("options", args.options, image, args.node_image, args.gpu_models)

@@ -3,7 +3,8 @@ capacity pools the stack adds.
 
 A describer turns a resource (its reader, and the rendering around it) into short facts a person reads in
 ``gpuready plan``; every reader with a ``capacity()`` (:func:`gpuready.resources.capacity_readers`) adds a
-:class:`Pool`. A platform's plugins add a reader and its describer (:func:`describes`); nothing else changes.
+:class:`Pool`. A platform's descriptor carries its readers and their describers (the tables below are the built-in
+platforms' pieces); nothing else changes.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 import ipaddress
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+from gpuready_components import platforms
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
-from .render import RenderedResource, Rendering, registrar
+from .render import RenderedResource, Rendering
 
 
 @dataclass(frozen=True)
@@ -297,36 +301,37 @@ def _resource_quota(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
 
 
 Describer = Callable[[RenderedResource, Rendering], dict[str, Any]]
-DESCRIBERS: dict[type[Resource], Describer] = {
+AWS: Mapping[type[Resource], Describer] = MappingProxyType({
     aws.BatchComputeEnvironment: _batch_compute_environment,
     aws.BatchJobQueue: _batch_job_queue,
     aws.BatchJobDefinition: _batch_job_definition,
     aws.LaunchTemplate: _launch_template,
     aws.EksCluster: _eks_cluster,
     aws.EksNodeGroup: _eks_node_group,
+})
+"""Reader -> the facts ``gpuready plan`` prints for its resources, for the AWS platforms' descriptors to carry."""
+KUBERNETES: Mapping[type[Resource], Describer] = MappingProxyType({
     kubernetes.KarpenterNodePool: _eks_node_pool,
     kubernetes.HelmRelease: _helm_release,
     kubernetes.Namespace: _namespace,
     kubernetes.ResourceQuota: _resource_quota,
+})
+"""The same for the Kubernetes resources every Kubernetes platform's stack makes."""
+GCP: Mapping[type[Resource], Describer] = MappingProxyType({
     gcp.GkeCluster: _gke_cluster,
     gcp.GkeNodePool: _gke_node_pool,
     gcp.Subnetwork: _gke_subnetwork,
     gcp.RouterNat: _gke_router_nat,
+})
+AZURE: Mapping[type[Resource], Describer] = MappingProxyType({
     azure.AksCluster: _aks_cluster,
     azure.AksAgentPool: _aks_agent_pool,
     azure.RoleAssignment: _azure_role_assignment,
-}
-"""Reader -> function giving the facts ``gpuready plan`` prints for its resources (a platform's plugins add theirs
-with :func:`describes`)."""
-
-
-def describes(reader: type[Resource]) -> Callable[[Describer], Describer]:
-    """Register the decorated function as what ``gpuready plan`` prints for the resources ``reader`` reads."""
-    return registrar(DESCRIBERS, reader, f"describers for {reader.__name__}")
+})
 
 
 def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    describer = DESCRIBERS.get(type(read(r.type, r.inputs)))
+    describer = platforms.collect("describers", lambda p: p.describers).get(type(read(r.type, r.inputs)))
     return describer(r, rendering) if describer else {}
 
 

@@ -2,20 +2,19 @@
 
 No Pulumi CLI, engine, provider plugin or credential is involved: the program's own code runs, and each resource
 registration is answered by :class:`PlanMocks`, which echoes the inputs back with placeholder ids and ARNs (and the
-outputs each reader stands in), and each invoke by its offline answer (:data:`INVOKES`).
+outputs each reader stands in), and each invoke by its offline answer (a platform's ``answers``; any other invoke answers ``{}``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import os
 import runpy
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Mapping, Optional
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
@@ -23,11 +22,11 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from gpuready_components import catalog
+from gpuready_components import catalog, platforms
 from gpuready_components.errors import ConfigError
 
 from ..rendering import RenderedResource, Rendering
-from ..resources import REGISTRY, load_plugins
+from ..resources import by_token
 from ..resources.base import Site, ec2_id
 from .secrets import mask, texts
 
@@ -42,7 +41,7 @@ client id) in placeholder subscription and tenant."""
 
 def mock_id(type_: str, name: str) -> str:
     """The id a resource gets offline: EC2's shape for EC2 resources, ``NAME-id`` otherwise."""
-    reader = REGISTRY.get(type_)
+    reader = by_token().get(type_)
     if reader is None or not reader.ID_PREFIX:
         return f"{name}-id"
     return ec2_id(reader.ID_PREFIX, name)
@@ -77,7 +76,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             return None, state
         if args.typ.startswith("aws:"):
             state.setdefault("arn", _arn(args.typ, state["name"], self.region))
-        reader = REGISTRY.get(args.typ)
+        reader = by_token().get(args.typ)
         id_, computed = reader.stand_in(args.name, state, self.site) if reader else (None, {})
         for key, value in computed.items():
             if isinstance(value, dict) and isinstance(state.get(key), dict):  # computed fields of an input block
@@ -87,75 +86,8 @@ class PlanMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         # A bare dict: the mock monitor rejects a (result, None) pair.
-        answer = INVOKES.get(args.token)
-        if answer is None:
-            load_plugins()
-            answer = INVOKES.get(args.token)
+        answer = platforms.collect("answers", lambda p: p.answers).get(args.token)
         return answer(args.args, self) if answer else {}
-
-
-Answer = Callable[[Mapping[str, Any], PlanMocks], dict]
-INVOKES: dict[str, Answer] = {}
-"""Invoke token -> what it answers offline (from its arguments and the plan's site); any other invoke answers ``{}``.
-A platform's plugins add theirs with :func:`answers`."""
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def registrar(table: dict[Any, Any], key: Any, what: str) -> Callable[[F], F]:
-    """A decorator putting the decorated function in ``table`` under ``key``; a second, other function for the same
-    key is an error naming ``what`` (two plugins would otherwise overwrite each other in silence)."""
-    def register(function: F) -> F:
-        if table.get(key, function) is not function:
-            raise ValueError(f"two {what}")
-        table[key] = function
-        return function
-    return register
-
-
-def answers(token: str) -> Callable[[Answer], Answer]:
-    """Register the decorated function as the offline answer to the invoke ``token``."""
-    return registrar(INVOKES, token, f"offline answers for {token}")
-
-
-@answers("aws:index/getAvailabilityZones:getAvailabilityZones")
-def _zones(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
-    zones = [f"{mocks.region}{z}" for z in "abc"]
-    return {"names": zones, "zoneIds": [f"use1-az{i}" for i in range(1, 4)], "id": mocks.region}
-
-
-@answers("aws:index/getRegion:getRegion")
-def _region(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
-    return {"name": mocks.region, "region": mocks.region, "id": mocks.region}
-
-
-@answers("aws:index/getCallerIdentity:getCallerIdentity")
-def _caller(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
-    return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "plan"}
-
-
-@answers("aws:eks/getCluster:getCluster")
-def _eks_cluster(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
-    """An existing cluster's network, as EKS describes it."""
-    name = args.get("name", "cluster")
-    return {"name": name, "id": name,
-            "vpcConfig": {"vpcId": ec2_id("vpc", name),
-                          "clusterSecurityGroupId": ec2_id("sg", f"eks-cluster-{name}")}}
-
-
-@answers("azure-native:containerservice:listManagedClusterUserCredentials")
-def _aks_credentials(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
-    name = args.get("resourceName", "cluster")
-    config = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
-              f"    server: https://{name}-dns.hcp.{mocks.azure_location}.azmk8s.io:443\n"
-              f"    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n")
-    return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(config.encode()).decode()}]}
-
-
-@answers("azure-native:authorization:getClientConfig")
-def _azure_client(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
-    return dict(AZURE_CLIENT)
 
 
 def _unwrap_secrets(value: Any) -> tuple[Any, bool]:

@@ -9,8 +9,6 @@ NVIDIA, a fraction of a GPU, a GPU model gpuready does not know).
 from __future__ import annotations
 
 import datetime
-import importlib
-import importlib.util
 import json
 import sys
 from dataclasses import dataclass
@@ -71,16 +69,16 @@ def month(today: Optional[datetime.date] = None) -> str:
 
 
 def clouds() -> tuple[str, ...]:
-    """The clouds whose catalog rows can be refreshed: those of the registered platforms with a module here."""
-    found = dict.fromkeys(p.cloud for p in platforms.every())
-    return tuple(c for c in found if importlib.util.find_spec(f"{__name__}.{c}") is not None)
+    """The clouds whose catalog rows can be refreshed: those of the registered platforms that bring a refresh."""
+    return tuple(dict.fromkeys(p.cloud for p in platforms.every() if p.refresh))
 
 
 def fetch(cloud: str, recorded: Optional[Path] = None, today: Optional[datetime.date] = None) -> Fresh:
     """The rows ``cloud``'s APIs give (recorded answers in ``recorded`` where present), dated ``today``'s month."""
     if cloud not in clouds():
         raise UserError(f"--cloud {cloud}: use one of {', '.join(clouds())}")
-    return importlib.import_module(f"{__name__}.{cloud}").fetch(Answers(recorded), month(today))
+    refresh = next(p.refresh for p in platforms.every() if p.cloud == cloud and p.refresh)
+    return refresh().fetch(Answers(recorded), month(today))
 
 
 def get_json(url: str, token: Optional[str] = None) -> Any:

@@ -6,38 +6,30 @@ them), labels and capacity; a Batch job definition's needs; a launch template's 
 know type tokens: ``gpuready plan``, the policy rules and the smoke diagnosis select and read resources through
 :func:`read` and :func:`tokens`. No cloud SDK is imported.
 
-Readers register themselves when their module is imported; each platform's descriptor names those modules
-(``plugins``, :mod:`gpuready_components.platforms`), and :func:`load_plugins` imports the ones not yet loaded, so a
-platform registered later (a throw-away one in the tests, a third party's) is read like gpuready's own.
+Readers are carried by the platforms that use them (a descriptor's ``readers``, :mod:`gpuready_components.platforms`):
+a platform registered later (a throw-away one in the tests, a third party's) is read like gpuready's own, and one
+unregistered takes its readers with it.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import platforms
 
 from . import aws, azure, gcp, kubernetes
-from .base import REGISTRY, GpuPool, PoolCapacity, Resource
-
-_loaded: set[str] = set()
+from .base import GpuPool, PoolCapacity, Resource
 
 
-def load_plugins() -> None:
-    """Import the reader, describer and mock-answer modules of every registered platform not loaded yet."""
-    for platform in platforms.every():
-        if platform.name not in _loaded:
-            for module in platform.plugins:
-                importlib.import_module(module)
-            _loaded.add(platform.name)
+def by_token() -> Mapping[str, type[Resource]]:
+    """Type token -> reader, over every registered platform (registration keeps two platforms from disagreeing)."""
+    return platforms.collect("readers", lambda p: {r.TOKEN: r for r in p.readers})
 
 
 def gpu_pools() -> tuple[type[GpuPool], ...]:
     """The readers of capacity that launches GPU nodes (compute environments, node groups and pools): what the
     policy rules treat as GPU pools."""
-    load_plugins()
-    return tuple(r for r in REGISTRY.values() if issubclass(r, GpuPool))
+    return tuple(r for r in by_token().values() if issubclass(r, GpuPool))
 
 
 def kubernetes_pools() -> tuple[type[GpuPool], ...]:
@@ -48,16 +40,12 @@ def kubernetes_pools() -> tuple[type[GpuPool], ...]:
 def capacity_readers() -> tuple[type[Resource], ...]:
     """Every reader whose GPU capacity ``gpuready plan`` sums up (each has ``capacity()``): the GPU pools and the
     node pools of node provisioners (Karpenter)."""
-    load_plugins()
-    return tuple(r for r in REGISTRY.values() if issubclass(r, GpuPool) or callable(getattr(r, "capacity", None)))
+    return tuple(r for r in by_token().values() if issubclass(r, GpuPool) or callable(getattr(r, "capacity", None)))
 
 
 def read(type_token: str, props: Mapping[str, Any]) -> Optional[Resource]:
     """The reader of a resource of ``type_token`` over ``props``; ``None`` for a type no reader knows."""
-    reader = REGISTRY.get(type_token)
-    if reader is None:
-        load_plugins()
-        reader = REGISTRY.get(type_token)
+    reader = by_token().get(type_token)
     return reader(props) if reader else None
 
 
@@ -68,13 +56,14 @@ def tokens(*readers: type[Resource]) -> tuple[str, ...]:
 
 def is_a(type_token: str, *readers: type[Resource]) -> bool:
     """Whether a resource of ``type_token`` is read by one of ``readers``."""
-    return REGISTRY.get(type_token) in readers
+    return by_token().get(type_token) in readers
 
 
 def of_kind(resources: Sequence[Any], *readers: type[Resource], type_of: str = "type") -> list[Any]:
     """The ``resources`` (with their type token in attribute ``type_of``) that ``readers`` read."""
-    return [r for r in resources if REGISTRY.get(getattr(r, type_of)) in readers]
+    known = by_token()
+    return [r for r in resources if known.get(getattr(r, type_of)) in readers]
 
 
-__all__ = ["GpuPool", "PoolCapacity", "REGISTRY", "Resource", "aws", "azure", "capacity_readers", "gcp", "gpu_pools",
-           "is_a", "kubernetes", "kubernetes_pools", "load_plugins", "of_kind", "read", "tokens"]
+__all__ = ["GpuPool", "PoolCapacity", "Resource", "aws", "azure", "capacity_readers", "gcp", "gpu_pools",
+           "is_a", "kubernetes", "kubernetes_pools", "of_kind", "by_token", "read", "tokens"]

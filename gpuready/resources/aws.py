@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Mapping, Optional
 
+from gpuready_components.batch_gpu import facts as batch_facts
 from gpuready_components.batch_gpu import fit
+from gpuready_components.eks_gpu import facts as eks_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, ec2_id, get, plain, true
@@ -44,6 +46,13 @@ class BatchComputeEnvironment(GpuPool):
         if self.resources.get("imageId") or any(c.get("imageIdOverride") for c in configs):
             return None
         return [c.get("imageType") for c in configs] or ["ECS_AL2 (Batch's default)"]
+
+    def image_without_driver(self) -> Optional[tuple[str, str]]:
+        types = self.image_types
+        if types is not None and not all(t in batch_facts.GPU_IMAGE_TYPES for t in types):
+            return (f"GPU instances on image type {', '.join(map(str, types))}, which has no NVIDIA driver",
+                    f"set ec2Configuration imageType {batch_facts.DEFAULT_IMAGE_TYPE}")
+        return None
 
     def vcpus(self, bound: str) -> int:
         """``computeResources``' ``min`` or ``max`` vCPUs, as Pulumi spells them (``maxVcpus``) or as Batch's API
@@ -273,9 +282,15 @@ class EksNodeGroup(GpuPool):
     def ami_type(self) -> str:
         return self.props.get("amiType") or "AL2_x86_64 (EKS's default)"
 
+    def image_without_driver(self) -> Optional[tuple[str, str]]:
+        if self.ami_type not in (*eks_facts.GPU_AMI_TYPES, *eks_facts.RETIRED_AMI_TYPES, "CUSTOM"):
+            return (f"GPU node group on AMI type {self.ami_type}, which has no NVIDIA driver",
+                    f"set amiType {eks_facts.DEFAULT_AMI_TYPE} (or BOTTLEROCKET_x86_64_NVIDIA)")
+        return None
+
     @property
     def node_image(self) -> str:
-        """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES`` (when it names one)."""
+        """Key of the platform descriptor's ``node_images`` (when it names one)."""
         return f"eks/{self.props.get('amiType', '')}"
 
     @property

@@ -13,6 +13,8 @@ from .base import GpuPool, PoolCapacity, Resource, Site, dig, get, plain
 
 class AksCluster(Resource):
     TOKEN = "azure-native:containerservice:ManagedCluster"
+    ALLOW_LIST_FIX = "set apiServerAccessProfile.authorizedIPRanges to your networks"
+    """How its API endpoint's allow-list is set."""
 
     @classmethod
     def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
@@ -65,7 +67,7 @@ class AksAgentPool(GpuPool):
 
     @property
     def node_image(self) -> str:
-        """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES``."""
+        """Key of the platform descriptor's ``node_images``."""
         return "aks/driver-none" if get(self.props, "gpuProfile.driver") == aks_facts.GPU_DRIVER_NONE \
             else "aks/driver-installed"
 

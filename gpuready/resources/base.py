@@ -1,4 +1,5 @@
-"""What every reader shares: the wrapped inputs, lazy reading, and the registry of readers by type token."""
+"""What every reader shares: the wrapped inputs and lazy reading; :func:`readers_in` lists a module's readers for the
+platforms that carry them."""
 
 from __future__ import annotations
 
@@ -10,9 +11,6 @@ from typing import Any, ClassVar, Mapping, Optional
 from gpuready_components import catalog
 from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
 from gpuready_components.k8s_gpu.facts import Taint
-
-REGISTRY: dict[str, type["Resource"]] = {}
-"""Type token -> reader class."""
 
 
 def get(props: Any, path: str, default: Any = None) -> Any:
@@ -87,13 +85,6 @@ class Resource:
         an offline plan stands them in; ``state`` holds the inputs (and ``name``)."""
         return None, {}
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.TOKEN:
-            if cls.TOKEN in REGISTRY:
-                raise ValueError(f"two readers for {cls.TOKEN}")
-            REGISTRY[cls.TOKEN] = cls
-
 
 @dataclass(frozen=True)
 class PoolCapacity:
@@ -121,6 +112,8 @@ class GpuPool(Resource):
     """The input built from the pool's launch template ('' none)."""
     SUBNET_INPUT: ClassVar[str] = ""
     """The input built from the pool's subnets ('' none)."""
+    CLUSTER_INPUT: ClassVar[str] = ""
+    """The input built from the cluster the pool's nodes join, whose reader says ``private_nodes`` ('' none)."""
 
     STAMPS: ClassVar[str] = "tags"
     """The input holding the GPU facts of the types the stack declared (:func:`stamped`)."""
@@ -128,6 +121,16 @@ class GpuPool(Resource):
     @property
     def instance_types(self) -> list[str]:
         raise NotImplementedError
+
+    @property
+    def public_node_ips(self) -> bool:
+        """Its nodes get public IP addresses by a setting of the pool itself (subnets and launch templates aside)."""
+        return False
+
+    def image_without_driver(self) -> Optional[tuple[str, str]]:
+        """(what is wrong, the fix) where its GPU instances boot an image with no NVIDIA driver; ``None`` where the
+        image has one or is the user's own."""
+        return None
 
     def row(self, name: str) -> Optional[catalog.GpuInstanceType]:
         """The GPU facts of type ``name``: its catalog row, else those stamped on the resource for a type the stack
@@ -177,3 +180,10 @@ class GpuPool(Resource):
 def plain(name: str, token: str, **attrs: Any) -> type[Resource]:
     """A reader with no facts of its own beyond ``attrs``: it names a type the others select or depend on."""
     return type(name, (Resource,), {"TOKEN": token, "__doc__": f"A {token} resource.", **attrs})
+
+
+def readers_in(module: Any) -> tuple[type[Resource], ...]:
+    """The readers a module defines (each :class:`Resource` subclass with a ``TOKEN``), for a platform's
+    descriptor to carry."""
+    return tuple(v for v in vars(module).values()
+                 if isinstance(v, type) and issubclass(v, Resource) and v.TOKEN)

@@ -14,6 +14,8 @@ from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, pl
 
 class GkeCluster(Resource):
     TOKEN = "gcp:container/cluster:Cluster"
+    ALLOW_LIST_FIX = "set masterAuthorizedNetworksConfig.cidrBlocks to your networks"
+    """How its API endpoint's allow-list is set."""
 
     @classmethod
     def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
@@ -98,7 +100,7 @@ class GkeNodePool(GpuPool):
 
     @property
     def node_image(self) -> str:
-        """Key of ``gpuready_components.k8s_gpu.facts.NODE_IMAGES`` from its driver setting ('' where GKE's is unknown)."""
+        """Key of the platform descriptor's ``node_images`` from its driver setting ('' where GKE's is unknown)."""
         accelerators = get(self.props, "nodeConfig.guestAccelerators") or [{}]
         version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
         # GKE's device plugin is off where the pool carries its opt-out label: the GPU Operator's then runs.

@@ -14,6 +14,7 @@ import uuid
 from typing import Any, Callable, Iterable, Mapping, Optional, TextIO, TypeVar
 
 from gpuready_components import platforms
+from gpuready_components.batch_gpu.outputs import OUTPUTS as BATCH_OUTPUTS
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
@@ -222,13 +223,12 @@ def log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optiona
     return group, stream
 
 
-BATCH_CONTRACT = "gpuready_components.batch_gpu.outputs"
 
 
 def batch_platforms() -> tuple[str, ...]:
     """The platforms whose outputs the Batch targets read (``platform``): every one the registry knows that exports
     the Batch component's output contract."""
-    return tuple(platform.name for platform in platforms.every() if platform.contract == BATCH_CONTRACT)
+    return tuple(platform.name for platform in platforms.every() if platform.contract is BATCH_OUTPUTS)
 
 
 class BatchRun(SmokeTarget):

@@ -23,7 +23,8 @@ def target_class(platform: Any, mode: str) -> type[SmokeTarget]:
     if found is None:
         raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready "
                         "stack?")
-    path = found.target(mode)
-    if path is None:
-        raise UserError(f"{platform}: gpuready runs no {RUNS.get(mode, mode)} there")
-    return found.load(path)
+    target = found.target(mode)
+    if target is None:
+        why = found.lacks.get(mode)
+        raise UserError(f"{platform}: gpuready runs no {RUNS.get(mode, mode)} there" + (f": {why}" if why else ""))
+    return target

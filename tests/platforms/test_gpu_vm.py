@@ -66,12 +66,28 @@ def test_its_target_reports_a_gpu_the_probe_fails(gpu_vm, tmp_path, monkeypatch,
     assert "memory_in_use" in capsys.readouterr().out
 
 
-def test_a_plugin_cannot_silently_replace_a_describer_or_an_offline_answer():
-    from gpuready.plan.describe import describes
-    from gpuready.plan.render import answers
+def test_a_platform_cannot_silently_replace_a_reader_describer_or_offline_answer():
+    import dataclasses
+
     from gpuready.resources import aws
 
-    with pytest.raises(ValueError, match="two describers for EksCluster"):
-        describes(aws.EksCluster)(lambda r, rendering: {})
-    with pytest.raises(ValueError, match="two offline answers for aws:index/getRegion:getRegion"):
-        answers("aws:index/getRegion:getRegion")(lambda args, mocks: {})
+    other = dataclasses.replace(PLATFORM, name="gpu-vm-2")
+    for clash, message in (({"describers": {aws.EksCluster: lambda r, rendering: {}}}, "describer for EksCluster"),
+                           ({"answers": {"aws:index/getRegion:getRegion": lambda args, mocks: {}}},
+                            "offline answer for aws:index/getRegion:getRegion"),
+                           ({"readers": (type("Cluster", (aws.EksCluster,), {}),)}, "reader for aws:eks/cluster")):
+        with pytest.raises(ValueError, match=f"gives another {message}.*, which '[a-z-]+' gives"):
+            platforms.register(dataclasses.replace(other, **clash))
+        assert platforms.get("gpu-vm-2") is None
+
+
+def test_unregister_takes_away_all_a_platform_brought(gpu_vm):
+    from gpuready.resources import by_token
+    from gpuready_components import package
+
+    assert by_token()["aws:ec2/instance:Instance"] is not None
+    assert "gpuready:test:GpuVm" in {s.token for s in package.served()}
+    platforms.unregister(PLATFORM.name)
+    assert "aws:ec2/instance:Instance" not in by_token()
+    assert "gpuready:test:GpuVm" not in {s.token for s in package.served()}
+    platforms.register(PLATFORM)  # for the fixture's own unregister

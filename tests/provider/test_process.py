@@ -85,7 +85,7 @@ def served() -> Iterator[tuple[Any, str, engine.Monitor]]:
 
 
 def component_class(token: str) -> type:
-    return package.load(next(s.component for s in package.SERVED if s.token == token))
+    return next(s.component for s in package.served() if s.token == token)()
 
 
 def in_python(render, token: str, name: str, args: Any):
@@ -97,7 +97,7 @@ def test_the_provider_answers_the_checked_in_schema_over_grpc(served):
     stub, _, _ = served
     answered = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=60).schema)
     assert answered == json.loads((engine.PLUGIN / "schema.json").read_text())
-    assert sorted(answered["resources"]) == sorted(s.token for s in package.SERVED)
+    assert sorted(answered["resources"]) == sorted(s.token for s in package.served())
     assert stub.GetPluginInfo(empty_pb2.Empty(), timeout=60).version == package.version()
 
 

@@ -23,7 +23,7 @@ def test_the_checked_in_schema_is_the_one_the_args_give():
 
 
 def test_the_resources_keep_the_components_own_type_tokens():
-    tokens = {importlib.import_module(s.args.rpartition(".")[0] + ".facts").TYPE_TOKEN for s in package.SERVED}
+    tokens = {importlib.import_module(s.args.__module__.rpartition(".")[0] + ".facts").TYPE_TOKEN for s in package.served()}
     assert set(SCHEMA["resources"]) == tokens == {
         "gpuready:aws:BatchGpuEnvironment", "gpuready:aws:EksGpuCluster", "gpuready:gcp:GkeGpuCluster",
         "gpuready:azure:AksGpuCluster", "gpuready:k8s:GpuSoftware"}
@@ -49,8 +49,8 @@ def test_every_input_and_output_is_described():
 def test_every_field_of_every_args_dataclass_is_an_input():
     """No field is left out of the schema: each args dataclass reached from a component is a type (or the
     resource's inputs), with every field under its camelCase name, required where it has no default."""
-    for served in package.SERVED:
-        args = package.load(served.args)
+    for served in package.served():
+        args = served.args
         inputs = SCHEMA["resources"][served.token]["inputProperties"]
         assert list(inputs) == [package.camel(f.name) for f in dataclasses.fields(args)]
     gpu_job = SCHEMA["types"]["gpuready:aws:GpuJob"]
@@ -63,12 +63,11 @@ def test_every_field_of_every_args_dataclass_is_an_input():
     assert batch["inputProperties"]["maxVcpus"]["plain"], "validation reads plain values"
 
 
-@pytest.mark.parametrize("key", list(package.CHOICES))
+@pytest.mark.parametrize("key", list(package.choices()), ids=lambda key: f"{key[0].__name__}.{key[1]}")
 def test_each_enum_is_a_field_and_its_validation_table(key):
-    path, field = key
-    cls = package.load(path)
+    cls, field = key
     assert field in {f.name for f in dataclasses.fields(cls)}
-    choice = package.CHOICES[key]
+    choice = package.choices()[key]
     enum = next(t for token, t in SCHEMA["types"].items() if token.endswith(f":{choice.name}"))
     assert [v["value"] for v in enum["enum"]] == list(choice.values())
     names = [v["name"] for v in enum["enum"]]

@@ -40,7 +40,7 @@ def _assert_keeps(platform: str, outputs: dict) -> None:
             assert output.kind.fits(outputs[output.key]), f"{output.key} is not {output.kind.name}"
 
 
-@pytest.mark.parametrize("stack", sorted(p.name for p in platforms.BUILTIN))
+@pytest.mark.parametrize("stack", sorted(p.name for p in platforms.every()))
 def test_every_reference_stack_exports_its_contract_with_the_declared_types(stack, capsys):
     _assert_keeps(stack, _plan_outputs(stack, capsys))
 

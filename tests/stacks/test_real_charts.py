@@ -14,7 +14,8 @@ import kubernetes_validate
 import pytest
 
 from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
-from gpuready_components.k8s_gpu.facts import PLATFORMS, Taint
+from gpuready_components import platforms
+from gpuready_components.k8s_gpu.facts import Taint
 from gpuready_components.k8s_gpu.scheduling import schedulable, selects, tolerates
 from gpuready.plan.render import Rendering
 from gpuready.policy.gpu import is_gpu_capacity
@@ -371,7 +372,7 @@ def test_the_burn_in_daemonset_reaches_every_gpu_node_and_only_patches_nodes(var
     nodes = gpu_nodes(rendering)
     assert nodes
     for node in nodes:
-        assert PLATFORMS[VARIANTS[variant][0]].burn_in_taint in node.taints
+        assert platforms.node_facts(VARIANTS[variant][0]).burn_in_taint in node.taints
         assert schedulable(pod, node.labels, node.taints), node
     assert objects["ClusterRole"]["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
     assert pod["serviceAccountName"] == objects["ClusterRoleBinding"]["subjects"][0]["name"]

@@ -10,7 +10,7 @@ import pytest
 from gpuready_components import platforms
 from gpuready_stacks.config import config_key
 
-SETTINGS = {p.name: p.load(p.stack).SETTINGS for p in platforms.BUILTIN}
+SETTINGS = {p.name: p.stack().SETTINGS for p in platforms.every()}
 
 
 def _walk(settings):

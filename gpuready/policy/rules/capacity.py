@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-from gpuready_components.batch_gpu import facts as batch_facts
-from gpuready_components.eks_gpu import facts as eks_facts
 from gpuready.resources import capacity_readers, gpu_pools, read, tokens
 from gpuready.resources.aws import BatchComputeEnvironment, EksNodeGroup
 
 from ..gpu import facts, of_kind
 from ..rule import ADVISORY, MANDATORY, known, resource_rule, stack_rule
 
-_NVIDIA_EKS_AMI_TYPES = (*eks_facts.GPU_AMI_TYPES, *eks_facts.RETIRED_AMI_TYPES)
-
-
 def _check_nvidia_image(resource_type, name, props, config):
     pool = read(resource_type, props)
-    if not pool.is_gpu:
-        return
-    if isinstance(pool, BatchComputeEnvironment):
-        types = pool.image_types
-        if types is not None and not all(t in batch_facts.GPU_IMAGE_TYPES for t in types):
-            yield (f"GPU instances on image type {', '.join(map(str, types))}, which has no NVIDIA driver",
-                   f"set ec2Configuration imageType {batch_facts.DEFAULT_IMAGE_TYPE}")
-    elif isinstance(pool, EksNodeGroup):
-        ami = pool.ami_type
-        if ami not in (*_NVIDIA_EKS_AMI_TYPES, "CUSTOM"):
-            yield (f"GPU node group on AMI type {ami}, which has no NVIDIA driver",
-                   f"set amiType {eks_facts.DEFAULT_AMI_TYPE} (or BOTTLEROCKET_x86_64_NVIDIA)")
+    problem = pool.image_without_driver() if pool.is_gpu else None
+    if problem:
+        yield problem
 
 
 gpu_nvidia_image = resource_rule(

@@ -72,7 +72,7 @@ gpu_taint_tolerated = stack_rule(
 
 def _node_image(pool) -> Optional[str]:
     key = facts(pool).node_image
-    return key if key in k8s_facts.NODE_IMAGES else None
+    return key if key in platforms.node_images() else None
 
 
 _INSTALLS = {
@@ -94,7 +94,7 @@ def _check_double_install(resources, config):
                     if chart.value(switch, True)]
         for software, switch in installs:
             for pool, image in sorted(images):
-                if image and software in k8s_facts.NODE_IMAGES[image].ships:
+                if image and software in platforms.node_images()[image].ships:
                     yield release, (f"installs the {software} that {pool}'s node image ({image}) already ships: two "
                                     f"of them fight over the GPUs"), f"set {switch}: false in the release values"
         if unknown and installs:  # the pool whose image is unknown may ship it too

@@ -109,9 +109,9 @@ def _public_ips(pool):
     reader = facts(pool)
     if not reader.is_gpu:
         return
-    if isinstance(reader, azure.AksAgentPool) and reader.public_node_ips:
+    if reader.public_node_ips:
         yield pool, "GPU nodes with public IPs", "set enableNodePublicIP to false"
-    if isinstance(reader, gcp.GkeNodePool):
+    if reader.CLUSTER_INPUT:
         for cluster in dependencies(pool, reader.CLUSTER_INPUT):
             if not facts(cluster).private_nodes:
                 yield pool, f"GPU nodes of cluster {cluster.name} get public IPs (no private nodes)", \
@@ -152,8 +152,7 @@ eks_endpoint_allow_list = resource_rule(
 def _check_api_allow_list(resource_type, name, props, config):
     cluster = read(resource_type, props)
     public, cidrs = cluster.public_endpoint, cluster.authorized_networks
-    fix = "set masterAuthorizedNetworksConfig.cidrBlocks to your networks" if isinstance(cluster, gcp.GkeCluster) \
-        else "set apiServerAccessProfile.authorizedIPRanges to your networks"
+    fix = cluster.ALLOW_LIST_FIX
     if public and _anywhere(cidrs):
         yield "the Kubernetes API endpoint is public to the whole internet, with no allow-list", \
             f"{fix} (gpuready:apiAllowedCidrs in the reference stacks), or make the endpoint private"

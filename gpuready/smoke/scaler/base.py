@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Optional
 
+from gpuready_components import platforms
+from gpuready_components.platforms import Launches
+
 QUIET_AFTER_S = 120
 """Pending this long without a word from any autoscaler means none is acting on the pod."""
 DEPLOYMENTS = {
@@ -88,33 +91,39 @@ def latest(events: Iterable[Mapping[str, Any]], reasons: Iterable[str], since: O
     return sorted(picked, key=lambda e: when(e) or datetime.min.replace(tzinfo=timezone.utc))
 
 
-def cloud_error(text: str, group: str, source: str = "cluster-autoscaler", cloud: str = "EC2") -> Finding:
-    """A failed launch, classified: the cloud's capacity or quota, IAM, or a node that never joined."""
-    aws = cloud == "EC2"
+UNKNOWN_CLOUD = Launches("the cloud")
+"""The wording for a stack whose outputs name no platform gpuready knows."""
+
+
+def launches_of(platform: Optional[str]) -> Launches:
+    """How the compute service of the platform called ``platform`` is named and its launch failures fixed."""
+    found = platforms.get(platform)
+    return found.launches if found and found.launches else UNKNOWN_CLOUD
+
+
+def cloud_error(text: str, group: str, launches: Launches, source: str = "cluster-autoscaler") -> Finding:
+    """A failed launch, classified: the cloud's capacity or quota, IAM, or a node that never joined, in the words of
+    the platform's compute service (its descriptor's ``launches``)."""
+    cloud = launches.service
     if re.search(r"VcpuLimitExceeded|VCPULimitExceeded|MaxSpotInstanceCountExceeded|quota", text, re.I):
         return Finding("quota", source, f"{cloud} refused the GPU instance{_for(group)}: the account's quota for the "
-                       "GPU family is used up", text,
-                       ("request more in Service Quotas (EC2: 'Running On-Demand G and VT instances' or 'Running "
-                        "On-Demand P instances', or their Spot counterparts) for this region, or use a smaller type"
-                        if aws else "request a quota increase for the GPU family in this region",))
+                       "GPU family is used up", text, (launches.quota_fix,))
     if re.search(r"AccessDenied|UnauthorizedOperation|not authorized", text):
         return Finding("iam", source, f"the autoscaler's IAM role may not resize {group or 'the node group'}", text,
                        ("its IAM role needs autoscaling:SetDesiredCapacity and TerminateInstanceInAutoScalingGroup "
                         "on the cluster's tagged groups (gpuready:autoscaler builds it)",))
     if re.search(r"failed to register|ScaleUpTimedOut", text):
         return Finding("not-registered", source, f"a node was started{_for(group)} but never joined the cluster",
-                       text, ("check the instance's bootstrap: node IAM role and access entry, subnets' route to "
-                              "the API and the registries, the AMI" if aws else "check the node pool's events",))
+                       text, (launches.join_fix,))
     capacity = re.search(r"InsufficientInstanceCapacity|insufficient capacity|Unfulfillable|"
                          r"placeholder-cannot-be-fulfilled|cannot provision|RESOURCE_POOL_EXHAUSTED|STOCKOUT|"
                          r"AllocationFailed|SkuNotAvailable", text, re.I)
     summary = (f"{cloud} could not launch the GPU instance{_for(group)}: no capacity for the type in its zones right "
-               "now" + ("" if not aws or re.search(r"InsufficientInstanceCapacity|insufficient capacity", text, re.I)
+               "now" + ("" if not launches.quota_in_capacity or
+                        re.search(r"InsufficientInstanceCapacity|insufficient capacity", text, re.I)
                         else ", or the account's vCPU quota"))
-    cause = (f"; the cause: aws autoscaling describe-scaling-activities --auto-scaling-group-name {group} "
-             "--max-items 3" if aws and group else "")
-    fix = ("other zones (subnets) or GPU types (gpuready:instanceTypes), ON_DEMAND instead of SPOT, a quota increase, "
-           f"or retry later{cause}" if aws else "other zones or GPU machine types, no Spot, or retry later")
+    cause = f"; the cause: {launches.cause.format(group=group)}" if launches.cause and group else ""
+    fix = launches.capacity_fix + cause
     return Finding("capacity" if capacity else "scale-up-failed", source,
                    summary if capacity else f"a scale-up failed{_for(group)}", text, (fix,))
 

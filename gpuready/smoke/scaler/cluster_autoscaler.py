@@ -11,7 +11,7 @@ import yaml
 
 from gpuready_components import platforms
 
-from .base import DEPLOYMENTS, Context, Finding, cloud_error, latest, parse_time
+from .base import DEPLOYMENTS, Context, Finding, cloud_error, latest, launches_of, parse_time
 
 CA_STATUS = ("kube-system", "cluster-autoscaler-status")
 """Where cluster-autoscaler writes its status (``--status-config-map-name``'s default)."""
@@ -151,7 +151,7 @@ def explain(pod_events, context: Context, status: Optional[Mapping[str, Any]] = 
         message = event.get("message", "")
         name = (re.search(r"group (\S+?)(?::|\s|$)", message) or [None, ""])[1]
         if event["reason"] != "ScaledUpGroup":
-            failures[name] = cloud_error(f"{event['reason']}: {message}", name, cloud=_cloud(context))
+            failures[name] = cloud_error(f"{event['reason']}: {message}", name, launches_of(context.platform))
         elif " size set to " in message:  # executor.go: the cloud accepted the new size
             failures.pop(name, None)
     if status is not None:
@@ -163,10 +163,5 @@ def explain(pod_events, context: Context, status: Optional[Mapping[str, Any]] = 
         for group in state["groups"]:
             if group["scaleUp"] == "Backoff" and group["name"] not in failures:
                 failures[group["name"]] = cloud_error(f"ScaleUp: Backoff {group['error']}".strip(), group["name"],
-                                                      cloud=_cloud(context))
+                                                      launches_of(context.platform))
     return findings + list(failures.values())
-
-
-def _cloud(context: Context) -> str:
-    platform = _platform(context)
-    return platform.compute_service if platform and platform.compute_service else "EC2"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from .base import Context, Finding, cloud_error, component, latest
+from .base import UNKNOWN_CLOUD, Context, Finding, cloud_error, component, latest, launches_of
 
 NOMINATED = re.compile(r"nodeclaim/([\w.-]+)")
 """provisioning/scheduling NominatePodEvent: ``Pod should schedule on: nodeclaim/NAME[, node/NAME]``."""
@@ -16,13 +16,14 @@ def conditions(nodeclaim: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {c.get("type"): c for c in (nodeclaim.get("status") or {}).get("conditions") or []}
 
 
-def nodeclaim_state(name: str, nodeclaim: Optional[Mapping[str, Any]], events=()) -> Finding:
-    """What a nominated NodeClaim is waiting for: Launched, then Registered, then Initialized (GPUs advertised)."""
+def nodeclaim_state(name: str, nodeclaim: Optional[Mapping[str, Any]], events=(), launches=UNKNOWN_CLOUD) -> Finding:
+    """What a nominated NodeClaim is waiting for: Launched, then Registered, then Initialized (GPUs advertised);
+    a failed launch in the words of the platform's compute service (``launches``)."""
     if nodeclaim is None:
         said = latest([e for e in events if (e.get("involvedObject") or {}).get("name") == name],
                       ("InsufficientCapacityError", "NodeClassNotReady"))
         if said and said[-1]["reason"] == "InsufficientCapacityError":
-            return cloud_error(said[-1].get("message", ""), "", "karpenter")
+            return cloud_error(said[-1].get("message", ""), "", launches, "karpenter")
         if said:
             return Finding("launch-failed", "karpenter", f"Karpenter could not launch nodeclaim {name}: its "
                            "EC2NodeClass is not ready", said[-1].get("message", ""),
@@ -37,7 +38,7 @@ def nodeclaim_state(name: str, nodeclaim: Optional[Mapping[str, Any]], events=()
     if launched.get("status") != "True":
         quote = ": ".join(filter(None, (launched.get("reason"), launched.get("message"))))
         if re.search(r"capacity|quota|VcpuLimit|not authorized|AccessDenied", quote, re.I):
-            return cloud_error(quote, "", "karpenter")
+            return cloud_error(quote, "", launches, "karpenter")
         if launched.get("status") == "False" or launched.get("reason") not in (None, "", "AwaitingReconciliation"):
             return Finding("launch-failed", "karpenter", f"Karpenter cannot launch {what}", quote,
                            ("kubectl describe nodeclaim " + name,))
@@ -94,7 +95,7 @@ def explain(pod_events, context: Context, nodeclaims: Optional[Mapping[str, Any]
         name = match[1]
         if nodeclaims is None or name not in nodeclaims:
             return [Finding("launching", "karpenter", f"Karpenter is launching nodeclaim {name}", message)]
-        return [nodeclaim_state(name, nodeclaims[name], nodeclaim_events)]
+        return [nodeclaim_state(name, nodeclaims[name], nodeclaim_events, launches_of(context.platform))]
     fixes = []
     for part in re.sub(r"^Failed to schedule pod,\s*", "", message).split("; "):
         pool = re.search(r'nodepool "([^"]+)"|NodePool="?([\w.-]+)', part)

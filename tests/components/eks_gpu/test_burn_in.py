@@ -9,13 +9,14 @@ from gpuready_components.eks_gpu import AutoscalerArgs
 from gpuready_components.eks_gpu import scaler_facts as sf
 from gpuready_components.eks_gpu.scale_from_zero import ScaleGroup, check, template_tags
 from gpuready_components.k8s_gpu import BurnInArgs, GpuSoftwareOptions
-from gpuready_components.k8s_gpu.facts import BURN_IN_TAINT, PLATFORMS
+from gpuready_components.eks_gpu.facts import NODES
+from gpuready_components.k8s_gpu.facts import BURN_IN_TAINT
 from tests.conftest import one
 
 from .helpers import NODE_GROUP, RELEASE, build
 
 SOFTWARE = GpuSoftwareOptions(burn_in=BurnInArgs(probe_files={"core.py": "print()\n"}))
-GPU = PLATFORMS["eks"].taint
+GPU = NODES.taint
 TOLERATE_GPU = [{"key": GPU.key, "operator": "Exists"}]
 
 

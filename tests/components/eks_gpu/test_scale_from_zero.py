@@ -5,9 +5,10 @@ from __future__ import annotations
 from gpuready_components import catalog
 from gpuready_components.eks_gpu import scaler_facts as sf
 from gpuready_components.eks_gpu.scale_from_zero import ScaleGroup, check, split, template_tags
-from gpuready_components.k8s_gpu.facts import PLATFORMS, Taint
+from gpuready_components.eks_gpu.facts import NODES
+from gpuready_components.k8s_gpu.facts import Taint
 
-TAINT = PLATFORMS["eks"].taint
+TAINT = NODES.taint
 LABELS = {"nvidia.com/gpu.present": "true", "workload": "gpu"}
 TOLERATE = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
 

@@ -44,7 +44,7 @@ def test_system_instance_types_are_ec2_types_without_gpus():
 def test_every_nvidia_ami_type_eks_offers_is_known(eks):
     nvidia = {t for t in eks.shape_for("AMITypes").enum if "NVIDIA" in t or t.endswith("_GPU")}
     assert nvidia == set(facts.GPU_AMI_TYPES) | set(facts.RETIRED_AMI_TYPES)
-    assert all(f"eks/{t}" in k8s_facts.NODE_IMAGES for t in facts.GPU_AMI_TYPES)
+    assert all(f"eks/{t}" in facts.NODE_IMAGES for t in facts.GPU_AMI_TYPES)
 
 
 @pytest.mark.parametrize("node_group,name", [({}, "ml-gpu"), ({}, "ml-system"),

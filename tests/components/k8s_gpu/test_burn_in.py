@@ -15,17 +15,20 @@ from gpuready_components.k8s_gpu import burn_in_agent as agent
 from gpuready_components.k8s_gpu import facts
 from gpuready_components.k8s_gpu.burn_in import manifests
 from gpuready_components.k8s_gpu.scheduling import schedulable, tolerates
+from gpuready_components import platforms
+
+PLATFORMS = {p.name: p.node for p in platforms.every(kubernetes=True)}
 
 BURN_IN = BurnInArgs(probe_files={"core.py": "print('probe')\n"})
 TAINT = facts.BURN_IN_TAINT
 
 
 def _objects(platform="eks", level=2):
-    return {o["kind"]: o for o in manifests("nvidia-gpu", facts.PLATFORMS[platform], (TAINT,),
+    return {o["kind"]: o for o in manifests("nvidia-gpu", PLATFORMS[platform], (TAINT,),
                                            dataclasses.replace(BURN_IN, dcgm_level=level))}
 
 
-@pytest.mark.parametrize("platform", sorted(facts.PLATFORMS))
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
 def test_objects_are_valid_kubernetes_objects(platform):
     for obj in _objects(platform).values():
         kubernetes_validate.validate(obj, "1.34.0", strict=True)
@@ -34,7 +37,7 @@ def test_objects_are_valid_kubernetes_objects(platform):
 def test_the_daemonset_runs_on_pending_gpu_nodes_only_and_diagnoses_at_the_level_asked():
     objects = _objects(level=3)
     pod = objects["DaemonSet"]["spec"]["template"]["spec"]
-    gpu = facts.PLATFORMS["eks"]
+    gpu = PLATFORMS["eks"]
     assert schedulable(pod, dict(gpu.boot_labels), [gpu.taint, TAINT])
     assert not schedulable(pod, {"kubernetes.io/os": "linux"}, [])  # CPU nodes: not selected
     diag = next(c for c in pod["initContainers"] if c["name"] == "dcgm-diag")
@@ -139,7 +142,7 @@ def test_the_probe_is_asked_for_the_expected_gpus_and_killed_at_its_time_limit(t
 def test_gke_mounts_its_own_driver_from_the_host_and_every_platform_names_its_taint():
     """GKE's own driver reaches a container only through its device plugin, for pods that ask for GPUs (a
     daemonset that asked would hold them for good): the burn-in mounts it from the host instead."""
-    gke = {o["kind"]: o for o in manifests("nvidia-gpu", facts.PLATFORMS["gke"], (facts.PLATFORMS["gke"].burn_in_taint,),
+    gke = {o["kind"]: o for o in manifests("nvidia-gpu", PLATFORMS["gke"], (PLATFORMS["gke"].burn_in_taint,),
                                            BURN_IN, driver_root="/home/kubernetes/bin/nvidia")}
     for obj in gke.values():
         kubernetes_validate.validate(obj, "1.34.0", strict=True)
@@ -153,7 +156,7 @@ def test_gke_mounts_its_own_driver_from_the_host_and_every_platform_names_its_ta
         assert not any(c.get("resources") for c in (by_name[name],))  # no GPU asked for: none held
     for platform, container in (("gke", by_name["check"]), ("eks", _objects()["DaemonSet"]["spec"]["template"]
                                                             ["spec"]["initContainers"][0])):
-        assert {"name": "BURN_IN_TAINT_KEY", "value": facts.PLATFORMS[platform].burn_in_taint.key} in container["env"]
+        assert {"name": "BURN_IN_TAINT_KEY", "value": PLATFORMS[platform].burn_in_taint.key} in container["env"]
     assert "driver" not in {v["name"] for v in _objects()["DaemonSet"]["spec"]["template"]["spec"]["volumes"]}
 
 
@@ -162,7 +165,7 @@ def test_the_agent_removes_the_taint_its_daemonset_names(tmp_path):
     import subprocess
     import sys
 
-    key = facts.PLATFORMS["aks"].burn_in_taint.key
+    key = PLATFORMS["aks"].burn_in_taint.key
     code = ("import json, runpy, sys; agent = runpy.run_path(sys.argv[1]); sent = []\n"
             "agent['_api'].__globals__['_api'] = lambda *a, **k: sent.append(a)\n"
             "node = {'metadata': {'resourceVersion': '1'}, 'spec': {'taints': [\n"

@@ -13,6 +13,9 @@ from gpuready_components.k8s_gpu.scheduling import schedulable
 
 from . import charts
 from .test_install import MATRIX
+from gpuready_components import platforms
+
+PLATFORMS = {p.name: p.node for p in platforms.every(kubernetes=True)}
 
 OPTION_SETS = [
     {},
@@ -91,7 +94,7 @@ def _daemonset_pod_specs(chart: str, values: dict) -> dict[str, dict]:
 
 @pytest.mark.parametrize("image,release", RELEASES)
 def test_every_daemonset_tolerates_the_gpu_taint_and_selects_gpu_nodes(image, release):
-    platform = facts.PLATFORMS[image.split("/")[0]]
+    platform = PLATFORMS[image.split("/")[0]]
     gpu_node = dict(platform.boot_labels)
     if release.chart.name == "gpu-operator":
         gpu_node["nvidia.com/gpu.present"] = "true"  # what NFD's labels make the operator set
@@ -102,7 +105,7 @@ def test_every_daemonset_tolerates_the_gpu_taint_and_selects_gpu_nodes(image, re
             assert not schedulable(spec, cpu_node, []), f"{name} would run on CPU nodes"
 
 
-@pytest.mark.parametrize("platform", facts.PLATFORMS.values(), ids=lambda p: p.name)
+@pytest.mark.parametrize("platform", PLATFORMS.values(), ids=lambda p: p.name)
 def test_the_charts_own_defaults_would_miss_some_platform(platform):
     """Why the values above are needed: left alone, the charts fail on at least one platform."""
     device_plugin = charts.defaults("nvidia-device-plugin")

@@ -10,10 +10,13 @@ import yaml
 from gpuready_components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs, facts, plan
 
 from . import charts
+from gpuready_components import platforms
 
-MATRIX = [(image, mode) for image, mode in itertools.product(facts.NODE_IMAGES, facts.INSTALL_MODES)
-          if (mode == "gpu-operator" and not facts.NODE_IMAGES[image].operator_image)
-          or (mode == "device-plugin" and {facts.DRIVER, facts.TOOLKIT} <= facts.NODE_IMAGES[image].ships)]
+NODE_IMAGES = platforms.node_images()
+
+MATRIX = [(image, mode) for image, mode in itertools.product(NODE_IMAGES, facts.INSTALL_MODES)
+          if (mode == "gpu-operator" and not NODE_IMAGES[image].operator_image)
+          or (mode == "device-plugin" and {facts.DRIVER, facts.TOOLKIT} <= NODE_IMAGES[image].ships)]
 
 
 def _plan(image: str, **options):
@@ -22,7 +25,7 @@ def _plan(image: str, **options):
 
 
 def test_matrix_covers_every_image_with_at_least_the_operator():
-    assert {image for image, _ in MATRIX} == set(facts.NODE_IMAGES)
+    assert {image for image, _ in MATRIX} == set(NODE_IMAGES)
     # 12 images x 2 modes, less device-plugin mode on the 3 images without a toolkit, less the operator beside
     # GKE's own device plugin (it runs on gke/driver-installed-operator instead).
     assert len(MATRIX) == 20
@@ -31,7 +34,7 @@ def test_matrix_covers_every_image_with_at_least_the_operator():
 @pytest.mark.parametrize("image,mode", MATRIX)
 def test_driver_toolkit_and_device_plugin_each_come_from_exactly_one_place(image, mode):
     result = _plan(image, install=mode)
-    ships = facts.NODE_IMAGES[image].ships
+    ships = NODE_IMAGES[image].ships
     for software in facts.NODE_SOFTWARE:
         sources = (["node image"] if software in ships else []) + \
             [r.chart.name for r in result.releases if software in charts.installs(r.chart.name, r.values)]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from gpuready.plan.describe import describes
-from gpuready.plan.render import answers
 from gpuready.resources.base import GpuPool, PoolCapacity
 
 AMI_ID = "ami-0123456789abcdef0"
@@ -39,12 +37,14 @@ class Instance(GpuPool):
         return PoolCapacity("aws", (rows[0].name,), rows[0].gpus, rows[0].price_usd_hour or 0.0, (), (rows[0],))
 
 
-@describes(Instance)
 def _instance(r: Any, rendering: Any) -> dict[str, Any]:
     rows = Instance(r.inputs).gpu_rows
     return {"gpus": f"{rows[0].gpus}x {rows[0].gpu_model}" if rows else "none", "image": r.inputs.get("ami")}
 
 
-@answers("aws:ec2/getAmi:getAmi")
 def _ami(args: Mapping[str, Any], mocks: Any) -> dict:
     return {"id": AMI_ID, "imageId": AMI_ID, "name": "Deep Learning Base OSS Nvidia Driver GPU AMI"}
+
+
+DESCRIBERS = {Instance: _instance}
+ANSWERS = {"aws:ec2/getAmi:getAmi": _ami}

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ import pytest
 from gpuready.cli import main
 from gpuready_components import platforms
 
+from tests.conftest import ROOT
 from tests.gpuready.conftest import H100
 
 from .gpu_vm import PLATFORM
@@ -91,3 +96,54 @@ def test_unregister_takes_away_all_a_platform_brought(gpu_vm):
     assert "aws:ec2/instance:Instance" not in by_token()
     assert "gpuready:test:GpuVm" not in {s.token for s in package.served()}
     platforms.register(PLATFORM)  # for the fixture's own unregister
+
+
+@pytest.fixture
+def installed(tmp_path):
+    """The environment of a process in which ``gpu-vm`` is installed as a third party's package would be: a
+    distribution whose metadata names ``tests.platforms.gpu_vm:PLATFORM`` under the registry's entry point group,
+    exactly as gpuready's pyproject.toml names its own platforms. No register call."""
+    info = tmp_path / "gpu_vm_platform-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gpu-vm-platform\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{platforms.ENTRY_POINTS}]\ngpu-vm = tests.platforms.gpu_vm:PLATFORM\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+
+
+def test_installed_like_a_builtin_it_plans_from_its_entry_point_alone(installed):
+    done = subprocess.run([sys.executable, "-m", "gpuready", "plan", "--stack-file", str(STACK), "--json"],
+                          env=installed, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr  # planned; gpu-scale-to-zero is its one mandatory violation
+    plan = json.loads(done.stdout)
+    assert plan["outputs"]["platform"] == "gpu-vm" and plan["capacity"]["max_gpus"] == 1
+    without = subprocess.run([sys.executable, "-m", "gpuready", "plan", "--stack-file", str(STACK)],
+                             env={**installed, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert without.returncode == 2 and "unknown platform" in without.stderr
+
+
+def test_installed_like_a_builtin_the_component_package_serves_it(installed, gpu_vm):
+    """The provider process knows gpu-vm from its entry point alone; the test's engine (this process, where the
+    fixture registers it) answers the component's getAmi invoke offline as gpuready plan does."""
+    from pulumi.runtime.proto import provider_pb2
+
+    from tests.provider import engine
+
+    with engine.callbacks() as (address, monitor, _), engine.provider(address, installed) as stub:
+        schema = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=60).schema)
+        assert "gpuready:test:GpuVm" in schema["resources"]
+        assert list(schema["resources"]["gpuready:test:GpuVm"]["inputProperties"]) == ["instanceType", "subnetId", "tags"]
+        answered = engine.construct(stub, address, "gpuready:test:GpuVm", "vm", {"instanceType": "g6.xlarge"})
+    assert answered["state"]["platform"] == "gpu-vm" and answered["state"]["gpus"] == 1
+    instance = next(r for r in monitor.records if r.type == "aws:ec2/instance:Instance")
+    assert instance.inputs["ami"] == "ami-0123456789abcdef0"  # its offline answer, served from its descriptor
+
+
+def test_it_touches_nothing_outside_its_folder_and_its_one_registration():
+    """Everything about gpu-vm is in tests/platforms/gpu_vm/: outside it only this test module names it (the docs
+    describe it, no code or configuration)."""
+    here = Path(__file__).resolve()
+    named = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
+             if p.is_file() and p.suffix in (".py", ".toml", ".yaml", ".json", ".cfg", ".txt")
+             and not p.is_relative_to(HERE) and p != here and ".venv" not in p.parts and ".cache" not in p.parts
+             and "node_modules" not in p.parts and re.search(r"gpu[-_]vm|GpuVm", p.read_text(errors="ignore"))]
+    assert named == []

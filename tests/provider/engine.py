@@ -127,10 +127,11 @@ def callbacks(preview: bool = False, project: str = PROJECT, stack: str = STACK,
 
 
 @contextlib.contextmanager
-def provider(engine_address: str) -> Iterator[provider_pb2_grpc.ResourceProviderStub]:
+def provider(engine_address: str, env: Optional[dict[str, str]] = None) -> Iterator[
+        provider_pb2_grpc.ResourceProviderStub]:
     """The plugin in a process of its own, as the Python language host runs it (``python <plugin dir> <engine>``,
-    in the plugin's folder); yields a stub on the port it prints."""
-    with plugin_channel([sys.executable, "-u", str(PLUGIN), engine_address], PLUGIN, "provider") as channel:
+    in the plugin's folder, with ``env`` or this process's environment); yields a stub on the port it prints."""
+    with plugin_channel([sys.executable, "-u", str(PLUGIN), engine_address], PLUGIN, "provider", env) as channel:
         yield provider_pb2_grpc.ResourceProviderStub(channel)
 
 

@@ -9,10 +9,10 @@ import re
 import pytest
 import requests
 
-from gpuready_components import catalog
+from gpuready_components import catalog, platforms
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready.plan.describe import capacities
-from gpuready.resources import REGISTRY, GpuPool, aws, azure, capacity_readers, gcp, kubernetes, read
+from gpuready.resources import GpuPool, by_token, aws, azure, capacity_readers, gcp, kubernetes, read
 from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import render_stack
 
@@ -38,12 +38,13 @@ def _all(rendered, reader):
 
 def test_every_registered_type_is_read_from_a_rendered_reference_stack(rendered):
     created = {r.type for rendering in rendered.values() for r in rendering.resources}
-    readers = {r for r in REGISTRY.values() if r.__module__.startswith("gpuready.")}  # not a test platform's
+    registry = by_token()
+    readers = {r for r in registry.values() if r.__module__.startswith("gpuready.")}  # not a test platform's
     assert {r for r in readers if r.TOKEN not in created} == NOT_IN_REFERENCE_STACKS
     for rendering in rendered.values():
         for r in rendering.resources:
-            if r.type in REGISTRY:
-                assert isinstance(read(r.type, r.inputs), REGISTRY[r.type])
+            if r.type in registry:
+                assert isinstance(read(r.type, r.inputs), registry[r.type])
 
 
 def test_gpu_pools_read_the_instance_types_the_stack_config_names(rendered):
@@ -62,7 +63,7 @@ def test_taints_are_decoded_as_kubernetes_spells_them_and_match_what_the_stacks_
         exported = {k8s_facts.Taint(**t) for t in rendered[stack].outputs["gpuNodeTaints"]}
         pools = [pool for r, pool in _all({stack: rendered[stack]}, reader) if pool.is_gpu]
         assert pools and all(set(pool.taints) == exported for pool in pools), stack
-        assert k8s_facts.PLATFORMS[stack].taint in exported
+        assert platforms.node_facts(stack).taint in exported
 
 
 def test_aks_spot_pools_read_the_taint_aks_adds_to_spot_nodes():

@@ -11,7 +11,7 @@ try:
 except ImportError:  # beside core.py in a job
     import core
 
-BURN_FIELDS = ("index", "clocks.sm", "temperature.gpu", "power.draw", "clocks_event_reasons.active",
+BURN_FIELDS = ("index", "clocks.current.sm", "temperature.gpu", "power.draw", "clocks_event_reasons.active",
                "ecc.errors.uncorrected.volatile.total", "ecc.errors.corrected.volatile.total")
 BURN_ROUND_S = 10.0
 """Each round of load lasts about this long; nvidia-smi is read once a round, while the GPUs work."""
@@ -88,7 +88,7 @@ def burn_checks(gemm, memory, samples, elapsed, typical):
         facts = ", ".join(f"{key} {fmt % max(values) if key != 'SM clock min' else fmt % min(values)}"
                           for key, field, fmt in (("temperature max", "temperature.gpu", "%d C"),
                                                   ("power max", "power.draw", "%.0f W"),
-                                                  ("SM clock min", "clocks.sm", "%d MHz"))
+                                                  ("SM clock min", "clocks.current.sm", "%d MHz"))
                           for values in [[r[field] for r in seen if isinstance(r.get(field), (int, float))]]
                           if values)
         out.append(core.check(f"{label}.burn_clocks", core.FAIL if slow else core.PASS, facts, "no hardware or thermal slowdown",

@@ -24,7 +24,7 @@ PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
 QUERY_FIELDS = (
     "index", "name", "uuid", "pci.bus_id", "pci.device_id", "driver_version", "memory.total", "memory.used",
     "utilization.gpu", "temperature.gpu", "temperature.gpu.tlimit", "power.draw", "power.limit", "pstate",
-    "clocks.sm", "clocks.max.sm", "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current",
+    "clocks.current.sm", "clocks.max.sm", "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current",
     "pcie.link.width.max", "ecc.mode.current", "ecc.errors.uncorrected.volatile.total",
     "ecc.errors.uncorrected.aggregate.total", "remapped_rows.pending", "remapped_rows.failure",
     "retired_pages.pending", "clocks_event_reasons.active", "compute_cap", "mig.mode.current", "persistence_mode",

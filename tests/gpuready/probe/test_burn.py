@@ -15,7 +15,7 @@ def _samples(rounds, **late):
     """nvidia-smi rows of one GPU each round; ``late`` fields set from the middle round on."""
     out = []
     for i in range(rounds):
-        row = {"index": 0, "clocks.sm": 1980, "temperature.gpu": 60 + i, "power.draw": 690.0,
+        row = {"index": 0, "clocks.current.sm": 1980, "temperature.gpu": 60 + i, "power.draw": 690.0,
                "clocks_event_reasons.active": 0x4, "ecc.errors.uncorrected.volatile.total": 0,
                "ecc.errors.corrected.volatile.total": 0}
         out.append((10.0 * (i + 1), [dict(row, **late) if i >= rounds // 2 else row]))
@@ -42,7 +42,7 @@ def test_a_figure_that_sags_fails_even_above_the_typical_floor():
 
 
 def test_thermal_slowdown_under_load_fails_and_power_capping_does_not():
-    hot = _samples(6, **{"clocks_event_reasons.active": 0x40 | 0x4, "clocks.sm": 1410})
+    hot = _samples(6, **{"clocks_event_reasons.active": 0x40 | 0x4, "clocks.current.sm": 1410})
     checks = {c["name"]: c for c in burn.burn_checks([[790.0] * 6], [[2600.0] * 6], hot, 60, [H100])}
     assert checks["gpu0.burn_clocks"]["verdict"] == "fail"
     assert checks["gpu0.burn_clocks"]["detail"].startswith("hw_thermal_slowdown at 40 s")

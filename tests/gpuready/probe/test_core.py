@@ -95,9 +95,22 @@ def test_mig_listing_matches_gpus_by_uuid_then_index():
 
 
 def test_fields_the_driver_does_not_know_are_dropped(fake_smi):
-    fake_smi(H100)  # the capture has no clocks.sm; the probe asks for it and must carry on without it
-    rows, versions, error = core.run_nvidia_smi()
-    assert error is None and "clocks.sm" not in rows[0] and rows[0]["name"] == "NVIDIA H100 80GB HBM3"
+    fake_smi(H100)  # a field newer than the capture's driver: the probe asks for it and must carry on without it
+    rows, versions, error = core.run_nvidia_smi((*core.QUERY_FIELDS, "gpu.field_of_a_later_driver"))
+    assert error is None and "gpu.field_of_a_later_driver" not in rows[0]
+    assert rows[0]["name"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_every_field_asked_for_comes_back_under_the_name_asked_for():
+    """nvidia-smi heads each column with the field's canonical name (``clocks.sm`` comes back as
+    ``clocks.current.sm``): the probe asks by those names, or it would never find the values it asked for."""
+    from gpuready.probe import burn
+
+    for capture in (H100, CAPTURES / "l40s_driver-595.80.txt"):
+        rows = core.parse_query_csv(capture.read_text())
+        asked = set(core.QUERY_FIELDS) | set(burn.BURN_FIELDS)
+        assert asked - set(rows[0]) == set(), capture.name
+        assert isinstance(rows[0]["clocks.current.sm"], int)
 
 
 def test_renamed_throttle_reasons_on_older_drivers(fake_smi, tmp_path):

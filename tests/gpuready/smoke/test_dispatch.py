@@ -18,7 +18,6 @@ from gpuready.smoke.dispatch import target_class
 from gpuready.smoke.result import SmokeResult
 from gpuready.smoke.target import SmokeTarget
 from gpuready_components import platforms
-from gpuready_components.k8s_gpu.facts import PLATFORMS
 from gpuready_components.platforms import GANG, SINGLE, SWEEP, Platform
 from tests.gpuready.conftest import H100
 
@@ -67,8 +66,10 @@ class Fake(SmokeTarget):
 @pytest.fixture
 def fake_platform(tmp_path):
     """A platform with a single-node target only, registered as any package would; its outputs file."""
-    platform = Platform("fake-vm", "aws", ("aws",), "gpuready_stacks.aws_batch", "gpuready_components.batch_gpu.outputs",
-                        targets=MappingProxyType({SINGLE: f"{__name__}:Fake"}))
+    batch = platforms.require("aws-batch")
+    platform = Platform("fake-vm", "aws", ("aws",), batch.stack, batch.contract,
+                        targets=MappingProxyType({SINGLE: lambda: Fake}),
+                        lacks=MappingProxyType({SWEEP: "one VM is one node: gpuready smoke probes it"}))
     platforms.register(platform)
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps({"platform": "fake-vm"}))
@@ -86,7 +87,8 @@ def test_a_registered_platform_runs_its_own_target_through_the_cli(fake_platform
                                         (["sweep"], "sweep")])
 def test_a_mode_the_platform_has_no_target_for_is_one_line(fake_platform, capsys, argv, says):
     assert main([*argv, "--outputs", str(fake_platform)]) == 2
-    assert capsys.readouterr().err == f"gpuready: fake-vm: gpuready runs no {says} there\n"
+    why = ": one VM is one node: gpuready smoke probes it" if argv == ["sweep"] else ""  # the reason it declares
+    assert capsys.readouterr().err == f"gpuready: fake-vm: gpuready runs no {says} there{why}\n"
 
 
 def test_a_kubernetes_platform_registered_from_outside_smokes_on_the_kubernetes_target(fake_kube, fake_smi, tmp_path,
@@ -95,7 +97,7 @@ def test_a_kubernetes_platform_registered_from_outside_smokes_on_the_kubernetes_
     node facts under another name)."""
     eks = platforms.require("eks")
     platforms.register(Platform("oke", "aws", eks.extras, eks.stack, eks.contract, targets=eks.targets,
-                                node=PLATFORMS["eks"]))
+                                node=eks.node))
     try:
         fake_smi(H100, row=0)
         server, outputs = fake_kube({"platform": "oke", "gpuNodeLabels": {"nvidia.com/gpu.present": "true"}},

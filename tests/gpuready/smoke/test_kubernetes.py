@@ -14,11 +14,13 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 
-from gpuready_components.k8s_gpu.facts import PLATFORMS
+from gpuready_components import platforms
 from gpuready_components.k8s_gpu.scheduling import schedulable
 from gpuready.probe import core
 from gpuready.smoke import kubernetes as target
 from tests.gpuready.conftest import H100
+
+PLATFORMS = {p.name: p.node for p in platforms.every(kubernetes=True)}
 
 
 EKS = {"gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},

@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gpuready_components.k8s_gpu.facts import PLATFORMS
+from gpuready_components import platforms
 from gpuready_components.k8s_gpu.scheduling import schedulable
 from gpuready.errors import UserError
 from gpuready.probe import core, nccl
@@ -23,6 +23,8 @@ from gpuready.smoke.batch_probe import probe_files
 from tests.gpuready.conftest import H100
 
 from .fault_proxy import KUBE_ERRORS, FaultProxy, kube_action
+
+PLATFORMS = {p.name: p.node for p in platforms.every(kubernetes=True)}
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 EKS = {"platform": "eks", "gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},

@@ -26,7 +26,7 @@ timed() {  # name, command...: the command's output to $out/name, its wall time 
 }
 timed probe-quick.json python3 gpuready/probe/core.py --gpus "$gpus"
 timed probe-full.json python3 gpuready/probe/core.py --gpus "$gpus" --full --seconds "$seconds"
-timed nccl-one-node.txt env GPUREADY_TORCHRUN="python3 -m torch.distributed.run" python3 gpuready/probe/nccl.py \
+timed nccl-one-node.txt env JOB_COMPLETION_INDEX=0 GPUREADY_TORCHRUN="python3 -m torch.distributed.run" python3 gpuready/probe/nccl.py \
   launch --nodes 1 --gpus-per-node "$gpus" --main-address 127.0.0.1 --timeout 600 --rendezvous-timeout 120
 timed reference.json python3 bench/torch_reference.py
 cat "$out/times.txt"

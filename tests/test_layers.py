@@ -8,8 +8,8 @@ What an import names is what it depends on: ``import a.b`` the module ``a.b``; `
 ``a.b`` when there is one, else the package ``a``, which is its ``__init__.py`` (a module like any other: its own
 imports are its edges, so a cycle through an ``__init__`` is a cycle). The parent packages Python initialises before
 a module are not counted as imported by it: every module of a package whose ``__init__`` imports its modules would
-otherwise be in a cycle with it, which says nothing of either; an ``__init__`` that imports a module that imports the
-``__init__`` back (``from . import name``) is.
+otherwise be in a cycle with it, which says nothing of either. An ``__init__`` importing a module that imports a
+name back from it (``from . import name``) is a cycle.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ PACKAGES = {"gpuready": "gpuready", "gpuready_components": "components", "gpurea
 """Import name -> folder under the checkout (components/ installs as gpuready_components, stacks/ as
 gpuready_stacks)."""
 KNOWN_CYCLES = frozenset({
-    # Temporary, removed by the registry refactor (platforms.py reads k8s_gpu/facts.py, which k8s_gpu's modules
-    # read platforms.py beside): the lead empties this at merge; test_the_known_cycles_are_still_there says when.
+    # Temporary, removed by the registry refactor (platforms.py imports k8s_gpu/facts.py, k8s_gpu's modules import
+    # platforms.py): emptied at merge; test_the_known_cycles_are_still_there fails once the cycle is gone.
     "in components/: components/batch_gpu/ <-> components/k8s_gpu/ <-> components/outputs.py <-> "
     "components/platforms.py",
 })

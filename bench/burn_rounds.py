@@ -19,7 +19,7 @@ def main() -> None:
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
     judged = burn.burn_checks
 
-    def shown(gemm, memory, samples, elapsed, typical):
+    def shown(gemm, memory, samples, elapsed, typical, probe):
         for r, (at, rows) in enumerate(samples):
             for i, row in enumerate(rows):
                 line = {"round": r, "t_s": at, "gpu": i, "tflops": round(gemm[i][r], 1),
@@ -27,10 +27,10 @@ def main() -> None:
                         **{k: row.get(k) for k in ("clocks.current.sm", "temperature.gpu", "power.draw",
                                                    "clocks_event_reasons.active")}}
                 print("ROUND " + json.dumps(line), flush=True)
-        return judged(gemm, memory, samples, elapsed, typical)
+        return judged(gemm, memory, samples, elapsed, typical, probe)
 
     burn.burn_checks = shown
-    for check in burn.burn(torch, torch.cuda.device_count(), seconds):
+    for check in burn.burn(torch, torch.cuda.device_count(), seconds, core):
         print("CHECK " + json.dumps(check), flush=True)
 
 

@@ -1,9 +1,17 @@
-"""The floors of docs/architecture.md, held: who may import whom, and no import cycles.
+"""The floors of docs/architecture.md, held: who may import whom, and no import cycles, between files or folders.
 
 Every ``import`` in the project's code counts, also those inside functions (a lazy import is still a dependency: it
-runs when the function does). No module names another in a string (``"module:Class"``, ``import_module(f"...")``):
-a platform's descriptor holds objects, and what it must import late it imports in a function, which counts here. The
-one place that names modules in text is ``pyproject.toml``'s entry points, checked to resolve.
+runs when the function does) and those only a type checker runs. No module names another in a string
+(``"module:Class"``, ``import_module(f"...")``): a platform's descriptor holds objects, and what it must import late it
+imports in a function, which counts here. The one place that names modules in text is ``pyproject.toml``'s entry
+points, checked to resolve.
+
+What an import names is what it depends on: ``import a.b`` the module ``a.b``; ``from a import b`` the submodule
+``a.b`` when there is one, else the package ``a``, which is its ``__init__.py`` (a module like any other: its own
+imports are its edges, so a cycle through an ``__init__`` is a cycle). The parent packages Python initialises before
+a module are not counted as imported by it: every module of a package whose ``__init__`` imports its modules would
+otherwise be in a cycle with it, which says nothing of either. An ``__init__`` importing a module that imports a
+name back from it (``from . import name``) is a cycle.
 """
 
 from __future__ import annotations
@@ -12,59 +20,145 @@ import ast
 import re
 from importlib import import_module as importlib_import
 from pathlib import Path
+from typing import Iterable, Mapping
 
 import pytest
 
 from tests.conftest import ROOT
 
-PACKAGES = {"gpuready": ROOT / "gpuready", "gpuready_components": ROOT / "components",
-            "gpuready_stacks": ROOT / "stacks", "gpuready_platforms": ROOT / "platforms", "policies": ROOT / "policies"}
-"""Import name -> folder (components/ installs as gpuready_components, stacks/ as gpuready_stacks)."""
+PACKAGES = {"gpuready": "gpuready", "gpuready_components": "components", "gpuready_stacks": "stacks",
+            "gpuready_platforms": "platforms", "policies": "policies"}
+"""Import name -> folder under the checkout (components/ installs as gpuready_components, stacks/ as
+gpuready_stacks, platforms/ as gpuready_platforms)."""
 
 
-def _modules() -> dict[str, Path]:
+def modules(root: Path, packages: Mapping[str, str]) -> dict[str, Path]:
+    """Every module of ``packages`` (import name -> folder under ``root``) by dotted name: a package by its
+    ``__init__.py``."""
     found = {}
-    for package, folder in PACKAGES.items():
-        for path in sorted(folder.rglob("*.py")):
-            parts = [package, *path.relative_to(folder).with_suffix("").parts]
+    for package, folder in packages.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = [package, *path.relative_to(root / folder).with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts.pop()
             found[".".join(parts)] = path
     return found
 
 
-MODULES = _modules()
-
-
-def _imports(name: str, path: Path) -> set[str]:
-    """The project modules ``name`` imports (the deepest known module of each import)."""
+def imports(name: str, path: Path, known: Mapping[str, Path]) -> set[str]:
+    """The modules of ``known`` that module ``name`` (at ``path``) names in its imports (see the module's docstring),
+    each the deepest known module of the dotted name; not ``name`` itself."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    targets = set()
+    named = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            targets.update(alias.name for alias in node.names)
+            named.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[:len(package.split(".")) - node.level + 1]
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            targets.update(f"{module}.{alias.name}" for alias in node.names)
-            targets.add(module)
-    known = set()
-    for target in targets:
-        while target and target not in MODULES:
+            named.update(f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module
+                         for alias in node.names)
+    deepest = set()
+    for target in named:
+        while target and target not in known:
             target = target.rpartition(".")[0]
         if target and target != name:
-            known.add(target)
-    return known
+            deepest.add(target)
+    return deepest
 
 
-GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+def graph(known: Mapping[str, Path]) -> dict[str, frozenset[str]]:
+    """Module -> the modules it imports."""
+    return {name: frozenset(imports(name, path, known)) for name, path in known.items()}
+
+
+MODULES = modules(ROOT, PACKAGES)
+GRAPH = graph(MODULES)
 
 
 def _floor(module: str) -> str:
     return module.split(".")[0]
+
+
+def strongly_connected(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm), each sorted: every node of one
+    reaches every other, so each lies on a cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def file_cycles(edges: Mapping[str, Iterable[str]]) -> list[str]:
+    """Each set of modules that import one another in a ring, ``__init__`` modules included."""
+    return [" <-> ".join(component) for component in strongly_connected(edges)]
+
+
+def folder_cycles(root: Path, known: Mapping[str, Path], edges: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """Each cycle between folders, seen from every folder F in turn (the checkout's root included): the nodes are
+    F's own files, one each, and F's subfolders, each taken whole with everything under it; a node imports another
+    when one of its modules imports one of the other's. A cycle with a subfolder in it is reported: sibling folders
+    that import each other (``gpuready/smoke/ <-> gpuready/plan/``, whichever modules, also deep ones, make it), and
+    a package's file and a subpackage that import each other (``components/platforms.py <-> components/k8s_gpu/``).
+
+    Edges between a package and its subpackages count, but file by file on the package's side, not as one folder:
+    a package's ``__init__`` importing its subpackages is normal, and so is a subpackage importing its parent's
+    shared modules (``errors.py``); only a ring is wrong. Taken whole, a folder like ``gpuready/`` (``cli.py`` above
+    every subpackage, ``errors.py`` below them all) would be in a cycle with each of them, and hide the real ones.
+    Cycles of F's files alone are :func:`file_cycles`' (also reported there). Each written ``in F/: A <-> B``
+    (folders ending in ``/``), with the imports between its nodes that make it."""
+    where = {name: path.relative_to(root).parts for name, path in known.items()}
+    found = {}
+    for folder in sorted({parts[:depth] for parts in where.values() for depth in range(len(parts))}):
+        def node(module: str) -> str | None:
+            parts = where[module]
+            if parts[:len(folder)] != folder:
+                return None
+            return "/".join(parts[:len(folder) + 1]) + ("/" if len(parts) > len(folder) + 1 else "")
+
+        level: dict[str, set[str]] = {}
+        crossing = []
+        for module, targets in edges.items():
+            for target in targets:
+                a, b = node(module), node(target)
+                if a is not None and b is not None and a != b:
+                    level.setdefault(a, set()).add(b)
+                    crossing.append((a, b, f"{module} imports {target}"))
+        for component in strongly_connected(level):
+            if any(n.endswith("/") for n in component):
+                found[f"in {'/'.join(folder) or '.'}/: " + " <-> ".join(component)] = sorted(
+                    why for a, b, why in crossing if a in component and b in component)
+    return found
 
 
 @pytest.mark.parametrize("lower, upper", [
@@ -101,62 +195,37 @@ def test_the_sdk_floors(package, forbidden):
     assert not wrong, "\n".join(wrong)
 
 
-def _cycles() -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target in GRAPH.get(node, ()):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(GRAPH):
-        if node not in index:
-            visit(node)
-    return found
-
-
-def _package_of(module: str) -> str:
-    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
-
-
 def test_no_import_cycles_between_modules():
-    """A package's ``__init__`` importing its own modules, which import names back from it, is how Python packages
-    export their API: only cycles that leave one package, or that join two sibling modules, are reported."""
-    def real(component: list[str]) -> bool:
-        inits = [m for m in component if MODULES[m].name == "__init__.py"]
-        return not (len(inits) == 1 and all(_package_of(m) == inits[0] for m in component))
-
-    cycles = [" <-> ".join(c) for c in _cycles() if real(c)]
+    cycles = file_cycles(GRAPH)
     assert not cycles, "\n".join(cycles)
 
 
-def test_the_cycle_check_sees_a_cycle():
-    GRAPH["gpuready.rendering"].add("gpuready.plan.render")
-    try:
-        assert any("gpuready.rendering" in c and "gpuready.plan.render" in c for c in _cycles())
-    finally:
-        GRAPH["gpuready.rendering"].discard("gpuready.plan.render")
+def test_no_import_cycles_between_folders():
+    cycles = folder_cycles(ROOT, MODULES, GRAPH)
+    assert not cycles, "\n".join(f"{c}\n    " + "\n    ".join(why) for c, why in cycles.items())
+
+
+def _tree(tmp_path: Path, files: Mapping[str, str]) -> tuple[dict[str, Path], dict[str, frozenset[str]]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    known = modules(tmp_path, {"pkg": "pkg"})
+    return known, graph(known)
+
+
+def test_the_clean_tree_has_no_cycle(tmp_path):
+    known, edges = _tree(tmp_path, CLEAN)
+    assert edges["pkg.top"] == {"pkg.sub", "pkg.low"}  # from a package import a submodule: that submodule
+    assert edges["pkg.sub.inner"] == {"pkg.low"}
+    assert file_cycles(edges) == [] and folder_cycles(tmp_path, known, edges) == {}
+
+
+@pytest.mark.parametrize("planted", sorted(PLANTED))
+def test_the_cycle_checks_see_a_planted_cycle(tmp_path, planted):
+    change, in_files, in_folders = PLANTED[planted]
+    known, edges = _tree(tmp_path, {**CLEAN, **change})
+    assert file_cycles(edges) == in_files
+    assert list(folder_cycles(tmp_path, known, edges)) == in_folders
 
 
 def test_the_reader_sees_imports_inside_functions():

@@ -1,15 +1,14 @@
 """The probe's sustained tier (``--full``): every GPU under bounded GEMM and memory load for minutes, nvidia-smi read
 while it runs. Standard library and PyTorch; shipped beside ``core.py`` where a job runs the full probe.
+
+It imports nothing of the probe's: ``core.py`` runs the tier and hands itself in (``probe``: its nvidia-smi reader,
+expectations and check helpers), so that the two import in one direction only and the tier uses the very module
+that runs, whatever name a job gives its file (``probe.py`` on Kubernetes, ``__main__`` when run as a script).
 """
 
 import shutil
 import subprocess
 import time
-
-try:
-    from . import core
-except ImportError:  # beside core.py in a job
-    import core
 
 BURN_FIELDS = ("index", "clocks.current.sm", "temperature.gpu", "power.draw", "clocks_event_reasons.active",
                "ecc.errors.uncorrected.volatile.total", "ecc.errors.corrected.volatile.total")
@@ -23,10 +22,10 @@ On a real H100 the first ran at 787 TFLOP/s on one machine and 131 on another (c
 it at 680-690 on both, SM clock at 1980 MHz throughout (tests/data/nvidia-smi/h100-device-2026-11-26)."""
 
 
-def burn(torch, count, seconds, runner=subprocess.run, which=shutil.which):
+def burn(torch, count, seconds, probe, runner=subprocess.run, which=shutil.which):
     """Bounded sustained load on every GPU at once: bf16 GEMMs and device memory copies in rounds of about
-    :data:`BURN_ROUND_S`, each timed on the GPU (CUDA events), nvidia-smi read while the rounds run. The
-    verdicts are :func:`burn_checks`'."""
+    :data:`BURN_ROUND_S`, each timed on the GPU (CUDA events), nvidia-smi read while the rounds run (``probe``: the
+    probe module, ``core``). The verdicts are :func:`burn_checks`'."""
     size, n = 8192, 2**30
     work = [(torch.randn(size, size, device=f"cuda:{i}", dtype=torch.bfloat16),
              torch.empty(n, dtype=torch.uint8, device=f"cuda:{i}"),
@@ -47,7 +46,7 @@ def burn(torch, count, seconds, runner=subprocess.run, which=shutil.which):
                     dst.copy_(src)
                 marks[2].record()
                 events.append(marks)
-        rows, _, _ = core.run_nvidia_smi(BURN_FIELDS, runner, which)
+        rows, _, _ = probe.run_nvidia_smi(BURN_FIELDS, runner, which)
         samples.append((round(time.perf_counter() - start, 1), rows))
         for i, marks in enumerate(events):
             torch.cuda.synchronize(i)
@@ -59,9 +58,9 @@ def burn(torch, count, seconds, runner=subprocess.run, which=shutil.which):
             copies[i] = max(1, int(copies[i] * share / copy_s))
         if time.perf_counter() - start >= seconds:
             break
-    typical = [core.expected_for(torch.cuda.get_device_properties(i).name) or (None, 0, None, 0)
+    typical = [probe.expected_for(torch.cuda.get_device_properties(i).name) or (None, 0, None, 0)
                for i in range(count)]
-    return burn_checks(gemm, memory, samples, time.perf_counter() - start, typical)
+    return burn_checks(gemm, memory, samples, time.perf_counter() - start, typical, probe)
 
 
 def sized(series):
@@ -69,13 +68,14 @@ def sized(series):
     return series[SIZING_ROUNDS:] or series
 
 
-def burn_checks(gemm, memory, samples, elapsed, typical):
+def burn_checks(gemm, memory, samples, elapsed, typical, probe):
     """Verdicts on a burn: per GPU the GEMM and memory figures of its rounds (``gemm[i]``, ``memory[i]``) against
     the typical ones and against their own start (a sag fails), the sizing rounds left out (:func:`sized`); and
     nvidia-smi's samples taken under load (``(seconds, rows)``): hardware or thermal slowdown, and ECC errors that
-    appeared, fail."""
-    out = [core.check("burn", core.PASS, f"{elapsed:.0f} s", None, f"{len(gemm)} GPUs under GEMM and memory load, "
-                 f"{len(samples)} rounds of about {BURN_ROUND_S:g} s, nvidia-smi read in each", required=False)]
+    appeared, fail. ``probe``: the probe module (``core``), whose check records, verdicts and clock event reasons
+    these are."""
+    out = [probe.check("burn", probe.PASS, f"{elapsed:.0f} s", None, f"{len(gemm)} GPUs under GEMM and memory load, "
+                       f"{len(samples)} rounds of about {BURN_ROUND_S:g} s, nvidia-smi read in each", required=False)]
     for i, (figures, copies) in enumerate(zip(map(sized, gemm), map(sized, memory))):
         label, peak = f"gpu{i}", typical[i] if i < len(typical) else (None, 0, None, 0)
         for name, series, want in (("sustained_tflops", figures, peak[0] and peak[0] * peak[1]),
@@ -84,16 +84,16 @@ def burn_checks(gemm, memory, samples, elapsed, typical):
                 continue
             quarter = max(1, len(series) // 4)
             first, last = sum(series[:quarter]) / quarter, sum(series[-quarter:]) / quarter
-            result = core._figure(f"{label}.{name}", sorted(series)[len(series) // 2], want)
+            result = probe._figure(f"{label}.{name}", sorted(series)[len(series) // 2], want)
             if last < SAG_LIMIT * first:
-                result.update(verdict=core.FAIL, required=True, detail=f"sagged from {first:.0f} to {last:.0f} "
+                result.update(verdict=probe.FAIL, required=True, detail=f"sagged from {first:.0f} to {last:.0f} "
                               f"({last / first - 1:+.0%}) over {elapsed:.0f} s: heat, power or clocks")
             out.append(result)
         mine = [(t, row) for t, rows in samples for row in rows if row.get("index") == i]
         if not mine:
             continue
-        slow = [(t, r) for t, row in mine for r in core.active_reasons(row.get("clocks_event_reasons.active"))
-                if r in core.SLOWING]
+        slow = [(t, r) for t, row in mine for r in probe.active_reasons(row.get("clocks_event_reasons.active"))
+                if r in probe.SLOWING]
         seen = [row for _, row in mine]
         facts = ", ".join(f"{key} {fmt % max(values) if key != 'SM clock min' else fmt % min(values)}"
                           for key, field, fmt in (("temperature max", "temperature.gpu", "%d C"),
@@ -101,15 +101,16 @@ def burn_checks(gemm, memory, samples, elapsed, typical):
                                                   ("SM clock min", "clocks.current.sm", "%d MHz"))
                           for values in [[r[field] for r in seen if isinstance(r.get(field), (int, float))]]
                           if values)
-        out.append(core.check(f"{label}.burn_clocks", core.FAIL if slow else core.PASS, facts, "no hardware or thermal slowdown",
-                         f"{slow[0][1]} at {slow[0][0]:g} s: check cooling and power; drain if it recurs"
-                         if slow else ""))
-        for kind, verdict in (("uncorrected", core.FAIL), ("corrected", core.WARN)):
+        out.append(probe.check(f"{label}.burn_clocks", probe.FAIL if slow else probe.PASS, facts,
+                               "no hardware or thermal slowdown",
+                               f"{slow[0][1]} at {slow[0][0]:g} s: check cooling and power; drain if it recurs"
+                               if slow else ""))
+        for kind, verdict in (("uncorrected", probe.FAIL), ("corrected", probe.WARN)):
             counts = [row.get(f"ecc.errors.{kind}.volatile.total") for row in seen]
             counts = [c for c in counts if isinstance(c, int)]
             if counts and counts[-1] > counts[0]:
-                out.append(core.check(f"{label}.burn_ecc_{kind}", verdict, counts[-1] - counts[0], 0,
-                                 f"{kind} ECC errors appeared under load" + (": drain and reset the GPU, replace "
-                                                                            "it if they return" if verdict == core.FAIL
-                                                                            else "")))
+                out.append(probe.check(f"{label}.burn_ecc_{kind}", verdict, counts[-1] - counts[0], 0,
+                                       f"{kind} ECC errors appeared under load"
+                                       + (": drain and reset the GPU, replace it if they return"
+                                          if verdict == probe.FAIL else "")))
     return out

@@ -804,7 +804,8 @@ def probe(gpus_expected=0, quick=True, runner=subprocess.run, which=shutil.which
 
 
 def _burn(count, seconds, runner, which):
-    """The sustained tier's checks: ``burn.py`` from this package, or beside this file where a job carries both."""
+    """The sustained tier's checks: ``burn.py`` from this package, or beside this file where a job carries both,
+    run with this module (burn.py imports none of the probe: this is the one way between them)."""
     try:
         from . import burn
     except ImportError:
@@ -814,7 +815,7 @@ def _burn(count, seconds, runner, which):
             return [check("burn", FAIL, detail="burn.py is not beside the probe: the sustained tier cannot run")]
     import torch
 
-    return burn.burn(torch, count, seconds, runner, which)
+    return burn.burn(torch, count, seconds, sys.modules[__name__], runner, which)
 
 
 def finite(data, path="", notes=None):

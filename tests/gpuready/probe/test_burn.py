@@ -30,7 +30,7 @@ def _verdicts(checks):
 
 
 def test_a_steady_gpu_passes_and_the_length_is_said():
-    checks = burn.burn_checks([[790.0] * 12], [[2600.0] * 12], _samples(12), 121.4, [H100])
+    checks = burn.burn_checks([[790.0] * 12], [[2600.0] * 12], _samples(12), 121.4, [H100], core)
     assert set(_verdicts(checks).values()) == {"pass"}, checks
     assert checks[0]["measured"] == "121 s" and "12 rounds" in checks[0]["detail"]
     clocks = next(c for c in checks if c["name"] == "gpu0.burn_clocks")
@@ -39,14 +39,14 @@ def test_a_steady_gpu_passes_and_the_length_is_said():
 
 def test_a_figure_that_sags_fails_even_above_the_typical_floor():
     sagging = [790.0, 785.0, 780.0, 760.0, 720.0, 690.0, 660.0, 640.0]
-    checks = {c["name"]: c for c in burn.burn_checks([sagging], [[2600.0] * 8], _samples(8), 80, [H100])}
+    checks = {c["name"]: c for c in burn.burn_checks([sagging], [[2600.0] * 8], _samples(8), 80, [H100], core)}
     assert checks["gpu0.sustained_tflops"]["verdict"] == "fail"
     assert "sagged from 785 to 640" in checks["gpu0.sustained_tflops"]["detail"]  # the sizing round (790) not judged
 
 
 def test_thermal_slowdown_under_load_fails_and_power_capping_does_not():
     hot = _samples(6, **{"clocks_event_reasons.active": 0x40 | 0x4, "clocks.current.sm": 1410})
-    checks = {c["name"]: c for c in burn.burn_checks([[790.0] * 6], [[2600.0] * 6], hot, 60, [H100])}
+    checks = {c["name"]: c for c in burn.burn_checks([[790.0] * 6], [[2600.0] * 6], hot, 60, [H100], core)}
     assert checks["gpu0.burn_clocks"]["verdict"] == "fail"
     assert checks["gpu0.burn_clocks"]["detail"].startswith("hw_thermal_slowdown at 40 s")
     assert "SM clock min 1410 MHz" in checks["gpu0.burn_clocks"]["measured"]
@@ -54,13 +54,13 @@ def test_thermal_slowdown_under_load_fails_and_power_capping_does_not():
 
 def test_ecc_errors_that_appear_under_load():
     errors = _samples(4, **{"ecc.errors.uncorrected.volatile.total": 2, "ecc.errors.corrected.volatile.total": 5})
-    found = _verdicts(burn.burn_checks([[790.0] * 4], [[2600.0] * 4], errors, 40, [H100]))
+    found = _verdicts(burn.burn_checks([[790.0] * 4], [[2600.0] * 4], errors, 40, [H100], core))
     assert found["gpu0.burn_ecc_uncorrected"] == "fail" and found["gpu0.burn_ecc_corrected"] == "warn"
 
 
 def test_a_slow_gpu_fails_against_its_typical_figure_and_one_without_figures_is_shown():
     checks = {c["name"]: c for c in burn.burn_checks([[300.0] * 4, [40.0] * 4], [[2600.0] * 4, [500.0] * 4],
-                                                     [], 40, [H100, core.EXPECTED["V100"]])}
+                                                     [], 40, [H100, core.EXPECTED["V100"]], core)}
     assert checks["gpu0.sustained_tflops"]["verdict"] == "fail"
     assert checks["gpu1.sustained_tflops"]["verdict"] == "pass" and checks["gpu1.sustained_tflops"]["expected"] is None
     assert checks["gpu1.sustained_memory_gbps"]["verdict"] == "fail"  # 500 < 0.75 x 810 GB/s
@@ -82,7 +82,7 @@ def _real_rounds():
 
 def test_a_healthy_h100_passes_on_its_real_rounds():
     gemm, memory, samples = _real_rounds()
-    checks = {c["name"]: c for c in burn.burn_checks(gemm, memory, samples, 96, [H100])}
+    checks = {c["name"]: c for c in burn.burn_checks(gemm, memory, samples, 96, [H100], core)}
     assert {c["verdict"] for c in checks.values()} == {"pass"}, checks
     assert checks["gpu0.sustained_tflops"]["measured"] == 681.0  # the rounds' median, the sizing round left out
     assert checks["gpu0.burn_clocks"]["measured"] == "temperature max 55 C, power max 401 W, SM clock min 1980 MHz"
@@ -93,8 +93,8 @@ def test_a_fast_sizing_round_is_no_sag():
     milliseconds) ran faster than every ~10 s round after it, at the same 1980 MHz. That round is not judged."""
     gemm, memory, samples = _real_rounds()
     gemm[0][0] = 787.0
-    checks = {c["name"]: c for c in burn.burn_checks(gemm, memory, samples, 96, [H100])}
+    checks = {c["name"]: c for c in burn.burn_checks(gemm, memory, samples, 96, [H100], core)}
     assert checks["gpu0.sustained_tflops"]["verdict"] == "pass", checks["gpu0.sustained_tflops"]
     gemm[0][-3:] = [600.0] * 3  # a real sag in the judged rounds still fails
-    checks = {c["name"]: c for c in burn.burn_checks(gemm, memory, samples, 96, [H100])}
+    checks = {c["name"]: c for c in burn.burn_checks(gemm, memory, samples, 96, [H100], core)}
     assert checks["gpu0.sustained_tflops"]["verdict"] == "fail"

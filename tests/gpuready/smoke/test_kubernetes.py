@@ -97,6 +97,18 @@ def test_the_configmap_holds_the_whole_probe_file_in_half_its_size_limit():
     assert len(json.dumps(config_map).encode()) <= CONFIGMAP_LIMIT / 2
 
 
+def test_the_configmaps_probe_reaches_its_sustained_tier_under_the_name_it_is_given(tmp_path):
+    """The ConfigMap names the probe ``probe.py``, not ``core.py``: its ``--full`` tier (``burn.py`` beside it) must
+    load all the same and reach the GPU load (a stand-in ``torch`` stops it there: the loop itself needs CUDA)."""
+    config_map, _ = target.manifests("x", "default", 1, [], {}, 60, full=True)
+    for name, text in config_map["data"].items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "torch.py").write_text("def __getattr__(name):\n    raise SystemExit('the GPU load started')\n")
+    done = subprocess.run([sys.executable, "-c", "import probe; print(probe._burn(1, 1, None, None))"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "the GPU load started" in done.stderr, done.stdout + done.stderr
+
+
 def _report_logs():
     """What the probe prints on a GPU node (here: the replayed H100)."""
     return f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"

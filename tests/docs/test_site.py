@@ -45,3 +45,19 @@ def test_every_docs_page_is_in_the_nav():
     nav = set(pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]))
     found = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md")}
     assert found == nav, f"pages not in mkdocs.yml's nav: {sorted(found - nav)}; in the nav, missing: {sorted(nav - found)}"
+
+
+def test_the_plan_excerpts_are_what_gpuready_plan_prints_now():
+    """The README's and the plan page's excerpts of ``gpuready plan --stack aws-batch``: every line is in its output
+    (``...`` marks lines left out), so the resource facts, prices and the rule count cannot go stale."""
+    done = subprocess.run([sys.executable, "-m", "gpuready", "plan", "--stack", "aws-batch"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout.splitlines()
+    for page in (ROOT / "README.md", ROOT / "docs" / "plan.md"):
+        block = re.search(r"```\n(gpuready:aws:BatchGpuEnvironment .*?)```", page.read_text(), re.S)
+        assert block, f"{page.name} has no plan excerpt"
+        lines = [line for line in block.group(1).splitlines() if line not in ("", "...")]
+        assert [line for line in lines if line not in printed] == [], \
+            f"{page.name}'s plan excerpt is stale: paste an excerpt of `gpuready plan --stack aws-batch` again"
+        assert any(line.startswith("Policies: ") for line in lines)

@@ -1,7 +1,6 @@
 """Stack settings (``gpuready:`` keys) declared once: key, type, default, description and bound of each, beside the
-component argument it feeds. Config validation, the component-field-to-key names in error messages and the README's
-settings tables are all derived from these declarations (``python -m gpuready_stacks.readme`` rewrites the README's
-tables).
+component argument it feeds. Config validation, the component-field-to-key names in error messages and the docs'
+configuration reference are all derived from these declarations (``python docs/gen_reference.py`` rewrites it).
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def test_the_lock_pins_every_dependency_within_its_range():
     for text in _requirements():
         requirement = Requirement(text)
         name = canonicalize_name(requirement.name)
-        assert name in locked, f"{name} is not in requirements/lock.txt: refresh it (README, Dependencies)"
+        assert name in locked, f"{name} is not in requirements/lock.txt: refresh it (docs/getting-started.md, Dependencies)"
         assert requirement.specifier.contains(locked[name], prereleases=True), \
             f"the lock pins {name}=={locked[name]}, outside pyproject's {requirement.specifier}: refresh the lock"
 

@@ -42,8 +42,8 @@ def test_rules_have_unique_kebab_names_descriptions_and_levels():
         assert len(rule.description) > 30 and rule.enforcement_level.value in ("mandatory", "advisory")
 
 
-def test_readme_documents_every_rule_with_its_level():
-    readme = (ROOT / "README.md").read_text()
+def test_the_policy_rule_reference_documents_every_rule_with_its_level():
+    readme = (ROOT / "docs" / "reference" / "policy-rules.md").read_text()
     for rule in RULES:
         assert f"| `{rule.name}` | {rule.enforcement_level.value} |" in readme, rule.name
 

@@ -75,8 +75,8 @@ def test_multinode_reference_stack_builds_its_own_environment_in_one_private_sub
     assert out["multiNodeJobQueueArn"] and out["multiNodeJobDefinitionArn"]
 
 
-def test_readme_quotes_the_multinode_stacks_cost_from_the_catalog():
-    readme = (ROOT / "README.md").read_text()
+def test_the_aws_batch_guide_quotes_the_multinode_stacks_cost_from_the_catalog():
+    readme = (ROOT / "docs" / "platforms" / "aws-batch.md").read_text()
     p5, g6 = catalog.lookup("aws", "p5.48xlarge"), catalog.lookup("aws", "g6.12xlarge")
     rendering = _multinode()
     assert f"${2 * p5.price_usd_hour:.2f}/h" in readme

@@ -7,9 +7,10 @@ loads neither Pulumi nor the install rules.
 
 from ..sdk import lazy_exports
 
-__all__ = ["BurnInArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs",
-           "Release", "plan", "startup_taints"]
+__all__ = ["BurnInArgs", "ExtraInstanceTypeArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware",
+           "K8sGpuSoftwareArgs", "MigArgs", "Release", "plan", "startup_taints"]
 
 __getattr__ = lazy_exports(__name__, component=("K8sGpuSoftware",),
-                           args=("BurnInArgs", "GpuSoftwareOptions", "K8sGpuSoftwareArgs", "MigArgs"),
+                           args=("BurnInArgs", "ExtraInstanceTypeArgs", "GpuSoftwareOptions", "K8sGpuSoftwareArgs",
+                                 "MigArgs"),
                            install=("InstallPlan", "Release", "plan", "startup_taints"))

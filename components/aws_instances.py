@@ -41,15 +41,17 @@ def ec2_instance_types() -> frozenset[str]:
     return frozenset(botocore_session.get_session().get_service_model("ec2").shape_for("InstanceType").enum)
 
 
-def gpu_instances(field: str, names: Sequence[str], cpu_fix: str) -> tuple[catalog.GpuInstanceType, ...]:
-    """The catalog rows of ``names``; a CPU type (fix: ``cpu_fix``), an unknown type or an empty list is an error."""
+def gpu_instances(field: str, names: Sequence[str], cpu_fix: str,
+                  types: catalog.Catalog = catalog.FILE) -> tuple[catalog.GpuInstanceType, ...]:
+    """The rows of ``names`` in ``types`` (the component's catalog: the file's and its declared types); a CPU type
+    (fix: ``cpu_fix``), an unknown type or an empty list is an error."""
     if isinstance(names, str):
         raise ConfigError(field, names, "must be a list", f"use [{names!r}]")
     if not names:
         raise ConfigError(field, list(names), "no instance type given", "list GPU instance types, e.g. ['g6.xlarge']")
     rows = []
     for name in names:
-        row = catalog.find("aws", name)
+        row = types.find("aws", name)
         if row is None:
             vendor = catalog.not_nvidia("aws", name)
             if vendor:
@@ -66,7 +68,7 @@ def gpu_instances(field: str, names: Sequence[str], cpu_fix: str) -> tuple[catal
                                   "--cloud aws` builds it from EC2's API), or use a listed type")
             if name in ec2_instance_types():
                 raise ConfigError(field, name, "this EC2 instance type has no NVIDIA GPU", cpu_fix)
-            close = catalog.suggest("aws", name)
+            close = types.suggest("aws", name)
             raise ConfigError(field, name, "unknown instance type",
                               f"use one of {', '.join(close)}" if close else "use a GPU type from the catalog")
         rows.append(row)

@@ -24,9 +24,6 @@ def main() -> None:
         raise ConfigError("gpuready:platform", name, "unknown platform",
                           f"use one of {', '.join(sorted(platforms.names()))}")
     module = None
-    from gpuready_components import catalog
-
-    catalog.use_extra(())  # a previous render's extra types (same process: tests, gpuready plan) never reach this one
     try:
         module = platform.stack()
         config.settings = module.SETTINGS

@@ -81,7 +81,6 @@ CLOUD_KEYS = {"aws:region": "AWS region (the reference stack: us-east-1)"}
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
-    extra_types.use(config, "aws")
     read = config.read
     tags, network = read("tags"), read("network")
     if network.get("subnetIds"):
@@ -103,6 +102,7 @@ def build(config: StackConfig) -> None:
         job=GpuJobArgs(**args_of(SETTINGS["job"], read("job"))),
         multi_node=MultiNodeArgs(**args_of(SETTINGS["multiNode"], multi_node)) if multi_node is not None else None,
         cpu_queue=CpuQueueArgs(**args_of(SETTINGS["cpuQueue"], cpu_queue)) if cpu_queue is not None else None,
+        extra_instance_types=extra_types.args(config),
     )))
     for key, value in env.outputs.items():
         pulumi.export(key, value)

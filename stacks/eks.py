@@ -58,7 +58,6 @@ RENAMED = {"publicAccessCidrs": "apiAllowedCidrs"}
 
 def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
-    extra_types.use(config, "aws")
     read = config.read
     tags, network = read("tags"), read("network")
     if network.get("subnetIds"):
@@ -85,5 +84,6 @@ def build(config: StackConfig) -> None:
             "autoscaler", kubernetes_version=read("kubernetesVersion") if existing else None)),
         node_group=GpuNodeGroupArgs(**config.args("node_group")),
         software=software_options(config),
+        extra_instance_types=extra_types.args(config),
     )))
     export(cluster)

@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
+from ..k8s_gpu.args import ExtraInstanceTypeArgs
 from . import facts
 
 
@@ -117,3 +118,7 @@ class BatchGpuEnvironmentArgs:
     """Retention of the job log group that the job definitions write to."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every resource that takes tags, and for the instances Batch launches."""
+    extra_instance_types: Sequence[ExtraInstanceTypeArgs] = ()
+    """GPU facts of instance types newer than gpuready's catalog (see
+    :class:`~gpuready_components.k8s_gpu.args.ExtraInstanceTypeArgs`), checked like its rows: this component alone
+    knows them (unpriced), and tags the resources that launch them with their facts."""

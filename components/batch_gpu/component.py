@@ -8,13 +8,13 @@ from typing import Any, NamedTuple, Optional, Sequence
 import pulumi
 
 from ..aws_instances import efa_layout
-from .. import catalog, metaflow
+from .. import metaflow
 from ..errors import ConfigError
 from ..sdk import require
 from . import facts
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs
 from .outputs import OUTPUTS
-from .validation import BatchCapacity, MultiNodePlan, check, checked_inputs
+from .validation import BatchCapacity, MultiNodePlan, catalog_of, check, checked_inputs
 
 aws = require("pulumi_aws")
 
@@ -141,6 +141,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
+        self._types = catalog_of(args)  # the file's types and the declared ones, whose facts it stamps
         args = checked_inputs(args)
         tags = {"gpuready:component": name, **args.tags}
 
@@ -278,7 +279,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 terminate_jobs_on_update=False, job_execution_timeout_minutes=facts.UPDATE_JOB_TIMEOUT_MINUTES),
             # The GPU facts of types the stack declared travel with the environment: the policy pack and the smoke
             # diagnosis read it in processes whose catalog lacks them.
-            tags={**tags, **catalog.stamps("aws", instance_types)},
+            tags={**tags, **self._types.stamps("aws", instance_types)},
             # desiredvCpus is Batch's to move as it scales.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"]))
 

@@ -106,7 +106,8 @@ def _needs(job: GpuJobArgs) -> Needs:
     return Needs(job.gpus, job.vcpus, job.memory_mib)
 
 
-def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceType], max_vcpus: int) -> None:
+def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceType], max_vcpus: int,
+               types: catalog.Catalog) -> None:
     for name, value, low in (("gpus", job.gpus, 1), ("vcpus", job.vcpus, 1), ("memory_mib", job.memory_mib, 4),
                              ("timeout_seconds", job.timeout_seconds, 60)):
         if value < low:
@@ -120,7 +121,7 @@ def _check_job(field: str, job: GpuJobArgs, rows: Sequence[catalog.GpuInstanceTy
                               f"raise max_vcpus to at least {job.vcpus}")
         return
     offered = "; ".join(offer(r) for r in largest(rows, 3))
-    candidates = sorted(holding(needs, (r for r in catalog.rows() if r.cloud == "aws")),
+    candidates = sorted(holding(needs, (r for r in types.rows() if r.cloud == "aws")),
                         key=lambda r: (r.price_usd_hour is None, r.price_usd_hour or 0))
     fix = f"ask for less, or add an instance type that holds it, such as {', '.join(r.name for r in candidates[:2])}" \
         if candidates else "ask for less: no AWS GPU instance holds this job"
@@ -157,12 +158,19 @@ def checked_inputs(args: BatchGpuEnvironmentArgs) -> BatchGpuEnvironmentArgs:
                                multi_node=multi_node)
 
 
+def catalog_of(args: BatchGpuEnvironmentArgs) -> catalog.Catalog:
+    """The catalog the component checks its types against: the file's and ``extra_instance_types`` (a
+    :class:`ConfigError` for a declared type that fails the catalog's checks)."""
+    return catalog.declared("aws", args.extra_instance_types)
+
+
 def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) -> BatchCapacity:
     """Raise :class:`ConfigError` for the first input that cannot work; return the capacity the inputs give."""
     today = today or datetime.date.today()
+    types = catalog_of(args)
     rows = gpu_instances("instance_types", args.instance_types,
                          "use GPU types (g4dn, g5, g6, g6e, p4d, p5...) in a GPU environment and put CPU work in "
-                         "cpu_queue")
+                         "cpu_queue", types)
     _check_image(args, rows, today)
 
     if not args.capacity or len(set(args.capacity)) != len(args.capacity) or \
@@ -181,9 +189,9 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
     if not low <= args.root_volume_gib <= high:
         raise ConfigError("root_volume_gib", args.root_volume_gib, f"must be between {low} and {high} GiB",
                           "use 100 GiB or more for deep-learning images")
-    _check_job("job", args.job, rows, args.max_vcpus)
+    _check_job("job", args.job, rows, args.max_vcpus, types)
 
-    multi_node = _check_multi_node(args.multi_node, rows) if args.multi_node is not None else None
+    multi_node = _check_multi_node(args.multi_node, rows, types) if args.multi_node is not None else None
 
     minutes = args.runnable_timeout_minutes
     lo, hi = (s // 60 for s in facts.RUNNABLE_SECONDS_RANGE)
@@ -204,7 +212,7 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
                           "list ARNs such as arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess")
 
     if args.cpu_queue is not None:
-        gpu_in_cpu = [n for n in args.cpu_queue.instance_types if catalog.find("aws", n) is not None]
+        gpu_in_cpu = [n for n in args.cpu_queue.instance_types if types.find("aws", n) is not None]
         if gpu_in_cpu:
             raise ConfigError("cpu_queue.instance_types", gpu_in_cpu, "GPU instances in the CPU queue",
                               "list CPU instance types (m6i, c6i...) for the CPU queue")
@@ -240,7 +248,8 @@ def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environme
     )
 
 
-def _check_multi_node(mn: MultiNodeArgs, gpu_rows: Sequence[catalog.GpuInstanceType]) -> MultiNodePlan:
+def _check_multi_node(mn: MultiNodeArgs, gpu_rows: Sequence[catalog.GpuInstanceType],
+                      types: catalog.Catalog) -> MultiNodePlan:
     """Raise :class:`ConfigError` for a multi-node setup that cannot run; return what it resolves to."""
     if not isinstance(mn.nodes, int) or mn.nodes < 2:
         raise ConfigError("multi_node.nodes", mn.nodes, "a multi-node job needs at least 2 nodes",
@@ -253,7 +262,7 @@ def _check_multi_node(mn: MultiNodeArgs, gpu_rows: Sequence[catalog.GpuInstanceT
         _one_subnet("multi_node.subnet", mn.subnet)
     if mn.instance_types:
         rows = gpu_instances("multi_node.instance_types", mn.instance_types,
-                             "multi-node jobs take GPU instance types")
+                             "multi-node jobs take GPU instance types", types)
     else:
         most = max(r.gpus for r in gpu_rows)
         rows = tuple(r for r in gpu_rows if r.gpus == most)

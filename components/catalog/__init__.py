@@ -1,9 +1,13 @@
 """The GPU catalog: every instance, VM and machine type gpuready knows, with its GPUs, CPUs, memory and price.
 
 The facts live in ``gpu_instances.csv`` (one row per type) and ``sources.csv`` (where each row's figures come from);
-this module loads them, checks rows (:func:`problems`), and takes a stack's own rows for types newer than the file
-(:func:`use_extra`). Rows are immutable; lookups of unknown names raise :class:`UnknownInstanceType` with the closest
-known names, or say whose GPUs a type has when they are not NVIDIA's (:func:`not_nvidia`).
+this module loads them and checks rows (:func:`problems`). A :class:`Catalog` is the file's rows plus the rows a user
+declares for types newer than the file (a component's ``extra_instance_types``, a stack's
+``gpuready:extraInstanceTypes``): each component builds its own (:func:`declared`) from its args, so what one
+component or render declares never reaches another; the module's lookups (:func:`find`, :func:`lookup`...) read
+:data:`FILE`, the file alone. Everything here is immutable; lookups of unknown names raise
+:class:`UnknownInstanceType` with the closest known names, or say whose GPUs a type has when they are not NVIDIA's
+(:func:`not_nvidia`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from ..errors import ConfigError
 
 from .. import platforms
 
@@ -31,7 +38,7 @@ GPU_MODELS = ("T4", "T4g", "V100", "A10G", "A10", "L4", "L40S", "A100", "H100", 
 the T4 of the Graviton g5g; ``H100 NVL`` is Azure's NC H100 v5 GPU, 94 GB). Code keyed on the model (the probe's
 typical figures, the fabric tables) must know every one."""
 
-NOT_NVIDIA: Mapping[str, tuple[tuple[str, str], ...]] = {
+NOT_NVIDIA: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "aws": ((r"g4ad\.", "AMD Radeon Pro V520"), (r"(inf1|inf2)\.", "AWS Inferentia"),
             (r"(trn1|trn1n|trn2|trn2u)\.", "AWS Trainium"), (r"dl1\.", "Habana Gaudi (Intel)"),
             (r"dl2q\.", "Qualcomm AI 100"), (r"(f1|f2|vt1)\.", "FPGAs or Xilinx media accelerators")),
@@ -40,12 +47,13 @@ NOT_NVIDIA: Mapping[str, tuple[tuple[str, str], ...]] = {
               (r"Standard_NV\d+as_v4", "AMD Radeon Instinct MI25"),
               (r"Standard_NG\d+ad[a-z]*_V620_v1", "AMD Radeon Pro V620"),
               (r"Standard_NV\d+ad[a-z]*_V710_v5", "AMD Radeon Pro V710")),
-}
+})
 """Accelerated types whose accelerators are not NVIDIA GPUs (cloud -> (name pattern, whose accelerators)): gpuready
 says so rather than "unknown type" (EC2 ``GpuInfo.Gpus[].Manufacturer``, Azure's GPU VM size pages)."""
 
-FRACTIONAL_GPU = {"aws": ((r"(g6f|gr6f)\.", "a fraction of one L4 GPU (1/8 to 1/2, NVIDIA vGPU)"),),
-                  "azure": ((r"Standard_NV(6|12|18)ads_A10_v5", "a sixth to a half of one A10 (NVIDIA GRID vGPU)"),)}
+FRACTIONAL_GPU = MappingProxyType({
+    "aws": ((r"(g6f|gr6f)\.", "a fraction of one L4 GPU (1/8 to 1/2, NVIDIA vGPU)"),),
+    "azure": ((r"Standard_NV(6|12|18)ads_A10_v5", "a sixth to a half of one A10 (NVIDIA GRID vGPU)"),)})
 """Types that give a fraction of a GPU: the catalog counts whole GPUs, and a Kubernetes or Batch job cannot ask for
 part of one, so these are refused with this reason (EC2 reports ``GpuPartitionSize`` below 1 for them)."""
 
@@ -175,31 +183,6 @@ def file_rows() -> tuple[GpuInstanceType, ...]:
     return read_csv(CATALOG_CSV)
 
 
-_extra: tuple[GpuInstanceType, ...] = ()
-
-
-def rows() -> tuple[GpuInstanceType, ...]:
-    """Every catalog row, in file order, then the stack's extra rows (:func:`use_extra`)."""
-    return file_rows() + _extra
-
-
-def use_extra(extra: Iterable[GpuInstanceType]) -> None:
-    """Make ``extra`` (rows a stack declares for types newer than the file) part of the catalog until the next call;
-    ``use_extra(())`` forgets them. Each stack program calls it before its components check their types, so one
-    render's rows never reach the next. Raises ``ValueError`` for a row the file already holds or one with
-    :func:`problems`."""
-    global _extra
-    extra = tuple(extra)
-    for row in extra:
-        if any(r.cloud == row.cloud and r.name == row.name for r in file_rows()):
-            raise ValueError(f"{row.name} is already in gpuready's catalog: remove it from the extra types")
-        found = problems(row, provenance=False)
-        if found:
-            raise ValueError(f"{row.name}: {'; '.join(found)}")
-    _extra = extra
-    _index.cache_clear()
-
-
 STAMP_PREFIX = "gpu-facts.gpuready.io/"
 """The key, before the type's name, of the AWS tag or Kubernetes annotation that carries the GPU facts of a type the
 stack declared on each resource that launches it (``gpu-facts.gpuready.io/g9.xlarge``): the catalog of the process
@@ -224,13 +207,6 @@ def stamp(row: GpuInstanceType) -> tuple[str, str]:
     value = ":".join(f"{key}={getattr(row, field) if kind is str else _figure(getattr(row, field))}"
                      for key, field, kind in _STAMPED)
     return STAMP_PREFIX + row.name, value
-
-
-def stamps(cloud: str, names: Iterable[str]) -> dict[str, str]:
-    """The stamps (:func:`stamp`) of the types among ``names`` that the stack declared (:func:`use_extra`); none for
-    the file's types, so the resources of catalog types carry nothing more."""
-    wanted = set(names)
-    return dict(stamp(row) for row in _extra if row.cloud == cloud and row.name in wanted)
 
 
 def stamped(cloud: str, name: str, value: Any) -> Optional[GpuInstanceType]:
@@ -291,46 +267,109 @@ def sources() -> dict[str, dict[str, str]]:
         return {r["key"]: {"url": r["url"], "what": r["what"]} for r in csv.DictReader(f)}
 
 
-@functools.lru_cache(maxsize=None)
-def _index(cloud: str) -> dict[str, GpuInstanceType]:
-    return {r.name: r for r in rows() if r.cloud == cloud}
+def _declared_row(cloud: str, item: Any) -> GpuInstanceType:
+    return GpuInstanceType(
+        cloud=cloud, name=item.name, accelerator="", gpu_model=item.gpu_model, gpus=item.gpus,
+        gpu_memory_gib=item.gpu_memory_gib, vcpus=item.vcpus, memory_gib=item.memory_gib, price_usd_hour=None,
+        price_region="", price_date="", spec_source="", price_source="", efa_interfaces=item.efa_interfaces)
 
 
-def names(cloud: str) -> list[str]:
-    """Every type name known for ``cloud``."""
-    return list(_index(cloud))
+def _refusal(row: GpuInstanceType, before: Sequence[GpuInstanceType]) -> Optional[tuple[str, str]]:
+    """Why a declared ``row`` cannot join the catalog after the declared rows ``before``, as (where: ``""`` for the
+    whole row, ``".name"`` for its name; what), or ``None``."""
+    found = problems(row, provenance=False)
+    if found:
+        return "", "; ".join(found)
+    if any(r.cloud == row.cloud and r.name == row.name for r in (*file_rows(), *before)):
+        return ".name", "already in gpuready's catalog or listed twice"
+    return None
 
 
-def find(cloud: str, name: str) -> Optional[GpuInstanceType]:
-    """The row for ``name`` on ``cloud``, or ``None``."""
-    return _index(cloud).get(name)
+@functools.lru_cache(maxsize=64)
+def _index(cloud: str, extra: tuple[GpuInstanceType, ...]) -> Mapping[str, GpuInstanceType]:
+    return MappingProxyType({r.name: r for r in (*file_rows(), *extra) if r.cloud == cloud})
 
 
-def find_gcp(machine_type: str, accelerators: Iterable[Mapping[str, Any]] = ()) -> Optional[GpuInstanceType]:
-    """The row of a GCP machine as a node config names it: an N1 machine with an attached accelerator
-    (``{type, count}``, as in ``guestAccelerators``), or a G2/A2/A3 machine type with its own GPUs."""
-    for accelerator in accelerators:
-        row = find("gcp", f"{machine_type}:{accelerator.get('type')}:{int(accelerator.get('count', 0))}")
-        if row:
-            return row
-    return find("gcp", machine_type)
+@dataclass(frozen=True)
+class Catalog:
+    """The types one component (or one render) knows: the file's rows, then ``extra``, the rows its user declared
+    for types newer than the file (unpriced). An immutable value: a component builds its own from its args
+    (:func:`declared`) and passes it to what checks its types, so declared types never outlive it. Construction
+    raises ``ValueError`` for a declared row with :func:`problems`, one the file already holds, or one listed
+    twice."""
+
+    extra: tuple[GpuInstanceType, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "extra", tuple(self.extra))
+        for i, row in enumerate(self.extra):
+            refusal = _refusal(row, self.extra[:i])
+            if refusal:
+                raise ValueError(f"{row.name}: {refusal[1]}")
+
+    def rows(self) -> tuple[GpuInstanceType, ...]:
+        """Every row, in file order, then the declared ones."""
+        return file_rows() + self.extra
+
+    def names(self, cloud: str) -> list[str]:
+        """Every type name known for ``cloud``."""
+        return list(_index(cloud, self.extra))
+
+    def find(self, cloud: str, name: str) -> Optional[GpuInstanceType]:
+        """The row for ``name`` on ``cloud``, or ``None``."""
+        return _index(cloud, self.extra).get(name)
+
+    def find_gcp(self, machine_type: str, accelerators: Iterable[Mapping[str, Any]] = ()) -> Optional[GpuInstanceType]:
+        """The row of a GCP machine as a node config names it: an N1 machine with an attached accelerator
+        (``{type, count}``, as in ``guestAccelerators``), or a G2/A2/A3 machine type with its own GPUs."""
+        for accelerator in accelerators:
+            row = self.find("gcp", f"{machine_type}:{accelerator.get('type')}:{int(accelerator.get('count', 0))}")
+            if row:
+                return row
+        return self.find("gcp", machine_type)
+
+    def suggest(self, cloud: str, name: str, n: int = 3) -> list[str]:
+        """The known names closest to ``name``."""
+        return difflib.get_close_matches(name, self.names(cloud), n=n, cutoff=0.5)
+
+    def lookup(self, cloud: str, name: str) -> GpuInstanceType:
+        """The row for ``name`` on ``cloud``; raises :class:`UnknownInstanceType` with suggestions."""
+        if cloud not in platforms.clouds():
+            raise ValueError(f"cloud must be one of {', '.join(platforms.clouds())}, not {cloud!r}")
+        row = self.find(cloud, name)
+        if row is None:
+            raise UnknownInstanceType(cloud, name, self.suggest(cloud, name), not_nvidia(cloud, name))
+        return row
+
+    def lookup_all(self, cloud: str, names_: Iterable[str]) -> list[GpuInstanceType]:
+        """:meth:`lookup` for each name, in order."""
+        return [self.lookup(cloud, n) for n in names_]
+
+    def stamps(self, cloud: str, names_: Iterable[str]) -> dict[str, str]:
+        """The stamps (:func:`stamp`) of the declared types among ``names_``; none for the file's types, so the
+        resources of catalog types carry nothing more."""
+        wanted = set(names_)
+        return dict(stamp(row) for row in self.extra if row.cloud == cloud and row.name in wanted)
 
 
-def suggest(cloud: str, name: str, n: int = 3) -> list[str]:
-    """The known names closest to ``name``."""
-    return difflib.get_close_matches(name, names(cloud), n=n, cutoff=0.5)
+def declared(cloud: str, items: Iterable[Any], field: str = "extra_instance_types") -> Catalog:
+    """The catalog of a component whose ``field`` declares ``items`` (``ExtraInstanceTypeArgs``: name, gpu_model,
+    gpus, gpu_memory_gib, vcpus, memory_gib, efa_interfaces) as types of ``cloud``; a :class:`ConfigError` names
+    the item (``extra_instance_types[1]``) whose facts fail :func:`problems`, or its name (``...[1].name``) where the
+    file already holds the type or the list gives it twice."""
+    rows: list[GpuInstanceType] = []
+    for i, item in enumerate(items):
+        row = _declared_row(cloud, item)
+        refusal = _refusal(row, rows)
+        if refusal:
+            where, what = refusal
+            raise ConfigError(f"{field}[{i}]{where}", row.name, what, "remove it from the list" if where else
+                              "give the type's figures as its cloud states them (EC2 DescribeInstanceTypes)")
+        rows.append(row)
+    return Catalog(tuple(rows))
 
 
-def lookup(cloud: str, name: str) -> GpuInstanceType:
-    """The row for ``name`` on ``cloud``; raises :class:`UnknownInstanceType` with suggestions."""
-    if cloud not in platforms.clouds():
-        raise ValueError(f"cloud must be one of {', '.join(platforms.clouds())}, not {cloud!r}")
-    row = find(cloud, name)
-    if row is None:
-        raise UnknownInstanceType(cloud, name, suggest(cloud, name), not_nvidia(cloud, name))
-    return row
-
-
-def lookup_all(cloud: str, names_: Iterable[str]) -> list[GpuInstanceType]:
-    """:func:`lookup` for each name, in order."""
-    return [lookup(cloud, n) for n in names_]
+FILE = Catalog()
+"""gpuready's own catalog: the file's rows alone. The module-level lookups below read it."""
+rows, names, find, find_gcp, suggest, lookup, lookup_all = (
+    FILE.rows, FILE.names, FILE.find, FILE.find_gcp, FILE.suggest, FILE.lookup, FILE.lookup_all)

@@ -7,7 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
-from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
+from ..k8s_gpu.args import ExistingClusterArgs, ExtraInstanceTypeArgs, GpuSoftwareOptions
 from . import facts
 
 
@@ -110,3 +110,7 @@ class EksGpuClusterArgs:
     """The NVIDIA software installed on the cluster (device plugin or GPU Operator, DCGM exporter, sharing)."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every AWS resource that takes tags, and for the instances."""
+    extra_instance_types: Sequence[ExtraInstanceTypeArgs] = ()
+    """GPU facts of instance types newer than gpuready's catalog (see
+    :class:`~gpuready_components.k8s_gpu.args.ExtraInstanceTypeArgs`), checked like its rows: this component alone
+    knows them (unpriced), and tags (annotates) the node groups (NodePool) that launch them with their facts."""

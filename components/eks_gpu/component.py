@@ -7,7 +7,6 @@ from typing import Any, Optional, Sequence
 
 import pulumi
 
-from .. import catalog
 from ..aws_instances import efa_layout
 from ..k8s_gpu import K8sGpuSoftwareArgs, plan
 from ..k8s_gpu.cluster import GpuCluster
@@ -22,7 +21,7 @@ from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
 from .outputs import OUTPUTS
 from .scale_from_zero import template_tags
-from .validation import (EksCapacity, check, checked_inputs, efa_resources, gpu_labels, group_labels,
+from .validation import (EksCapacity, catalog_of, check, checked_inputs, efa_resources, gpu_labels, group_labels,
                          startup_taints)
 
 aws = require("pulumi_aws")
@@ -63,6 +62,7 @@ class EksGpuCluster(GpuCluster):
     def __init__(self, name: str, args: EksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
+        self._types = catalog_of(args)  # the file's types and the declared ones, whose facts it stamps
         args = checked_inputs(args)
         child = pulumi.ResourceOptions(parent=self)
         tags = {"gpuready:component": name, **args.tags}
@@ -93,7 +93,8 @@ class EksGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         software = K8sGpuSoftwareArgs(platform="eks", node_image=cap.node_image, options=args.software,
-                                      gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances))
+                                      gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances),
+                                      extra_instance_types=args.extra_instance_types)
         taint = self._gpu_nodes("eks", {**gpu_labels(ng), **plan(software).node_labels})
         node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster, cluster_name, node_role,
                                                                   node_policies, tags)
@@ -104,7 +105,7 @@ class EksGpuCluster(GpuCluster):
         if node_pools:
             spec = node_pool(self.gpu_node_labels, taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
                              sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args),
-                             catalog.stamps("aws", ng.instance_types))
+                             self._types.stamps("aws", ng.instance_types))
             if auto_mode:
                 pool = k8s.apiextensions.CustomResource(
                     f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"],
@@ -312,7 +313,7 @@ class EksGpuCluster(GpuCluster):
                         for t in (taint, *startup_taints(args))],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),
-                tags={**tags, **catalog.stamps("aws", group.instance_types)},  # the GPU facts of declared types
+                tags={**tags, **self._types.stamps("aws", group.instance_types)},  # the GPU facts of declared types
                 # desiredSize is the autoscaler's to move once the group exists.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
                                             ignore_changes=["scalingConfig.desiredSize"])),

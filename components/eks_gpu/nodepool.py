@@ -15,7 +15,7 @@ def node_pool(labels: Mapping[str, str], taint: Taint, instance_types: Sequence[
     """A ``karpenter.sh/v1`` NodePool object: the stack's labels and GPU taint, only its instance types and
     capacity type, and at most ``max_gpus`` GPUs in all; ``startup_taints`` (burn-in) are ignored when Karpenter
     decides whether a pod fits, and removed by a daemonset. ``annotations``: the GPU facts of the types the stack
-    declared (``catalog.stamps``)."""
+    declared (``catalog.Catalog.stamps``)."""
     return {
         "apiVersion": sf.NODE_POOL_API, "kind": "NodePool",
         "metadata": {"name": sf.NODE_POOL_NAME, "labels": {"app.kubernetes.io/managed-by": "gpuready"},

@@ -10,7 +10,7 @@ import dataclasses
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 from .. import catalog
 from ..aws_instances import SUBNET_ID, ec2_instance_types, gpu_instances
@@ -59,7 +59,7 @@ def _arch(row: catalog.GpuInstanceType) -> str:
     return "arm64" if family in facts.ARM64_GPU_FAMILIES else "x86_64"
 
 
-def _check_node_group(ng: GpuNodeGroupArgs) -> tuple[catalog.GpuInstanceType, ...]:
+def _check_node_group(ng: GpuNodeGroupArgs, types: catalog.Catalog) -> tuple[catalog.GpuInstanceType, ...]:
     if ng.ami_type in facts.RETIRED_AMI_TYPES:
         raise ConfigError("node_group.ami_type", ng.ami_type, facts.RETIRED_AMI_TYPES[ng.ami_type],
                           f"use {facts.DEFAULT_AMI_TYPE}")
@@ -67,7 +67,7 @@ def _check_node_group(ng: GpuNodeGroupArgs) -> tuple[catalog.GpuInstanceType, ..
         raise ConfigError("node_group.ami_type", ng.ami_type, "not an NVIDIA AMI type, so the nodes get no driver",
                           f"use one of {', '.join(facts.GPU_AMI_TYPES)}")
     rows = gpu_instances("node_group.instance_types", ng.instance_types,
-                         "use GPU types (g5, g6, g6e, p4d, p5...) and run CPU work in another node group")
+                         "use GPU types (g5, g6, g6e, p4d, p5...) and run CPU work in another node group", types)
     arch = facts.GPU_AMI_TYPES[ng.ami_type].arch
     wrong = [r.name for r in rows if _arch(r) != arch]
     if wrong:
@@ -89,7 +89,7 @@ def _check_node_group(ng: GpuNodeGroupArgs) -> tuple[catalog.GpuInstanceType, ..
     return rows
 
 
-def _check_cluster(args: EksGpuClusterArgs) -> None:
+def _check_cluster(args: EksGpuClusterArgs, types: catalog.Catalog) -> None:
     check_cluster_choice(args.cluster, args.existing_cluster)
     if args.existing_cluster is not None:
         return
@@ -109,7 +109,7 @@ def _check_cluster(args: EksGpuClusterArgs) -> None:
         raise ConfigError("cluster.public_access_cidrs", list(cluster.public_access_cidrs),
                           "an allow-list for a public endpoint that is off", "drop it, or set endpoint_public_access")
     system = cluster.system_nodes
-    gpu_types = [t for t in system.instance_types if catalog.find("aws", t) is not None]
+    gpu_types = [t for t in system.instance_types if types.find("aws", t) is not None]
     # The defaults are checked against EC2's list in the tests; loading that list costs a quarter second.
     unknown = [t for t in system.instance_types
                if t not in facts.SYSTEM_INSTANCE_TYPES and t not in ec2_instance_types()]
@@ -245,33 +245,42 @@ def efa_resources(efa: int) -> dict[str, int]:
     return {facts.EFA_RESOURCE: efa} if efa else {}
 
 
-def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[GpuGroup, ...], gpus: int,
-                           efa: int = 0) -> None:
-    """The smoke pod (GPU nodes' labels, GPU taint tolerated) must make the scaler add a node, at 1 and at
-    ``gpus`` GPUs."""
+def _check_scale_from_zero(args: EksGpuClusterArgs, mode: str, groups: tuple[GpuGroup, ...],
+                           rows: Sequence[catalog.GpuInstanceType], efa: int = 0) -> None:
+    """The smoke pod (GPU nodes' labels, GPU taint tolerated) must make the scaler add a node, at 1 GPU and at the
+    most GPUs one of ``rows`` (the node group's types) has."""
+    type_gpus = {r.name: r.gpus for r in rows}
+    gpus = max(type_gpus.values())
     taint = facts.NODES.taint
     labels = gpu_labels(args.node_group)
     startup = startup_taints(args)
     scale_groups = []
     if mode in (sf.AUTO_MODE, sf.KARPENTER):
         scale_groups.append(ScaleGroup(sf.NODE_POOL_NAME, tuple(t for g in groups for t in g.instance_types), labels,
-                                       (taint, *startup), startup_taints=startup))
+                                       (taint, *startup), startup_taints=startup, type_gpus=type_gpus))
         groups = ()
     for g in groups:
         node_labels = group_labels(labels, g)
         scale_groups.append(ScaleGroup(f"gpu{g.suffix}", g.instance_types, node_labels, (taint, *startup),
                                        template_tags(g.gpus, node_labels, [taint], efa_resources(efa)),
-                                       startup_taints=startup))
+                                       startup_taints=startup, type_gpus=type_gpus))
     result = scale_check(mode, scale_groups, labels, [{"key": taint.key, "operator": "Exists"}], gpus)
     if not result.ok:
         raise ConfigError("autoscaler.mode (stack: gpuready:autoscaler)", mode, "; ".join(result.problems),
                           "fix the node groups or choose another autoscaler")
 
 
+def catalog_of(args: EksGpuClusterArgs) -> catalog.Catalog:
+    """The catalog the component checks its types against: the file's and ``extra_instance_types`` (a
+    :class:`ConfigError` for a declared type that fails the catalog's checks)."""
+    return catalog.declared("aws", args.extra_instance_types)
+
+
 def check(args: EksGpuClusterArgs) -> EksCapacity:
     """Raise :class:`ConfigError` for the first input that cannot work; return the capacity the inputs give."""
-    _check_cluster(args)
-    rows = _check_node_group(args.node_group)
+    types = catalog_of(args)
+    _check_cluster(args, types)
+    rows = _check_node_group(args.node_group, types)
     mode, version = _check_autoscaler(args)
     node_image = f"eks/{args.node_group.ami_type}"
     if mode == sf.AUTO_MODE:
@@ -286,7 +295,7 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
     ng = args.node_group
     groups = split(rows)
     efa = _check_efa(ng, mode, rows)
-    _check_scale_from_zero(args, mode, groups, max(r.gpus for r in rows), efa)
+    _check_scale_from_zero(args, mode, groups, rows, efa)
     price = {r.name: r.price_usd_hour or 0.0 for r in rows}
     if mode in (sf.AUTO_MODE, sf.KARPENTER):  # one NodePool of every type, capped at max_size nodes of the largest
         groups = (GpuGroup("", tuple(r.name for r in rows), max(r.gpus for r in rows), rows[0].gpu_model),)

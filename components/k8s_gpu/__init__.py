@@ -5,11 +5,11 @@ feature discovery, time-slicing and MIG, tolerating the platform's GPU taint and
 do not need.
 """
 
-from .args import BurnInArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
+from .args import BurnInArgs, ExtraInstanceTypeArgs, GpuSoftwareOptions, K8sGpuSoftwareArgs, MigArgs
 from .install import InstallPlan, Release, plan, startup_taints
 
-__all__ = ["BurnInArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware", "K8sGpuSoftwareArgs", "MigArgs",
-           "Release", "plan", "startup_taints"]
+__all__ = ["BurnInArgs", "ExtraInstanceTypeArgs", "GpuSoftwareOptions", "InstallPlan", "K8sGpuSoftware",
+           "K8sGpuSoftwareArgs", "MigArgs", "Release", "plan", "startup_taints"]
 
 
 def __getattr__(name: str):

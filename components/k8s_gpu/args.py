@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 import pulumi
 
@@ -19,6 +19,29 @@ class ExistingClusterArgs:
     reference's, is checked when it resolves)."""
     kubeconfig: pulumi.Input[str]
     """A kubeconfig for the cluster (a secret), used to install the GPU software."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtraInstanceTypeArgs:
+    """The GPU facts of an instance, VM or machine type newer than gpuready's catalog, as its cloud states them
+    (EC2 ``DescribeInstanceTypes``): checked like the catalog's rows, then known to the one component that declares
+    it (unpriced), and stamped on the resources that launch it (a ``gpu-facts.gpuready.io/NAME`` tag or annotation)
+    for the policy pack and ``gpuready plan``."""
+
+    name: str
+    """The type's name, e.g. ``g7.2xlarge``; not one the catalog lists."""
+    gpu_model: str
+    """NVIDIA model as the catalog names them: T4, V100, A10G, A10, L4, L40S, A100, H100, H200, B200, B300..."""
+    gpus: int
+    """GPUs in one instance (1 to 16)."""
+    gpu_memory_gib: float
+    """Memory of one GPU, GiB."""
+    vcpus: int
+    """vCPUs of one instance."""
+    memory_gib: float
+    """Memory of one instance, GiB."""
+    efa_interfaces: int = 0
+    """Elastic Fabric Adapter interfaces one instance takes (0: no EFA; 0 outside AWS)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,3 +117,6 @@ class K8sGpuSoftwareArgs:
     extra_taints: tuple[facts.Taint, ...] = ()
     """Taints GPU nodes carry besides the platform's GPU taint (AKS Spot pools:
     ``kubernetes.azure.com/scalesetpriority=spot``); every NVIDIA daemonset tolerates them too."""
+    extra_instance_types: Sequence[ExtraInstanceTypeArgs] = ()
+    """GPU facts of the platform's types newer than gpuready's catalog (see :class:`ExtraInstanceTypeArgs`): the
+    burn-in expects their GPU counts too."""

@@ -31,10 +31,12 @@ def agent_source() -> str:
     return (Path(__file__).parent / AGENT).read_text()
 
 
-def gpus_by_type(platform: str) -> dict[str, int]:
-    """The catalog's GPU count of each of the platform's instance types (GCP N1 rows, whose count is per pool,
-    left out): the count the burn-in expects on a node of that type."""
-    return {r.name: r.gpus for r in catalog.rows() if r.cloud == platforms.require(platform).cloud and ":" not in r.name}
+def gpus_by_type(platform: str, types: catalog.Catalog = catalog.FILE) -> dict[str, int]:
+    """The GPU count in ``types`` (the component's catalog: the file's rows and its declared types) of each of the
+    platform's instance types (GCP N1 rows, whose count is per pool, left out): the count the burn-in expects on a
+    node of that type."""
+    cloud = platforms.require(platform).cloud
+    return {r.name: r.gpus for r in types.rows() if r.cloud == cloud and ":" not in r.name}
 
 
 def dcgm_command(level: int) -> str:
@@ -51,17 +53,19 @@ the path GKE's own device plugin gives GPU containers."""
 
 
 def manifests(namespace: str, platform: facts.Platform, taints: Sequence[facts.Taint],
-              burn_in: BurnInArgs, driver_root: str = "") -> list[dict[str, Any]]:
+              burn_in: BurnInArgs, driver_root: str = "", types: catalog.Catalog = catalog.FILE
+              ) -> list[dict[str, Any]]:
     """ConfigMap, ServiceAccount, ClusterRole (get and patch nodes, nothing else), ClusterRoleBinding, DaemonSet.
     ``taints``: every taint a GPU node may carry besides the platform's (the burn-in taint among them).
     ``driver_root``: the host directory of a driver that no container runtime mounts (GKE's own driver: its device
     plugin gives it only to pods that ask for GPUs, and a daemonset that asked would hold them for good), mounted
-    read-only at :data:`DRIVER_MOUNT` for DCGM and the probe."""
+    read-only at :data:`DRIVER_MOUNT` for DCGM and the probe. ``types``: the catalog whose GPU counts the burn-in
+    expects (:func:`gpus_by_type`)."""
     name = facts.BURN_IN_NAME
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "gpuready"}
     meta = {"name": name, "namespace": namespace, "labels": labels}
     files = {**{k: v for k, v in sorted(burn_in.probe_files.items())}, AGENT: agent_source(),
-             GPUS_BY_TYPE: json.dumps(gpus_by_type(platform.name), sort_keys=True)}
+             GPUS_BY_TYPE: json.dumps(gpus_by_type(platform.name, types), sort_keys=True)}
     node_env = [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
                 {"name": "BURN_IN_TAINT_KEY", "value": platform.burn_in_taint.key}]
     driver_env = [{"name": "LD_LIBRARY_PATH", "value": f"{DRIVER_MOUNT}/lib64"}] if driver_root else []

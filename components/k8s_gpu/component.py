@@ -12,6 +12,7 @@ from . import facts
 from .args import K8sGpuSoftwareArgs
 from .burn_in import manifests as burn_in_manifests
 from .install import InstallPlan, node_taints, plan
+from .validation import known_types
 
 k8s = require("pulumi_kubernetes")
 
@@ -96,7 +97,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
     def _burn_in(self, name: str, args: K8sGpuSoftwareArgs, namespace, releases: list) -> None:
         """The burn-in's ConfigMap, RBAC and daemonset (after the releases: it needs the device software up)."""
         objects = burn_in_manifests(args.options.namespace, platforms.node_facts(args.platform), node_taints(args),
-                                    args.options.burn_in, driver_root=platforms.node_images()[args.node_image].driver_root)
+                                    args.options.burn_in, driver_root=platforms.node_images()[args.node_image].driver_root,
+                                    types=known_types(args))
         kinds = {"ConfigMap": k8s.core.v1.ConfigMap, "ServiceAccount": k8s.core.v1.ServiceAccount,
                  "ClusterRole": k8s.rbac.v1.ClusterRole, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
                  "DaemonSet": k8s.apps.v1.DaemonSet}

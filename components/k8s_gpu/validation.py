@@ -9,7 +9,7 @@ import ipaddress
 import re
 from typing import Mapping, Optional, Sequence
 
-from .. import platforms
+from .. import catalog, platforms
 from ..errors import ConfigError
 from ..inputs import settled
 from . import facts
@@ -146,4 +146,11 @@ def check(args: K8sGpuSoftwareArgs) -> facts.NodeImage:
         raise ConfigError("node_image", args.node_image, f"not a {args.platform} GPU node image",
                           f"use one of {', '.join(known)}")
     check_options("options", args.options, image, args.node_image, args.gpu_models)
+    known_types(args)
     return image
+
+
+def known_types(args: K8sGpuSoftwareArgs) -> catalog.Catalog:
+    """The catalog the burn-in reads GPU counts from: the file's and ``extra_instance_types`` (a
+    :class:`ConfigError` for a declared type that fails the catalog's checks)."""
+    return catalog.declared(platforms.require(args.platform).cloud, args.extra_instance_types)

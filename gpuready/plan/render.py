@@ -22,7 +22,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from gpuready_components import catalog, platforms
+from gpuready_components import platforms
 from gpuready_components.errors import ConfigError
 
 from ..rendering import RenderedResource, Rendering
@@ -208,8 +208,9 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
     ``ConfigError``) propagate unchanged; so does a ``ConfigError`` raised when an output resolves (an input that is
     another resource's output, checked then), out of the errors Pulumi wraps it in.
 
-    The instance types a stack program declares (``catalog.use_extra``) are forgotten when it ends: what reads the
-    rendering knows them from the resources, as the policy pack in its own process does.
+    The instance types a stack program declares (``gpuready:extraInstanceTypes``) are known only to the component
+    it hands them to: what reads the rendering knows them from the stamps on the resources
+    (``catalog.stamp``), as the policy pack in its own process does.
     """
     sys.unraisablehook = _quiet_leftover_loops
     mocks = PlanMocks(config, preview)
@@ -221,24 +222,21 @@ def run(program: Callable[[], object], *, project: str, stack: str, config: dict
     # which may be long after this run (and, run by the collector inside other code, must stay quiet).
     _ensure_event_loop().set_exception_handler(_quiet_config_errors)
     try:
-        try:
-            _sync_await(run_pulumi_func(program))
-        except Exception as e:  # noqa: BLE001 (re-raised: a component's error as it is, anything else unchanged)
-            _forget_the_failed_run()
-            config_error = _config_error(e)
-            if config_error is None:
-                raise
-            raise config_error from None
-        root = pulumi.runtime.get_root_resource()
-        outputs, secret_outputs = {}, set()
-        for key, value in (getattr(root, "outputs", None) or {}).items():
-            output = pulumi.Output.from_input(value)
-            outputs[key] = _sync_await(output.future())
-            if _sync_await(output.is_secret()):
-                secret_outputs.add(key)
-                monitor.secrets.update(texts(outputs[key]))
-    finally:
-        catalog.use_extra(())
+        _sync_await(run_pulumi_func(program))
+    except Exception as e:  # noqa: BLE001 (re-raised: a component's error as it is, anything else unchanged)
+        _forget_the_failed_run()
+        config_error = _config_error(e)
+        if config_error is None:
+            raise
+        raise config_error from None
+    root = pulumi.runtime.get_root_resource()
+    outputs, secret_outputs = {}, set()
+    for key, value in (getattr(root, "outputs", None) or {}).items():
+        output = pulumi.Output.from_input(value)
+        outputs[key] = _sync_await(output.future())
+        if _sync_await(output.is_secret()):
+            secret_outputs.add(key)
+            monitor.secrets.update(texts(outputs[key]))
     resources = sorted(monitor.records, key=lambda r: r.urn)
     return Rendering(project=project, stack=stack, config=dict(config), resources=resources, outputs=outputs,
                      secret_outputs=frozenset(secret_outputs), secrets=frozenset(monitor.secrets))

@@ -37,8 +37,8 @@ _EFFECTS = {api: k8s for k8s, api in TAINT_EFFECTS_K8S.items()}
 
 def stamped(cloud: str, name: str, stamps: Any) -> Optional[catalog.GpuInstanceType]:
     """The GPU facts a component stamped for type ``name`` in ``stamps`` (a resource's tags or annotations) when the
-    stack declared the type (``gpuready:extraInstanceTypes``, :func:`catalog.stamps`); ``None`` without one. Only
-    that key is read: an unknown tag beside it (a preview's) stays unread."""
+    stack declared the type (``gpuready:extraInstanceTypes``, :meth:`catalog.Catalog.stamps`); ``None`` without one.
+    Only that key is read: an unknown tag beside it (a preview's) stays unread."""
     return catalog.stamped(cloud, name, stamps.get(catalog.STAMP_PREFIX + name)) if isinstance(stamps, Mapping) \
         else None
 

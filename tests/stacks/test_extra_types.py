@@ -8,6 +8,7 @@ import json
 import pytest
 
 from gpuready_components import catalog
+from gpuready_components.errors import ConfigError
 from gpuready.resources import aws, kubernetes, read
 from tests.gpuready.policy.helpers import render_stack
 
@@ -60,18 +61,36 @@ def test_the_next_render_forgets_them(tmp_path, capsys):
     assert catalog.find("aws", "g9.xlarge") is None
 
 
-@pytest.mark.parametrize("row,key,phrase", [
-    ({**G9, "gpus": 0}, "gpuready:extraInstanceTypes[0]", "0 GPUs: a whole number from 1 to 16"),
-    ({**G9, "gpuModel": "MI300X"}, "gpuready:extraInstanceTypes[0]", "GPU model 'MI300X' is not one of"),
-    ({**G9, "memoryGiB": 2}, "gpuready:extraInstanceTypes[0]", "at least 1 GiB per vCPU"),
-    ({k: v for k, v in G9.items() if k != "vcpus"}, "gpuready:extraInstanceTypes[0].vcpus", "required"),
-    ({**G9, "gpus": "one"}, "gpuready:extraInstanceTypes[0].gpus", "must be a int"),
-    ({**G9, "cores": 4}, "gpuready:extraInstanceTypes[0].cores", "unknown key"),
-    ({**G9, "name": "g6.xlarge"}, "gpuready:extraInstanceTypes[0].name", "already in gpuready's catalog"),
+def _catalog_state() -> dict:
+    return {name: value for name, value in vars(catalog).items() if not name.startswith("__")}
+
+
+def test_one_render_declares_its_types_for_itself_alone():
+    """Two stacks rendered one after the other in one process (as `gpuready plan` and the tests do): the first
+    declares g9.xlarge, the second does not and never sees it; the catalog module is as it was."""
+    before = _catalog_state()
+    first = render_stack("eks", **{"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9]})
+    assert [r for r in first.resources if "gpu-facts.gpuready.io/g9.xlarge" in json.dumps(r.inputs)]
+    with pytest.raises(ConfigError, match=r"gpuready:instanceTypes.*'g9.xlarge': unknown instance type"):
+        render_stack("aws-batch", **{"gpuready:instanceTypes": ["g9.xlarge"]})
+    second = render_stack("aws-batch", **{"gpuready:instanceTypes": ["g6.xlarge"]})
+    assert not [r for r in second.resources if "gpu-facts.gpuready.io" in json.dumps(r.inputs)]
+    assert _catalog_state() == before and catalog.find("aws", "g9.xlarge") is None
+
+
+@pytest.mark.parametrize("rows,key,phrase", [
+    ([{**G9, "gpus": 0}], "gpuready:extraInstanceTypes[0]", "0 GPUs: a whole number from 1 to 16"),
+    ([{**G9, "gpuModel": "MI300X"}], "gpuready:extraInstanceTypes[0]", "GPU model 'MI300X' is not one of"),
+    ([{**G9, "memoryGiB": 2}], "gpuready:extraInstanceTypes[0]", "at least 1 GiB per vCPU"),
+    ([{k: v for k, v in G9.items() if k != "vcpus"}], "gpuready:extraInstanceTypes[0].vcpus", "required"),
+    ([{**G9, "gpus": "one"}], "gpuready:extraInstanceTypes[0].gpus", "must be a int"),
+    ([{**G9, "cores": 4}], "gpuready:extraInstanceTypes[0].cores", "unknown key"),
+    ([{**G9, "name": "g6.xlarge"}], "gpuready:extraInstanceTypes[0].name", "already in gpuready's catalog"),
+    ([G9, G9], "gpuready:extraInstanceTypes[1].name", "listed twice"),
 ])
-def test_declared_types_are_checked_like_catalog_rows(tmp_path, capsys, row, key, phrase):
+def test_declared_types_are_checked_like_catalog_rows(tmp_path, capsys, rows, key, phrase):
     code, _ = _plan(tmp_path, "aws-batch", {"gpuready:instanceTypes": ["g9.xlarge"],
-                                            "gpuready:extraInstanceTypes": [row]})
+                                            "gpuready:extraInstanceTypes": rows})
     err = capsys.readouterr().err
     assert code == 2 and key in err and phrase in err, err
 

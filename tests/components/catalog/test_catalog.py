@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import datetime
 import gzip
 import json
 import re
 from pathlib import Path
+from types import MappingProxyType, ModuleType
 
 import pytest
 
@@ -101,18 +103,66 @@ def test_fractional_gpu_types_are_the_ones_ec2_partitions():
         assert bool(catalog.fractional("aws", name)) == partitioned, name
 
 
-def test_extra_rows_join_the_catalog_until_replaced():
+def test_a_catalog_with_declared_rows_knows_them_and_the_module_does_not():
     extra = dataclasses.replace(_row(), name="g9.xlarge", price_date="", spec_source="", price_source="")
+    types = catalog.Catalog((extra,))
+    assert types.lookup("aws", "g9.xlarge") == extra and extra in types.rows() and "g9.xlarge" in types.names("aws")
+    assert types.suggest("aws", "g9.xlarg")[0] == "g9.xlarge" and types.find("aws", "g6.xlarge") == _row()
+    assert catalog.find("aws", "g9.xlarge") is None and extra not in catalog.rows()
+    with pytest.raises(ValueError, match="already in gpuready's catalog"):
+        catalog.Catalog((_row(),))
+    with pytest.raises(ValueError, match="listed twice"):
+        catalog.Catalog((extra, extra))
+    with pytest.raises(ValueError, match="0 GPUs"):
+        catalog.Catalog((dataclasses.replace(extra, gpus=0),))
+
+
+def _frozen(value) -> bool:
+    if isinstance(value, MappingProxyType):
+        return all(_frozen(v) for v in value.values())
     try:
-        catalog.use_extra([extra])
-        assert catalog.lookup("aws", "g9.xlarge") == extra and extra in catalog.rows()
-        with pytest.raises(ValueError, match="already in gpuready's catalog"):
-            catalog.use_extra([_row()])
-        with pytest.raises(ValueError, match="0 GPUs"):
-            catalog.use_extra([dataclasses.replace(extra, gpus=0)])
-    finally:
-        catalog.use_extra(())
-    assert catalog.find("aws", "g9.xlarge") is None
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def test_the_catalog_module_holds_no_mutable_state():
+    """Declared types travel in each component's args (``extra_instance_types``): a module-level list, or a
+    ``global`` that rebinds one, would let one render's types reach the next in the same process."""
+    tree = ast.parse(Path(catalog.__file__).read_text())
+    assert [node.lineno for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal))] == []
+    values = {name: value for name, value in vars(catalog).items()
+              if not name.startswith("__") and not callable(value) and not isinstance(value, ModuleType)}
+    assert "FILE" in values and "NOT_NVIDIA" in values
+    assert [name for name, value in values.items() if not _frozen(value)] == []
+
+
+def _declared(**changes):
+    from gpuready_components.k8s_gpu.args import ExtraInstanceTypeArgs
+
+    return ExtraInstanceTypeArgs(**{"name": "g9.xlarge", "gpu_model": "L4", "gpus": 1, "gpu_memory_gib": 22.35,
+                                    "vcpus": 4, "memory_gib": 16, **changes})
+
+
+def test_declared_types_become_unpriced_rows():
+    row = catalog.declared("aws", [_declared(efa_interfaces=0)]).lookup("aws", "g9.xlarge")
+    assert (row.gpu_model, row.gpus, row.gpu_memory_gib, row.vcpus, row.memory_gib, row.price_usd_hour) == \
+        ("L4", 1, 22.35, 4, 16, None)
+    assert catalog.declared("aws", []) == catalog.FILE
+
+
+@pytest.mark.parametrize("items,field,phrase", [
+    ([_declared(gpus=0)], "extra_instance_types[0]", "0 GPUs: a whole number from 1 to 16"),
+    ([_declared(), _declared(name="g6.xlarge")], "extra_instance_types[1].name", "already in gpuready's catalog"),
+    ([_declared(), _declared()], "extra_instance_types[1].name", "listed twice"),
+])
+def test_a_declared_type_that_fails_the_checks_names_its_item(items, field, phrase):
+    from gpuready_components.errors import ConfigError
+
+    with pytest.raises(ConfigError) as error:
+        catalog.declared("aws", items)
+    assert error.value.field == field and phrase in error.value.problem
 
 
 AWS_TAG_VALUE = re.compile(r"[\w\s+\-=.:/@]*")
@@ -152,12 +202,11 @@ def test_a_value_that_is_no_stamp_gives_no_gpu_facts(value):
 def test_only_declared_types_are_stamped():
     extra = dataclasses.replace(_row(), name="g9.xlarge", price_usd_hour=None, price_date="", spec_source="",
                                 price_source="")
-    try:
-        catalog.use_extra([extra])
-        assert catalog.stamps("aws", ["g6.xlarge", "g9.xlarge", "m6i.large"]) == dict([catalog.stamp(extra)])
-        assert catalog.stamps("aws", ["g6.xlarge"]) == {} and catalog.stamps("gcp", ["g9.xlarge"]) == {}
-    finally:
-        catalog.use_extra(())
+    types = catalog.Catalog((extra,))
+    assert types.stamps("aws", ["g6.xlarge", "g9.xlarge", "m6i.large"]) == dict([catalog.stamp(extra)])
+    assert types.stamps("aws", ["g6.xlarge"]) == {} and types.stamps("gcp", ["g9.xlarge"]) == {}
+    assert catalog.FILE.stamps("aws", ["g9.xlarge"]) == {}
+
 
 
 def test_write_then_read_gives_the_same_rows(tmp_path):

@@ -150,7 +150,8 @@ class Registry:
         self._derived.clear()
 
     def all(self) -> tuple[Platform, ...]:
-        return tuple(self._load().values())
+        """Every registered platform, by name (whatever the order they were registered in)."""
+        return tuple(sorted(self._load().values(), key=lambda p: p.name))
 
     def derived(self, name: str, compute: Callable[[], Any]) -> Any:
         """``compute()``, kept under ``name`` until the next (un)registration: a table read from every platform."""
@@ -201,7 +202,7 @@ def require(name: str) -> Platform:
 
 
 def names() -> tuple[str, ...]:
-    """Every registered platform's name, in registration order (the entry points' by name, then the others)."""
+    """Every registered platform's name, in order."""
     return tuple(p.name for p in REGISTRY.all())
 
 

@@ -205,6 +205,36 @@ def test_no_import_cycles_between_folders():
     assert not cycles, "\n".join(f"{c}\n    " + "\n    ".join(why) for c, why in cycles.items())
 
 
+CLEAN = {
+    "pkg/__init__.py": "from .low import helper\nfrom .sub import thing\n",
+    "pkg/low.py": "import json\n",
+    "pkg/top.py": "from pkg import sub\nfrom . import low\n",
+    "pkg/sub/__init__.py": "from .inner import thing\n",
+    "pkg/sub/inner.py": "from ..low import helper\nfrom pkg import low\n",
+    "pkg/other/__init__.py": "",
+    "pkg/other/deep/__init__.py": "",
+    "pkg/other/deep/leaf.py": "from pkg.sub.inner import thing\n",
+}
+"""A tree without cycles: a package's ``__init__`` importing its subpackage, which imports the package's shared
+module, and imports by every spelling."""
+PLANTED = {
+    "between two files, one import inside a function": ({
+        "pkg/low.py": "def later():\n    from pkg import mid\n", "pkg/mid.py": "from .low import helper\n"},
+        ["pkg.low <-> pkg.mid"], []),
+    "through an __init__ that passes the edge on": ({
+        "pkg/low.py": "from pkg.sub import thing\n"},  # the package, whose __init__ imports inner, which imports low
+        ["pkg.low <-> pkg.sub <-> pkg.sub.inner"], ["in pkg/: pkg/low.py <-> pkg/sub/"]),
+    "an __init__ and the module it exports, which reads a name back from it": ({
+        "pkg/sub/inner.py": "from . import other_name\n"}, ["pkg.sub <-> pkg.sub.inner"], []),
+    "between sibling folders, no two files in a ring": ({
+        "pkg/sub/two.py": "import pkg.other.deep.leaf\n"},
+        [], ["in pkg/: pkg/other/ <-> pkg/sub/"]),
+    "between a package's file and its subpackage": ({
+        "pkg/sub/two.py": "from pkg.top import x\n"}, [], ["in pkg/: pkg/sub/ <-> pkg/top.py"]),
+}
+"""Name -> (files changed in :data:`CLEAN`, the file cycles and the folder cycles they make)."""
+
+
 def _tree(tmp_path: Path, files: Mapping[str, str]) -> tuple[dict[str, Path], dict[str, frozenset[str]]]:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)

@@ -75,7 +75,8 @@ def test_the_wheel_holds_the_packages_and_the_reference_stacks(dist):
     wheel = dist / f"gpuready-{_version()}-py3-none-any.whl"
     names = set(zipfile.ZipFile(wheel).namelist())
     info = f"gpuready-{_version()}.dist-info"
-    renamed = {"gpuready": "gpuready", "components": "gpuready_components", "stacks": "gpuready_stacks"}
+    renamed = {"gpuready": "gpuready", "components": "gpuready_components", "stacks": "gpuready_stacks",
+               "platforms": "gpuready_platforms"}
     sources = {f"{renamed[p.relative_to(ROOT).parts[0]]}/{'/'.join(p.relative_to(ROOT).parts[1:])}"
                for top in renamed for p in (ROOT / top).rglob("*") if p.suffix in (".py", ".csv")}
     stack_files = {f"gpuready_stacks/{p.name}" for p in (ROOT / "stacks").glob("Pulumi.*.yaml")}

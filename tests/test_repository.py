@@ -34,7 +34,7 @@ def test_every_package_folder_is_installed_under_its_import_name():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    renamed = {"components": "gpuready_components", "stacks": "gpuready_stacks"}
+    renamed = {"components": "gpuready_components", "stacks": "gpuready_stacks", "platforms": "gpuready_platforms"}
     folders = {p.parent.relative_to(ROOT).parts for top in ("gpuready", *renamed)
                for p in (ROOT / top).rglob("__init__.py")}
     assert setuptools["package-dir"] == {name: folder for folder, name in renamed.items()}

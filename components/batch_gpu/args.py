@@ -8,6 +8,7 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 
 from ..k8s_gpu.args import ExtraInstanceTypeArgs
+from ..images import SMOKE_IMAGE
 from . import facts
 
 
@@ -21,7 +22,7 @@ class GpuJobArgs:
     """vCPUs per job (``VCPU``)."""
     memory_mib: int = 8192
     """Memory per job in MiB (``MEMORY``); must stay below the instance's memory less the ECS agent's share."""
-    image: str = facts.SMOKE_IMAGE
+    image: str = SMOKE_IMAGE
     """Container image: CUDA with Python, so that ``gpuready smoke`` can run its probe in it."""
     command: Sequence[str] = facts.SMOKE_COMMAND
     """The container's command (``gpuready smoke`` overrides it with its probe)."""

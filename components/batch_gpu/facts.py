@@ -64,9 +64,6 @@ IMDS_HOP_LIMIT = 1
 UPDATE_JOB_TIMEOUT_MINUTES = 30
 """How long an in-place update of a compute environment lets running jobs finish before it replaces instances."""
 
-SMOKE_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
-"""Public CUDA image with Python and PyTorch for the smoke-test job (about 3 GB compressed). CUDA 12.4 needs driver
-550 or newer, which every ECS_AL2023_NVIDIA AMI ships."""
 SMOKE_COMMAND = ("nvidia-smi",)
 
 MULTI_NODE_ALLOCATION = "BEST_FIT_PROGRESSIVE"

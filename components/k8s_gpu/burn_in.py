@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import catalog, platforms
-from ..batch_gpu.facts import SMOKE_IMAGE
+from ..images import SMOKE_IMAGE
 from . import facts
 from .args import BurnInArgs
 from .install import gpu_node_affinity, gpu_toleration

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, TextIO
 
 from gpuready_components import platforms
-from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
+from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, burn, core

@@ -14,7 +14,7 @@ import time
 import uuid
 from typing import Any, Callable, Mapping, Optional, TextIO
 
-from gpuready_components.batch_gpu.facts import SMOKE_IMAGE
+from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl

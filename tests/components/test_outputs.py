@@ -26,7 +26,7 @@ def test_values_refuse_what_the_contract_does_not_declare(given, says):
 
 
 def test_every_platform_has_a_contract_naming_itself():
-    assert platforms.names()[:4] == ("aws-batch", "eks", "gke", "aks")
+    assert {"aws-batch", "eks", "gke", "aks"} <= set(platforms.names())
     for platform in platforms.names():
         assert contract(platform).platform == platform and contract(platform)["platform"].smoke
     assert contract("nomad") is None

@@ -105,19 +105,25 @@ def test_a_release_from_an_index_is_told_to_install_the_extra_from_the_index(mon
 
 
 def test_the_platform_names_one_command_for_all_it_needs(monkeypatch, capsys):
+    import dataclasses
+
     from gpuready.cli import main
-    from gpuready_components.platforms import Platform
+    from gpuready_components import platforms
 
-    load = Platform.load
+    eks = platforms.require("eks")
 
-    def without_kubernetes(platform: Platform, attribute: str):  # the stack module may be imported already
-        if attribute == platform.stack:
-            require("pulumi_kubernetes")
-        return load(platform, attribute)
+    def without_kubernetes():  # the stack module may be imported already
+        require("pulumi_kubernetes")
+        return eks.stack()
 
     monkeypatch.setitem(sys.modules, "pulumi_kubernetes", None)  # as if only the aws extra were installed
-    monkeypatch.setattr(Platform, "load", without_kubernetes)
-    assert main(["plan", "--stack", "eks", "--no-policies"]) == 2
+    platforms.unregister("eks")
+    platforms.register(dataclasses.replace(eks, stack=without_kubernetes))
+    try:
+        assert main(["plan", "--stack", "eks", "--no-policies"]) == 2
+    finally:
+        platforms.unregister("eks")
+        platforms.register(eks)
     err = capsys.readouterr().err
     assert err.startswith("gpuready: plan: pulumi_kubernetes is not installed: the eks platform needs "
                           f"gpuready[aws,k8s]: pip install -e '{ROOT.resolve()}[aws,k8s]'")

@@ -37,6 +37,8 @@ TAINT = Kind("a taint ({key, value, effect})", _taint)
 TAINTS = Kind("a list of taints ({key, value, effect})", lambda v: isinstance(v, list) and all(map(_taint, v)))
 STRING_MAP = Kind("a map of string to string", lambda v: isinstance(v, dict)
                   and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()))
+TEAMS = Kind("a list of teams ({name, ...})", lambda v: isinstance(v, list)
+             and all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in v))
 LABELS = Kind("a map of label to string", lambda v: isinstance(v, dict)
               and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()))
 

@@ -170,9 +170,10 @@ PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
 def _module(cls: type, modules: Mapping[str, str]) -> str:
-    """The schema module of a type: that of the component whose folder defines it (``k8s_gpu`` -> ``k8s``)."""
+    """The schema module of a type: that of the component whose folder defines it (``k8s_gpu`` -> ``k8s``); ``index``
+    for a type every platform shares, defined beside none (``components/teams.py``: ``gpuready:index:Team``)."""
     folder = cls.__module__.split(".")[1]
-    return modules[folder]
+    return modules.get(folder, "index")
 
 
 def _enum_name(value: Any, enum: str) -> str:

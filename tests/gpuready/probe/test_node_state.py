@@ -13,7 +13,7 @@ import pytest
 
 from gpuready.cli import main
 from gpuready.probe import analyse_capture, core
-from tests.gpuready.conftest import CAPTURES, H100
+from tests.gpuready.conftest import CAPTURES, H100, h100_idle
 
 MADE = CAPTURES / "constructed"
 
@@ -67,12 +67,15 @@ def test_options_that_do_not_go_together_are_a_clear_error(argv, words, capsys):
 
 
 def test_the_real_idle_and_loaded_h100_snapshots(tmp_path):
-    """The capture's own table lists gpu_burn and memhog under load: the processes parse, the idle GPU passes."""
+    """The capture's own table lists gpu_burn and memhog under load: the processes parse, and name who holds the
+    memory of the latest snapshot; the idle one passes."""
     apps = core.parse_apps(H100.read_text())
     assert {(a["pid"], a["name"], a["used"]) for a in apps} >= {(11345, "./gpu_burn", 15690),
                                                                  (11327, "/root/tools/memhog", 2566)}
     report = analyse_capture(H100.read_text(), gpus_expected=1)
-    assert _verdicts(report.checks)["gpu0.memory_in_use"] == "pass"  # the first snapshot is the start
+    held = next(c for c in report.checks if c.name == "gpu0.memory_in_use")  # the latest snapshot: under load
+    assert held.verdict == "fail" and "pid 11345 ./gpu_burn (15690 MiB)" in held.detail
+    assert _verdicts(analyse_capture(h100_idle(), gpus_expected=1).checks)["gpu0.memory_in_use"] == "pass"
 
 
 def test_memory_held_live_fails_with_the_process(fake_smi, monkeypatch, tmp_path):

@@ -41,11 +41,15 @@ class Fresh:
 
 class Answers:
     """The API answers a refresh reads: from ``recorded`` (a folder of JSON files, one per API, named as each cloud
-    module documents), or live through ``live`` when no recorded file is there."""
+    module documents), or live through ``live`` when no recorded file is there. A ``recorded`` folder without any
+    JSON file is a :class:`UserError`: nothing is asked live then."""
 
     def __init__(self, recorded: Optional[Path]) -> None:
         if recorded is not None and not recorded.is_dir():
             raise UserError(f"--from {recorded}: not a folder of recorded API answers")
+        if recorded is not None and not any(p.is_file() for p in recorded.glob("*.json")):
+            raise UserError(f"--from {recorded}: the folder holds no recorded API answers (JSON files named as "
+                            "gpuready/refresh/<cloud>.py says): record them there, or drop --from to ask the APIs")
         self.recorded = recorded
 
     def get(self, name: str, live: Callable[[], Any]) -> Any:

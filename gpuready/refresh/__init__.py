@@ -65,6 +65,13 @@ class Answers:
         return live()
 
 
+def unknown_memory(model: str, reported: float) -> str:
+    """Why a type whose GPUs report ``reported`` GiB is left out: no memory size of ``model`` in the catalog's
+    ``gpu_models.csv`` is that figure (:func:`gpuready_components.catalog.gpu_memory`)."""
+    return (f"{reported:g} GiB per {model} GPU is no memory size of {model} in the catalog's gpu_models.csv: add it "
+            "there with its source")
+
+
 def progress(text: str) -> None:
     print(f"gpuready: catalog: {text}...", file=sys.stderr, flush=True)
 

@@ -226,10 +226,10 @@ def test_the_kernel_log_is_not_read_where_dmesg_is_refused_and_kmsg_absent(monke
 
 CATALOG_NAMES = {
     ("A10", "24.0"): "NVIDIA A10", ("A100", "40.0"): "NVIDIA A100-SXM4-40GB",
-    ("A100", "80.0"): "NVIDIA A100-SXM4-80GB", ("A10G", "22.35"): "NVIDIA A10G", ("B200", "179.06"): "NVIDIA B200",
-    ("B200", "180.0"): "NVIDIA B200", ("B300", "268.59"): "NVIDIA B300 SXM6 AC",
+    ("A100", "80.0"): "NVIDIA A100-SXM4-80GB", ("A10G", "24.0"): "NVIDIA A10G",
+    ("B200", "180.0"): "NVIDIA B200", ("B300", "288.0"): "NVIDIA B300 SXM6 AC",
     ("H100", "80.0"): "NVIDIA H100 80GB HBM3", ("H100", "94.0"): "NVIDIA H100 NVL", ("H200", "141.0"): "NVIDIA H200",
-    ("L4", "22.35"): "NVIDIA L4", ("L4", "24.0"): "NVIDIA L4", ("L40S", "44.7"): "NVIDIA L40S",
+    ("L4", "24.0"): "NVIDIA L4", ("L40S", "48.0"): "NVIDIA L40S",
     ("T4", "16.0"): "Tesla T4", ("T4g", "16.0"): "NVIDIA T4G", ("V100", "16.0"): "Tesla V100-SXM2-16GB",
     ("V100", "32.0"): "Tesla V100-SXM2-32GB",
 }

@@ -93,6 +93,9 @@ def load_outputs(stack: Optional[str] = None, path: Optional[Path] = None) -> di
     """The outputs in ``path``, or those the Pulumi CLI prints for ``stack`` (secrets shown: the kubeconfig), each
     of the shape the smoke targets read (a UserError names the first that is not)."""
     if path is not None:
+        if not Path(path).exists() and str(path).lstrip().startswith(("{", "[")):
+            raise UserError("--outputs takes a file, not JSON: save the outputs with `pulumi stack output --json "
+                            "--show-secrets > outputs.json` and pass --outputs outputs.json")
         return check_types(read_map(path, "outputs file"), str(path))
     pulumi = shutil.which("pulumi")
     if pulumi is None:

@@ -45,6 +45,14 @@ def test_a_platform_gpuready_does_not_know_is_one_line_naming_it(platform):
 
 
 @pytest.mark.parametrize("command", ["smoke", "sweep"])
+def test_json_given_as_the_outputs_file_says_what_to_give(command, capsys):
+    assert main([command, "--outputs", "{}"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("gpuready: --outputs takes a file, not JSON: save the outputs with `pulumi stack output --json "
+                   "--show-secrets > outputs.json` and pass --outputs outputs.json\n")
+
+
+@pytest.mark.parametrize("command", ["smoke", "sweep"])
 def test_outputs_without_a_platform_name_the_missing_output_and_the_fix(command, tmp_path, capsys):
     (tmp_path / "o.json").write_text("{}")
     assert main([command, "--outputs", str(tmp_path / "o.json")]) == 2

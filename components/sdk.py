@@ -11,7 +11,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 from types import ModuleType
-from typing import Optional
+from typing import Optional, Sequence
 
 from . import platforms
 
@@ -91,12 +91,28 @@ _EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
 
 def _installed_extras(distribution: importlib.metadata.Distribution) -> set[str]:
     """gpuready's extras whose every requirement is installed beside it (a tool's reinstall must keep them)."""
+    needs = _needs(distribution)
+    return {extra for extra, names in needs.items() if all(_distribution(name) for name in names)}
+
+
+def _needs(distribution: importlib.metadata.Distribution) -> dict[str, set[str]]:
+    """Each of ``distribution``'s extras -> the distributions it requires."""
     needs: dict[str, set[str]] = {extra: set() for extra in distribution.metadata.get_all("Provides-Extra") or ()}
     for requirement in distribution.requires or ():
         marker = _EXTRA_MARKER.search(requirement.partition(";")[2])
         if marker and marker.group(1) in needs:
             needs[marker.group(1)].add(re.split(r"[\s\[<>=!~;(]", requirement.strip(), maxsplit=1)[0])
-    return {extra for extra, names in needs.items() if all(_distribution(name) for name in names)}
+    return needs
+
+
+def extra_requirements(extras: Sequence[str]) -> Optional[set[str]]:
+    """The distributions gpuready's ``extras`` require (``pulumi-aws``, ``boto3``...), from its installed metadata;
+    ``None`` without any."""
+    distribution = installed()
+    if distribution is None:
+        return None
+    needs = _needs(distribution)
+    return {name for extra in extras for name in needs.get(extra, ())}
 
 
 def _distribution(name: str) -> Optional[importlib.metadata.Distribution]:

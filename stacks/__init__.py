@@ -7,12 +7,21 @@ and ``build(config)``; a platform's module imports only its own cloud SDK.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from gpuready_components import platforms
 from gpuready_components.errors import ConfigError
-from gpuready_components.sdk import MissingExtra, install_command
+from gpuready_components.sdk import MissingExtra, extra_requirements, install_command
 
 from .config import StackConfig, for_stack
 from .settings import Settings
+
+
+def providers(extras: tuple[str, ...]) -> Optional[set[str]]:
+    """The config namespaces of the Pulumi providers gpuready's ``extras`` install (``pulumi-azure-native`` ->
+    ``azure-native``); None without gpuready's installed metadata."""
+    names = extra_requirements(extras)
+    return None if names is None else {n.removeprefix("pulumi-") for n in names if n.startswith("pulumi-")}
 
 
 def main() -> None:
@@ -27,7 +36,8 @@ def main() -> None:
     try:
         module = platform.stack()
         config.settings = module.SETTINGS
-        config.reject_unknown({"platform", *module.SETTINGS.keys}, getattr(module, "RENAMED", {}))
+        config.reject_unknown({"platform", *module.SETTINGS.keys}, getattr(module, "RENAMED", {}),
+                              providers(platform.extras))
         module.build(config)
     except ConfigError as error:
         raise for_stack(error, module.SETTINGS if module else Settings()) from None

@@ -217,17 +217,29 @@ class StackConfig:
                                   f"give {NAMESPACE}:{label}.{sub} a {kind}")
         return value
 
-    def reject_unknown(self, known: Iterable[str], renamed: Mapping[str, str] = MappingProxyType({})) -> None:
-        """Raise for a ``gpuready:`` key the platform does not read: Pulumi would ignore a misspelled key.
+    def reject_unknown(self, known: Iterable[str], renamed: Mapping[str, str] = MappingProxyType({}),
+                       providers: Optional[Iterable[str]] = None) -> None:
+        """Raise for a ``gpuready:`` key the platform does not read, and for a key of a namespace that is neither
+        gpuready's nor one of ``providers`` (the config namespaces of the Pulumi providers the stack uses: ``aws``,
+        ``kubernetes``...; ``pulumi`` always): Pulumi would ignore a misspelled key or namespace.
 
-        ``renamed``: old key -> the key that replaced it, named in the error.
+        ``renamed``: old key -> the key that replaced it, named in the error. ``providers`` None: other namespaces
+        are not checked.
         """
         known = {*known, ALLOW_LARGE}
         from pulumi.runtime import config as runtime_config
 
         present = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+        namespaces = None if providers is None else sorted({*providers, "pulumi"})
         for full_key in sorted(present):
             namespace, _, key = full_key.partition(":")
+            if namespaces is not None and namespace != NAMESPACE and namespace not in namespaces:
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                fix = f"did you mean {NAMESPACE}:{close[0]}?" if close else \
+                    f"remove it, or use one of the namespaces {', '.join([NAMESPACE, *namespaces])}"
+                value = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}.get(full_key)
+                raise ConfigError(printable(full_key), value, f"not a key gpuready or this stack's providers "
+                                  f"({', '.join(namespaces)}) read", fix)
             if namespace == NAMESPACE and key in renamed:
                 raise ConfigError(full_key, self._raw(key), f"renamed to {NAMESPACE}:{renamed[key]}",
                                   f"rename the key to {NAMESPACE}:{renamed[key]} in the stack file (same value)")

@@ -1,6 +1,8 @@
 """The GPU catalog: every instance, VM and machine type gpuready knows, with its GPUs, CPUs, memory and price.
 
-The facts live in ``gpu_instances.csv`` (one row per type) and ``sources.csv`` (where each row's figures come from);
+The facts live in ``gpu_instances.csv`` (one row per type), ``gpu_models.csv`` (the memory of each GPU model, one
+figure per model and memory size, with its source: the rows' ``gpu_memory_gib`` is one of these) and
+``sources.csv`` (where each row's figures come from);
 this module loads them and checks rows (:func:`problems`). A :class:`Catalog` is the file's rows plus the rows a user
 declares for types newer than the file (a component's ``extra_instance_types``, a stack's
 ``gpuready:extraInstanceTypes``): each component builds its own (:func:`declared`) from its args, so what one
@@ -27,6 +29,11 @@ from .. import platforms
 
 _HERE = Path(__file__).parent
 CATALOG_CSV = _HERE / "gpu_instances.csv"
+GPU_MODELS_CSV = _HERE / "gpu_models.csv"
+MEMORY_TOLERANCE = 0.1
+"""How far (a fraction) a cloud API's figure for a GPU's memory may be from the model's in ``gpu_models.csv`` and
+still be that memory size: EC2 reports the L4's 24 GB as 22,888 MiB (7% less); the sizes of one model differ by
+more (A100 40 and 80, H100 80 and 94)."""
 COLUMNS = ("cloud", "name", "accelerator", "gpu_model", "gpus", "gpu_memory_gib", "vcpus", "memory_gib",
            "price_usd_hour", "price_region", "price_date", "spec_source", "price_source", "efa_interfaces",
            "network_gbps")
@@ -252,12 +259,35 @@ def problems(row: GpuInstanceType, provenance: bool = True) -> list[str]:
     if row.cloud == "gcp" and not row.accelerator.startswith("nvidia-"):
         found.append(f"GCP accelerator {row.accelerator!r}: an nvidia-* accelerator type")
     if provenance:
+        known = gpu_memories().get(row.gpu_model, {})
+        if row.gpu_model in GPU_MODELS and row.gpu_memory_gib not in known:
+            found.append(f"{row.gpu_memory_gib:g} GiB per {row.gpu_model}: not a figure of gpu_models.csv "
+                         f"({', '.join(f'{m:g}' for m in known) or 'none'}): use its figure, or add the model's "
+                         "memory size there with its source")
         if not re.fullmatch(r"\d{4}-\d{2}", row.price_date) or not row.price_region:
             found.append(f"price date {row.price_date!r} (YYYY-MM) and region {row.price_region!r} required")
         for key in (row.spec_source, row.price_source):
             if key not in sources():
                 found.append(f"source {key!r} is not in sources.csv")
     return found
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_memories() -> dict[str, dict[float, str]]:
+    """``gpu_models.csv``: GPU model -> {GiB per GPU of each memory size it comes in: the source key of that
+    figure}."""
+    with open(GPU_MODELS_CSV, newline="") as f:
+        found: dict[str, dict[float, str]] = {}
+        for r in csv.DictReader(f):
+            found.setdefault(r["gpu_model"], {})[float(r["gpu_memory_gib"])] = r["source"]
+        return found
+
+
+def gpu_memory(model: str, reported: float) -> Optional[float]:
+    """The memory figure of ``gpu_models.csv`` for ``model`` that a figure a cloud reports (``reported`` GiB) is,
+    within :data:`MEMORY_TOLERANCE`; None when none is."""
+    close = [m for m in gpu_memories().get(model, {}) if abs(m - reported) <= MEMORY_TOLERANCE * m]
+    return min(close, key=lambda m: abs(m - reported)) if close else None
 
 
 @functools.lru_cache(maxsize=1)

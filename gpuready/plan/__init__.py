@@ -48,6 +48,10 @@ class PlanResult:
     """EKS: what the stack's autoscaler adds for the smoke pod when the GPU groups are at zero (:func:`_scaling`)."""
     policy: Optional[Any] = None
     """The policy pack's report (:class:`gpuready.policy.PolicyReport`); ``None`` when policies were not run."""
+    caps: Optional[dict[str, Any]] = None
+    """The GPU and cost caps the policy pack applied (``gpu-capacity-caps``' settings that are set: ``maxGpus``,
+    ``maxUsdPerHour``); ``{}`` when none apply (no ``--policy-config`` sets one); ``None`` when policies were not
+    run."""
     secrets: frozenset = field(default=frozenset(), repr=False)
     """The text of the stack's secrets, redacted from everything shown (never itself shown)."""
 
@@ -55,6 +59,8 @@ class PlanResult:
         """The plan as JSON-like data, secrets shown as ``[secret]``."""
         data = asdict(self)
         del data["secrets"]
+        if data["policy"] is not None:
+            del data["policy"]["settings"]  # the caps are what a reader needs of them
         return redact(data, self.secrets)
 
 
@@ -144,4 +150,15 @@ def planned(rendering: Any, stack_file: str, *, policies: bool = True,
     outputs = {k: SECRET if k in rendering.secret_outputs else v for k, v in rendering.outputs.items()}
     return PlanResult(project=rendering.project, stack=rendering.stack, stack_file=stack_file, resources=resources,
                       capacity=_capacity(capacities(rendering)), outputs=outputs, scale_from_zero=_scaling(rendering),
-                      policy=_redacted_policy(report, rendering.secrets), secrets=rendering.secrets)
+                      policy=_redacted_policy(report, rendering.secrets), caps=_caps(report),
+                      secrets=rendering.secrets)
+
+
+def _caps(report: Any) -> Optional[dict[str, Any]]:
+    """The caps ``report``'s run applied (:attr:`PlanResult.caps`)."""
+    from ..policy.rules.capacity import gpu_capacity_caps
+
+    if report is None:
+        return None
+    settings = report.settings.get(gpu_capacity_caps.name) or {}
+    return {key: value for key, value in settings.items() if value is not None}

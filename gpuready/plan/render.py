@@ -47,11 +47,34 @@ def mock_id(type_: str, name: str) -> str:
     return ec2_id(reader.ID_PREFIX, name)
 
 
+ARN_RESOURCES = {
+    "batch/computeEnvironment": "compute-environment/{}", "batch/jobQueue": "job-queue/{}",
+    "batch/jobDefinition": "job-definition/{}:1", "batch/schedulingPolicy": "scheduling-policy/{}",
+    "iam/instanceProfile": "instance-profile/{}", "iam/openIdConnectProvider": "oidc-provider/{}",
+    "eks/nodeGroup": "nodegroup/{}", "eks/podIdentityAssociation": "podidentityassociation/{}",
+    "cloudwatch/logGroup": "log-group:{}", "ec2/launchTemplate": "launch-template/{}",
+    "ec2/securityGroup": "security-group/{}", "ec2/internetGateway": "internet-gateway/{}",
+    "ec2/natGateway": "natgateway/{}", "ec2/routeTable": "route-table/{}", "ec2/placementGroup": "placement-group/{}",
+    "ec2/eip": "elastic-ip/{}",
+}
+"""Pulumi's ``service/resource`` -> the resource part of its ARN as the service writes it (botocore's models, moto),
+the name in ``{}`` (a job definition's first revision: ``:1``), where it is not Pulumi's own name; any other:
+``resource/{}``."""
+ARN_SERVICES = {"cloudwatch": "logs"}
+"""Pulumi's module -> the service an ARN names, where they differ (a log group's ARN is ``arn:aws:logs:...``)."""
+GLOBAL_SERVICES = frozenset({"iam"})
+"""Services whose ARNs name no region (``arn:aws:iam::ACCOUNT:role/NAME``)."""
+
+
 def _arn(type_: str, name: str, region: str) -> str:
-    """``aws:batch/computeEnvironment:ComputeEnvironment`` -> ``arn:aws:batch:REGION:ACCOUNT:computeEnvironment/NAME``."""
+    """The ARN of ``name`` of the resource type ``type_`` as its service gives it:
+    ``aws:batch/jobQueue:JobQueue`` -> ``arn:aws:batch:REGION:ACCOUNT:job-queue/NAME``, ``aws:iam/role:Role`` ->
+    ``arn:aws:iam::ACCOUNT:role/NAME``."""
     module, _, _ = type_.partition(":")[2].partition(":")
     service, _, kind = module.partition("/")
-    return f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{kind}/{name}"
+    resource = ARN_RESOURCES.get(module, f"{kind}/{{}}").format(name)
+    where = "" if service in GLOBAL_SERVICES else region
+    return f"arn:aws:{ARN_SERVICES.get(service, service)}:{where}:{ACCOUNT_ID}:{resource}"
 
 
 class PlanMocks(pulumi.runtime.Mocks):

@@ -47,6 +47,10 @@ def render_text(result: PlanResult) -> str:
                      f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")
     else:
         lines.append("  no GPU capacity found in this stack")
+    if result.caps is not None:
+        lines.append(f"  caps: {', '.join(f'{k} {v:g}' for k, v in result.caps.items())}" if result.caps else
+                     "  no caps: nothing limits GPUs or $/h; pass --policy-config FILE setting gpu-capacity-caps' "
+                     "maxGpus or maxUsdPerHour")
     scaling = result.scale_from_zero
     if scaling is not None:
         lines += ["", scaling["summary"]]

@@ -36,6 +36,8 @@ class PolicyReport:
     violations: list[Violation] = field(default_factory=list)
     undecided: dict[str, str] = field(default_factory=dict)
     """Rule -> what it could not decide because a value it needs is unknown (only in a preview render)."""
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Every rule that ran -> the settings it ran with (the policy config's over the rule's defaults)."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -91,6 +93,7 @@ def run(rendering: Rendering, config_file: Optional[Path] = None, policies: Sequ
         if level == "disabled":
             continue
         report.policies[policy.name] = level
+        report.settings[policy.name] = dict(settings)
         if isinstance(policy, ResourceValidationPolicy):
             for resource in resources:
                 def violation(message: str, urn: Optional[str] = None, _r=resource) -> None:

@@ -144,7 +144,8 @@ def analyse_capture(text: Union[str, bytes], gpus_expected: int = 0, sharing: Op
     error = None if rows else "no --query-gpu rows in the capture (give the CSV nvidia-smi printed)"
     rows = core.with_q(core.with_mig_devices(rows, core.parse_mig_devices(text)), core.parse_q(text))
     checks = core.analyse(rows, versions, error, None, gpus_expected, core.capture_state(text), sharing)
-    return ProbeReport.from_json({"verdict": core.verdict(checks), "checks": checks, "gpus": rows,
+    return ProbeReport.from_json({"verdict": core.verdict(checks), "checks": checks,
+                                  "gpus": core.latest_snapshots(rows)[0],
                                   "versions": versions})
 
 

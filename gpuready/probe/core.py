@@ -726,6 +726,17 @@ def capture_state(text):
             "log_why": "the capture holds no kernel log: append `dmesg` output to see Xid events"}
 
 
+def latest_snapshots(rows):
+    """``rows`` with one row per GPU, its last (a capture may hold several snapshots of each GPU: idle, then busy),
+    in the order the GPUs first appear; and the most snapshots of one GPU."""
+    latest, counts = {}, {}
+    for i, gpu in enumerate(rows):
+        identity = gpu.get("uuid") or gpu.get("gpu_uuid") or gpu.get("pci.bus_id") or gpu.get("index") or i
+        counts[identity] = counts.get(identity, 0) + 1
+        latest[identity] = gpu  # a key keeps its first place in the dict when its value is replaced
+    return list(latest.values()), max(counts.values(), default=0)
+
+
 def analyse(rows, versions, error=None, env=None, gpus_expected=0, state=None, sharing=None):
     """Checks from nvidia-smi's view (rows and versions), the node's ``state`` (:func:`node_state`) and the
     environment, without running anything. ``sharing``: how the stack shares GPUs on purpose (time-slicing, mps,
@@ -736,29 +747,21 @@ def analyse(rows, versions, error=None, env=None, gpus_expected=0, state=None, s
         return checks
     checks.append(check("nvidia_driver", PASS, versions.get("driver") or (rows[0].get("driver_version")
                                                                           if rows else None)))
-    seen = len({g.get("uuid") or g.get("gpu_uuid") or g.get("pci.bus_id") or g.get("index") or i
-                for i, g in enumerate(rows)})  # a capture may hold several snapshots of each GPU
+    rows, snapshots = latest_snapshots(rows)
+    seen = len(rows)
     want = max(gpus_expected, 1)
     checks.append(check("gpu_count", FAIL if seen < want else PASS, seen, want,
                         "no GPU visible" if seen == 0 else
-                        ("fewer GPUs than the stack promised" if seen < want else "")))
-    seen_ids: dict = {}
-    first = []
-    for i, gpu in enumerate(rows):
-        identity = gpu.get("uuid") or gpu.get("pci.bus_id") or gpu.get("index") or i
-        seen_ids[identity] = seen_ids.get(identity, 0) + 1
-        found = gpu_checks(gpu)
-        if seen_ids[identity] > 1:  # a later snapshot of the same GPU in a capture
-            for c in found:
-                c["name"] = c["name"].replace(".", f"#{seen_ids[identity]}.", 1)
-        else:
-            first.append(gpu)
-        checks += found
+                        ("fewer GPUs than the stack promised" if seen < want else "")
+                        + (f"{'; ' if seen < want else ''}each GPU judged on the latest of its {snapshots} "
+                           "snapshots in the capture" if snapshots > 1 else "")))
+    for gpu in rows:
+        checks += gpu_checks(gpu)
     state = state or {}
-    checks += memory_checks(first, state.get("apps") or [], sharing)
-    checks += nvlink_checks(first, state.get("nvlink") or {})
+    checks += memory_checks(rows, state.get("apps") or [], sharing)
+    checks += nvlink_checks(rows, state.get("nvlink") or {})
     if "log" in state:
-        checks += xid_checks(first, state["log"], state.get("log_why"))
+        checks += xid_checks(rows, state["log"], state.get("log_why"))
     return checks
 
 

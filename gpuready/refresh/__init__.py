@@ -39,11 +39,15 @@ class Fresh:
 
 class Answers:
     """The API answers a refresh reads: from ``recorded`` (a folder of JSON files, one per API, named as each cloud
-    module documents), or live through ``live`` when no recorded file is there."""
+    module documents), or live through ``live`` when no recorded file is there. A ``recorded`` folder without any
+    JSON file is a :class:`UserError`: nothing is asked live then."""
 
     def __init__(self, recorded: Optional[Path]) -> None:
         if recorded is not None and not recorded.is_dir():
             raise UserError(f"--from {recorded}: not a folder of recorded API answers")
+        if recorded is not None and not any(p.is_file() for p in recorded.glob("*.json")):
+            raise UserError(f"--from {recorded}: the folder holds no recorded API answers (JSON files named as "
+                            "gpuready/refresh/<cloud>.py says): record them there, or drop --from to ask the APIs")
         self.recorded = recorded
 
     def get(self, name: str, live: Callable[[], Any]) -> Any:
@@ -57,6 +61,13 @@ class Answers:
                     raise UserError(f"--from: cannot read {path}: {e}") from None
         progress(f"asking the API for {name.removesuffix('.json')}")
         return live()
+
+
+def unknown_memory(model: str, reported: float) -> str:
+    """Why a type whose GPUs report ``reported`` GiB is left out: no memory size of ``model`` in the catalog's
+    ``gpu_models.csv`` is that figure (:func:`gpuready_components.catalog.gpu_memory`)."""
+    return (f"{reported:g} GiB per {model} GPU is no memory size of {model} in the catalog's gpu_models.csv: add it "
+            "there with its source")
 
 
 def progress(text: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Optional
 from gpuready_components import catalog
 
 from ..errors import UserError
-from . import Answers, Fresh, Skipped
+from . import Answers, Fresh, Skipped, unknown_memory
 
 REGION = "us-east-1"
 PRICE_FILTERS = {"regionCode": REGION, "operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA",
@@ -115,9 +115,14 @@ def fetch(answers: Answers, date: str) -> Fresh:
         record = accelerated[name]
         gpu = record["GpuInfo"]["Gpus"][0]
         network = record.get("NetworkInfo", {})
+        reported = round(gpu["MemoryInfo"]["SizeInMiB"] / 1024, 2)  # EC2's figure: the L4's 24 GB as 22,888 MiB
+        memory = catalog.gpu_memory(gpu["Name"], reported)
+        if memory is None:
+            skipped[name] = unknown_memory(gpu["Name"], reported)
+            continue
         rows.append(catalog.GpuInstanceType(
             cloud="aws", name=name, accelerator="", gpu_model=gpu["Name"], gpus=gpu["Count"],
-            gpu_memory_gib=round(gpu["MemoryInfo"]["SizeInMiB"] / 1024, 2), vcpus=record["VCpuInfo"]["DefaultVCpus"],
+            gpu_memory_gib=memory, vcpus=record["VCpuInfo"]["DefaultVCpus"],
             memory_gib=record["MemoryInfo"]["SizeInMiB"] / 1024, price_usd_hour=price.get(name), price_region=REGION,
             price_date=date, spec_source=SPEC_SOURCE, price_source=PRICE_SOURCE,
             efa_interfaces=(network.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0),

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional
 from gpuready_components import catalog
 
 from ..errors import UserError
-from . import Answers, Fresh, Skipped, get_json, token_from
+from . import Answers, Fresh, Skipped, get_json, token_from, unknown_memory
 
 REGION = "eastus"
 SPEC_SOURCE, PRICE_SOURCE = "azure-skus-api", "azure-retail-api"
@@ -33,7 +33,7 @@ SERIES = (
     (r"Standard_ND96isr_H200_v5", "H200", 141.0), (r"Standard_NV\d+ads_A10_v5", "A10", 24.0),
 )
 """NVIDIA GPU VM sizes: name pattern, GPU model as the catalog names it, GPU memory GiB (the H100 NVL of NC H100 v5
-is an H100 with 94 GB)."""
+is an H100 with 94 GB): the size of the model the series has, whose figure is the catalog's (gpu_models.csv)."""
 
 
 def _pages(answer: Any) -> list[dict]:
@@ -120,8 +120,11 @@ def fetch(answers: Answers, date: str) -> Fresh:
     price = prices(_pages(answers.get("retail-prices.json", lambda: _retail(found))))
     rows = []
     for name in sorted(found):
-        sku, (_, model, memory) = found[name]
-        caps = _capabilities(sku)
+        sku, (_, model, reported) = found[name]
+        caps, memory = _capabilities(sku), catalog.gpu_memory(model, reported)
+        if memory is None:
+            skipped.append(Skipped(name, unknown_memory(model, reported)))
+            continue
         rows.append(catalog.GpuInstanceType(
             cloud="azure", name=name, accelerator="", gpu_model=model, gpus=int(caps["GPUs"]), gpu_memory_gib=memory,
             vcpus=int(caps["vCPUs"]), memory_gib=float(caps["MemoryGB"]), price_usd_hour=price.get(name),

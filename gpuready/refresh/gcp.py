@@ -26,8 +26,6 @@ from . import Answers, Fresh, Skipped, get_json, token_from
 REGION = "us-central1"
 COMPUTE_SERVICE = "6F81-5844-456A"
 SPEC_SOURCE, PRICE_SOURCE = "gcp-compute-api", "gcp-billing-api"
-GPU_MEMORY_GIB = {"T4": 16.0, "V100": 16.0, "L4": 24.0, "A100": 40.0, "H100": 80.0, "H200": 141.0, "B200": 180.0}
-"""GPU memory where the accelerator's name does not state it (Compute Engine's GPU pages)."""
 
 
 def _pages(answer: Any) -> list[dict]:
@@ -90,11 +88,16 @@ def unit_price(sku: dict) -> float:
 
 
 def model_of(description: str) -> tuple[Optional[str], Optional[float]]:
-    """GPU model and memory (GiB) from an accelerator type's description (``NVIDIA H100 80GB``, ``NVIDIA Tesla T4``)."""
+    """GPU model and memory (GiB) from an accelerator type's description (``NVIDIA H100 80GB``, ``NVIDIA Tesla T4``):
+    the catalog's figure (gpu_models.csv) of the size the description states, else of the model's smallest size (the
+    one Compute Engine's GPU pages give where the name states none); None for a size the catalog does not have."""
     words = description.replace("NVIDIA", "").replace("Tesla", "").split()
     model = next((w for w in words if w in catalog.GPU_MODELS), None)
-    memory = re.search(r"(\d+)\s*GB", description)
-    return model, float(memory.group(1)) if memory else GPU_MEMORY_GIB.get(model or "")
+    stated = re.search(r"(\d+)\s*GB", description)
+    sizes = sorted(catalog.gpu_memories().get(model or "", {}))
+    if stated:
+        return model, catalog.gpu_memory(model or "", float(stated.group(1)))
+    return model, sizes[0] if sizes else None
 
 
 def _series(machine: str) -> list[str]:

@@ -18,7 +18,13 @@ RUNS = {platforms.SINGLE: "smoke test", platforms.GANG: "smoke test on several n
 
 def target_class(platform: Any, mode: str) -> type[SmokeTarget]:
     """The class that runs ``mode`` on the platform called ``platform`` (a stack's ``platform`` output); a
-    ``UserError`` for a platform gpuready does not know, or one that has no target for ``mode``."""
+    ``UserError`` for outputs that name no platform, a platform gpuready does not know, or one that has no target for
+    ``mode``."""
+    if platform is None:
+        raise UserError("the stack's outputs lack the `platform` output (which gpuready platform the stack runs: "
+                        f"{', '.join(platforms.names())}): save the outputs of a deployed gpuready stack with "
+                        "`pulumi stack output --json --show-secrets > outputs.json` (no outputs yet: run `pulumi up` "
+                        "first)")
     found = platforms.get(platform)
     if found is None:
         raise UserError(f"the stack's outputs name no platform gpuready knows ({platform!r}); is it a gpuready "

@@ -64,6 +64,15 @@ def _users(data: dict[str, Any]) -> list[dict[str, Any]]:
     return chosen or users
 
 
+def credential_command(data: dict[str, Any]) -> str:
+    """The credential command (``exec``) the kubeconfig ``data`` runs for its current user, as a shell line."""
+    for entry in _users(data):
+        spec = (entry.get("user") or {}).get("exec") if isinstance(entry.get("user"), dict) else None
+        if isinstance(spec, dict):
+            return _printable(shlex.join([str(spec.get("command") or ""), *map(str, spec.get("args") or [])]))
+    return "kubectl get nodes"
+
+
 def _problem(user: Any) -> Optional[str]:
     """Why the user entry's credential command may not run, or ``None``."""
     if not isinstance(user, dict):
@@ -85,6 +94,22 @@ def _problem(user: Any) -> Optional[str]:
     if env:
         return f"runs `{shown}` with {', '.join(map(_printable, env))} set, which no gpuready stack writes"
     return None
+
+
+def usable(data: Any) -> dict[str, Any]:
+    """``data`` (a parsed kubeconfig), once it is a map whose ``current-context`` names one of its contexts;
+    otherwise a :class:`UserError` saying what to set."""
+    if not isinstance(data, dict):
+        raise UserError("the kubeconfig in the stack's outputs is not a kubeconfig (a YAML or JSON map): re-save the "
+                        "outputs with `pulumi stack output --json --show-secrets > outputs.json`")
+    names = [str(c.get("name")) for c in data.get("contexts") or [] if isinstance(c, dict)]
+    current = data.get("current-context")
+    if not current or current not in names:
+        now = f"names {_printable(str(current))!r}, not one of its contexts" if current else "is not set"
+        fix = f"set it to one of its contexts ({', '.join(map(_printable, names))})" if names else \
+            "the kubeconfig has no contexts: re-save the outputs with `pulumi stack output --json --show-secrets`"
+        raise UserError(f"the kubeconfig in the stack's outputs: current-context {now}: {fix}")
+    return data
 
 
 def checked(data: Any, trust_exec: bool = False) -> Any:

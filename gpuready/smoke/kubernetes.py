@@ -4,11 +4,13 @@ ConfigMap (no image of ours), followed with a watch, its logs read, and everythi
 from __future__ import annotations
 
 import abc
+import contextlib
 import json
+import logging
 import sys
 import time
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, TextIO
@@ -97,12 +99,44 @@ def api_client(kubeconfig: str, trust_exec: bool = False):
         import yaml
 
         data = yaml.safe_load(kubeconfig)
-    from .kubeconfig import checked
+    from .kubeconfig import checked, credential_command, usable
 
     configuration = type.__call__(client.Configuration)
     configuration.retries = False  # urllib3 would otherwise retry each call 3 times, each up to its read timeout
-    return client, config.new_client_from_config_dict(checked(data, trust_exec),
-                                                      client_configuration=configuration)
+    data = checked(usable(data), trust_exec)
+    try:
+        with _client_errors() as errors:
+            api = config.new_client_from_config_dict(data, client_configuration=configuration)
+    except config.ConfigException as error:
+        raise UserError(f"the kubeconfig in the stack's outputs cannot be used ({error}): re-save the outputs with "
+                        "`pulumi stack output --json --show-secrets > outputs.json`") from None
+    if errors:  # the client logs a failed credential command (exec) and goes on without credentials
+        why = " ".join(errors[0].split())
+        raise UserError(f"the kubeconfig's credential command failed ({why[:300]}): run it yourself to see why "
+                        f"(`{credential_command(data)}`), fix its credentials, then retry")
+    return client, api
+
+
+class _Collected(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _client_errors() -> Iterator[list[str]]:
+    """The errors the kubernetes client logs in the block (through the root logger, which would print them raw as
+    ``ERROR:root:...``), collected instead of printed."""
+    handler = _Collected()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        root.removeHandler(handler)
 
 
 class BoundedCalls:
@@ -113,6 +147,9 @@ class BoundedCalls:
         self.client, self.clock = client, clock
         self.limits = (max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3)))
         self.lost = False
+        self.sent = 0
+        """Create calls that may have created something (sent, or in flight when stopped); 0: there is nothing to
+        delete."""
 
     def retryable(self, error: BaseException) -> bool:
         import urllib3
@@ -129,19 +166,25 @@ class BoundedCalls:
     def create(self, method: Callable[..., Any], namespace: str, body: dict, deadline: float) -> None:
         """Create ``body`` once: after a call whose answer was lost, AlreadyExists means that call landed (the
         name is unique to this run), so a retry never makes a second object. Sets ``lost`` when a call's answer
-        was lost (it may still land later)."""
+        was lost (it may still land later); counts in ``sent`` every call but those that surely created nothing
+        (refused, or never connected)."""
+        import urllib3
+
         maybe_landed = False
 
         def attempt() -> None:
             nonlocal maybe_landed
+            self.sent += 1
             try:
                 method(namespace, body, _request_timeout=self.limits)
             except BaseException as error:  # noqa: BLE001 (sorted: passing faults are retried, Ctrl-C raised)
                 refused = isinstance(error, self.client.exceptions.ApiException) and error.status < 500
                 if refused and error.status == 409 and maybe_landed:
                     return
-                maybe_landed = maybe_landed or not refused
-                self.lost = self.lost or not refused
+                unsent = isinstance(error, urllib3.exceptions.ConnectTimeoutError)  # and NewConnectionError
+                self.sent -= refused or unsent
+                maybe_landed = maybe_landed or not (refused or unsent)
+                self.lost = self.lost or not (refused or unsent)
                 raise
         retry(attempt, retryable=self.retryable, backoff=BACKOFF, deadline=deadline, clock=self.clock)
 
@@ -204,6 +247,8 @@ class KubernetesRun(SmokeTarget):
         super().__init__(outputs, request)
         self.namespace, self.progress, self.clock = namespace, progress or sys.stderr, clock
         self.cleaned = False
+        self.undone: Optional[str] = None
+        """What the cleanup did, for the verdict (:func:`undone`); None before it ran."""
 
     def connect(self, stack: StackOutputs) -> None:
         """The stack's cluster: its client and APIs, calls bounded by ``--timeout``, and the run's deadline (from
@@ -223,10 +268,15 @@ class KubernetesRun(SmokeTarget):
             return
         self.cleaned = True
         deletes, what, command = self.deletions()
-        delete_objects(self.client, self.calls, deletes, what, command, self.progress)
+        held = HeldInterrupt()
+        self.undone = undone(self.calls, delete_objects(self.client, self.calls, deletes, what, command,
+                                                        self.progress, held))
+        self.result.checks[:] = [c if c.name != "job_finished" else replace(c, detail=c.detail.replace(
+            "; deleted", f"; {self.undone}")) for c in self.result.checks]
+        held.raise_held()
 
     def interrupted(self) -> Any:
-        self.result.checks.append(interrupted_check(self.request.keep))
+        self.result.checks.append(interrupted_check(self.request.keep, self.undone))
         return self.result
 
 
@@ -321,9 +371,18 @@ def unfinished(measured: Any, timeout: float, keep: bool, unread: Optional[BaseE
                  + (f"; {what} could not be watched: {type(unread).__name__}" if unread else ""))
 
 
-def interrupted_check(keep: bool) -> Check:
-    """The failing ``job_finished`` check of a run stopped by Ctrl-C."""
-    return Check("job_finished", core.FAIL, None, "Succeeded", "interrupted" + ("" if keep else "; deleted"))
+def interrupted_check(keep: bool, done: Optional[str] = "deleted") -> Check:
+    """The failing ``job_finished`` check of a run stopped by Ctrl-C (``done``: what the cleanup did,
+    :func:`undone`)."""
+    return Check("job_finished", core.FAIL, None, "Succeeded", "interrupted" + ("" if keep else f"; {done}"))
+
+
+def undone(calls: BoundedCalls, left: list[str]) -> str:
+    """What a cleanup did, in a verdict's words: ``deleted``, ``nothing was created``, or the kinds it could not
+    delete (``left``, as :func:`delete_objects` returns them)."""
+    if left:
+        return f"could not delete {', '.join(left)}"
+    return "deleted" if calls.sent else "nothing was created"
 
 
 class PendingExplainer:
@@ -398,14 +457,18 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
 
 
 def delete_objects(client: Any, calls: BoundedCalls, deletes: list[tuple[str, Callable[..., Any]]], what: str,
-                   command: str, progress: TextIO) -> None:
+                   command: str, progress: TextIO, held: Optional[HeldInterrupt] = None) -> list[str]:
     """Call each ``(kind, delete)`` of ``deletes`` (``delete(_request_timeout=...)``), each retried on any error but
     NotFound for :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. When a
     create's answer was lost, that create may land after the delete: all are deleted again :data:`LATE_CREATE`
     seconds later (beyond that, the Job's activeDeadlineSeconds stops its pods at ``--timeout``). A delete that
-    keeps failing is reported to ``progress`` with ``what`` it was and the ``command`` that removes it. A Ctrl-C
-    meanwhile is raised once all is deleted."""
-    deadline, held = calls.clock() + CLEANUP_GRACE, HeldInterrupt()
+    keeps failing is reported to ``progress`` once, with ``what`` it was and the ``command`` that removes it; the
+    kinds left are returned. When no create may have created anything (``calls.sent``), nothing is called. A Ctrl-C
+    meanwhile is raised once all is deleted, or put in ``held`` for the caller to raise."""
+    deadline, failed, caller_raises = calls.clock() + CLEANUP_GRACE, {}, held is not None
+    held = held or HeldInterrupt()
+    if not calls.sent:
+        return []
 
     def unless_gone(delete: Callable[..., Any]) -> None:
         try:
@@ -419,7 +482,14 @@ def delete_objects(client: Any, calls: BoundedCalls, deletes: list[tuple[str, Ca
         for kind, delete in deletes:
             try:
                 persist(lambda: unless_gone(delete), backoff=BACKOFF, deadline=deadline, held=held, clock=calls.clock)
+                failed.pop(kind, None)
             except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (reported: Kubernetes' TTL is the backstop)
-                print(f"gpuready: could not delete {kind} {what} ({error.__class__.__name__}); Kubernetes "
-                      f"removes the Job {TTL_SECONDS} s after it ends: `{command}`", file=progress)
-    held.raise_held()
+                failed[kind] = error
+    for kind, error in failed.items():
+        backstop = f"Kubernetes removes the Job {TTL_SECONDS} s after it ends" if kind.split()[0] == "Job" else \
+            "remove it"
+        print(f"gpuready: could not delete {kind} {what} ({error.__class__.__name__}); {backstop}: `{command}`",
+              file=progress)
+    if not caller_raises:
+        held.raise_held()
+    return list(failed)

@@ -14,6 +14,9 @@ from gpuready_components.outputs import Output, contract
 from ..errors import UserError
 from ..files import read_map
 
+MASKED = "[secret]"
+"""What ``pulumi stack output --json`` prints for a secret output without ``--show-secrets``."""
+
 
 class StackOutputs:
     """A deployed stack's outputs read through its platform's contract (:mod:`gpuready_components.outputs`): every declared
@@ -39,13 +42,17 @@ class StackOutputs:
         return output
 
     def __getitem__(self, key: str) -> Any:
-        """The value of ``key``; a UserError naming it when the stack did not export it."""
+        """The value of ``key``; a UserError naming it when the stack did not export it, or when it is a secret that
+        was saved masked (:data:`MASKED`)."""
         output, value = self._declared(key), self.values.get(key)
         if value is None:
             how = "pulumi stack output --json --show-secrets" if output.secret else "pulumi stack output --json"
             raise UserError(f"{self.source} lack {key} ({output.meaning}): is it a stack of platform "
                             f"{self.contract.platform} deployed by this gpuready version (older ones did not export "
                             f"it)? Run `pulumi up`, then read the outputs with `{how}`")
+        if output.secret and value == MASKED:
+            raise UserError(f"{self.source}: output {key} is {MASKED}: they were saved without --show-secrets; "
+                            "re-save them with `pulumi stack output --json --show-secrets > outputs.json`")
         return value
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -86,6 +93,9 @@ def load_outputs(stack: Optional[str] = None, path: Optional[Path] = None) -> di
     """The outputs in ``path``, or those the Pulumi CLI prints for ``stack`` (secrets shown: the kubeconfig), each
     of the shape the smoke targets read (a UserError names the first that is not)."""
     if path is not None:
+        if not Path(path).exists() and str(path).lstrip().startswith(("{", "[")):
+            raise UserError("--outputs takes a file, not JSON: save the outputs with `pulumi stack output --json "
+                            "--show-secrets > outputs.json` and pass --outputs outputs.json")
         return check_types(read_map(path, "outputs file"), str(path))
     pulumi = shutil.which("pulumi")
     if pulumi is None:

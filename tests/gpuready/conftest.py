@@ -15,6 +15,14 @@ CAPTURES = DATA / "nvidia-smi"
 H100 = CAPTURES / "h100-80gb-hbm3_driver-590.48.01.txt"
 
 
+def h100_idle() -> str:
+    """The real H100 capture up to its first --query-gpu snapshot (idle, no memory held); the whole capture ends
+    with a snapshot under load (gpu_burn and memhog holding 19,818 MiB)."""
+    lines = H100.read_text().splitlines()
+    idle = next(i for i, line in enumerate(lines) if line.startswith("2026/07/14 08:12:38"))
+    return "\n".join(lines[:idle + 1]) + "\n"
+
+
 @pytest.fixture
 def fake_smi(tmp_path, monkeypatch):
     """Put a replaying nvidia-smi first on PATH, and hide PyTorch (a CPU build would see no GPU behind the

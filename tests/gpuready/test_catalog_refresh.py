@@ -134,7 +134,17 @@ def test_cli_prints_the_diff_and_writes_only_with_write(tmp_path, capsys):
 def test_cli_names_what_is_missing_without_a_traceback(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("AZURE_ACCESS_TOKEN", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no `az` to ask for a token
+    (tmp_path / "notes.json").write_text("{}")  # a recording of another API: the Azure ones are asked live
     assert cli.main(["catalog", "refresh", "--cloud", "azure", "--from", str(tmp_path)]) == 2
     assert "no Azure access token: set AZURE_ACCESS_TOKEN" in capsys.readouterr().err
     assert cli.main(["catalog", "refresh", "--cloud", "gcp", "--from", str(tmp_path / "nowhere")]) == 2
     assert "not a folder of recorded API answers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
+def test_from_a_folder_without_recordings_is_refused_without_asking_the_api(cloud, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # were an API asked, it would fail otherwise
+    (tmp_path / "README").write_text("recordings go here")
+    assert cli.main(["catalog", "refresh", "--cloud", cloud, "--from", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds no recorded API answers" in err and "asking the API" not in err, err

@@ -33,7 +33,7 @@ def test_plan_shows_resources_gpu_facts_and_capacity(capsys):
     out = capsys.readouterr().out
     assert "gpuready:aws:BatchGpuEnvironment" in out
     assert "aws:batch/computeEnvironment:ComputeEnvironment" in out and "gpu-gpu-on-demand" in out
-    assert "g6.12xlarge (4x L4 22.35 GiB)" in out
+    assert "g6.12xlarge (4x L4 24 GiB)" in out
     assert "image: ECS_AL2023_NVIDIA" in out
     assert "volume /dev/xvda: 200 GiB gp3 encrypted" in out
     assert "compute environments: gpu-gpu-on-demand" in out
@@ -71,6 +71,9 @@ def test_stack_file_elsewhere_with_spot_and_existing_network(tmp_path, capsys):
     ({"gpuready:instanceTypes": ["gr6.4xlarge"]}, "an NVIDIA GPU type that gpuready's GPU catalog does not list yet"),
     ({"gpuready:instanceTypes": ["g4ad.xlarge"]}, "its accelerators are AMD Radeon Pro V520, not NVIDIA GPUs"),
     ({"gpuready:maxVcpu": 64}, "did you mean gpuready:maxVcpus?"),
+    ({"gpuredy:maxVcpus": 16}, "gpuredy:maxVcpus = '16': not a key gpuready or this stack's providers (aws, pulumi) "
+                               "read. Fix: did you mean gpuready:maxVcpus?"),
+    ({"gcp:project": "p"}, "gcp:project = 'p': not a key gpuready or this stack's providers (aws, pulumi) read"),
     ({"gpuready:job": {"gpu": 1}}, "gpuready:job.gpu"),
     ({"gpuready:maxVcpus": "lots"}, "gpuready:maxVcpus"),
     ({"gpuready:platform": "aws-batchh"}, "unknown platform"),
@@ -137,3 +140,19 @@ def test_a_plan_does_not_walk_the_loaded_provider_packages_again_and_again(stack
                           text=True, check=True)
     code, full_collections, threshold_restored = done.stdout.split()
     assert (code, full_collections, threshold_restored) == ("0", "0", "True")
+
+
+def test_plan_says_when_no_caps_apply(tmp_path, capsys):
+    assert main(["plan", "--stack", "aws-batch"]) == 0
+    assert "  no caps: nothing limits GPUs or $/h; pass --policy-config FILE" in capsys.readouterr().out
+    assert main(["plan", "--stack", "aws-batch", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["caps"] == {}
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"gpu-capacity-caps": {"maxGpus": 100}}))
+    assert main(["plan", "--stack", "aws-batch", "--policy-config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "  caps: maxGpus 100\n" in out and "no caps" not in out
+    assert main(["plan", "--stack", "aws-batch", "--policy-config", str(config), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["caps"] == {"maxGpus": 100}
+    assert main(["plan", "--stack", "aws-batch", "--no-policies"]) == 0
+    assert "caps" not in capsys.readouterr().out

@@ -15,7 +15,7 @@ from gpuready.cli import main
 from gpuready_components import platforms
 
 from tests.conftest import ROOT
-from tests.gpuready.conftest import H100
+from tests.gpuready.conftest import h100_idle
 
 from .gpu_vm import PLATFORM
 
@@ -55,7 +55,8 @@ def _outputs(tmp_path: Path) -> Path:
 
 
 def test_it_smokes_on_its_own_target_through_the_cli(gpu_vm, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("GPU_VM_CAPTURE", str(H100))  # the real H100 capture, as the fake instance's GPU
+    (tmp_path / "idle.txt").write_text(h100_idle())  # the real H100 capture's idle snapshot, as the instance's GPU
+    monkeypatch.setenv("GPU_VM_CAPTURE", str(tmp_path / "idle.txt"))
     assert main(["smoke", "--outputs", str(_outputs(tmp_path)), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["target"] == "gpu-vm" and result["verdict"] == "pass"
@@ -65,7 +66,7 @@ def test_it_smokes_on_its_own_target_through_the_cli(gpu_vm, tmp_path, monkeypat
 
 def test_its_target_reports_a_gpu_the_probe_fails(gpu_vm, tmp_path, monkeypatch, capsys):
     held = tmp_path / "held.csv"  # the capture's idle GPU with 72,207 of 81,559 MiB held by another process
-    held.write_text(H100.read_text().replace(", 479 MiB, 0 MiB, 81081 MiB,", ", 479 MiB, 72207 MiB, 8873 MiB,", 1))
+    held.write_text(h100_idle().replace(", 479 MiB, 0 MiB, 81081 MiB,", ", 479 MiB, 72207 MiB, 8873 MiB,", 1))
     monkeypatch.setenv("GPU_VM_CAPTURE", str(held))
     assert main(["smoke", "--outputs", str(_outputs(tmp_path))]) == 1
     assert "memory_in_use" in capsys.readouterr().out

@@ -138,3 +138,23 @@ def test_a_key_given_twice_in_an_object_the_engine_passes_is_refused():
         assert StackConfig(aws_batch.SETTINGS).read("multiNode") == {"nodes": 2}
     finally:
         config.CONFIG.reset(token)
+
+
+@pytest.mark.parametrize("stack, typo, meant, providers", [
+    ("eks", "gpuredy:maxSize", "gpuready:maxSize", "aws, kubernetes, pulumi"),
+    ("gke", "gpu-ready:maxNodes", "gpuready:maxNodes", "gcp, kubernetes, pulumi"),
+    ("aks", "gpuready_:maxCount", "gpuready:maxCount", "azure-native, kubernetes, pulumi"),
+])
+def test_a_misspelt_namespace_is_refused_with_the_key_meant(tmp_path, capsys, stack, typo, meant, providers):
+    code, _ = _plan(tmp_path, stack, {typo: 4})
+    err = capsys.readouterr().err
+    assert code == 2 and f"not a key gpuready or this stack's providers ({providers}) read" in err
+    assert f"Fix: did you mean {meant}?" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("stack, key", [
+    ("eks", "kubernetes:enableServerSideApply"), ("gke", "gcp:region"), ("aks", "azure-native:location"),
+    ("aws-batch", "pulumi:disable-default-providers"),
+])
+def test_the_providers_own_keys_pass(tmp_path, stack, key):
+    assert _plan(tmp_path, stack, {key: "true" if "enable" in key or "disable" in key else "x"})[0] == 0

@@ -278,7 +278,7 @@ def test_aws_rows_agree_with_ec2_describe_instance_types():
         assert row.memory_mib == record["MemoryInfo"]["SizeInMiB"], row.name
         assert row.gpus == gpu["Count"], row.name
         assert row.gpu_model == gpu["Name"], row.name
-        assert row.gpu_memory_gib == pytest.approx(gpu["MemoryInfo"]["SizeInMiB"] / 1024, abs=0.01), row.name
+        assert row.gpu_memory_gib == catalog.gpu_memory(gpu["Name"], gpu["MemoryInfo"]["SizeInMiB"] / 1024), row.name
         checked += 1
     assert checked >= 38
 
@@ -353,3 +353,22 @@ def test_gcp_machines_as_node_configs_name_them():
     assert catalog.find_gcp("g2-standard-24").gpus == 2
     assert catalog.find_gcp("n1-standard-16", [{"type": "nvidia-tesla-t4", "count": 3}]) is None
     assert catalog.find_gcp("e2-standard-4") is None
+
+
+def test_one_memory_figure_per_gpu_model_and_size_with_its_source():
+    """The same GPU has the same memory on every cloud (EC2 reports the L4's 24 GB as 22,888 MiB, GKE as 24 GB):
+    each row's figure is its model's in gpu_models.csv, whose every figure names a source."""
+    memories = catalog.gpu_memories()
+    for row in catalog.file_rows():
+        assert row.gpu_memory_gib in memories[row.gpu_model], (row.cloud, row.name, row.gpu_memory_gib)
+    assert {r.gpu_memory_gib for r in catalog.file_rows() if r.gpu_model == "L4"} == {24.0}
+    for model, sizes in memories.items():
+        assert model in catalog.GPU_MODELS and all(source in catalog.sources() for source in sizes.values()), model
+        assert all(abs(a - b) > catalog.MEMORY_TOLERANCE * max(a, b) for a in sizes for b in sizes if a < b), model
+
+
+def test_a_row_whose_gpu_memory_is_not_its_models_is_a_problem():
+    row = dataclasses.replace(catalog.find("aws", "g6.xlarge"), gpu_memory_gib=22.35)
+    assert catalog.problems(row) == ["22.35 GiB per L4: not a figure of gpu_models.csv (24): use its figure, or add "
+                                     "the model's memory size there with its source"]
+    assert catalog.problems(row, provenance=False) == []  # a stack's own type: its figure as declared

@@ -12,7 +12,7 @@ import pytest
 
 from gpuready.errors import UserError
 from gpuready.probe import analyse_capture, core
-from tests.gpuready.conftest import CAPTURES, H100
+from tests.gpuready.conftest import CAPTURES, h100_idle
 
 NOT_NVIDIA_SMI = "this does not look like nvidia-smi output"
 
@@ -41,7 +41,7 @@ def test_nvidia_smi_saying_no_gpu_is_still_a_failed_verdict():
     lambda t: ("\ufeff" + t).encode(),  # read as text: the BOM arrives as a character
 ])
 def test_bom_and_utf16_captures_parse(encode):
-    data = encode(H100.read_text())
+    data = encode(h100_idle())
     report = analyse_capture(data.decode("utf-8") if data.startswith(b"\xef\xbb\xbf") else data, gpus_expected=1)
     assert report.verdict == "pass" and report.gpus[0]["name"] == "NVIDIA H100 80GB HBM3"
 
@@ -51,7 +51,7 @@ def test_the_cli_reads_a_capture_saved_as_powershell_saves_it(codec, tmp_path, c
     from gpuready.cli import main
 
     saved = tmp_path / "smi.txt"
-    saved.write_text(H100.read_text(), encoding=codec)
+    saved.write_text(h100_idle(), encoding=codec)
     assert main(["probe", "--nvidia-smi-output", str(saved), "--gpus", "1"]) == 0
     assert "Verdict: PASS" in capsys.readouterr().out
 

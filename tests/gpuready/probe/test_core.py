@@ -10,7 +10,7 @@ import pytest
 
 from gpuready.probe import analyse_capture, core
 from tests.conftest import DATA
-from tests.gpuready.conftest import CAPTURES, H100
+from tests.gpuready.conftest import CAPTURES, H100, h100_idle
 L40S = CAPTURES / "l40s_driver-595.80.txt"
 H200_MIG = CAPTURES / "h200-mig-enabled_constructed.txt"
 
@@ -57,10 +57,22 @@ def test_noheader_nounits_needs_the_field_list():
 
 
 def test_capture_analysis_passes_healthy_gpus_and_counts_gpus_not_snapshots():
-    report = analyse_capture(H100.read_text(), gpus_expected=1)
+    report = analyse_capture(h100_idle(), gpus_expected=1)
     assert report.verdict == "pass"
     assert [c.measured for c in report.checks if c.name == "gpu_count"] == [1]
     assert analyse_capture(H100.read_text(), gpus_expected=8).verdict == "fail"
+
+
+def test_several_snapshots_of_one_gpu_are_one_set_of_rows_judged_on_the_latest():
+    """The real capture: idle at 08:12:38, then under load at 08:12:53 (46 then 26 degrees of thermal margin)."""
+    report = analyse_capture(H100.read_text(), gpus_expected=1)
+    names = [c.name for c in report.checks]
+    assert not [n for n in names if "#" in n] and len(names) == len(set(names))
+    checks = {c.name: c for c in report.checks}
+    assert checks["gpu_count"].measured == 1 and "latest of its 2 snapshots" in checks["gpu_count"].detail
+    assert checks["gpu0.thermal_margin"].measured == 26  # the loaded snapshot's, as memory's below
+    assert checks["gpu0.memory_in_use"].measured == "19818 of 81559 MiB (24%)"
+    assert [g["timestamp"] for g in report.gpus] == ["2026/07/14 08:12:53.353"]
 
 
 def test_probe_on_a_replayed_h100(fake_smi):

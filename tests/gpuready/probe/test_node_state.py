@@ -13,7 +13,7 @@ import pytest
 
 from gpuready.cli import main
 from gpuready.probe import analyse_capture, core
-from tests.gpuready.conftest import CAPTURES, H100
+from tests.gpuready.conftest import CAPTURES, H100, h100_idle
 
 MADE = CAPTURES / "constructed"
 
@@ -67,12 +67,15 @@ def test_options_that_do_not_go_together_are_a_clear_error(argv, words, capsys):
 
 
 def test_the_real_idle_and_loaded_h100_snapshots(tmp_path):
-    """The capture's own table lists gpu_burn and memhog under load: the processes parse, the idle GPU passes."""
+    """The capture's own table lists gpu_burn and memhog under load: the processes parse, and name who holds the
+    memory of the latest snapshot; the idle one passes."""
     apps = core.parse_apps(H100.read_text())
     assert {(a["pid"], a["name"], a["used"]) for a in apps} >= {(11345, "./gpu_burn", 15690),
                                                                  (11327, "/root/tools/memhog", 2566)}
     report = analyse_capture(H100.read_text(), gpus_expected=1)
-    assert _verdicts(report.checks)["gpu0.memory_in_use"] == "pass"  # the first snapshot is the start
+    held = next(c for c in report.checks if c.name == "gpu0.memory_in_use")  # the latest snapshot: under load
+    assert held.verdict == "fail" and "pid 11345 ./gpu_burn (15690 MiB)" in held.detail
+    assert _verdicts(analyse_capture(h100_idle(), gpus_expected=1).checks)["gpu0.memory_in_use"] == "pass"
 
 
 def test_memory_held_live_fails_with_the_process(fake_smi, monkeypatch, tmp_path):
@@ -223,10 +226,10 @@ def test_the_kernel_log_is_not_read_where_dmesg_is_refused_and_kmsg_absent(monke
 
 CATALOG_NAMES = {
     ("A10", "24.0"): "NVIDIA A10", ("A100", "40.0"): "NVIDIA A100-SXM4-40GB",
-    ("A100", "80.0"): "NVIDIA A100-SXM4-80GB", ("A10G", "22.35"): "NVIDIA A10G", ("B200", "179.06"): "NVIDIA B200",
-    ("B200", "180.0"): "NVIDIA B200", ("B300", "268.59"): "NVIDIA B300 SXM6 AC",
+    ("A100", "80.0"): "NVIDIA A100-SXM4-80GB", ("A10G", "24.0"): "NVIDIA A10G",
+    ("B200", "180.0"): "NVIDIA B200", ("B300", "288.0"): "NVIDIA B300 SXM6 AC",
     ("H100", "80.0"): "NVIDIA H100 80GB HBM3", ("H100", "94.0"): "NVIDIA H100 NVL", ("H200", "141.0"): "NVIDIA H200",
-    ("L4", "22.35"): "NVIDIA L4", ("L4", "24.0"): "NVIDIA L4", ("L40S", "44.7"): "NVIDIA L40S",
+    ("L4", "24.0"): "NVIDIA L4", ("L40S", "48.0"): "NVIDIA L40S",
     ("T4", "16.0"): "Tesla T4", ("T4g", "16.0"): "NVIDIA T4G", ("V100", "16.0"): "Tesla V100-SXM2-16GB",
     ("V100", "32.0"): "Tesla V100-SXM2-32GB",
 }

@@ -37,10 +37,27 @@ def test_each_builtin_platform_runs_each_mode_on_a_complete_target(platform, mod
     assert issubclass(found, SmokeTarget) and not inspect.isabstract(found)
 
 
-@pytest.mark.parametrize("platform", [None, "openshift", ["eks"]])
+@pytest.mark.parametrize("platform", ["openshift", ["eks"]])
 def test_a_platform_gpuready_does_not_know_is_one_line_naming_it(platform):
     with pytest.raises(UserError, match=r"no platform gpuready knows \(" + repr(platform).replace("[", r"\[")):
         target_class(platform, SINGLE)
+
+
+@pytest.mark.parametrize("command", ["smoke", "sweep"])
+def test_json_given_as_the_outputs_file_says_what_to_give(command, capsys):
+    assert main([command, "--outputs", "{}"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("gpuready: --outputs takes a file, not JSON: save the outputs with `pulumi stack output --json "
+                   "--show-secrets > outputs.json` and pass --outputs outputs.json\n")
+
+
+@pytest.mark.parametrize("command", ["smoke", "sweep"])
+def test_outputs_without_a_platform_name_the_missing_output_and_the_fix(command, tmp_path, capsys):
+    (tmp_path / "o.json").write_text("{}")
+    assert main([command, "--outputs", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "None" not in err
+    assert "lack the `platform` output" in err and "pulumi stack output --json --show-secrets" in err
 
 
 class Fake(SmokeTarget):

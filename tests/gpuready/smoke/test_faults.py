@@ -255,3 +255,62 @@ def test_sigterm_while_registering_the_probe_definition_leaves_nothing(faulty, t
     assert main(["smoke", "--outputs", str(tmp_path / "o.json"), "--timeout", "20"]) == 143
     assert "gpuready: smoke: terminated" in capsys.readouterr().err
     assert _registered(endpoint) == 1 and _live(endpoint) == [] and _jobs(endpoint) == []
+
+
+# --- an API that cannot be reached, a credential command that fails: one line, held to --timeout ----------------
+
+def _closed_port() -> int:
+    from .moto_batch import free_port
+
+    return free_port()  # nothing listens there: every connection is refused
+
+
+def test_an_unreachable_kubernetes_api_is_one_line_within_the_timeout(fake_kube, tmp_path, capsys):
+    server, outputs = fake_kube({"platform": "eks"})
+    outputs["kubeconfig"] = outputs["kubeconfig"].replace(server.url, f"http://127.0.0.1:{_closed_port()}")
+    (tmp_path / "o.json").write_text(json.dumps(outputs))
+    started = time.monotonic()
+    code = main(["smoke", "--outputs", str(tmp_path / "o.json"), "--timeout", "1"])
+    took = time.monotonic() - started
+    out, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and "cannot reach the API" in err, err
+    assert "could not delete" not in err and out == ""
+    assert took < 1 + 1.5, f"--timeout 1 took {took:.1f} s"
+
+
+def test_a_failing_credential_command_is_one_line_without_the_clients_log(fake_kube, tmp_path):
+    server, outputs = fake_kube({"platform": "eks"})
+    plugin = tmp_path / "get-token"
+    plugin.write_text("#!/bin/sh\necho 'Unable to locate credentials' >&2\nexit 255\n")
+    plugin.chmod(0o755)
+    kubeconfig = json.loads(outputs["kubeconfig"])
+    kubeconfig["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                               "command": str(plugin), "args": ["--cluster", "gpu"]}}
+    (tmp_path / "o.json").write_text(json.dumps({**outputs, "kubeconfig": json.dumps(kubeconfig)}))
+    done = subprocess.run([sys.executable, "-m", "gpuready", "smoke", "--outputs", str(tmp_path / "o.json"),
+                           "--timeout", "5", "--trust-kubeconfig-exec"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "ERROR:root" not in done.stderr and "process returned 255. Unable to locate credentials" in done.stderr
+    assert f"`{plugin} --cluster gpu`" in done.stderr and server.created == []
+
+
+def test_a_job_that_cannot_be_deleted_is_named_once_and_the_verdict_says_so():
+    from .fake_kube import FakeKube
+    from .fault_proxy import KUBE_ERRORS, kube_action
+
+    server = FakeKube(phases=("Pending",))
+    proxy = FaultProxy(server.server.server_address[1], classify=kube_action, errors=KUBE_ERRORS)
+    proxy.plan = {"create-job": ["interrupt"], "delete-job": ["always:client"]}
+    outputs = {"platform": "eks", "kubeconfig": server.kubeconfig().replace(server.url, proxy.url)}
+    progress = io.StringIO()
+    try:
+        result = kubernetes_target.run(outputs, timeout=20, progress=progress)
+    finally:
+        proxy.close()
+        server.close()
+    lines = progress.getvalue().splitlines()
+    assert [line for line in lines if "could not delete" in line] == [
+        f"gpuready: could not delete Job default/{result.job['name']} (ForbiddenException); Kubernetes removes the "
+        f"Job 600 s after it ends: `kubectl -n default delete job,configmap {result.job['name']}`"]
+    assert {c.name: c.detail for c in result.checks}["job_finished"] == "interrupted; could not delete Job"
+    assert ("ConfigMap", result.job["name"]) not in server.objects

@@ -116,8 +116,9 @@ def test_the_client_refuses_before_running_anything(tmp_path):
     with pytest.raises(UserError, match=TRUST_FLAG):
         kubernetes.api_client(json.dumps(data))
     assert not marker.exists()
-    # Trusted, the kubernetes client runs the command as soon as it loads the kubeconfig (and logs its bad output).
-    kubernetes.api_client(yaml.safe_dump(data), trust_exec=True)
+    # Trusted, the kubernetes client runs the command as soon as it loads the kubeconfig; no token: one line.
+    with pytest.raises(UserError, match="the kubeconfig's credential command failed .exec: failed to decode"):
+        kubernetes.api_client(yaml.safe_dump(data), trust_exec=True)
     assert marker.exists()
 
 
@@ -130,3 +131,30 @@ def test_smoke_cli_refuses_a_hostile_outputs_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"runs `sh -c 'touch {marker}'` for credentials" in err and "--trust-kubeconfig-exec" in err
     assert not marker.exists()
+
+
+def _no_current_context() -> dict:
+    data = yaml.safe_load(UPDATE_KUBECONFIG)
+    del data["current-context"]
+    return data
+
+
+def _unknown_context() -> dict:
+    return {**yaml.safe_load(UPDATE_KUBECONFIG), "current-context": "staging"}
+
+
+@pytest.mark.parametrize("command", ["smoke", "sweep"])
+@pytest.mark.parametrize("kubeconfig, says", [
+    ("[secret]", "output kubeconfig is [secret]: they were saved without --show-secrets; re-save them with "
+                 "`pulumi stack output --json --show-secrets > outputs.json`"),
+    (json.dumps(_no_current_context()), "current-context is not set: set it to one of its contexts (prod, other)"),
+    (yaml.safe_dump(_unknown_context()), "current-context names 'staging', not one of its contexts: set it to one "
+                                         "of its contexts (prod, other)"),
+    ("- a\n- b\n", "is not a kubeconfig (a YAML or JSON map)"),
+])
+def test_a_kubeconfig_the_client_cannot_use_is_one_line_naming_the_fix(command, kubeconfig, says, tmp_path, capsys):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"platform": "eks", "kubeconfig": kubeconfig}))
+    assert main([command, "--outputs", str(outputs), "--timeout", "5"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "ConfigException" not in err, err

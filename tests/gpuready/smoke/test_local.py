@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from gpuready.cli import main
-from tests.gpuready.conftest import CAPTURES, H100
+from tests.gpuready.conftest import CAPTURES, H100, h100_idle
 
 
 def test_local_without_a_gpu_exits_1_with_a_clear_verdict(monkeypatch, tmp_path, capsys):
@@ -35,22 +35,24 @@ def test_local_fails_when_the_node_has_fewer_gpus_than_asked(fake_smi, capsys):
     assert "fewer GPUs than the stack promised" in capsys.readouterr().out
 
 
-def test_probe_on_a_capture_file(capsys):
-    assert main(["probe", "--nvidia-smi-output", str(H100)]) == 0
+def test_probe_on_a_capture_file(capsys, tmp_path):
+    (tmp_path / "idle.txt").write_text(h100_idle())
+    assert main(["probe", "--nvidia-smi-output", str(tmp_path / "idle.txt")]) == 0
     out = capsys.readouterr().out
     assert out.startswith("GPU probe on capture") and "PASS     gpu0.ecc_uncorrected" in out
 
 
-@pytest.mark.parametrize("capture, gpu", [
-    (H100, "gpu0  NVIDIA H100 80GB HBM3, 81559 MiB, driver 590.48.01, CUDA 13.1, MIG disabled\n"),
-    (CAPTURES / "l40s_driver-595.80.txt", "gpu0  NVIDIA L40S, 46068 MiB, driver 595.80, CUDA 13.2, no MIG\n"),
+@pytest.mark.parametrize("capture, gpu, code", [
+    (H100, "gpu0  NVIDIA H100 80GB HBM3, 81559 MiB, driver 590.48.01, CUDA 13.1, MIG disabled\n",
+     1),  # judged on its latest snapshot, under load: memory held by gpu_burn
+    (CAPTURES / "l40s_driver-595.80.txt", "gpu0  NVIDIA L40S, 46068 MiB, driver 595.80, CUDA 13.2, no MIG\n", 0),
     (CAPTURES / "h200-mig-enabled_constructed.txt",
      "gpu0  NVIDIA H200, 143771 MiB, driver 570.124.06, CUDA 12.8, MIG enabled, 2 instances\n"
      "        MIG 3g.71gb  MIG-00000000-0000-0000-0000-000000000001\n"
-     "        MIG 3g.71gb  MIG-00000000-0000-0000-0000-000000000002\n"),
+     "        MIG 3g.71gb  MIG-00000000-0000-0000-0000-000000000002\n", 0),
 ])
-def test_probe_text_names_each_gpu_its_memory_driver_cuda_and_mig(capture, gpu, capsys):
-    assert main(["probe", "--nvidia-smi-output", str(capture)]) == 0
+def test_probe_text_names_each_gpu_its_memory_driver_cuda_and_mig(capture, gpu, code, capsys):
+    assert main(["probe", "--nvidia-smi-output", str(capture)]) == code
     out = capsys.readouterr().out
     assert out.count(gpu.split(",")[0]) == 1  # once per GPU, though the capture holds several snapshots of it
     assert f"\n\n{gpu}\n" in out

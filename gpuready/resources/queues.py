@@ -23,8 +23,8 @@ from .scaling import Item
 
 KUEUE = "kueue"
 BATCH = "batch"
-PRICE_BASIS = "the GPU-weighted mean $/GPU-hour of the pools each team may use (their $/h over their GPUs at full " \
-              "scale, on-demand list prices)"
+PRICE_BASIS = "the mean $/GPU-hour of the pools each flavor selects (Batch: of the queues' compute environments), " \
+              "weighted by their GPUs at full scale, on-demand list prices"
 """How a team's $/h at full use is priced, the same way for every team and platform."""
 
 
@@ -68,6 +68,9 @@ class Team:
     """The GPU pools it may use: those its GPU flavors select (Kueue), the queues' compute environments (Batch)."""
     queues: tuple[str, ...]
     """Where its jobs are submitted: ``namespace/localqueue`` (Kueue), the job queues (Batch)."""
+    usd_per_hour: float
+    """What its ``gpus`` cost at full use (:data:`PRICE_BASIS`: each flavor's quota at the mean rate of the pools
+    that flavor selects)."""
     overcommit: bool = False
     """Kueue: the queue (or its cohort) carries the overcommit marker."""
     share: Optional[float] = None
@@ -75,14 +78,14 @@ class Team:
 
     @property
     def usd_per_gpu_hour(self) -> float:
-        """:data:`PRICE_BASIS`: the GPU-weighted mean over its pools."""
-        gpus = sum(p.capacity.max_gpus for p in self.pools)
-        return sum(p.capacity.max_usd_per_hour for p in self.pools) / gpus if gpus else 0.0
+        """The rate its GPUs cost on average (0 without GPUs)."""
+        return self.usd_per_hour / float(self.gpus) if self.gpus else 0.0
 
-    @property
-    def usd_per_hour(self) -> float:
-        """What its quota costs at full use."""
-        return float(self.gpus) * self.usd_per_gpu_hour
+
+def rate(pools: Sequence[GpuPoolFacts]) -> float:
+    """The mean $/GPU-hour of ``pools``, weighted by their GPUs at full scale (0 for none)."""
+    gpus = sum(p.capacity.max_gpus for p in pools)
+    return sum(p.capacity.max_usd_per_hour for p in pools) / gpus if gpus else 0.0
 
 
 def gpu_pools(items: Sequence[Item]) -> list[GpuPoolFacts]:
@@ -145,7 +148,9 @@ def kueue_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] =
         if not isinstance(queue, ClusterQueue):
             continue
         quotas = queue.gpu_quotas()
-        reached = [p for q in quotas if q.flavor in by_name for p in pools if selects(by_name[q.flavor][1], p)]
+        selected = {q.flavor: [p for p in pools if q.flavor in by_name and selects(by_name[q.flavor][1], p)]
+                    for q in quotas}
+        reached = [p for found in selected.values() for p in found]
         cohort = cohorts.get(queue.cohort or "")
         name = queue.name or item.name
         teams.append(Team(
@@ -155,6 +160,7 @@ def kueue_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] =
             queue.fair_sharing_weight, tuple(dict.fromkeys(q.flavor for q in quotas)),
             tuple({p.item.urn: p for p in reached}.values()),
             tuple(f"{q.namespace}/{q.name}" for q in local if q.cluster_queue == name),
+            sum(float(q.nominal) * rate(selected[q.flavor]) for q in quotas),
             queue.overcommit or bool(cohort and cohort.overcommit)))
     return teams
 
@@ -181,8 +187,9 @@ def batch_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] =
         fractions = policy.fractions()
         for share in policy.shares:
             fraction = fractions.get(share.identifier, 0.0)
-            teams.append(Team(share.identifier, BATCH, item, Decimal(str(round(capacity * fraction, 2))), None, None,
-                              Decimal(str(share.weight_factor)), (), reached, tuple(q.name for q in queues[item.urn]),
+            gpus = Decimal(str(round(capacity * fraction, 2)))
+            teams.append(Team(share.identifier, BATCH, item, gpus, None, None, Decimal(str(share.weight_factor)), (),
+                              reached, tuple(q.name for q in queues[item.urn]), float(gpus) * rate(reached),
                               share=fraction))
     return teams
 
@@ -194,4 +201,4 @@ def teams(items: Sequence[Item]) -> list[Team]:
 
 
 __all__ = ["BATCH", "KUEUE", "PRICE_BASIS", "GpuPoolFacts", "Team", "batch_teams", "flavors", "gpu_pools",
-           "is_gpu_flavor", "kubernetes_gpu_pools", "kueue_teams", "selects", "teams"]
+           "is_gpu_flavor", "kubernetes_gpu_pools", "kueue_teams", "rate", "selects", "teams"]

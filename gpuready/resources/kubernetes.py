@@ -171,7 +171,8 @@ def _quotas(spec: Mapping[str, Any]) -> list[tuple[tuple[str, ...], Quota]]:
         covered = tuple(group.get("coveredResources") or ())
         for flavor in group.get("flavors") or ():
             for r in flavor.get("resources") or ():
-                limits = [None if r.get(k) is None else quantity.parse(r[k]) for k in ("borrowingLimit", "lendingLimit")]
+                limits = [None if r.get(k) is None else quantity.parse(r[k])
+                          for k in ("borrowingLimit", "lendingLimit")]
                 found.append((covered, Quota(flavor.get("name", ""), r.get("name", ""),
                                              quantity.parse(r.get("nominalQuota", 0)), *limits)))
     return found
@@ -198,7 +199,8 @@ class ResourceFlavor(_KueueObject):
     @property
     def node_taints(self) -> list[Taint]:
         """Taints its nodes carry that Kueue itself checks workloads against (rarely set)."""
-        return [Taint(t.get("key", ""), t.get("value", ""), t.get("effect", "")) for t in self.spec.get("nodeTaints") or ()]
+        return [Taint(t.get("key", ""), t.get("value", ""), t.get("effect", ""))
+                for t in self.spec.get("nodeTaints") or ()]
 
 
 class ClusterQueue(_KueueObject):

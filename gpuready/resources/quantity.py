@@ -7,8 +7,9 @@ import re
 from decimal import Decimal
 from typing import Any
 
-GRAMMAR = re.compile(r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-                     r"(?:(?P<binary>[KMGTPE]i)|(?P<decimal>[numkMGTPE])|[eE](?P<exponent>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)))?$")
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+GRAMMAR = re.compile(rf"^(?P<number>{_NUMBER})"
+                     rf"(?:(?P<binary>[KMGTPE]i)|(?P<decimal>[numkMGTPE])|[eE](?P<exponent>{_NUMBER}))?$")
 """``<signedNumber><suffix>`` with suffix a binary SI (``Ki``...``Ei``), decimal SI (``n``, ``u``, ``m``, '', ``k``,
 ``M``...``E``) or decimal exponent (``e3``), as apimachinery's ``quantity.go`` documents it."""
 

@@ -66,11 +66,11 @@ def _check_local_queues(resources, config):
         if not isinstance(local, LocalQueue) or local.cluster_queue in names | external:
             continue
         target = local.cluster_queue
+        named = f"names ClusterQueue {target}, which the stack does not create" if target else "names no ClusterQueue"
         note = f" (ClusterQueue {', '.join(unnamed)} sets no metadata.name: the provider names it with a random " \
                f"suffix)" if unnamed else ""
         yield by_urn[item.urn], (
-            f"{'names no ClusterQueue' if not target else f'names ClusterQueue {target}, which the stack does not create'}"
-            f"{note}: Kueue keeps the LocalQueue inactive and every job sent to it pending"), (
+            f"{named}{note}: Kueue keeps the LocalQueue inactive and every job sent to it pending"), (
             f"set spec.clusterQueue to one of {', '.join(sorted(names)) or '(none: create a ClusterQueue)'}, or list a "
             f"ClusterQueue made outside this stack in this rule's externalClusterQueues")
 
@@ -161,8 +161,8 @@ def _check_quotas(resources, config):
     capacity = sum(p.capacity.max_gpus for p in reached.values())
     holders = [i for qs in per_flavor.values() for i, _ in qs]
     if not over and total > capacity and not _overcommit_declared(items, holders):
-        yield None, (f"the ClusterQueues' GPU quotas add up to {quantity.show(total)}, but the pools their flavors select reach "
-                     f"{capacity} at full scale"), (
+        yield None, (f"the ClusterQueues' GPU quotas add up to {quantity.show(total)}, but the pools their flavors "
+                     f"select reach {capacity} at full scale"), (
             f"lower the nominalQuotas, raise the pools' maximum size, or declare the overcommit (annotation "
             f"{OVERCOMMIT_ANNOTATION}: \"true\" on the Cohort, or gpuready:overcommitQuotas)")
 

@@ -8,7 +8,7 @@ import pytest
 
 from gpuready.plan.render import run
 from gpuready.policy.rules.queues import RULES
-from tests.gpuready.queue_programs import TEAMS, overcommitted, program, without
+from tests.gpuready.queue_programs import FLAVORS, TEAMS, overcommitted, program, without
 
 from .helpers import broken, violations
 
@@ -33,6 +33,10 @@ CASES = {
     "quota at capacity on one flavor, above on the other": (
         {"teams": {**TEAMS, "inference": {**TEAMS["inference"], "gpu-l40s": (5, None, None)}}}, None,
         {("queue-quota-within-capacity", "gpu-l40s")}),
+    "flavors within their pools, the total above the pools they share": (
+        {"flavors": {**FLAVORS, "any-gpu": {"nvidia.com/gpu.present": "true"}},
+         "teams": {**TEAMS, "batch-jobs": {"any-gpu": (4, None, None)}}}, None,
+        {("queue-quota-within-capacity", "stack")}),
 }
 """Case -> (program changes, policy config, (rule, resource) of each queue rule's violation expected)."""
 

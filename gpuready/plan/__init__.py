@@ -37,6 +37,50 @@ class Capacity:
 
 
 @dataclass(frozen=True)
+class QueueTeam:
+    """One team's queue, as ``gpuready plan`` shows it (:class:`gpuready.resources.queues.Team`)."""
+
+    name: str
+    system: str
+    """``kueue`` (a ClusterQueue) or ``batch`` (a share of a fair-share scheduling policy)."""
+    gpus: float
+    """Kueue: its nominal GPU quota. Batch: its fair share of the queues' GPUs while every share is active."""
+    borrow: Optional[float]
+    """Most GPUs it may borrow beyond ``gpus``; ``None``: no limit (Batch: idle shares, no limit)."""
+    lend: Optional[float]
+    """Most of its GPUs others may borrow; ``None``: all."""
+    weight: float
+    """Kueue: fair-sharing weight. Batch: the share's weight factor (lower gets more)."""
+    share: Optional[float]
+    """Batch: the fraction of the queues' GPUs it gets while every share is active."""
+    flavors: list[str]
+    """Kueue: the ResourceFlavors that give it GPUs."""
+    pools: list[str]
+    """The GPU pools it may use (the resources' names)."""
+    queues: list[str]
+    """Where its jobs go: ``namespace/localqueue`` (Kueue), the job queues (Batch)."""
+    usd_per_gpu_hour: float
+    usd_per_hour: float
+    """Its ``gpus`` at full use, at ``usd_per_gpu_hour`` (:attr:`Queues.price_basis`)."""
+
+
+@dataclass(frozen=True)
+class Queues:
+    """The teams' job queues of the stack and their quotas against its GPU capacity."""
+
+    teams: list[QueueTeam]
+    quota_gpus: float
+    """The teams' GPUs added up."""
+    capacity_gpus: int
+    """The stack's GPUs at full scale (:class:`Capacity`)."""
+    overcommitted: bool
+    """The quotas add up to more GPUs than the stack reaches."""
+    overcommit_declared: bool
+    """Every Kueue queue (or its cohort) carries the overcommit marker."""
+    price_basis: str
+
+
+@dataclass(frozen=True)
 class PlanResult:
     project: str
     stack: str
@@ -46,6 +90,8 @@ class PlanResult:
     outputs: dict[str, Any] = field(default_factory=dict)
     scale_from_zero: Optional[dict[str, Any]] = None
     """EKS: what the stack's autoscaler adds for the smoke pod when the GPU groups are at zero (:func:`_scaling`)."""
+    queues: Optional[Queues] = None
+    """The teams' queues (:func:`_queues`); ``None`` when the stack declares none."""
     policy: Optional[Any] = None
     """The policy pack's report (:class:`gpuready.policy.PolicyReport`); ``None`` when policies were not run."""
     caps: Optional[dict[str, Any]] = None
@@ -109,6 +155,29 @@ def _scaling(rendering: Any) -> Optional[dict[str, Any]]:
             "problems": list(result.problems)}
 
 
+def _number(value: Any) -> Any:
+    """A quantity as JSON shows it: a whole number as an int."""
+    if value is None:
+        return None
+    return int(value) if value == int(value) else float(value)
+
+
+def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
+    from ..resources.queues import KUEUE, PRICE_BASIS, teams
+    from ..resources.scaling import from_rendering
+
+    found = teams(from_rendering(rendering.resources))
+    if not found:
+        return None
+    shown = [QueueTeam(t.name, t.system, _number(t.gpus), _number(t.borrow), _number(t.lend), _number(t.weight),
+                       None if t.share is None else round(t.share, 4), list(t.flavors), [p.name for p in t.pools],
+                       list(t.queues), round(t.usd_per_gpu_hour, 4), round(t.usd_per_hour, 2)) for t in found]
+    total = _number(sum(t.gpus for t in found))
+    kueue = [t for t in found if t.system == KUEUE]
+    return Queues(shown, total, capacity.max_gpus, total > capacity.max_gpus,
+                  bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS)
+
+
 def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, program: Optional[Path] = None,
          policies: bool = True, policy_config: Optional[Path] = None) -> PlanResult:
     """Render ``stack`` of the project (the current one, or ``program``) offline, describe what it creates, and run
@@ -148,8 +217,10 @@ def planned(rendering: Any, stack_file: str, *, policies: bool = True,
 
         report = run_policies(rendering, policy_config)
     outputs = {k: SECRET if k in rendering.secret_outputs else v for k, v in rendering.outputs.items()}
+    capacity = _capacity(capacities(rendering))
     return PlanResult(project=rendering.project, stack=rendering.stack, stack_file=stack_file, resources=resources,
-                      capacity=_capacity(capacities(rendering)), outputs=outputs, scale_from_zero=_scaling(rendering),
+                      capacity=capacity, outputs=outputs, scale_from_zero=_scaling(rendering),
+                      queues=_queues(rendering, capacity),
                       policy=_redacted_policy(report, rendering.secrets), caps=_caps(report),
                       secrets=rendering.secrets)
 

@@ -51,6 +51,7 @@ def render_text(result: PlanResult) -> str:
         lines.append(f"  caps: {', '.join(f'{k} {v:g}' for k, v in result.caps.items())}" if result.caps else
                      "  no caps: nothing limits GPUs or $/h; pass --policy-config FILE setting gpu-capacity-caps' "
                      "maxGpus or maxUsdPerHour")
+    lines += _queue_lines(result.queues)
     scaling = result.scale_from_zero
     if scaling is not None:
         lines += ["", scaling["summary"]]
@@ -87,6 +88,40 @@ def _metaflow_lines(outputs: dict[str, Any]) -> list[str]:
             lines += ["", f"Metaflow profile (`pulumi stack output {output} --json > "
                           f"~/.metaflowconfig/config_{profile}.json`, then METAFLOW_PROFILE={profile}):"]
             lines += [f"  {key}: {value}" for key, value in outputs[output].items()]
+    return lines
+
+
+def _gpus(value: Any) -> str:
+    return f"{value:g} GPU{'' if value == 1 else 's'}"
+
+
+def _team_line(team: Any) -> str:
+    """One team's queue: its GPUs, what it borrows and lends, what it runs on, where its jobs go, its cost."""
+    if team.system == "batch":
+        parts = [f"{team.share:.1%} fair share (weight factor {team.weight:g}) = {_gpus(team.gpus)}",
+                 "may use idle shares", f"job queues {', '.join(team.queues)}"]
+    else:
+        borrow = "may borrow any idle GPUs of its cohort" if team.borrow is None else \
+            "may borrow none" if not team.borrow else f"may borrow {_gpus(team.borrow)} more"
+        lend = "lends all it leaves idle" if team.lend is None else \
+            "lends none" if not team.lend else f"lends up to {_gpus(team.lend)}"
+        parts = [f"{_gpus(team.gpus)} quota", borrow, lend, f"weight {team.weight:g}",
+                 f"flavors {', '.join(team.flavors) or 'none'}", f"queues {', '.join(team.queues) or 'none'}"]
+    parts.append(f"on {', '.join(team.pools) or 'no GPU pool'}")
+    return f"  {team.name}: {'; '.join(parts)}; ${team.usd_per_hour:,.2f}/h at full use"
+
+
+def _queue_lines(queues: Any) -> list[str]:
+    """The Queues section: each team's queue, then the quotas added up against the stack's GPUs."""
+    if queues is None:
+        return []
+    lines = ["", f"Queues ({len(queues.teams)} teams; $/h at full use priced at {queues.price_basis}):"]
+    lines += [_team_line(team) for team in queues.teams]
+    verdict = "within capacity" if not queues.overcommitted else \
+        "overcommitted (declared: jobs wait for GPUs their quota allows)" if queues.overcommit_declared else \
+        "overcommitted: quotas promise GPUs the pools cannot reach"
+    lines.append(f"  total: {_gpus(queues.quota_gpus)} of quota against {_gpus(queues.capacity_gpus)} at full scale: "
+                 f"{verdict}")
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
 from gpuready_components.batch_gpu import facts as batch_facts
@@ -95,6 +96,12 @@ class BatchComputeEnvironment(GpuPool):
 class BatchJobQueue(Resource):
     TOKEN = "aws:batch/jobQueue:JobQueue"
     ENVIRONMENTS_INPUT = "computeEnvironmentOrders"
+    SCHEDULING_POLICY_INPUT = "schedulingPolicyArn"
+
+    @property
+    def scheduling_policy_arn(self) -> Optional[str]:
+        """The fair-share scheduling policy it schedules by; ``None``: first in, first out."""
+        return self.props.get(self.SCHEDULING_POLICY_INPUT) or None
 
     @property
     def orders(self) -> list[Mapping[str, Any]]:
@@ -109,6 +116,51 @@ class BatchJobQueue(Resource):
     def runnable_cancels(self) -> list[Mapping[str, Any]]:
         """The actions that cancel jobs stuck in RUNNABLE."""
         return [a for a in self.time_limit_actions if a.get("state") == "RUNNABLE" and a.get("action") == "CANCEL"]
+
+
+@dataclass(frozen=True)
+class Share:
+    """One share of a fair-share scheduling policy: the jobs submitted with ``shareIdentifier`` (a trailing ``*``
+    matches every identifier it prefixes) and its weight factor."""
+
+    identifier: str
+    weight_factor: float
+    """Batch's ``weightFactor`` (default 1): the lower it is, the larger the share (a share of weight factor 0.5
+    gets twice the compute of one of 1.0)."""
+
+
+class BatchSchedulingPolicy(Resource):
+    """A fair-share scheduling policy: how a job queue divides its compute between share identifiers."""
+
+    TOKEN = "aws:batch/schedulingPolicy:SchedulingPolicy"
+
+    @property
+    def fair_share(self) -> Mapping[str, Any]:
+        return self.props.get("fairSharePolicy") or {}
+
+    @property
+    def shares(self) -> list[Share]:
+        """``fairSharePolicy.shareDistributions``, in order."""
+        return [Share(str(s.get("shareIdentifier", "")), float(s.get("weightFactor", 1.0)))
+                for s in self.fair_share.get("shareDistributions") or ()]
+
+    @property
+    def compute_reservation(self) -> int:
+        """``computeReservation`` (0-99): the percentage of the queue's maximum vCPUs kept back for share
+        identifiers that are not active yet."""
+        return int(self.fair_share.get("computeReservation", 0) or 0)
+
+    @property
+    def share_decay_seconds(self) -> int:
+        """``shareDecaySeconds``: the window of past use fair share weighs (0: current use only)."""
+        return int(self.fair_share.get("shareDecaySeconds", 0) or 0)
+
+    def fractions(self) -> dict[str, float]:
+        """Share identifier -> the fraction of the queue it gets while every share is active: inversely
+        proportional to its weight factor."""
+        inverse = {s.identifier: 1 / s.weight_factor for s in self.shares if s.weight_factor > 0}
+        total = sum(inverse.values())
+        return {k: v / total for k, v in inverse.items()} if total else {}
 
 
 def _needs(container: Mapping[str, Any]) -> fit.Needs:
@@ -268,6 +320,8 @@ class EksNodeGroup(GpuPool):
     PLATFORM = "eks"
     LAUNCH_TEMPLATE_INPUT = "launchTemplate"
     SUBNET_INPUT = "subnetIds"
+    NAME_LABEL = "eks.amazonaws.com/nodegroup"  # EKS user guide: labels EKS applies to managed node group nodes
+    NAME_INPUT = "nodeGroupName"
 
     @classmethod
     def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:

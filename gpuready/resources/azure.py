@@ -34,6 +34,12 @@ class AksAgentPool(GpuPool):
     TOKEN = "azure-native:containerservice:AgentPool"
     CLOUD = "azure"
     PLATFORM = "aks"
+    NAME_LABEL = "kubernetes.azure.com/agentpool"  # the label AKS sets on every node with its agent pool's name
+    NAME_INPUT = "agentPoolName"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.props.get("nodeLabels") or {})
 
     @property
     def instance_types(self) -> list[str]:

@@ -117,6 +117,22 @@ class GpuPool(Resource):
 
     STAMPS: ClassVar[str] = "tags"
     """The input holding the GPU facts of the types the stack declared (:func:`stamped`)."""
+    NAME_LABEL: ClassVar[str] = ""
+    """The label the platform puts on each node with the name of the pool it belongs to ('' none)."""
+    NAME_INPUT: ClassVar[str] = ""
+    """The input holding that name ('' none)."""
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The labels the pool sets on its nodes."""
+        return {}
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """The labels its nodes register with, as far as its inputs say: its own, and the platform's pool-name label
+        when the pool's name is given (not when the provider names it)."""
+        name = self.props.get(self.NAME_INPUT) if self.NAME_INPUT else None
+        return {**self.labels, **({self.NAME_LABEL: name} if self.NAME_LABEL and isinstance(name, str) else {})}
 
     @property
     def instance_types(self) -> list[str]:

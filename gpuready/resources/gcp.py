@@ -45,6 +45,8 @@ class GkeNodePool(GpuPool):
     PLATFORM = "gke"
     TAGS = "labels"
     CLUSTER_INPUT = "cluster"
+    NAME_LABEL = "cloud.google.com/gke-nodepool"  # the label GKE sets on every node with its node pool's name
+    NAME_INPUT = "name"
 
     @property
     def node_config(self) -> Mapping[str, Any]:

@@ -1,15 +1,19 @@
-"""Readers of Kubernetes objects the stacks create: Helm releases, namespaces, quotas, Karpenter NodePools."""
+"""Readers of Kubernetes objects the stacks create: Helm releases, namespaces, quotas, Karpenter NodePools, and
+Kueue's queues (flavors, cluster queues, cohorts, local queues, priority classes)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Mapping, Optional
 
-from gpuready_components import catalog
+from gpuready_components import catalog, queue_facts
 from gpuready_components.eks_gpu import scaler_facts as sf
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import PoolCapacity, Resource, get, plain, stamped
+from . import quantity
+from .base import PoolCapacity, Resource, get, plain, stamped, true
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
@@ -54,6 +58,13 @@ class KarpenterNodePool(Resource):
     """A Karpenter / EKS Auto Mode NodePool: capped by its ``nvidia.com/gpu`` limit."""
 
     TOKEN = f"kubernetes:{sf.NODE_POOL_API}:NodePool"
+    NAME_LABEL = "karpenter.sh/nodepool"
+    """The label Karpenter sets on every node it launches with the NodePool's name."""
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """The labels its nodes register with: the template's, and Karpenter's NodePool label."""
+        return {**self.labels, **({self.NAME_LABEL: self.name} if self.name else {})}
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -104,3 +115,179 @@ class KarpenterNodePool(Resource):
         gpus = int(self.gpu_limit or 0)
         return PoolCapacity("aws", types, gpus, max(gpus / x.gpus * (x.price_usd_hour or 0.0) for x in rows),
                             tuple(t for t in types if self.row(t) is None), tuple(rows))
+
+
+# Kueue (kueue.x-k8s.io/v1beta2): the objects of the job queues, as pulumi_kubernetes' CustomResource sends them
+# (``apiVersion``, ``kind``, ``metadata``, ``spec``; a WorkloadPriorityClass's ``value`` beside them).
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One (flavor, resource) quota of a ClusterQueue or Cohort: exact amounts (:mod:`.quantity`); ``None`` for a
+    limit left unset (no limit)."""
+
+    flavor: str
+    resource: str
+    nominal: Decimal
+    borrowing: Optional[Decimal]
+    lending: Optional[Decimal]
+
+
+class _KueueObject(Resource):
+    """A Kueue object: its metadata and spec."""
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        return self.props.get("metadata") or {}
+
+    @property
+    def name(self) -> Optional[str]:
+        """``metadata.name``; ``None`` when the provider names it (the Pulumi name and a random suffix)."""
+        return self.metadata.get("name")
+
+    @property
+    def annotations(self) -> Mapping[str, Any]:
+        return self.metadata.get("annotations") or {}
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return self.props.get("spec") or {}
+
+    @property
+    def overcommit(self) -> bool:
+        """Whether it carries the marker saying its quotas may exceed the GPUs on purpose."""
+        return true(self.annotations.get(queue_facts.OVERCOMMIT_ANNOTATION))
+
+    @property
+    def fair_sharing_weight(self) -> Decimal:
+        """``spec.fairSharing.weight`` (Kueue's default 1)."""
+        return quantity.parse(get(self.spec, "fairSharing.weight", 1))
+
+
+def _quotas(spec: Mapping[str, Any]) -> list[tuple[tuple[str, ...], Quota]]:
+    """Every quota of ``spec.resourceGroups``, with the resources its group covers."""
+    found = []
+    for group in spec.get("resourceGroups") or ():
+        covered = tuple(group.get("coveredResources") or ())
+        for flavor in group.get("flavors") or ():
+            for r in flavor.get("resources") or ():
+                limits = [None if r.get(k) is None else quantity.parse(r[k])
+                          for k in ("borrowingLimit", "lendingLimit")]
+                found.append((covered, Quota(flavor.get("name", ""), r.get("name", ""),
+                                             quantity.parse(r.get("nominalQuota", 0)), *limits)))
+    return found
+
+
+def _kueue(kind: str) -> str:
+    return f"kubernetes:{queue_facts.KUEUE_API}:{kind}"
+
+
+class ResourceFlavor(_KueueObject):
+    """A kind of node a ClusterQueue's quota is given in: the labels Kueue adds to an admitted pod's node selector
+    (which nodes it lands on) and the tolerations it adds."""
+
+    TOKEN = _kueue("ResourceFlavor")
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        return dict(self.spec.get("nodeLabels") or {})
+
+    @property
+    def tolerations(self) -> list[Mapping[str, Any]]:
+        return list(self.spec.get("tolerations") or ())
+
+    @property
+    def node_taints(self) -> list[Taint]:
+        """Taints its nodes carry that Kueue itself checks workloads against (rarely set)."""
+        return [Taint(t.get("key", ""), t.get("value", ""), t.get("effect", ""))
+                for t in self.spec.get("nodeTaints") or ()]
+
+
+class ClusterQueue(_KueueObject):
+    """A team's queue: quotas per flavor and resource, its cohort (whose idle quota it borrows and lends), the
+    namespaces whose LocalQueues may point at it, and how it preempts."""
+
+    TOKEN = _kueue("ClusterQueue")
+
+    @property
+    def cohort(self) -> Optional[str]:
+        """``spec.cohortName`` (v1beta2; v1beta1 said ``cohort``); ``None`` outside any cohort."""
+        return self.spec.get("cohortName") or None
+
+    @property
+    def namespace_selector(self) -> Optional[Mapping[str, Any]]:
+        """``spec.namespaceSelector``: ``None`` (unset) matches no namespace, ``{}`` every one."""
+        return self.spec.get("namespaceSelector")
+
+    @property
+    def preemption(self) -> Mapping[str, Any]:
+        """``spec.preemption`` with Kueue's defaults (``Never`` everywhere) for what it leaves unset."""
+        given = self.spec.get("preemption") or {}
+        return {"reclaimWithinCohort": given.get("reclaimWithinCohort", "Never"),
+                "withinClusterQueue": given.get("withinClusterQueue", "Never"),
+                "borrowWithinCohort": {"policy": "Never", **(given.get("borrowWithinCohort") or {})}}
+
+    @property
+    def quotas(self) -> list[Quota]:
+        """Every (flavor, resource) quota of its resource groups."""
+        return [q for _, q in _quotas(self.spec)]
+
+    def covered(self, flavor: str) -> tuple[str, ...]:
+        """The resources the groups listing ``flavor`` cover (empty: it lists no such flavor)."""
+        return tuple(r for group in self.spec.get("resourceGroups") or ()
+                     if any(f.get("name") == flavor for f in group.get("flavors") or ())
+                     for r in group.get("coveredResources") or ())
+
+    @property
+    def flavors(self) -> list[str]:
+        """The flavors its resource groups list, in order."""
+        return list(dict.fromkeys(f.get("name", "") for group in self.spec.get("resourceGroups") or ()
+                                  for f in group.get("flavors") or ()))
+
+    def gpu_quotas(self) -> list[Quota]:
+        """Its quotas of ``nvidia.com/gpu``, one per flavor that gives it."""
+        return [q for q in self.quotas if q.resource == queue_facts.GPU_RESOURCE]
+
+
+class Cohort(_KueueObject):
+    """A group of ClusterQueues lending each other their idle quota; it may hold quota of its own and a parent."""
+
+    TOKEN = _kueue("Cohort")
+
+    @property
+    def parent(self) -> Optional[str]:
+        return self.spec.get("parentName") or None
+
+    @property
+    def quotas(self) -> list[Quota]:
+        return [q for _, q in _quotas(self.spec)]
+
+
+class LocalQueue(_KueueObject):
+    """A namespace's entry to a ClusterQueue: jobs name it by the ``kueue.x-k8s.io/queue-name`` label."""
+
+    TOKEN = _kueue("LocalQueue")
+
+    @property
+    def namespace(self) -> str:
+        """``metadata.namespace`` (the provider's ``default`` when unset)."""
+        return self.metadata.get("namespace") or "default"
+
+    @property
+    def cluster_queue(self) -> Optional[str]:
+        return self.spec.get("clusterQueue") or None
+
+
+class WorkloadPriorityClass(_KueueObject):
+    """A priority a job names (``kueue.x-k8s.io/priority-class``): ``value`` and ``description`` beside the
+    metadata, as the CRD has them (no spec)."""
+
+    TOKEN = _kueue("WorkloadPriorityClass")
+
+    @property
+    def value(self) -> int:
+        return int(self.props.get("value", 0))
+
+    @property
+    def description(self) -> str:
+        return str(self.props.get("description") or "")

@@ -22,8 +22,11 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from gpuready.cli import main
 from gpuready.plan.render import render
 from gpuready.policy import RULES
+from gpuready.policy.rules.queues import RULES as QUEUE_RULES
 from gpuready.project import load_project, load_stack_config
 from tests.conftest import ROOT, plugin_channel
+from tests.gpuready.queue_programs import overcommitted
+from tests.gpuready.queue_programs import project as queue_project
 from tests.policies import engine
 from tests.stacks.test_extra_types import G9
 
@@ -124,3 +127,24 @@ def test_the_pack_in_its_own_process_reaches_the_verdicts_of_gpuready_plan_on_a_
     assert packed == planned
     assert exit_code == 1
     assert {(rule, message.split(":")[0]) for rule, _, message in planned} == expected
+
+
+QUEUE_CASES = {
+    "queues that work": ({}, set()),
+    "every queue mistake": ({"gpu_covered": False, "local_queues": {"research": "research", "inference": "gone"}},
+                            {("queue-covers-gpu", "research"), ("queue-covers-gpu", "inference"),
+                             ("local-queue-target", "inference-queue"), ("gpu-pool-queued", "gpu-l4"),
+                             ("gpu-pool-queued", "gpu-l40s")}),
+    "quotas above capacity": (overcommitted(extra=2), {("queue-quota-within-capacity", "gpu-l4")}),
+}
+"""Case -> (changes to the queue program, (rule, resource) of each queue rule's violation expected)."""
+
+
+@pytest.mark.parametrize("case", QUEUE_CASES)
+def test_the_pack_in_its_own_process_reaches_the_queue_verdicts_of_gpuready_plan(tmp_path, capsys, case):
+    changes, expected = QUEUE_CASES[case]
+    folder = queue_project(tmp_path / "queues", stack="extra", **changes)
+    exit_code, planned, packed = _verdicts(tmp_path, capsys, folder, SHIPPED)
+    assert packed == planned
+    queue_rules = {r.name for r in QUEUE_RULES}
+    assert {(rule, message.split(":")[0]) for rule, _, message in planned if rule in queue_rules} == expected

@@ -1,0 +1,15 @@
+"""Facts of the job queues that every platform's queueing and every reader of it share: Kueue's API, the resource a
+GPU quota is counted in, and the marker that says a stack's quotas exceed its GPUs on purpose."""
+
+from __future__ import annotations
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+"""Kueue's API version (v0.19.2 stores v1beta2; v1beta1 is served but deprecated): the kueue.x-k8s.io CRDs."""
+
+GPU_RESOURCE = "nvidia.com/gpu"
+"""The extended resource NVIDIA's device plugin advertises: what a Kueue GPU quota is counted in."""
+
+OVERCOMMIT_ANNOTATION = "gpuready.io/overcommit"
+"""Annotation saying that quotas above the GPUs the pools reach are meant (``gpuready:overcommitQuotas``): set to
+``"true"`` on the Cohort, it covers every ClusterQueue in that cohort; on a ClusterQueue, that queue alone. The policy
+rule ``queue-quota-within-capacity`` and ``gpuready plan`` read it; nothing in Kueue does."""

@@ -9,7 +9,7 @@ from gpuready_components.batch_gpu import (BatchGpuEnvironment, BatchGpuEnvironm
                                   MultiNodeArgs)
 from gpuready_components.errors import ConfigError
 
-from . import extra_types
+from . import extra_types, teams
 from .config import StackConfig
 from .settings import Setting, Settings, args_of
 
@@ -73,6 +73,13 @@ SETTINGS = Settings(
                 Setting("availabilityZones", int, fields=("availability_zones",), feeds=NET))),
     Setting("tags", dict, "tags for every resource and every instance Batch launches (map)", ("tags",), B),
     extra_types.SETTING,
+    teams.SETTING,
+    teams.OVERCOMMIT,
+    Setting("fairShareComputeReservation", int, "with teams: per cent of the fair-share queues' vCPUs held back for "
+            "teams with no job (Batch's computeReservation, 0 to 99; 0: idle teams' GPUs run the others' jobs)",
+            ("fair_share_compute_reservation",), B),
+    Setting("fairShareDecaySeconds", int, "with teams: how far back a team's usage counts against its share "
+            "(Batch's shareDecaySeconds, 0 to 604800)", ("fair_share_decay_seconds",), B),
 )
 """The ``gpuready:`` keys this platform reads (besides ``platform``)."""
 CLOUD_KEYS = {"aws:region": "AWS region (the reference stack: us-east-1)"}
@@ -103,6 +110,7 @@ def build(config: StackConfig) -> None:
         multi_node=MultiNodeArgs(**args_of(SETTINGS["multiNode"], multi_node)) if multi_node is not None else None,
         cpu_queue=CpuQueueArgs(**args_of(SETTINGS["cpuQueue"], cpu_queue)) if cpu_queue is not None else None,
         extra_instance_types=extra_types.args(config),
+        teams=teams.args(config),
     )))
     for key, value in env.outputs.items():
         pulumi.export(key, value)

@@ -9,6 +9,7 @@ import pulumi
 
 from ..k8s_gpu.args import ExtraInstanceTypeArgs
 from ..images import SMOKE_IMAGE
+from ..teams import TeamArgs
 from . import facts
 
 
@@ -123,3 +124,17 @@ class BatchGpuEnvironmentArgs:
     """GPU facts of instance types newer than gpuready's catalog (see
     :class:`~gpuready_components.k8s_gpu.args.ExtraInstanceTypeArgs`), checked like its rows: this component alone
     knows them (unpriced), and tags the resources that launch them with their facts."""
+    teams: Sequence[TeamArgs] = ()
+    """The teams sharing the GPUs (:class:`~gpuready_components.teams.TeamArgs`). With teams, a fair-share queue
+    beside the GPU queue (and beside the multi-node queue) on the same compute environments, with one share per team
+    (share identifier: the team's name without '-'), its size proportional to the team's ``gpus`` x ``weight``;
+    the GPU queue itself stays first-in first-out for Metaflow, whose ``@batch`` sends no share identifier. Batch has
+    no per-team limit: ``borrow``, ``lend`` and ``pools`` other than all of them are refused."""
+    overcommit_quotas: bool = False
+    """Let the teams' ``gpus`` add up to more than the GPU compute environments reach at full scale."""
+    fair_share_compute_reservation: int = facts.DEFAULT_COMPUTE_RESERVATION
+    """Per cent of the fair-share queues' vCPUs held back for teams with no job (Batch's ``computeReservation``,
+    0 to 99; reserved: (value/100) to the power of the active teams). 0: an idle team's GPUs run the others' jobs."""
+    fair_share_decay_seconds: int = facts.DEFAULT_SHARE_DECAY_SECONDS
+    """How far back a team's usage counts against its share (Batch's ``shareDecaySeconds``, 0 to 604800; 0: Batch's
+    600 s minimum window)."""

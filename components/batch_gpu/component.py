@@ -119,6 +119,15 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
 
     Inputs are checked before any resource is declared (see :mod:`.validation`); the outputs carry what the smoke
     test and the capacity summary need.
+
+    With ``teams``, a fair-share queue beside the GPU queue, on the same compute environments in the same order
+    (and one beside the multi-node queue, on its environment), each with a ``SchedulingPolicy`` of one share per team
+    (:mod:`.shares`); the teams' queue has the higher priority, so the shares govern and the FIFO queue's jobs run on
+    what the teams leave. Why two queues: SubmitJob on a queue with a fair-share policy must carry a
+    ``shareIdentifier`` and Metaflow's ``@batch`` sends none, so a policy on the GPU queue would refuse every Metaflow
+    job; and Batch can add no policy to a FIFO queue (only replace one), so putting one on the existing GPU queue
+    would replace it. The GPU queue thus stays FIFO, named by ``metaflowProfile`` and every team's profile; a team's
+    other jobs go to the teams' queue with its share identifier (the ``teams`` output).
     """
 
     job_queue_name: pulumi.Output[str]
@@ -131,6 +140,10 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
     multi_node_job_queue_arn: Optional[pulumi.Output[str]]
     """The multi-node queue: its own EC2 on-demand environment in one subnet and a cluster placement group."""
     cpu_job_queue_arn: Optional[pulumi.Output[str]]
+    teams_job_queue_arn: Optional[pulumi.Output[str]]
+    """The GPU fair-share queue (with ``teams`` only): jobs carry their team's share identifier."""
+    multi_node_teams_job_queue_arn: Optional[pulumi.Output[str]]
+    """The multi-node fair-share queue (with ``teams`` and ``multi_node`` only)."""
     log_group_name: pulumi.Output[str]
     capacity: BatchCapacity
     """Catalog facts of the instance types: largest instance, maximum GPUs and dollars per hour."""
@@ -161,10 +174,14 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         job_definition = self._job_definition(f"{name}-gpu-smoke", args.job, tags, type="container",
                                               container_properties=pulumi.Output.json_dumps(_container_properties(
                                                   args.job, log_group.name, roles.job_arn)))
-        multi_node_queue = multi_node_definition = None
+        teams_queue = self._teams_queue(f"{name}-gpu-teams", environments, args, tags, time_limits) \
+            if cap.shares else None
+        multi_node_queue = multi_node_definition = multi_node_teams_queue = None
         if cap.multi_node is not None:
-            multi_node_queue, multi_node_definition = self._multi_node(
+            multi_node_queue, multi_node_definition, multi_node_environment = self._multi_node(
                 name, args, cap.multi_node, roles, groups, log_group.name, time_limits, tags)
+            multi_node_teams_queue = self._teams_queue(
+                f"{name}-multi-node-teams", [multi_node_environment], args, tags, time_limits) if cap.shares else None
         cpu_queue = self._cpu_queue(name, args, roles, groups, template, tags) if args.cpu_queue else None
 
         self.job_queue_name = queue.name
@@ -175,6 +192,8 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         self.multi_node_job_definition_arn = multi_node_definition.arn if multi_node_definition else None
         self.multi_node_job_queue_arn = multi_node_queue.arn if multi_node_queue else None
         self.cpu_job_queue_arn = cpu_queue.arn if cpu_queue else None
+        self.teams_job_queue_arn = teams_queue.arn if teams_queue else None
+        self.multi_node_teams_job_queue_arn = multi_node_teams_queue.arn if multi_node_teams_queue else None
         self.log_group_name = log_group.name
         self._register(args, roles.job_arn, multi_node_queue)
 
@@ -284,17 +303,36 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"]))
 
     def _queue(self, name: str, environments: Sequence[Any], tags: dict[str, str],
-               time_limits: Optional[list[Any]] = None):
-        """A job queue over ``environments``, in their order."""
+               time_limits: Optional[list[Any]] = None, priority: int = facts.QUEUE_PRIORITY,
+               scheduling_policy_arn: Optional[pulumi.Output[str]] = None):
+        """A job queue over ``environments``, in their order: first-in first-out, or fair share with
+        ``scheduling_policy_arn``."""
         return aws.batch.JobQueue(
             name,
             state="ENABLED",
-            priority=1,
+            priority=priority,
             compute_environment_orders=[
                 aws.batch.JobQueueComputeEnvironmentOrderArgs(order=i, compute_environment=env.arn)
                 for i, env in enumerate(environments, start=1)],
             job_state_time_limit_actions=time_limits,
+            scheduling_policy_arn=scheduling_policy_arn,
             tags=tags, opts=pulumi.ResourceOptions(parent=self))
+
+    def _teams_queue(self, name: str, environments: Sequence[Any], args: BatchGpuEnvironmentArgs,
+                     tags: dict[str, str], time_limits: list[Any]):
+        """A fair-share queue over ``environments`` with a scheduling policy of its own: one share per team
+        (:attr:`BatchCapacity.shares`), ``computeReservation`` and ``shareDecaySeconds`` from ``args``."""
+        policy = aws.batch.SchedulingPolicy(
+            name,
+            fair_share_policy=aws.batch.SchedulingPolicyFairSharePolicyArgs(
+                compute_reservation=args.fair_share_compute_reservation,
+                share_decay_seconds=args.fair_share_decay_seconds,
+                share_distributions=[aws.batch.SchedulingPolicyFairSharePolicyShareDistributionArgs(
+                    share_identifier=share.identifier, weight_factor=share.weight_factor)
+                    for share in self.capacity.shares]),
+            tags=tags, opts=pulumi.ResourceOptions(parent=self))
+        return self._queue(name, environments, tags, time_limits, priority=facts.TEAMS_QUEUE_PRIORITY,
+                           scheduling_policy_arn=policy.arn)
 
     def _job_definition(self, name: str, job: GpuJobArgs, tags: dict[str, str], **properties: Any):
         """A job definition on EC2 with ``properties`` (its ``type``, its container or node properties): one attempt
@@ -336,7 +374,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 "nodeRangeProperties": [{"targetNodes": "0:", "container": _multi_node_container(
                     plan, args.job, log_group_name, roles.job_arn)}],
             }))
-        return queue, definition
+        return queue, definition, environment
 
     def _multi_node_network(self, name: str, args: BatchGpuEnvironmentArgs, groups: Any, tags: dict[str, str]):
         """The multi-node instances' security groups (with ``vpc_id``, one of their own open to itself, before the
@@ -368,10 +406,29 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             launch_template=template, image_type=facts.CPU_IMAGE_TYPE)
         return self._queue(f"{name}-cpu", [environment], tags)
 
+    def _teams(self, profile: pulumi.Output[dict[str, str]]) -> Optional[pulumi.Output[list[dict[str, Any]]]]:
+        """The ``teams`` output: per team its share identifier and the fair-share queue its jobs go to with it, and
+        the FIFO GPU queue and Metaflow profile for its jobs as Metaflow submits them (no share identifier)."""
+        if not self.capacity.shares:
+            return None
+        multi_node = self.multi_node_teams_job_queue_arn
+
+        def items(a: list[Any]) -> list[dict[str, Any]]:
+            queue, fifo, metaflow_profile, multi_node_queue = a
+            return [{"name": s.team.name, "shareIdentifier": s.identifier, "jobQueueArn": queue,
+                     "gpus": s.team.gpus, "weight": s.team.weight, "weightFactor": s.weight_factor,
+                     "metaflowProfile": metaflow_profile, "metaflowJobQueueArn": fifo,
+                     **({"multiNodeJobQueueArn": multi_node_queue} if multi_node_queue else {})}
+                    for s in self.capacity.shares]
+
+        return pulumi.Output.all(self.teams_job_queue_arn, self.job_queue_arn, profile,
+                                 multi_node if multi_node is not None else None).apply(items)
+
     def _register(self, args: BatchGpuEnvironmentArgs, job_role_arn: pulumi.Output[str],
                   multi_node_queue: Optional[Any]) -> None:
         """Register exactly the outputs of the ``aws-batch`` contract, kept as :attr:`outputs` for the stack."""
         cap, mn = self.capacity, self.capacity.multi_node
+        profile = _metaflow(self.job_queue_name, job_role_arn, args)
         self.outputs = OUTPUTS.values({
             "platform": OUTPUTS.platform,
             "jobQueueName": self.job_queue_name,
@@ -395,8 +452,9 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             "maxMemoryMibPerInstance": cap.max_memory_mib_per_instance,
             "maxTotalGpus": cap.max_total_gpus,
             "maxUsdPerHour": cap.max_usd_per_hour,
-            "metaflowProfile": _metaflow(self.job_queue_name, job_role_arn, args),
+            "metaflowProfile": profile,
             "metaflowMultiNodeProfile": _metaflow(multi_node_queue.name, job_role_arn, args) if multi_node_queue
             else None,
+            "teams": self._teams(profile),
         })
         self.register_outputs(self.outputs)

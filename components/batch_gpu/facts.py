@@ -31,6 +31,27 @@ RUNNABLE_BLOCKED_REASONS = (
     "MISCONFIGURATION:COMPUTE_ENVIRONMENT_MAX_RESOURCE",
     "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY",
 )
+QUEUE_PRIORITY = 1
+"""Priority of the GPU, multi-node and CPU job queues every stack has (the FIFO ones Metaflow submits to)."""
+TEAMS_QUEUE_PRIORITY = 10
+"""Priority of the teams' fair-share queues, above :data:`QUEUE_PRIORITY`: where both share compute environments,
+Batch evaluates the higher priority first (CreateJobQueue ``priority``), so the teams' shares govern and jobs on the
+FIFO queue run on what the teams leave idle."""
+SHARE_WEIGHT_RANGE = (0.0001, 999.9999)
+"""Batch's bounds on a share's ``weightFactor`` (ShareAttributes); a lower factor is a larger share."""
+SHARE_WEIGHT_DIGITS = 4
+"""Decimals of a ``weightFactor``, as Batch's bounds are written."""
+SHARE_IDENTIFIER_MOST = 255
+"""A share identifier is at most 255 alphanumeric characters (ShareAttributes ``shareIdentifier``)."""
+COMPUTE_RESERVATION_RANGE = (0, 99)
+"""Batch's bounds on a fair-share policy's ``computeReservation`` (per cent)."""
+SHARE_DECAY_SECONDS_RANGE = (0, 604_800)
+"""Batch's bounds on ``shareDecaySeconds`` (0: Batch's minimum window of 600 s; at most a week)."""
+DEFAULT_COMPUTE_RESERVATION = 0
+"""No vCPUs held back for idle teams: every idle GPU may run another team's jobs (the default ``lend`` of all)."""
+DEFAULT_SHARE_DECAY_SECONDS = 3600
+"""A team's usage of the last hour counts against its share: long GPU jobs (over Batch's 600 s minimum window, which
+its documentation says to raise for jobs over ten minutes) weigh on the team that ran them."""
 RUNNABLE_SECONDS_RANGE = (600, 86_400)
 """Batch's bounds on ``jobStateTimeLimitActions.maxTimeSeconds``."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..outputs import NUMBER, STRING, STRING_MAP, STRINGS, WHOLE, Contract, Output
+from ..outputs import NUMBER, STRING, STRING_MAP, STRINGS, TEAMS, WHOLE, Contract, Output
 
 OUTPUTS = Contract("aws-batch", (
     Output("platform", STRING, "the platform the stack builds: aws-batch", smoke=True),
@@ -37,4 +37,9 @@ OUTPUTS = Contract("aws-batch", (
            "~/.metaflowconfig/config_gpu.json"),
     Output("metaflowMultiNodeProfile", STRING_MAP, "a Metaflow profile for @batch steps with num_parallel on the "
            "multi-node queue", when="with multiNode"),
+    Output("teams", TEAMS, "the teams sharing the GPUs, each `{name, shareIdentifier, jobQueueArn, gpus, weight, "
+           "weightFactor, metaflowProfile, metaflowJobQueueArn, multiNodeJobQueueArn}`: its jobs go to the fair-share "
+           "queue `jobQueueArn` with `shareIdentifier` (and multi-node ones to `multiNodeJobQueueArn`, with "
+           "multiNode); its Metaflow steps, which send no share identifier, to the FIFO queue "
+           "`metaflowJobQueueArn` that its `metaflowProfile` names", smoke=True, when="with teams"),
 ))

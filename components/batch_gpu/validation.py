@@ -17,7 +17,9 @@ from ..aws_instances import (ENA_ONLY_FIRST_CARD, SECURITY_GROUP_ID, SUBNET_ID, 
                              gpu_instances)
 from ..errors import ConfigError
 from ..inputs import at_least, checked, checked_list
+from ..teams import Pool
 from . import facts
+from .shares import Share, check_policy, shares
 from .fit import Needs, full_scale, holding, largest, offer, usable_memory_mib
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
 
@@ -68,6 +70,11 @@ class BatchCapacity:
     """Instance types the catalog has no on-demand price for."""
     multi_node: Optional[MultiNodePlan] = None
     """The multi-node environment, whose capacity the totals above include."""
+    pools: tuple[Pool, ...] = ()
+    """The GPU compute environments as the teams name them (``on-demand``, ``spot``, ``multi-node``), each with the
+    GPUs it runs at full scale."""
+    shares: tuple[Share, ...] = ()
+    """The teams' shares of the fair-share queues (none without teams)."""
 
     @property
     def gpu_models(self) -> tuple[str, ...]:
@@ -224,17 +231,25 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
             raise ConfigError("cpu_queue.max_vcpus", args.cpu_queue.max_vcpus, "must be at least 1",
                               "set cpu_queue.max_vcpus")
 
-    return _capacity(rows, args.max_vcpus, len(args.capacity), multi_node)
+    capacity = _capacity(rows, args.max_vcpus, args.capacity, multi_node)
+    check_policy(args.fair_share_compute_reservation, args.fair_share_decay_seconds)
+    return dataclasses.replace(capacity, shares=shares(args.teams, capacity.pools, args.overcommit_quotas))
 
 
-def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environments: int,
+MULTI_NODE_POOL = "multi-node"
+"""The teams' name of the multi-node compute environment (the others by their ``capacity``)."""
+
+
+def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environments: Sequence[str],
               multi_node: Optional[MultiNodePlan] = None) -> BatchCapacity:
-    gpus, dollars = full_scale(rows, max_vcpus)
-    gpus, dollars = gpus * environments, dollars * environments
+    one = full_scale(rows, max_vcpus)
+    gpus, dollars = one.gpus * len(environments), one.usd_per_hour * len(environments)
+    pools = [Pool(kind, one.gpus) for kind in environments]
     everything = list(rows)
     if multi_node is not None:
         more = full_scale(multi_node.instances, multi_node.max_vcpus)
         gpus, dollars = gpus + more.gpus, dollars + more.usd_per_hour
+        pools.append(Pool(MULTI_NODE_POOL, more.gpus))
         everything += [r for r in multi_node.instances if r not in everything]
     return BatchCapacity(
         instances=tuple(everything),
@@ -245,6 +260,7 @@ def _capacity(rows: Sequence[catalog.GpuInstanceType], max_vcpus: int, environme
         max_usd_per_hour=round(dollars, 2),
         unpriced=tuple(r.name for r in everything if r.price_usd_hour is None),
         multi_node=multi_node,
+        pools=tuple(pools),
     )
 
 

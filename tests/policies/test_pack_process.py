@@ -105,7 +105,7 @@ CASES = {
                   {"gpu-capacity-caps": {"maxGpus": 8}, "gpu-queue-runnable-timeout": {"maxRunnableMinutes": 30}},
                   {("gpu-job-fits", "too-big"), ("gpu-scale-to-zero", "gpu-gpu-on-demand"),
                    ("gpu-capacity-caps", "stack"), ("cost-allocation-tags", "gpu-gpu-on-demand"),
-                   ("gpu-queue-runnable-timeout", "gpu-gpu")}),
+                   ("gpu-queue-runnable-timeout", "gpu-gpu"), ("gpu-queue-runnable-timeout", "gpu-gpu-teams")}),
     "eks": ("eks", {"gpuready:minSize": 1, "gpuready:rootVolumeGiB": 50, **NARROWED}, "",
             {"gpu-capacity-caps": {"maxGpus": 2}},
             {("gpu-scale-to-zero", "eks-gpu"), ("gpu-capacity-caps", "stack"), ("gpu-root-volume-size", "eks-gpu"),

@@ -147,3 +147,56 @@ def test_the_smoke_probes_definition_built_from_this_stacks_multinode_definition
     assert not errors.has_errors(), errors.generate_report()
     assert len(request["nodeProperties"]["nodeRangeProperties"][0]["container"]["linuxParameters"]["devices"]) == 32
     assert batch_probe.size(request) <= LAUNCHER_SHARE * batch_probe.DEFINITION_LIMIT, batch_probe.size(request)
+
+
+def test_reference_stack_shares_its_gpus_between_two_teams_and_keeps_metaflows_queue(rendering):
+    queues = {q.name: q for q in rendering.of_type("aws:batch/jobQueue:JobQueue")}
+    (policy,) = rendering.of_type("aws:batch/schedulingPolicy:SchedulingPolicy")
+    assert "schedulingPolicyArn" not in queues["gpu-gpu"].inputs
+    assert queues["gpu-gpu-teams"].inputs["schedulingPolicyArn"] == policy.outputs["arn"]
+    teams = rendering.outputs["teams"]
+    assert [(t["name"], t["shareIdentifier"], t["gpus"], t["weightFactor"]) for t in teams] == \
+        [("research", "research", 12, 1.0), ("inference", "inference", 4, 3.0)]
+    assert sum(t["gpus"] for t in teams) <= rendering.outputs["maxTotalGpus"]
+    assert {t["jobQueueArn"] for t in teams} == {queues["gpu-gpu-teams"].outputs["arn"]}
+    assert {t["metaflowJobQueueArn"] for t in teams} == {rendering.outputs["jobQueueArn"]}
+    assert all(t["metaflowProfile"] == rendering.outputs["metaflowProfile"] for t in teams)
+
+
+def _plan(tmp_path, stack: str, changes: dict) -> int:
+    import yaml
+
+    from gpuready.cli import main
+
+    data = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    data["config"].update(changes)
+    path = tmp_path / "Pulumi.custom.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return main(["plan", "--stack-file", str(path), "--no-policies"])
+
+
+@pytest.mark.parametrize("changes, key, says", [
+    ({"gpuready:teams": [{"name": "ml-a", "gpus": 1}, {"name": "mla", "gpus": 1}]}, "gpuready:teams[1].name",
+     "its share identifier mla is also that of teams[0] (ml-a)"),
+    ({"gpuready:teams": [{"name": "research", "gpus": 4, "borrow": 4}]}, "gpuready:teams[0].borrow",
+     "no per-team borrowing or lending limit"),
+    ({"gpuready:teams": [{"name": "research", "gpus": 17}]}, "gpuready:teams[0].gpus",
+     "more GPUs than its pools reach at full scale (16)"),
+    ({"gpuready:teams": [{"name": "research", "gpus": 10}, {"name": "prod", "gpus": 10}]}, "gpuready:teams",
+     "add up to more GPUs than the stack reaches at full scale (16)"),
+    ({"gpuready:teams": [{"name": "research", "gpus": 1, "pools": ["spot"]}]}, "gpuready:teams[0].pools",
+     "no GPU pool of the stack has this name"),
+    ({"gpuready:teams": [{"gpus": 1}]}, "gpuready:teams[0].name", "required"),
+    ({"gpuready:fairShareComputeReservation": 100}, "gpuready:fairShareComputeReservation", "from 0 to 99"),
+    ({"gpuready:fairShareDecaySeconds": -1}, "gpuready:fairShareDecaySeconds", "from 0 to 604800"),
+])
+def test_team_mistakes_name_the_key_the_user_typed(tmp_path, capsys, changes, key, says):
+    code = _plan(tmp_path, "aws-batch", changes)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"gpuready: plan: {key}") and says in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_overcommit_quotas_lets_the_teams_ask_for_more_than_the_stack_reaches(tmp_path, capsys):
+    teams = [{"name": "research", "gpus": 10}, {"name": "prod", "gpus": 10}]
+    assert _plan(tmp_path, "aws-batch", {"gpuready:teams": teams, "gpuready:overcommitQuotas": True}) == 0

@@ -10,6 +10,7 @@ from gpuready_components.batch_gpu import BatchGpuEnvironment, BatchGpuEnvironme
 
 CE = "aws:batch/computeEnvironment:ComputeEnvironment"
 QUEUE = "aws:batch/jobQueue:JobQueue"
+POLICY = "aws:batch/schedulingPolicy:SchedulingPolicy"
 JOB = "aws:batch/jobDefinition:JobDefinition"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 SG = "aws:ec2/securityGroup:SecurityGroup"

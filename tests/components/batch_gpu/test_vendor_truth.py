@@ -12,8 +12,12 @@ from botocore.validate import ParamValidator
 from gpuready_components import catalog
 from gpuready_components.aws_instances import ENA_ONLY_FIRST_CARD
 from gpuready_components.batch_gpu import CpuQueueArgs, MultiNodeArgs, facts
+from gpuready_components.batch_gpu.shares import ALPHANUMERIC
+from gpuready_components.teams import TeamArgs
 
-from .helpers import CE, JOB, LT, QUEUE, build, container
+from .helpers import CE, JOB, LT, POLICY, QUEUE, build, container
+
+TEAMS = (TeamArgs("ml-research", 6, weight=2), TeamArgs("inference", 9), TeamArgs("scavenger", 0))
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +89,9 @@ def _compute_environment_request(env) -> dict:
                                        {"instance_types": ["p5.48xlarge"], "max_vcpus": 192,
                                         "multi_node": MultiNodeArgs()},
                                        {"instance_types": ["p6-b300.48xlarge"], "max_vcpus": 192,
-                                        "multi_node": MultiNodeArgs()}])
+                                        "multi_node": MultiNodeArgs()},
+                                       {"multi_node": MultiNodeArgs(), "teams": TEAMS,
+                                        "fair_share_compute_reservation": 99, "fair_share_decay_seconds": 604_800}])
 def test_rendered_resources_are_valid_batch_api_requests(render, batch, overrides):
     rendering, _ = build(render, **overrides)
     for env in rendering.of_type(CE):
@@ -97,12 +103,9 @@ def test_rendered_resources_are_valid_batch_api_requests(render, batch, override
         assert request["computeResources"]["type"] in batch.shape_for("CRType").enum
         assert request["computeResources"]["allocationStrategy"] in batch.shape_for("CRAllocationStrategy").enum
     for queue in rendering.of_type(QUEUE):
-        _valid(batch, "CreateJobQueue", {
-            "jobQueueName": queue.name, "state": queue.inputs["state"], "priority": int(queue.inputs["priority"]),
-            "computeEnvironmentOrder": [{"order": int(o["order"]), "computeEnvironment": o["computeEnvironment"]}
-                                        for o in queue.inputs["computeEnvironmentOrders"]],
-            "jobStateTimeLimitActions": [{**a, "maxTimeSeconds": int(a["maxTimeSeconds"])}
-                                         for a in queue.inputs.get("jobStateTimeLimitActions", [])]})
+        _valid(batch, "CreateJobQueue", _job_queue_request(queue))
+    for policy in rendering.of_type(POLICY):
+        _valid(batch, "CreateSchedulingPolicy", scheduling_policy_request(policy))
     for job in rendering.of_type(JOB):
         request = {"jobDefinitionName": job.name, "type": job.inputs["type"],
                    "platformCapabilities": job.inputs["platformCapabilities"],
@@ -118,6 +121,69 @@ def test_rendered_resources_are_valid_batch_api_requests(render, batch, override
         log_driver = (request.get("containerProperties") or
                       request["nodeProperties"]["nodeRangeProperties"][0]["container"])["logConfiguration"]
         assert log_driver["logDriver"] in batch.shape_for("LogDriver").enum
+
+
+def _job_queue_request(queue) -> dict:
+    """The CreateJobQueue request the provider would send for a rendered queue."""
+    request = {
+        "jobQueueName": queue.name, "state": queue.inputs["state"], "priority": int(queue.inputs["priority"]),
+        "computeEnvironmentOrder": [{"order": int(o["order"]), "computeEnvironment": o["computeEnvironment"]}
+                                    for o in queue.inputs["computeEnvironmentOrders"]],
+        "jobStateTimeLimitActions": [{**a, "maxTimeSeconds": int(a["maxTimeSeconds"])}
+                                     for a in queue.inputs.get("jobStateTimeLimitActions", [])]}
+    if "schedulingPolicyArn" in queue.inputs:
+        request["schedulingPolicyArn"] = queue.inputs["schedulingPolicyArn"]
+    return request
+
+
+def scheduling_policy_request(policy) -> dict:
+    """The CreateSchedulingPolicy request the provider would send for a rendered policy."""
+    fair = policy.inputs["fairSharePolicy"]
+    return {"name": policy.name, "tags": policy.inputs["tags"], "fairsharePolicy": {
+        "computeReservation": int(fair["computeReservation"]), "shareDecaySeconds": int(fair["shareDecaySeconds"]),
+        "shareDistribution": [{"shareIdentifier": s["shareIdentifier"], "weightFactor": float(s["weightFactor"])}
+                              for s in fair["shareDistributions"]]}}
+
+
+def test_fair_share_bounds_are_batchs(batch):
+    share = batch.shape_for("ShareAttributes").members
+    assert "smallest supported value is 0.0001, and the largest supported value is 999.9999" in \
+        share["weightFactor"].documentation and facts.SHARE_WEIGHT_RANGE == (0.0001, 999.9999)
+    assert "A lower value has a higher priority for compute resources" in share["weightFactor"].documentation
+    assert "limited to 255 alphanumeric characters" in share["shareIdentifier"].documentation
+    assert facts.SHARE_IDENTIFIER_MOST == 255
+    fair = batch.shape_for("FairsharePolicy").members
+    assert "The minimum value is 0 and the maximum value is 99" in fair["computeReservation"].documentation
+    assert facts.COMPUTE_RESERVATION_RANGE == (0, 99)
+    assert "A value of zero (0) indicates the default minimum time window (600 seconds). The maximum supported " \
+        "value is 604800" in fair["shareDecaySeconds"].documentation
+    assert facts.SHARE_DECAY_SECONDS_RANGE == (0, 604_800)
+    assert facts.DEFAULT_SHARE_DECAY_SECONDS > 600  # over the minimum window the documentation says to raise
+
+
+@pytest.mark.parametrize("teams", [TEAMS, (TeamArgs("big", 15, weight=66), TeamArgs("tiny", 1))])
+def test_rendered_shares_are_within_batchs_bounds(render, batch, teams):
+    rendering, _ = build(render, teams=teams)
+    (policy,) = rendering.of_type(POLICY)
+    low, high = facts.SHARE_WEIGHT_RANGE
+    distribution = scheduling_policy_request(policy)["fairsharePolicy"]["shareDistribution"]
+    assert len(distribution) == len(teams)
+    for share in distribution:
+        assert low <= share["weightFactor"] <= high and round(share["weightFactor"], 4) == share["weightFactor"]
+        assert ALPHANUMERIC.fullmatch(share["shareIdentifier"]) and len(share["shareIdentifier"]) <= 255
+
+
+def test_two_queues_because_a_fair_share_queue_wants_a_share_identifier_and_a_fifo_queue_gets_no_policy(batch):
+    """The two facts behind the design: SubmitJob on a fair-share queue must name a share (Metaflow's @batch names
+    none), and a FIFO queue cannot be given a policy later (so the existing GPU queue would be replaced)."""
+    submit = batch.operation_model("SubmitJob").input_shape.members["shareIdentifier"].documentation
+    assert "If the job queue has a fair-share scheduling policy, then this parameter must be specified" in submit
+    assert "Don't specify this parameter if the job queue doesn't have a fair-share scheduling policy" in submit
+    create = batch.operation_model("CreateJobQueue").input_shape.members
+    assert "can't have a fair-share scheduling policy added" in create["schedulingPolicyArn"].documentation
+    assert "a job queue with a priority value of <code>10</code> is given scheduling preference over a job queue " \
+        "with a priority value of <code>1</code>" in create["priority"].documentation
+    assert facts.TEAMS_QUEUE_PRIORITY > facts.QUEUE_PRIORITY
 
 
 def test_omitting_the_service_role_is_batchs_service_linked_role(batch):

@@ -234,7 +234,7 @@ class KubernetesRun(SmokeTarget):
         started, workload, said = self.clock(), None, None
         while self.clock() < self.deadline:
             try:
-                workload = self.workload(kind, name)
+                workload = self.find_workload(kind, name)
             except Exception as error:  # noqa: BLE001 (a passing fault: read again, until the deadline)
                 if not self.calls.retryable(error):
                     raise
@@ -253,6 +253,12 @@ class KubernetesRun(SmokeTarget):
                 said = message
                 print(f"gpuready: {name}: queued in {self.team['name']}'s queue: {message}", file=self.progress)
             time.sleep(max(0.0, min(self.admission_poll, self.deadline - self.clock())))
+        if workload is None:  # never read before the deadline: one last look, a short grace beyond it
+            try:
+                workload = self.find_workload(kind, name, self.clock() + 1.0)
+            except Exception as error:  # noqa: BLE001 (a passing fault: explained without it)
+                if not self.calls.retryable(error):
+                    raise
         findings = self.explain_queue(workload)
         self.result.diagnosis = [f.text() for f in findings]
         self.result.findings = [{**asdict(f), "waiting": f.waiting} for f in findings]
@@ -262,12 +268,12 @@ class KubernetesRun(SmokeTarget):
         self.result.checks.append(unfinished("Queued", self.request.timeout, self.request.keep, None, "its Workload"))
         return False
 
-    def workload(self, kind: str, name: str) -> Optional[dict]:
+    def find_workload(self, kind: str, name: str, deadline: Optional[float] = None) -> Optional[dict]:
         """The Workload Kueue made for the ``kind`` called ``name`` in the run's namespace (its owner reference),
-        or None."""
+        or None; passing faults retried until ``deadline`` (default: the run's)."""
         custom = self.client.CustomObjectsApi(self.api)
         found = self.calls(custom.list_namespaced_custom_object, kueue.GROUP, kueue.VERSION, self.namespace,
-                           "workloads", deadline=self.deadline)
+                           "workloads", deadline=deadline or self.deadline)
         return next((w for w in found.get("items") or () if kueue.owned_by(w, kind, name)), None)
 
     def explain_queue(self, workload: Optional[dict]) -> list[scaler.Finding]:

@@ -131,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="the probe's sustained tier: every GPU under load for 300 s (single nodes)")
     smoke.add_argument("--json", action="store_true", help="print the result as JSON")
     smoke.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML")
+    smoke.add_argument("--team", metavar="TEAM",
+                       help="go through TEAM's queue (a name in the stack's teams output): its Kueue LocalQueue in "
+                            "its namespace, or its Batch share identifier")
     smoke.add_argument("--trust-kubeconfig-exec", action="store_true",
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write: aws eks get-token, gke-gcloud-auth-plugin, kubelogin)")
@@ -157,6 +160,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="Kubernetes: take each failing node out of service (taint gpuready.io/sweep=failed:"
                             "NoSchedule, label gpuready.io/sweep=failed, the cause in gpuready.io/sweep-reason); "
                             "never by default")
+    sweep.add_argument("--team", metavar="TEAM",
+                       help="go through TEAM's queue (a name in the stack's teams output), as gpuready smoke --team")
     sweep.add_argument("--trust-kubeconfig-exec", action="store_true",
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write)")
@@ -311,7 +316,7 @@ def _smoke(args: argparse.Namespace) -> int:
 
     return _show(run_on_stack(stack=args.stack, outputs_file=args.outputs, gpus=args.gpus, timeout=args.timeout,
                               keep=args.keep, full=args.full, trust_kubeconfig_exec=args.trust_kubeconfig_exec,
-                              nodes=args.nodes), args)
+                              nodes=args.nodes, team=args.team), args)
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -320,7 +325,7 @@ def _sweep(args: argparse.Namespace) -> int:
     _writable(args.junit, "--junit")
     result = sweep_on_stack(stack=args.stack, outputs_file=args.outputs, nodes=args.nodes, timeout=args.timeout,
                             full=args.full, quarantine=args.quarantine,
-                            trust_kubeconfig_exec=args.trust_kubeconfig_exec)
+                            trust_kubeconfig_exec=args.trust_kubeconfig_exec, team=args.team)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
@@ -334,6 +339,9 @@ def _sweep(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "smoke" and args.local and args.team:
+        parser.error(f"--team {args.team} goes through a team's queue on a deployed stack: give --stack or "
+                     "--outputs, not --local")
     if args.command == "smoke" and args.local and args.nodes > 1:
         parser.error(f"--nodes {args.nodes} runs a gang job on a deployed stack: give --stack or --outputs, "
                      "not --local")

@@ -10,29 +10,33 @@ from .result import SmokeResult
 
 
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Optional[int], timeout: float,
-                 keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False, nodes: int = 1) -> SmokeResult:
+                 keep: bool, full: bool = False, trust_kubeconfig_exec: bool = False, nodes: int = 1,
+                 team: Optional[str] = None) -> SmokeResult:
     """Run the probe on the stack (its outputs read from Pulumi, or ``outputs_file``) with the target its platform
     registers (:mod:`.dispatch`); with ``nodes`` > 1, one gang job on that many nodes, with NCCL across them.
-    ``trust_kubeconfig_exec``: let the kubeconfig run any credential command (see :mod:`.kubeconfig`)."""
+    ``trust_kubeconfig_exec``: let the kubeconfig run any credential command (see :mod:`.kubeconfig`); ``team``:
+    through that team's queue (the stack's ``teams`` output)."""
     from gpuready_components.platforms import GANG, SINGLE
 
     from .target import Request
 
     return _on_stack(stack, outputs_file, GANG if nodes > 1 else SINGLE, Request(
-        timeout=timeout, gpus=gpus, nodes=nodes, keep=keep, full=full, trust_kubeconfig_exec=trust_kubeconfig_exec))
+        timeout=timeout, gpus=gpus, nodes=nodes, keep=keep, full=full, trust_kubeconfig_exec=trust_kubeconfig_exec,
+        team=team))
 
 
 def sweep_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], nodes: Optional[int], timeout: float,
-                   full: bool = False, quarantine: bool = False, trust_kubeconfig_exec: bool = False) -> Any:
+                   full: bool = False, quarantine: bool = False, trust_kubeconfig_exec: bool = False,
+                   team: Optional[str] = None) -> Any:
     """Sweep the stack's GPU nodes (a :class:`.sweep.SweepResult`) with the sweep target its platform registers;
-    ``quarantine``: take failing nodes out of service (Kubernetes)."""
+    ``quarantine``: take failing nodes out of service (Kubernetes); ``team``: through that team's queue."""
     from gpuready_components.platforms import SWEEP
 
     from .target import Request
 
     return _on_stack(stack, outputs_file, SWEEP, Request(timeout=timeout, nodes=nodes, full=full,
                                                          quarantine=quarantine,
-                                                         trust_kubeconfig_exec=trust_kubeconfig_exec))
+                                                         trust_kubeconfig_exec=trust_kubeconfig_exec, team=team))
 
 
 def _on_stack(stack: Optional[str], outputs_file: Optional[Path], mode: str, request: Any) -> Any:

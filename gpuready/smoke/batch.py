@@ -243,6 +243,25 @@ class BatchRun(SmokeTarget):
     progress: TextIO
     sleep: Callable[[float], None]
 
+    def team_queue(self, stack: StackOutputs, queue: str) -> tuple[str, dict[str, str]]:
+        """Where the run's jobs go, and what their SubmitJob adds: with ``--team``, the team's ``jobQueueArn`` and
+        its ``shareIdentifier`` (a fair-share queue refuses a job without one); without, on a stack with teams, the
+        queue that takes jobs without a share identifier (the teams' ``metaflowJobQueueArn``, said on ``progress``),
+        else a UserError asking for ``--team``; on a stack without teams, ``queue`` as it was."""
+        from . import kueue
+
+        teams = kueue.stack_teams(stack)
+        teamless = {t.get("metaflowJobQueueArn") for t in teams}
+        plain = next(iter(teamless)) if len(teamless) == 1 and None not in teamless else None
+        team = kueue.choose(teams, self.request.team, stack.platform, teamless=plain)
+        if team is not None:
+            return str(team.get("jobQueueArn") or queue), {"shareIdentifier": str(team["shareIdentifier"])}
+        if teams:
+            print(f"gpuready: no --team: the job goes to {plain}, the queue for jobs without a team (Metaflow's, no "
+                  "share identifier); pass --team NAME to go through a team's fair share", file=self.progress)
+            return str(plain), {}
+        return queue, {}
+
     def prepare(self, queue: str, name: str, registration: dict[str, Any],
                 submit_request: Optional[dict[str, Any]] = None, command: str = "smoke") -> None:
         """Make the run ready to submit, at the end of :meth:`preflight`: ``registration`` is the probe's job
@@ -292,9 +311,10 @@ class BatchTarget(BatchRun):
     def preflight(self) -> bool:
         self.stack = stack = StackOutputs(self.outputs, batch_platforms())
         queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
+        queue, share = self.team_queue(stack, queue)
         want = {"GPU": self.gpus, "VCPU": int(stack["jobVcpus"]), "MEMORY": int(stack["jobMemoryMib"])}
         self.aws = aws = clients(queue_region(queue, self.region), self.request.timeout)
-        self.result = SmokeResult(target="batch", job={"queue": queue, "definition": definition})
+        self.result = SmokeResult(target="batch", job={"queue": queue, "definition": definition, **share})
         why = diagnose.unplaceable(want, queue_environments(aws["batch"], queue))
         if why:  # never submit a job that can only wait
             not_placeable(self.result, f"{self.gpus} GPU, {want['VCPU']} vCPU, {want['MEMORY']} MiB", why)
@@ -307,7 +327,7 @@ class BatchTarget(BatchRun):
             "containerOverrides": {"resourceRequirements": [{"type": "GPU", "value": str(self.gpus)}],
                                    "environment": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]},
             "timeout": attempt_timeout(self.request.timeout),
-            "tags": tags})
+            "tags": tags, **share})
         return True
 
     def follow(self) -> bool:
@@ -336,10 +356,12 @@ class BatchTarget(BatchRun):
 
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
         poll: float = 5.0, explain_after: float = 300.0, log_wait: float = 60.0, region: Optional[str] = None,
-        progress: Optional[TextIO] = None, sleep: Callable[[float], None] = time.sleep) -> SmokeResult:
-    """Run the probe as a Batch job on the stack's GPU queue and report what it found (:class:`BatchTarget`); what
-    it waits for is printed to ``progress`` (default: stderr)."""
-    return drive(BatchTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full), poll=poll,
+        progress: Optional[TextIO] = None, sleep: Callable[[float], None] = time.sleep,
+        team: Optional[str] = None) -> SmokeResult:
+    """Run the probe as a Batch job on the stack's GPU queue (``team``'s, with its share identifier, when given) and
+    report what it found (:class:`BatchTarget`); what it waits for is printed to ``progress`` (default: stderr)."""
+    return drive(BatchTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full, team=team),
+                             poll=poll,
                              explain_after=explain_after, log_wait=log_wait, region=region, progress=progress,
                              sleep=sleep))
 

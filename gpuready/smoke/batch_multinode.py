@@ -56,6 +56,7 @@ class BatchGangTarget(batch.BatchRun):
                             "gpuready:multiNode (e.g. `gpuready:multiNode: {nodes: 2}`) in its config, run "
                             "`pulumi up`, then read the outputs again")
         queue, definition = stack["multiNodeJobQueueArn"], stack["multiNodeJobDefinitionArn"]
+        _, share = self.team_queue(stack, queue)  # the multi-node queue: the team's share identifier on it
         per_node, efa = int(stack["multiNodeGpusPerNode"]), int(stack["multiNodeEfaInterfaces"])
         types = list(stack["multiNodeInstanceTypes"])
         if gpus is not None and gpus != per_node:
@@ -84,7 +85,7 @@ class BatchGangTarget(batch.BatchRun):
         self.main = int(registration["nodeProperties"].get("mainNode") or 0)
         self.prepare(queue, name, registration, {
             "jobName": name, "jobQueue": queue, "nodeOverrides": {"numNodes": nodes},
-            "timeout": batch.attempt_timeout(self.request.timeout), "tags": tags})
+            "timeout": batch.attempt_timeout(self.request.timeout), "tags": tags, **share})
         return True
 
     def follow(self) -> bool:

@@ -20,7 +20,7 @@ from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, burn, core
-from . import scaler
+from . import kueue, scaler
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .retry import Backoff, HeldInterrupt, persist, retry
@@ -35,6 +35,8 @@ LATE_CREATE = 1.0
 RETRYABLE_STATUS = (429, 500, 502, 503, 504)
 BACKOFF = Backoff(0.2, 2.0)
 """Pauses between tries of a call that met a passing fault (and of a delete, on any error)."""
+ADMISSION_POLL = 2.0
+"""Seconds between reads of a queued job's Workload while Kueue has not admitted it."""
 
 
 def manifests(name: str, namespace: str, gpus: int, taints: list[dict[str, str]], node_labels: dict[str, str],
@@ -249,6 +251,115 @@ class KubernetesRun(SmokeTarget):
         self.cleaned = False
         self.undone: Optional[str] = None
         """What the cleanup did, for the verdict (:func:`undone`); None before it ran."""
+        self.team: Optional[Mapping[str, Any]] = None
+        """The team item (the stack's ``teams`` output) whose queue the run goes through; None: no queue."""
+        self.teams: list[Mapping[str, Any]] = []
+        self.admission_poll = ADMISSION_POLL
+
+    def choose_team(self, stack: StackOutputs) -> None:
+        """The run's team (``--team``, :func:`.kueue.choose`): its namespace becomes the run's; a stack with teams
+        and no ``--team`` is a UserError (every GPU job there goes through a team's queue)."""
+        self.teams = kueue.stack_teams(stack)
+        self.team = kueue.choose(self.teams, self.request.team, stack.platform)
+        if self.team is not None:
+            self.namespace = str(self.team.get("namespace") or self.team["name"])
+
+    def queue(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """``manifest`` handed to the team's LocalQueue (:func:`.kueue.queued`); unchanged without a team."""
+        return kueue.queued(manifest, str(self.team.get("localQueue") or self.team["name"])) if self.team \
+            else manifest
+
+    def await_admission(self, kind: str, name: str) -> bool:
+        """Without a team: True at once. With one: follow the Workload Kueue made for the ``kind`` ``name`` (found
+        by its owner reference) until Kueue admits it (True: the time to admission and the flavors go to
+        ``result.job["admission"]`` and an ``admitted`` check passes) or ``--timeout`` (False: ``admitted`` and
+        ``job_finished`` fail, the Workload's conditions and the queues' status explained in the diagnosis)."""
+        if self.team is None:
+            return True
+        started, workload, said = self.clock(), None, None
+        while self.clock() < self.deadline:
+            try:
+                workload = self.find_workload(kind, name)
+            except Exception as error:  # noqa: BLE001 (a passing fault: read again, until the deadline)
+                if not self.calls.retryable(error):
+                    raise
+            if kueue.admitted(workload):
+                waited = self.clock() - started
+                given = kueue.admission(workload)
+                self.result.job["admission"] = {"seconds": round(waited, 1), **given}
+                self.result.checks.append(Check("admitted", core.PASS, f"{waited:.0f} s", None,
+                                                f"admitted by {given['clusterQueue']} to flavor "
+                                                f"{', '.join(given['flavors']) or '(none)'}"))
+                print(f"gpuready: {name}: admitted by Kueue after {waited:.0f} s (ClusterQueue "
+                      f"{given['clusterQueue']}, flavor {', '.join(given['flavors'])})", file=self.progress)
+                return True
+            message = (kueue.condition(workload, "QuotaReserved") or {}).get("message") if workload else None
+            if message and message != said:
+                said = message
+                print(f"gpuready: {name}: queued in {self.team['name']}'s queue: {message}", file=self.progress)
+            time.sleep(max(0.0, min(self.admission_poll, self.deadline - self.clock())))
+        if workload is None:  # never read before the deadline: one last look, a short grace beyond it
+            try:
+                workload = self.find_workload(kind, name, self.clock() + 1.0)
+            except Exception as error:  # noqa: BLE001 (a passing fault: explained without it)
+                if not self.calls.retryable(error):
+                    raise
+        findings = self.explain_queue(workload)
+        self.result.diagnosis = [f.text() for f in findings]
+        self.result.findings = [{**asdict(f), "waiting": f.waiting} for f in findings]
+        self.result.job["admission"] = None
+        self.result.checks.append(Check("admitted", core.FAIL, None, "admitted", f"not admitted by Kueue in "
+                                        f"{self.request.timeout:g} s (team {self.team['name']})"))
+        self.result.checks.append(unfinished("Queued", self.request.timeout, self.request.keep, None, "its Workload"))
+        return False
+
+    def find_workload(self, kind: str, name: str, deadline: Optional[float] = None) -> Optional[dict]:
+        """The Workload Kueue made for the ``kind`` called ``name`` in the run's namespace (its owner reference),
+        or None; passing faults retried until ``deadline`` (default: the run's)."""
+        custom = self.client.CustomObjectsApi(self.api)
+        found = self.calls(custom.list_namespaced_custom_object, kueue.GROUP, kueue.VERSION, self.namespace,
+                           "workloads", deadline=deadline or self.deadline)
+        return next((w for w in found.get("items") or () if kueue.owned_by(w, kind, name)), None)
+
+    def explain_queue(self, workload: Optional[dict]) -> list[scaler.Finding]:
+        """:func:`.kueue.explain` on ``workload`` with the team's LocalQueue and ClusterQueue and the cohort's
+        ClusterQueues, each read if we may (a short grace beyond the deadline)."""
+        custom, limits = self.client.CustomObjectsApi(self.api), self.calls.limits
+        team = self.team
+        lq_name, cq_name = team.get("localQueue") or team["name"], team.get("clusterQueue") or team["name"]
+
+        def read(call: Callable[[], Any]) -> tuple[bool, Any]:
+            try:
+                return read_if_allowed(self.client, call)
+            except Exception as error:  # noqa: BLE001 (a diagnosis never fails the run: unread is unknown)
+                if not self.calls.retryable(error):
+                    raise
+                return False, None
+        local = read(lambda: custom.get_namespaced_custom_object(kueue.GROUP, kueue.VERSION, self.namespace,
+                                                                 "localqueues", lq_name, _request_timeout=limits))
+        cluster = read(lambda: custom.get_cluster_custom_object(kueue.GROUP, kueue.VERSION, "clusterqueues",
+                                                                cq_name, _request_timeout=limits))
+        _, every = read(lambda: custom.list_cluster_custom_object(kueue.GROUP, kueue.VERSION, "clusterqueues",
+                                                                  _request_timeout=limits))
+        cohort = team.get("cohort")
+        queues = [q for q in (every or {}).get("items") or ()
+                  if cohort is None or (q.get("spec") or {}).get("cohortName") == cohort]
+        return kueue.explain(workload, team, local_queue=local, cluster_queue=cluster, cohort=queues)
+
+    def workload_deletion(self, kind: str, name: str) -> tuple[str, Callable[..., Any]]:
+        """The ``(kind, delete)`` of the Workload of the ``kind`` called ``name``: Kueue's Workload goes with its
+        Job (owner reference), but one the garbage collector has not removed yet (an interrupted run) is deleted
+        here."""
+        custom = self.client.CustomObjectsApi(self.api)
+
+        def delete(**kw: Any) -> None:
+            found = custom.list_namespaced_custom_object(kueue.GROUP, kueue.VERSION, self.namespace, "workloads",
+                                                         **kw)
+            for workload in found.get("items") or ():
+                if kueue.owned_by(workload, kind, name):
+                    custom.delete_namespaced_custom_object(kueue.GROUP, kueue.VERSION, self.namespace, "workloads",
+                                                           workload["metadata"]["name"], **kw)
+        return "Workload", delete
 
     def connect(self, stack: StackOutputs) -> None:
         """The stack's cluster: its client and APIs, calls bounded by ``--timeout``, and the run's deadline (from
@@ -295,6 +406,11 @@ class KubernetesTarget(KubernetesRun):
 
     def preflight(self) -> bool:
         stack = StackOutputs(self.outputs, kubernetes_platforms())
+        self.choose_team(stack)
+        if self.team is not None:
+            refused = kueue.too_large(self.team, self.teams, self.gpus, f"a job of {self.gpus} GPUs")
+            if refused:
+                raise UserError(refused)
         self.connect(stack)
         taints, labels = stack.gpu_taints(), stack.get("gpuNodeLabels", {})
         self.name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
@@ -304,7 +420,10 @@ class KubernetesTarget(KubernetesRun):
         self.config_map, self.manifest = manifests(self.name, self.namespace, self.gpus, taints, labels,
                                                    self.request.timeout, self.request.full,
                                                    sharing=stack.get("gpuSharing"))
+        self.manifest = self.queue(self.manifest)
         self.result = SmokeResult(target="kubernetes", job={"name": self.name, "namespace": self.namespace})
+        if self.team is not None:
+            self.result.job["team"] = self.team["name"]
         return True
 
     def submit(self) -> None:
@@ -312,6 +431,8 @@ class KubernetesTarget(KubernetesRun):
         self.calls.create(self.batch_api.create_namespaced_job, self.namespace, self.manifest, self.deadline)
 
     def follow(self) -> bool:
+        if not self.await_admission("Job", self.name):
+            return False
         self.phase, self.pod, unread = _wait(self.client, self.api, self.calls, self.namespace, self.name,
                                              self.deadline, self.explain_after, self.context, self.result,
                                              self.progress, self.clock)
@@ -333,20 +454,25 @@ class KubernetesTarget(KubernetesRun):
         """The Job (its pod with it) and the ConfigMap."""
         name, namespace = self.name, self.namespace
         body = self.client.V1DeleteOptions(propagation_policy="Background")
+        queued = [self.workload_deletion("Job", name)] if self.team is not None else []
         return ([("Job", lambda **kw: self.batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
+                 *queued,
                  ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
                 f"{namespace}/{name}", f"kubectl -n {namespace} delete job,configmap {name}")
 
 
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,
         namespace: str = "default", explain_after: float = 20.0, progress: Optional[TextIO] = None,
-        clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> SmokeResult:
-    """Run the probe as a Job on the stack's GPU nodes and report what it found (:class:`KubernetesTarget`). The
-    kubeconfig's credential command runs only when a stack writes such commands, or with
-    ``trust_kubeconfig_exec``."""
-    return drive(KubernetesTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full,
-                                                   trust_kubeconfig_exec=trust_kubeconfig_exec),
-                                  namespace=namespace, explain_after=explain_after, progress=progress, clock=clock))
+        clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False,
+        team: Optional[str] = None, admission_poll: float = ADMISSION_POLL) -> SmokeResult:
+    """Run the probe as a Job on the stack's GPU nodes and report what it found (:class:`KubernetesTarget`), through
+    ``team``'s Kueue queue when given (Workloads read every ``admission_poll`` seconds). The kubeconfig's credential
+    command runs only when a stack writes such commands, or with ``trust_kubeconfig_exec``."""
+    target = KubernetesTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full, team=team,
+                                               trust_kubeconfig_exec=trust_kubeconfig_exec),
+                              namespace=namespace, explain_after=explain_after, progress=progress, clock=clock)
+    target.admission_poll = admission_poll
+    return drive(target)
 
 
 def probe_logs(client: Any, core_api: Any, calls: "BoundedCalls", pod: Optional[str], namespace: str,

@@ -18,7 +18,7 @@ from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
-from . import gang, kubernetes, scaler
+from . import gang, kubernetes, kueue, scaler
 from .batch_probe import launcher_limits, probe_files
 from .kubernetes import (TTL_SECONDS, BoundedCalls, PendingExplainer, kubernetes_platforms, probe_logs,
                          read_if_allowed, unfinished, watch_pods)
@@ -168,7 +168,12 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             raise UserError(f"--nodes {nodes}: a multi-node smoke test needs 2 nodes or more (1 is the plain smoke "
                             "test)")
         stack = StackOutputs(self.outputs, kubernetes_platforms())
+        self.choose_team(stack)
         self.gpus = gpus = self.request.gpus or stack["maxGpusPerNode"]
+        refused = kueue.too_large(self.team, self.teams, nodes * gpus, f"a gang of {nodes} nodes x {gpus} GPUs") \
+            if self.team is not None else None
+        if refused:  # Kueue admits a gang whole or not at all: one larger than the queue can hold would wait for ever
+            raise UserError(refused)
         self.name = name = f"gpuready-nccl-{uuid.uuid4().hex[:10]}"
         self.result = result = SmokeResult(target="kubernetes", title=f"Smoke test on {nodes} nodes",
                                            job={"name": name, "namespace": self.namespace, "nodes": []})
@@ -194,6 +199,9 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
+        self.workload = self.queue(self.workload)
+        if self.team is not None:
+            result.job["team"] = self.team["name"]
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
                            "gpus_per_node": gpus})
         print(f"gpuready: {name}: {self.workload['kind']} of {nodes} pods x {gpus} GPUs, NCCL transport "
@@ -212,6 +220,9 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         self.calls.create(create, self.namespace, self.workload, self.deadline)
 
     def follow(self) -> bool:
+        if not self.await_admission(self.workload["kind"], self.name):
+            self.result.job["nodes"] = [_node(i, None) for i in range(self.nodes)]
+            return False
         self.pods, unread = _follow(self.client, self.api, self.calls, self.namespace, self.name, self.nodes,
                                     self.deadline, self.explain_after, self.context, self.result, self.progress,
                                     self.clock)
@@ -238,7 +249,8 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
                 return self.custom.delete_namespaced_custom_object(group, version, namespace, plural, name,
                                                                    body=body, **kw)
             return self.batch_api.delete_namespaced_job(name, namespace, body=body, **kw)
-        return ([(kind, delete),
+        queued = [self.workload_deletion(kind, name)] if self.team is not None else []
+        return ([(kind, delete), *queued,
                  ("Service", lambda **kw: self.core_api.delete_namespaced_service(name, namespace, **kw)),
                  ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
                 f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}")
@@ -247,13 +259,16 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
 def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, timeout: float = 1800,
         keep: bool = False, full: bool = False, namespace: str = "default", explain_after: float = 20.0,
         progress: Optional[TextIO] = None, clock: Callable[[], float] = time.monotonic,
-        trust_kubeconfig_exec: bool = False, jobset: Optional[bool] = None) -> SmokeResult:
+        trust_kubeconfig_exec: bool = False, jobset: Optional[bool] = None, team: Optional[str] = None,
+        admission_poll: float = kubernetes.ADMISSION_POLL) -> SmokeResult:
     """Run the probe and the NCCL all-reduce on ``nodes`` GPU nodes of the stack and report what they found
-    (:class:`KubernetesGangTarget`)."""
-    return drive(KubernetesGangTarget(outputs, Request(timeout=timeout, gpus=gpus, nodes=nodes, keep=keep, full=full,
-                                                       trust_kubeconfig_exec=trust_kubeconfig_exec),
-                                      namespace=namespace, explain_after=explain_after, progress=progress,
-                                      clock=clock, jobset=jobset))
+    (:class:`KubernetesGangTarget`), through ``team``'s Kueue queue when given (one Workload for the whole gang)."""
+    target = KubernetesGangTarget(outputs, Request(timeout=timeout, gpus=gpus, nodes=nodes, keep=keep, full=full,
+                                                   team=team, trust_kubeconfig_exec=trust_kubeconfig_exec),
+                                  namespace=namespace, explain_after=explain_after, progress=progress, clock=clock,
+                                  jobset=jobset)
+    target.admission_poll = admission_poll
+    return drive(target)
 
 
 def _index(pod: Any) -> Optional[int]:

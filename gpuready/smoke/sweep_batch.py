@@ -60,6 +60,7 @@ class BatchSweepTarget(batch.BatchRun):
                             "option; a failing instance leaves its compute environment when you terminate it)")
         self.stack = stack = StackOutputs(self.outputs, batch.batch_platforms())
         queue, definition = stack.get("jobQueueArn") or stack["jobQueueName"], stack["jobDefinitionArn"]
+        queue, self.share = self.team_queue(stack, queue)
         self.aws = aws = batch.clients(batch.queue_region(queue, self.region), self.request.timeout)
         envs = batch.queue_environments(aws["batch"], queue)
         instance, room = largest_type(envs)
@@ -98,7 +99,8 @@ class BatchSweepTarget(batch.BatchRun):
         for job_name in self.names:
             self.submission.submit({"jobName": job_name, "jobQueue": queue, "jobDefinition": arn,
                                     "containerOverrides": self.overrides, "tags": self.tags,
-                                    "timeout": batch.attempt_timeout(self.request.timeout)}, f"submit {job_name}")
+                                    "timeout": batch.attempt_timeout(self.request.timeout), **self.share},
+                                   f"submit {job_name}")
 
     def follow(self) -> bool:
         """Follow the run's jobs to their end, or to ``--timeout`` (the rest terminated: their rows say so)."""
@@ -134,11 +136,11 @@ class BatchSweepTarget(batch.BatchRun):
 
 def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float = 1800, full: bool = False,
         poll: float = 5.0, log_wait: float = 60.0, region: Optional[str] = None, progress: Optional[TextIO] = None,
-        sleep: Callable[[float], None] = time.sleep) -> sweep.SweepResult:
+        sleep: Callable[[float], None] = time.sleep, team: Optional[str] = None) -> sweep.SweepResult:
     """Sweep ``nodes`` instances (default: as many of the largest type as maxvCpus allows, at most
-    :data:`DEFAULT_CAP`) of the stack's GPU queue (:class:`BatchSweepTarget`); what it waits for is printed to
-    ``progress`` (default: stderr)."""
-    return drive(BatchSweepTarget(outputs, Request(timeout=timeout, nodes=nodes, full=full), poll=poll,
+    :data:`DEFAULT_CAP`) of the stack's GPU queue (``team``'s, with its share identifier, when given)
+    (:class:`BatchSweepTarget`); what it waits for is printed to ``progress`` (default: stderr)."""
+    return drive(BatchSweepTarget(outputs, Request(timeout=timeout, nodes=nodes, full=full, team=team), poll=poll,
                                   log_wait=log_wait, region=region, progress=progress, sleep=sleep))
 
 

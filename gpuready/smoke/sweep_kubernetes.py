@@ -86,6 +86,7 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
 
     def preflight(self) -> bool:
         stack = StackOutputs(self.outputs, kubernetes.kubernetes_platforms())
+        self.choose_team(stack)
         self.connect(stack)
         taints = stack.gpu_taints()
         labels = dict(stack.get("gpuNodeLabels", {}))
@@ -117,6 +118,7 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
                 result.rows.append(sweep.SweepRow(node=name, instance_type=kind))
         self.config_map, self.jobs = manifests(run_name, self.namespace, swept, taints, labels, self.request.timeout,
                                                self.request.full, sharing=stack.get("gpuSharing"))
+        self.jobs = [self.queue(job) for job in self.jobs]  # each Job its own Workload in the team's queue
         rows = {r.node: r for r in result.rows}
         self.by_job = {job["metadata"]["name"]: rows[node] for job, (node, _) in zip(self.jobs, swept)}
         for job_name, r in self.by_job.items():
@@ -161,7 +163,10 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
 
     def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
         """Every Job and the ConfigMap a create was sent for."""
-        return ([(f"{kind} {name}", delete) for kind, name, delete in self.created], f"in namespace {self.namespace}",
+        queued = [self.workload_deletion("Job", name) for kind, name, _ in self.created if kind == "Job"] \
+            if self.team is not None else []
+        return ([(f"{kind} {name}", delete) for kind, name, delete in self.created] + queued,
+                f"in namespace {self.namespace}",
                 f"kubectl -n {self.namespace} delete job,configmap -l app.kubernetes.io/instance={self.run_name}")
 
     def cleanup(self, reason: str) -> None:
@@ -183,12 +188,13 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
 
 def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float = 1800, full: bool = False,
         quarantine: bool = False, namespace: str = "default", progress: Optional[TextIO] = None,
-        clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False) -> sweep.SweepResult:
+        clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False,
+        team: Optional[str] = None) -> sweep.SweepResult:
     """Sweep the stack's GPU nodes (the first ``nodes`` of them by name, default all) and, with ``quarantine``,
-    take the failing ones out of service (:class:`KubernetesSweepTarget`). Progress goes to ``progress`` (default:
-    stderr)."""
+    take the failing ones out of service (:class:`KubernetesSweepTarget`); ``team``: each Job through that team's
+    Kueue queue. Progress goes to ``progress`` (default: stderr)."""
     return drive(KubernetesSweepTarget(outputs, Request(timeout=timeout, nodes=nodes, full=full, quarantine=quarantine,
-                                                        trust_kubeconfig_exec=trust_kubeconfig_exec),
+                                                        trust_kubeconfig_exec=trust_kubeconfig_exec, team=team),
                                        namespace=namespace, progress=progress, clock=clock))
 
 

@@ -43,6 +43,9 @@ class Request:
     """Take failing nodes out of service (``gpuready sweep --quarantine``; Kubernetes only)."""
     trust_kubeconfig_exec: bool = False
     """Let the outputs' kubeconfig run any credential command (``--trust-kubeconfig-exec``)."""
+    team: Optional[str] = None
+    """The team whose queue the work goes through (``--team``: a name in the stack's ``teams`` output); None: no
+    team (a stack without teams, or a platform's path for jobs without one)."""
 
 
 class SmokeTarget(abc.ABC):

@@ -30,7 +30,8 @@ from urllib.parse import parse_qs, urlparse
 
 class FakeKube:
     def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
-                 forbidden=(), pod_phases=None, hosts=(), jobset=False, node_phases=None, node_logs=None):
+                 forbidden=(), pod_phases=None, hosts=(), jobset=False, node_phases=None, node_logs=None,
+                 kueue=None):
         self.phases, self.logs, self.forbidden = list(phases), logs, tuple(forbidden)
         self.pod_phases, self.hosts, self.jobset = dict(pod_phases or {}), list(hosts), jobset
         self.node_phases, self.node_logs = dict(node_phases or {}), dict(node_logs or {})
@@ -45,6 +46,7 @@ class FakeKube:
         """Every object created, as received (kept after its delete)."""
         self.deleted: list[tuple[str, str]] = []
         self.pod: dict | None = None
+        self.kueue = FakeKueue(self, **(kueue or {})) if kueue is not None else None
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,6 +74,9 @@ class FakeKube:
                 fake.objects[(kind, name)] = body
                 fake.created.append((kind, name))
                 fake.bodies[(kind, name)] = json.loads(json.dumps(body))
+                if fake.kueue and fake.kueue.takes(body):  # Kueue starts it on admission
+                    fake.kueue.created(body)
+                    return self._send(201, body)
                 if kind == "Job":
                     fake.start(name, body["spec"], body["metadata"])
                 if kind == "JobSet":
@@ -83,9 +88,14 @@ class FakeKube:
             def do_DELETE(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))  # DeleteOptions
                 path = urlparse(self.path).path.rstrip("/").split("/")
-                kind = {"jobs": "Job", "configmaps": "ConfigMap", "services": "Service", "jobsets": "JobSet"}[path[-2]]
+                kind = {"jobs": "Job", "configmaps": "ConfigMap", "services": "Service", "jobsets": "JobSet",
+                        "workloads": "Workload"}[path[-2]]
                 fake.deleted.append((kind, path[-1]))
                 gone = fake.objects.pop((kind, path[-1]), None)
+                if fake.kueue and gone:
+                    fake.kueue.gone(gone)
+                if kind == "Workload" and not gone:
+                    return self._send(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404})
                 if kind == "Service" and gone:  # the API server answers a Service's delete with the Service
                     return self._send(200, gone)
                 self._send(200, {"apiVersion": "v1", "kind": "Status", "status": "Success"})
@@ -136,6 +146,10 @@ class FakeKube:
                                                 {"name": "jobsets", "singularName": "jobset", "namespaced": True,
                                                  "kind": "JobSet", "verbs": ["create", "delete", "get", "list",
                                                                              "patch", "update", "watch"]}]})
+                if fake.kueue and path.startswith("/apis/kueue.x-k8s.io/v1beta2/"):
+                    found = fake.kueue.get(path)
+                    if found is not None:
+                        return self._send(200, found)
                 if path.startswith("/api/v1/nodes/"):
                     found = [n for n in fake.now().get("nodes", ()) if n["metadata"]["name"] == path.split("/")[-1]]
                     if found:
@@ -268,3 +282,271 @@ def _pinned(spec: dict):
             if field["key"] == "metadata.name" and field["operator"] == "In" and len(field["values"]) == 1:
                 return field["values"][0]
     return spec.get("nodeName")
+
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+GPU = "nvidia.com/gpu"
+
+
+class FakeKueue:
+    """Kueue (v0.19.2, ``kueue.x-k8s.io/v1beta2``) as far as the smoke tests need it, inside :class:`FakeKube`.
+
+    A Job or JobSet created with the label ``kueue.x-k8s.io/queue-name`` in its own labels is not started: a
+    Workload is made for it (owned by it, labelled ``kueue.x-k8s.io/job-uid``; one pod set ``main`` of
+    ``parallelism`` pods for a Job, one per replicated job of a JobSet) and the queues are scheduled: a Workload whose
+    LocalQueue or ClusterQueue is missing or inactive gets Kueue's ``QuotaReserved=False`` message; one whose
+    ``nvidia.com/gpu`` fits its ClusterQueue's nominal quota plus what it may borrow from the cohort's idle quota is
+    admitted whole (``QuotaReserved``/``Admitted`` True, ``podSetAssignments`` with the flavor, usage on the
+    ClusterQueue's ``flavorsUsage``) and its Job started (the fake's pods); otherwise it stays pending with Kueue's
+    ``couldn't assign flavors to pod set ...: insufficient unused quota ...`` message. A Workload within its own
+    nominal quota reclaims it by preempting borrowing Workloads of other ClusterQueues in the cohort
+    (``reclaimWithinCohort``), with Kueue's ``Evicted``/``Preempted`` conditions and ``requeueState``.
+
+    ``cluster_queues`` and ``local_queues``: the objects (as a stack renders them; status is filled here);
+    ``admitted``: other teams' running work, ``{"name", "namespace", "queue", "gpus", "priority"}`` each, admitted
+    at start; ``arrivals``: ``{"after": N, ...same keys}``, each submitted when the namespace's Workloads have been
+    listed N times; ``gc``: the garbage collector deletes a Workload with its Job (False: it lags, the Workload
+    stays). Every Kueue object served is recorded in ``served`` (to validate against the CRDs)."""
+
+    def __init__(self, kube, cluster_queues=(), local_queues=(), admitted=(), arrivals=(), gc=True):
+        self.kube, self.gc = kube, gc
+        self.cluster_queues = {q["metadata"]["name"]: json.loads(json.dumps(q)) for q in cluster_queues}
+        self.local_queues = {(q["metadata"]["namespace"], q["metadata"]["name"]): json.loads(json.dumps(q))
+                             for q in local_queues}
+        self.workloads: dict[tuple[str, str], dict] = {}
+        self.arrivals, self.lists, self.served = [dict(a) for a in arrivals], 0, []
+        self.sequence = 0
+        for other in admitted:
+            self.submit_other(other)
+        self.schedule()
+
+    def takes(self, body: dict) -> bool:
+        return body["kind"] in ("Job", "JobSet") and QUEUE_LABEL in (body["metadata"].get("labels") or {})
+
+    def created(self, body: dict) -> None:
+        """A Job or JobSet handed to Kueue: its Workload, then a scheduling round."""
+        meta, spec = body["metadata"], body["spec"]
+        if body["kind"] == "Job":
+            pod_sets = [{"name": "main", "count": spec.get("parallelism", 1), "template": spec["template"]}]
+        else:
+            pod_sets = [{"name": r["name"], "count": r.get("replicas", 1) * r["template"]["spec"].get("parallelism", 1),
+                         "template": r["template"]["spec"]["template"]} for r in spec["replicatedJobs"]]
+        self.add_workload(f"{body['kind'].lower()}-{meta['name']}-{self.next()}", meta["namespace"],
+                          meta["labels"][QUEUE_LABEL], pod_sets, 100, owner=body)
+        self.schedule()
+
+    def next(self) -> str:
+        self.sequence += 1
+        return f"{self.sequence:05d}"[-5:]
+
+    def submit_other(self, other: dict) -> None:
+        template = {"spec": {"containers": [{"name": "main", "image": "trainer",
+                                             "resources": {"limits": {GPU: str(other["gpus"])}}}]}}
+        self.add_workload(other["name"], other["namespace"], other["queue"],
+                          [{"name": "main", "count": 1, "template": template}], other.get("priority", 100))
+
+    def add_workload(self, name, namespace, queue, pod_sets, priority, owner=None) -> None:
+        meta = {"name": name, "namespace": namespace, "uid": f"uid-{name}", "creationTimestamp": _now(),
+                "labels": {}}
+        if owner is not None:
+            meta["labels"]["kueue.x-k8s.io/job-uid"] = owner["metadata"]["uid"]
+            meta["ownerReferences"] = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                                        "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+                                        "controller": True, "blockOwnerDeletion": True}]
+        workload = {"apiVersion": KUEUE, "kind": "Workload", "metadata": meta,
+                    "spec": {"queueName": queue, "priority": priority, "active": True,
+                             "podSets": json.loads(json.dumps(pod_sets))},
+                    "status": {}}
+        self.workloads[(namespace, name)] = workload
+        self.kube.objects[("Workload", name)] = workload
+        self.kube.created.append(("Workload", name))
+
+    @staticmethod
+    def gpus(workload: dict) -> int:
+        total = 0
+        for pod_set in workload["spec"]["podSets"]:
+            for container in pod_set["template"]["spec"]["containers"]:
+                total += pod_set.get("count", 1) * int((container.get("resources") or {}).get("limits", {}).get(GPU, 0))
+        return total
+
+    def queue_of(self, workload: dict):
+        """(ClusterQueue or None, Kueue's message when the Workload cannot be considered)."""
+        namespace, lq_name = workload["metadata"]["namespace"], workload["spec"]["queueName"]
+        lq = self.local_queues.get((namespace, lq_name))
+        if lq is None:
+            return None, f"LocalQueue {lq_name} doesn't exist"
+        cq = self.cluster_queues.get(lq["spec"]["clusterQueue"])
+        if cq is None:
+            return None, f"ClusterQueue {lq['spec']['clusterQueue']} doesn't exist"
+        if cq["spec"].get("stopPolicy", "None") != "None":
+            return None, f"ClusterQueue {cq['metadata']['name']} is inactive"
+        return cq, None
+
+    def flavor(self, cq: dict) -> tuple[str, dict]:
+        for group in cq["spec"]["resourceGroups"]:
+            for flavor in group["flavors"]:
+                for resource in flavor["resources"]:
+                    if resource["name"] == GPU:
+                        return flavor["name"], resource
+        raise AssertionError("a GPU ClusterQueue covers nvidia.com/gpu")
+
+    def used(self, cq_name: str) -> int:
+        return sum(self.gpus(w) for w in self.workloads.values()
+                   if (w["status"].get("admission") or {}).get("clusterQueue") == cq_name)
+
+    def cohort(self, cq: dict) -> list[dict]:
+        name = cq["spec"].get("cohortName")
+        return [q for q in self.cluster_queues.values() if name and q["spec"].get("cohortName") == name] or [cq]
+
+    def room(self, cq: dict) -> int:
+        """GPUs ``cq`` may still take: up to its nominal quota plus its borrowing limit (none: any), within what the
+        cohort's quotas leave idle."""
+        _, quota = self.flavor(cq)
+        limit = quota.get("borrowingLimit")
+        own = int(quota["nominalQuota"]) + (10 ** 9 if limit is None else int(limit)) - self.used(cq["metadata"]["name"])
+        cohort = self.cohort(cq)
+        idle = sum(int(self.flavor(q)[1]["nominalQuota"]) - self.used(q["metadata"]["name"]) for q in cohort)
+        return max(0, min(own, idle))
+
+    def schedule(self) -> None:
+        pending = [w for w in self.workloads.values() if not w["status"].get("admission")]
+        for workload in sorted(pending, key=lambda w: -w["spec"]["priority"]):
+            cq, blocked = self.queue_of(workload)
+            if blocked:
+                self.condition(workload, "QuotaReserved", "False", "Inadmissible", blocked)
+                continue
+            want = self.gpus(workload)
+            if want > self.room(cq):
+                self.reclaim(workload, cq, want)
+            flavor, quota = self.flavor(cq)
+            if want <= self.room(cq):
+                self.admit(workload, cq, flavor)
+            else:
+                more = want - self.room(cq)
+                self.condition(workload, "QuotaReserved", "False", "Pending",
+                               f"couldn't assign flavors to pod set {workload['spec']['podSets'][0]['name']}: "
+                               f"insufficient unused quota for {GPU} in flavor {flavor}, {more} more needed")
+        self.status()
+
+    def reclaim(self, workload: dict, cq: dict, want: int) -> None:
+        """``reclaimWithinCohort: Any``: a Workload within its nominal quota evicts borrowing Workloads of the cohort."""
+        _, quota = self.flavor(cq)
+        if self.used(cq["metadata"]["name"]) + want > int(quota["nominalQuota"]):
+            return
+        for other in self.cohort(cq):
+            if other is cq:
+                continue
+            o_name = other["metadata"]["name"]
+            _, theirs = self.flavor(other)
+            for victim in sorted(self.workloads.values(), key=lambda w: w["spec"]["priority"]):
+                if want <= self.room(cq) or self.used(o_name) <= int(theirs["nominalQuota"]):
+                    break
+                if (victim["status"].get("admission") or {}).get("clusterQueue") == o_name:
+                    self.preempt(victim, workload, cq, other)
+
+    def preempt(self, victim: dict, preemptor: dict, cq: dict, other: dict) -> None:
+        cohort = cq["spec"]["cohortName"]
+        job_uid = preemptor["metadata"]["labels"].get("kueue.x-k8s.io/job-uid", "UNKNOWN")
+        message = (f"Preempted to accommodate a workload (UID: {preemptor['metadata']['uid']}, JobUID: {job_uid}) "
+                   f"due to reclamation within the cohort; preemptor path: /{cohort}/{cq['metadata']['name']}; "
+                   f"preemptee path: /{cohort}/{other['metadata']['name']}")
+        victim["status"].pop("admission", None)
+        self.condition(victim, "Evicted", "True", "Preempted", message)
+        self.condition(victim, "Preempted", "True", "InCohortReclamation", message)
+        self.condition(victim, "Admitted", "False", "NoReservation", "The workload has no reservation")
+        self.condition(victim, "QuotaReserved", "False", "Pending", "Preempted")
+        victim["status"]["requeueState"] = {"count": victim["status"].get("requeueState", {}).get("count", 0) + 1}
+        for owner in victim["metadata"].get("ownerReferences") or ():  # suspended again: its pods go
+            self.kube.pods = [p for p in self.kube.pods if p["metadata"]["labels"].get("job-name") != owner["name"]]
+
+    def admit(self, workload: dict, cq: dict, flavor: str) -> None:
+        name = cq["metadata"]["name"]
+        workload["status"]["admission"] = {"clusterQueue": name, "podSetAssignments": [
+            {"name": p["name"], "count": p.get("count", 1), "flavors": {GPU: flavor},
+             "resourceUsage": {GPU: str(self.gpus({"spec": {"podSets": [p]}}))}}
+            for p in workload["spec"]["podSets"]]}
+        for kind in ("Evicted", "Preempted"):
+            self.condition(workload, kind, "False", "NoPreemption" if kind == "Preempted" else "NoEviction", "")
+        self.condition(workload, "QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {name}")
+        self.condition(workload, "Admitted", "True", "Admitted", "The workload is admitted")
+        for owner in workload["metadata"].get("ownerReferences") or ():
+            job = self.kube.objects.get((owner["kind"], owner["name"]))
+            if job is None:
+                continue
+            job["spec"]["suspend"] = False
+            if owner["kind"] == "Job":
+                self.kube.start(owner["name"], job["spec"], job["metadata"])
+            else:
+                (replicated,) = job["spec"]["replicatedJobs"]
+                self.kube.start(f"{owner['name']}-{replicated['name']}-0", replicated["template"]["spec"],
+                                job["metadata"], {"jobset.sigs.k8s.io/jobset-name": owner["name"]})
+
+    @staticmethod
+    def condition(workload: dict, kind: str, status: str, reason: str, message: str) -> None:
+        conditions = workload["status"].setdefault("conditions", [])
+        conditions[:] = [c for c in conditions if c["type"] != kind]
+        conditions.append({"type": kind, "status": status, "reason": reason, "message": message,
+                           "lastTransitionTime": _now(), "observedGeneration": 1})
+
+    def status(self) -> None:
+        """Each ClusterQueue's status as Kueue writes it: usage per flavor, pending and admitted counts, Active."""
+        for name, cq in self.cluster_queues.items():
+            flavor, quota = self.flavor(cq)
+            used = self.used(name)
+            mine = [w for w in self.workloads.values() if self.local_queues.get(
+                (w["metadata"]["namespace"], w["spec"]["queueName"]), {}).get("spec", {}).get("clusterQueue") == name]
+            admitted = sum(1 for w in mine if w["status"].get("admission"))
+            stopped = cq["spec"].get("stopPolicy", "None") != "None"
+            usage = [{"name": flavor, "resources": [{"name": GPU, "total": str(used),
+                                                     "borrowed": str(max(0, used - int(quota["nominalQuota"])))}]}]
+            cq["status"] = {"flavorsUsage": usage, "flavorsReservation": usage, "admittedWorkloads": admitted,
+                            "reservingWorkloads": admitted, "pendingWorkloads": len(mine) - admitted,
+                            "conditions": [{"type": "Active", "status": "False" if stopped else "True",
+                                            "reason": "Stopped" if stopped else "Ready",
+                                            "message": "Can't admit new workloads: is stopped" if stopped
+                                            else "Can admit new workloads", "lastTransitionTime": _now(),
+                                            "observedGeneration": 1}]}
+
+    def gone(self, obj: dict) -> None:
+        """An object deleted: a Workload's quota freed; a Job's Workload deleted with it (``gc``)."""
+        if obj["kind"] == "Workload":
+            self.workloads.pop((obj["metadata"]["namespace"], obj["metadata"]["name"]), None)
+        elif self.gc:
+            for key, workload in list(self.workloads.items()):
+                if any(o["name"] == obj["metadata"]["name"] and o["kind"] == obj["kind"]
+                       for o in workload["metadata"].get("ownerReferences") or ()):
+                    self.workloads.pop(key)
+                    self.kube.objects.pop(("Workload", key[1]), None)
+        self.schedule()
+
+    def get(self, path: str):
+        """The Kueue object or list at ``path`` (None: not found)."""
+        parts = path[len("/apis/kueue.x-k8s.io/v1beta2/"):].split("/")
+        if parts[0] == "namespaces" and parts[2] == "workloads" and len(parts) == 3:
+            self.lists += 1
+            self.schedule()
+            for arrival in [a for a in self.arrivals if a["after"] <= self.lists]:
+                self.arrivals.remove(arrival)
+                self.submit_other(arrival)
+                self.schedule()
+            items = [w for (ns, _), w in self.workloads.items() if ns == parts[1]]
+            self.served.extend(items)
+            return {"apiVersion": KUEUE, "kind": "WorkloadList", "metadata": {}, "items": items}
+        if parts[0] == "namespaces" and parts[2] == "localqueues" and len(parts) == 4:
+            found = self.local_queues.get((parts[1], parts[3]))
+        elif parts[0] == "clusterqueues" and len(parts) == 1:
+            self.served.extend(self.cluster_queues.values())
+            return {"apiVersion": KUEUE, "kind": "ClusterQueueList", "metadata": {},
+                    "items": list(self.cluster_queues.values())}
+        elif parts[0] == "clusterqueues":
+            found = self.cluster_queues.get(parts[1])
+        else:
+            found = None
+        if found is not None:
+            self.served.append(found)
+        return found
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

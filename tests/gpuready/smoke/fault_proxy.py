@@ -58,7 +58,7 @@ def kube_action(method: str, path: str, headers: Mapping[str, str]) -> str:
     return f"{'read' if method == 'GET' else method.lower()}-{parts[-2][:-1]}"
 
 
-KUBE_RESOURCES = ("pods", "jobs", "configmaps", "events", "nodes", "nodeclaims")
+KUBE_RESOURCES = ("pods", "jobs", "configmaps", "events", "nodes", "nodeclaims", "workloads", "clusterqueues")
 
 
 class FaultProxy:

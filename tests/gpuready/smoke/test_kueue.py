@@ -1,0 +1,276 @@
+"""Smoke runs through a team's Kueue queue (``--team``) against the fake Kubernetes API's Kueue (fake_kube.FakeKueue:
+admission, quota, borrowing within the cohort, reclaim), every Kueue object it serves checked against the v0.19.2
+CRDs (tests/data/kueue-0.19.2-crds); and on Batch, SubmitJob with the team's share identifier (moto)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import botocore.client
+import botocore.session
+import jsonschema
+import pytest
+import yaml
+
+from gpuready.cli import main
+from gpuready.errors import UserError
+from gpuready.smoke import kubernetes as single
+from gpuready.smoke import kubernetes_multinode as gang
+from gpuready.smoke import batch as batch_target
+
+from .fault_proxy import KUBE_ERRORS, FaultProxy, kube_action
+
+CRDS = Path(__file__).resolve().parents[2] / "data" / "kueue-0.19.2-crds"
+KUEUE = "kueue.x-k8s.io/v1beta2"
+EKS = {"gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+       "gpuNodeLabels": {"nvidia.com/gpu.present": "true"}, "platform": "eks", "maxGpusPerNode": 4, "maxGpus": 16}
+
+
+def team(name, gpus, borrow=None, lend=None):
+    """A ``teams`` output item as a Kubernetes stack exports it (the shared contract's keys)."""
+    return {"name": name, "namespace": name, "localQueue": name, "clusterQueue": name, "cohort": "gpuready",
+            "gpus": gpus, "borrow": borrow, "lend": lend, "weight": 1, "flavors": ["gpu-h100"],
+            "metaflowProfile": {"METAFLOW_KUBERNETES_NAMESPACE": name,
+                                "METAFLOW_KUBERNETES_LABELS": f"kueue.x-k8s.io/queue-name={name}"}}
+
+
+def cluster_queue(name, gpus, borrow=None):
+    quota = {"name": "nvidia.com/gpu", "nominalQuota": gpus, **({"borrowingLimit": borrow} if borrow is not None
+                                                                 else {})}
+    return {"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": "gpuready", "namespaceSelector": {},
+                     "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+                     "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
+                                         "flavors": [{"name": "gpu-h100", "resources": [quota]}]}]}}
+
+
+def local_queue(name):
+    return {"apiVersion": KUEUE, "kind": "LocalQueue", "metadata": {"name": name, "namespace": name},
+            "spec": {"clusterQueue": name}}
+
+
+def queues(a=4, b=4, a_borrow=None, local=("team-a", "team-b")):
+    return {"cluster_queues": [cluster_queue("team-a", a, a_borrow), cluster_queue("team-b", b)],
+            "local_queues": [local_queue(n) for n in local]}
+
+
+def outputs_with(teams):
+    return {**EKS, "teams": teams}
+
+
+TEAMS = [team("team-a", 4), team("team-b", 4)]
+
+
+def validators():
+    found = {}
+    for path in CRDS.glob("*.yaml"):
+        crd = yaml.safe_load(path.read_text())
+        (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1beta2"]
+        found[crd["spec"]["names"]["kind"]] = jsonschema.Draft7Validator(version["schema"]["openAPIV3Schema"])
+    return found
+
+
+def assert_valid(server):
+    """Every Kueue object the fake served is valid against its v0.19.2 CRD."""
+    checks = validators()
+    assert server.kueue.served
+    for obj in server.kueue.served:
+        checks[obj["kind"]].validate(obj)
+
+
+def test_the_crd_check_refuses_a_misshapen_workload():
+    with pytest.raises(jsonschema.ValidationError):
+        validators()["Workload"].validate({"apiVersion": KUEUE, "kind": "Workload", "metadata": {"name": "w"},
+                                           "spec": {"podSets": [{"name": "main", "count": "two"}]}})
+
+
+def test_admitted_job_reports_the_time_and_flavor_and_leaves_nothing(fake_kube):
+    server, outputs = fake_kube(outputs_with(TEAMS), kueue=queues(), logs="no report\n")
+    progress = io.StringIO()
+    result = single.run(outputs, team="team-a", timeout=30, progress=progress, admission_poll=0.1)
+    admission = result.job["admission"]
+    assert admission["flavors"] == ["gpu-h100"] and admission["clusterQueue"] == "team-a"
+    assert isinstance(admission["seconds"], float)
+    assert {c.name: c.verdict for c in result.checks}["admitted"] == "pass"
+    assert "admitted by Kueue after" in progress.getvalue()
+    job = server.bodies[("Job", result.job["name"])]
+    assert job["metadata"]["namespace"] == "team-a" and job["spec"]["suspend"] is True
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert server.objects == {}
+    assert_valid(server)
+
+
+def test_quota_used_up_names_the_quota_and_the_other_team_using_the_cohort(fake_kube):
+    scenario = {**queues(a=2), "admitted": [
+        {"name": "train-7", "namespace": "team-a", "queue": "team-a", "gpus": 2},
+        {"name": "sweep-3", "namespace": "team-b", "queue": "team-b", "gpus": 4}]}
+    server, outputs = fake_kube(outputs_with([team("team-a", 2), team("team-b", 4)]), kueue=scenario)
+    result = single.run(outputs, team="team-a", timeout=1.5, progress=io.StringIO(), admission_poll=0.1)
+    checks = {c.name: c.verdict for c in result.checks}
+    assert checks["admitted"] == "fail" and checks["job_finished"] == "fail"
+    (finding,) = result.findings
+    assert finding["kind"] == "queue-quota"
+    assert "team team-a already uses 2 of its 2 nvidia.com/gpu in flavor gpu-h100" in finding["summary"]
+    assert "team-b uses 4" in finding["summary"]
+    assert finding["quote"].startswith("couldn't assign flavors to pod set main: insufficient unused quota")
+    assert any(f.startswith("wait") for f in finding["fixes"])
+    assert not server.pods  # never admitted: no pod ever ran
+    assert ("Job", result.job["name"]) in server.deleted and ("Workload", "train-7") in server.objects
+    assert_valid(server)
+
+
+def test_a_missing_local_queue_is_named_with_the_fix(fake_kube):
+    server, outputs = fake_kube(outputs_with(TEAMS), kueue=queues(local=("team-b",)))
+    result = single.run(outputs, team="team-a", timeout=1, progress=io.StringIO(), admission_poll=0.1)
+    (finding,) = result.findings
+    assert finding["kind"] == "queue-missing" and "LocalQueue team-a does not exist in namespace team-a" in \
+        finding["summary"]
+    assert finding["quote"] == "LocalQueue team-a doesn't exist" and "pulumi up" in finding["fixes"][0]
+
+
+def test_a_job_preempted_by_a_reclaiming_team_says_so(fake_kube):
+    """team-a borrows one of team-b's GPUs; team-b then asks for its whole quota and takes it back."""
+    scenario = {**queues(a=2, b=4), "arrivals": [
+        {"after": 1, "name": "train-b", "namespace": "team-b", "queue": "team-b", "gpus": 4, "priority": 1000}]}
+    server, outputs = fake_kube(outputs_with([team("team-a", 2), team("team-b", 4)]), kueue=scenario,
+                                phases=("Pending",))
+    result = single.run(outputs, team="team-a", gpus=3, timeout=1.5, progress=io.StringIO(), admission_poll=0.1)
+    kinds = [f["kind"] for f in result.findings]
+    assert kinds[0] == "preempted", kinds
+    assert "reclamation within the cohort" in result.findings[0]["quote"]
+    assert "took back the GPUs it lends" in result.findings[0]["summary"] and "1 time(s)" in \
+        result.findings[0]["summary"]
+    assert all(kind != "Job" for kind, _ in server.objects)
+    assert_valid(server)
+
+
+def test_a_gang_is_one_workload_admitted_whole(fake_kube):
+    server, outputs = fake_kube(outputs_with(TEAMS), kueue=queues(a=4), logs="no report\n")
+    result = gang.run(outputs, nodes=2, gpus=2, team="team-a", timeout=30, progress=io.StringIO(), jobset=False,
+                      admission_poll=0.1)
+    (pod_set,) = result.job["admission"]["podSets"]
+    assert pod_set["count"] == 2 and pod_set["flavors"] == {"nvidia.com/gpu": "gpu-h100"}
+    assert [k for k, _ in server.created].count("Workload") == 1 and len(server.pods) == 2
+    assert_valid(server)
+
+
+def test_a_gang_that_does_not_fit_now_starts_no_pod(fake_kube):
+    scenario = {**queues(a=4, b=4), "admitted": [
+        {"name": "sweep-3", "namespace": "team-b", "queue": "team-b", "gpus": 4},
+        {"name": "train-7", "namespace": "team-a", "queue": "team-a", "gpus": 2}]}
+    server, outputs = fake_kube(outputs_with(TEAMS), kueue=scenario)
+    result = gang.run(outputs, nodes=2, gpus=2, team="team-a", timeout=2, progress=io.StringIO(), jobset=False,
+                      admission_poll=0.1)
+    assert result.findings[0]["kind"] == "queue-quota" and not server.pods  # none of the gang, not half of it
+
+
+def test_a_gang_larger_than_quota_and_borrowing_is_refused_before_submit(fake_kube, tmp_path, capsys):
+    small = [team("team-a", 2, borrow=1), team("team-b", 4)]
+    server, outputs = fake_kube(outputs_with(small), kueue=queues(a=2, a_borrow=1))
+    with pytest.raises(UserError, match="admits at most 3 at once"):
+        gang.run(outputs, nodes=2, gpus=2, team="team-a", timeout=5, progress=io.StringIO(), jobset=False)
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["smoke", "--outputs", str(path), "--nodes", "2", "--gpus", "2", "--team", "team-a"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "4 GPUs" in err and "Pending for ever" in err
+    assert server.created == []
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--team", "team-z"], "--team team-z: no such team on this eks stack; its teams are team-a, team-b"),
+    ([], "pass --team NAME (e.g. --team team-a)"),
+])
+def test_a_team_the_stack_does_not_have_is_one_line(fake_kube, tmp_path, capsys, argv, says):
+    server, outputs = fake_kube(outputs_with(TEAMS), kueue=queues())
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["smoke", "--outputs", str(path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and server.created == []
+
+
+def test_team_on_a_stack_without_teams_is_one_line(fake_kube, tmp_path, capsys):
+    server, outputs = fake_kube(EKS)
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["sweep", "--outputs", str(path), "--team", "team-a"]) == 2
+    assert "declares no teams" in capsys.readouterr().err and server.created == []
+
+
+def test_nothing_is_left_when_the_workload_outlives_its_job_at_the_timeout(fake_kube):
+    server, outputs = fake_kube(outputs_with(TEAMS), kueue={**queues(local=("team-b",)), "gc": False})
+    result = single.run(outputs, team="team-a", timeout=1, progress=io.StringIO(), admission_poll=0.1)
+    assert server.objects == {}
+    assert [k for k, _ in server.deleted] == ["Job", "Workload", "ConfigMap"], result.job
+
+
+def test_ctrl_c_while_queued_leaves_nothing(fake_kube):
+    server, outputs = fake_kube(outputs_with(TEAMS), kueue={**queues(local=("team-b",)), "gc": False})
+    proxy = FaultProxy(server.server.server_address[1], classify=kube_action, errors=KUBE_ERRORS)
+    proxy.plan = {"list-workloads": ["pass", "interrupt"]}
+    try:
+        result = single.run({**outputs, "kubeconfig": outputs["kubeconfig"].replace(server.url, proxy.url)},
+                            team="team-a", timeout=30, progress=io.StringIO(), admission_poll=0.1)
+    finally:
+        proxy.close()
+    assert "interrupted" in [c for c in result.checks if c.name == "job_finished"][0].detail
+    assert server.objects == {} and {k for k, _ in server.deleted} == {"Job", "Workload", "ConfigMap"}
+
+
+def _recorded(monkeypatch):
+    """Every (operation, params) boto3 sends, the call itself unchanged."""
+    sent = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def record(self, operation, params):
+        sent.append((operation, params))
+        return real(self, operation, params)
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", record)
+    return sent
+
+
+def batch_teams(aws):
+    """A fair-share queue as the aws-batch component makes it (a scheduling policy, one share per team) beside
+    the stack's queue, which takes jobs without a share identifier (Metaflow's)."""
+    endpoint, outputs = aws
+    batch = botocore.session.get_session().create_client("batch", region_name="us-east-1", endpoint_url=endpoint,
+                                                         aws_access_key_id="testing", aws_secret_access_key="testing")
+    policy = batch.create_scheduling_policy(name="gpu-teams", fairsharePolicy={
+        "shareDecaySeconds": 3600, "computeReservation": 0,
+        "shareDistribution": [{"shareIdentifier": "teama", "weightFactor": 1.0},
+                              {"shareIdentifier": "teamb", "weightFactor": 0.5}]})["arn"]
+    (queue,) = batch.describe_job_queues(jobQueues=[outputs["jobQueueArn"]])["jobQueues"]
+    fair = batch.create_job_queue(jobQueueName="gpu-fair", state="ENABLED", priority=1,
+                                  schedulingPolicyArn=policy,
+                                  computeEnvironmentOrder=queue["computeEnvironmentOrder"])["jobQueueArn"]
+    teams = [{"name": n, "shareIdentifier": n.replace("-", ""), "jobQueueArn": fair, "gpus": 4, "weight": 1,
+              "metaflowProfile": {"METAFLOW_BATCH_JOB_QUEUE": outputs["jobQueueArn"]},
+              "metaflowJobQueueArn": outputs["jobQueueArn"]} for n in ("team-a", "team-b")]
+    return {**outputs, "teams": teams}, fair
+
+
+def test_batch_submits_with_the_teams_share_identifier_to_its_queue(aws, jobs_never_start, monkeypatch):
+    outputs, fair = batch_teams(aws)
+    sent = _recorded(monkeypatch)
+    result = batch_target.run(outputs, team="team-b", timeout=0.5, poll=0.05, explain_after=0.2,
+                              progress=io.StringIO())
+    (submit,) = [params for operation, params in sent if operation == "SubmitJob"]
+    assert submit["shareIdentifier"] == "teamb" and submit["jobQueue"] == fair
+    model = botocore.session.get_session().get_service_model("batch")
+    assert "shareIdentifier" in model.operation_model("SubmitJob").input_shape.members
+    (job,) = jobs_never_start.values()
+    assert job.job_queue.arn == fair and result.job["shareIdentifier"] == "teamb"
+
+
+def test_batch_without_team_goes_to_the_queue_for_jobs_without_a_share_and_says_so(aws, jobs_never_start,
+                                                                                   monkeypatch):
+    outputs, fair = batch_teams(aws)
+    sent = _recorded(monkeypatch)
+    progress = io.StringIO()
+    batch_target.run(outputs, timeout=0.5, poll=0.05, explain_after=0.2, progress=progress)
+    (submit,) = [params for operation, params in sent if operation == "SubmitJob"]
+    assert "shareIdentifier" not in submit and submit["jobQueue"] == outputs["jobQueueArn"]
+    assert "the queue for jobs without a team" in progress.getvalue()

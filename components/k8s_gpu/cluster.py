@@ -15,6 +15,15 @@ if TYPE_CHECKING:
     from .component import K8sGpuSoftware
 
 
+class KueueObject(pulumi.CustomResource):
+    """A Kueue object, as ``kubernetes.apiextensions.CustomResource`` declares one (type token
+    ``kubernetes:kueue.x-k8s.io/v1beta2:<Kind>``), whatever its top-level fields: the SDK's class takes ``spec``
+    only, and a WorkloadPriorityClass has ``value`` and ``description`` beside it."""
+
+    def __init__(self, name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> None:
+        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, dict(obj), opts)
+
+
 class GpuCluster(pulumi.ComponentResource):
     """Base of the platform components: the cluster's access, how its GPU nodes look, and their capacity."""
 
@@ -83,12 +92,10 @@ class GpuCluster(pulumi.ComponentResource):
                                                                  opts=opts)
                 continue
             home = namespaces.get(meta.get("namespace", ""))
-            body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
-            k8s.apiextensions.CustomResource(
-                f"{name}-{kind.lower()}-{meta.get('namespace', 'cluster')}-{meta['name']}",
-                api_version=obj["apiVersion"], kind=kind, metadata=meta, **body,
-                opts=after if home is None else pulumi.ResourceOptions(parent=self, provider=provider,
-                                                                       depends_on=[release, home]))
+            KueueObject(f"{name}-{kind.lower()}-{meta['name']}" if home is None else
+                        f"{name}-{kind.lower()}-{meta['namespace']}-{meta['name']}", obj,
+                        after if home is None else pulumi.ResourceOptions(parent=self, provider=provider,
+                                                                          depends_on=[release, home]))
         for home, namespace in namespaces.items():
             k8s.core.v1.ServiceAccount(
                 f"{name}-team-{home}-jobs",

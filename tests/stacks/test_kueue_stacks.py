@@ -12,10 +12,11 @@ from gpuready_components.k8s_gpu.scheduling import schedulable, tolerates
 from tests.components.k8s_gpu import kueue_schemas
 
 from .test_config_messages import PYTHON_NAME, _plan
-from .test_real_charts import chart_objects, gpu_nodes, rendered
+from .test_real_charts import UNMODELLED, chart_objects, gpu_nodes, rendered
 
 STACKS = ("eks", "gke", "aks", "eks-karpenter")
 KUEUE = f"kubernetes:{facts.KUEUE_API}:"
+ACCELERATOR = "cloud.google.com/gke-accelerator"
 
 
 def _kueue(rendering) -> list[dict]:
@@ -24,6 +25,17 @@ def _kueue(rendering) -> list[dict]:
 
 def _flavors(rendering) -> dict[str, dict]:
     return {o["metadata"]["name"]: o for o in _kueue(rendering) if o["kind"] == "ResourceFlavor"}
+
+
+def _nodes(rendering):
+    """The GPU nodes as the cloud registers them; on GKE with the accelerator label's value, which GKE sets to the
+    pool's accelerator type (About GPUs in GKE)."""
+    nodes = gpu_nodes(rendering)
+    for node in nodes:
+        if node.labels.get(ACCELERATOR) == UNMODELLED:
+            (pool,) = [r for r in rendering.resources if r.name == node.pool]
+            node.labels[ACCELERATOR] = pool.inputs["nodeConfig"]["guestAccelerators"][0]["type"]
+    return nodes
 
 
 def _pool(node) -> str:
@@ -43,7 +55,7 @@ def test_every_kueue_object_validates_against_its_crd(variant):
 def test_each_pool_has_a_flavor_carried_by_its_nodes_and_a_team_pod_lands_there(variant):
     rendering = rendered(variant)
     flavors = _flavors(rendering)
-    nodes = gpu_nodes(rendering)
+    nodes = _nodes(rendering)
     assert {f"{facts.FLAVOR_PREFIX}{_pool(n)}" for n in nodes} == set(flavors)
     teams = {t["name"]: t for t in rendering.outputs["teams"]}
     for node in nodes:
@@ -70,7 +82,7 @@ def test_the_kueue_controller_never_lands_on_a_gpu_node(variant):
     pods = [o["spec"]["template"]["spec"] for release, o in chart_objects(rendering)
             if release.endswith("-kueue") and o["kind"] == "Deployment"]
     assert pods
-    for node in gpu_nodes(rendering):
+    for node in _nodes(rendering):
         for pod in pods:
             assert not schedulable(pod, node.labels, node.taints), node.pool
 

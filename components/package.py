@@ -86,6 +86,8 @@ KINDS: Mapping[str, dict[str, Any]] = {
     contracts.LABELS.name: {"type": "object", "additionalProperties": {"type": "string"}},
     contracts.TAINT.name: {"$ref": "#/types/gpuready:k8s:Taint"},
     contracts.TAINTS.name: {"type": "array", "items": {"$ref": "#/types/gpuready:k8s:Taint"}},
+    contracts.TEAMS.name: {"type": "array", "items": {"type": "object",
+                                                      "additionalProperties": {"$ref": "pulumi.json#/Any"}}},
 }
 """An output contract's kinds as schema types (a taint: the ``Taint`` type the args use too)."""
 

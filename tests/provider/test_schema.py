@@ -28,7 +28,7 @@ def test_the_resources_keep_the_components_own_type_tokens():
         "gpuready:aws:BatchGpuEnvironment", "gpuready:aws:EksGpuCluster", "gpuready:gcp:GkeGpuCluster",
         "gpuready:azure:AksGpuCluster", "gpuready:k8s:GpuSoftware"}
     assert all(r["isComponent"] for r in SCHEMA["resources"].values())
-    assert all(t.split(":")[1] in ("aws", "gcp", "azure", "k8s") for t in SCHEMA["types"])
+    assert all(t.split(":")[1] in ("aws", "gcp", "azure", "k8s", "index") for t in SCHEMA["types"])  # index: Team
 
 
 def _properties():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuready_components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, ExistingClusterArgs, GpuAgentPoolArgs
 
+from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
 from .settings import Setting
@@ -56,5 +57,6 @@ def build(config: StackConfig) -> None:
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         node_pool=GpuAgentPoolArgs(**config.args("node_pool")),
         software=software_options(config),
+        teams=teams.args(config),
     )))
     export(cluster)

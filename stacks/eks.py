@@ -8,6 +8,7 @@ from gpuready_components.eks_gpu import (AutoscalerArgs, ClusterArgs, EksGpuClus
 from gpuready_components.errors import ConfigError
 
 from . import extra_types
+from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
 from .settings import Setting
@@ -85,5 +86,6 @@ def build(config: StackConfig) -> None:
         node_group=GpuNodeGroupArgs(**config.args("node_group")),
         software=software_options(config),
         extra_instance_types=extra_types.args(config),
+        teams=teams.args(config),
     )))
     export(cluster)

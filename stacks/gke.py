@@ -6,6 +6,7 @@ from gpuready_components.errors import ConfigError
 from gpuready_components.gke_gpu import (ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs,
                                 GpuSharingArgs)
 
+from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
 from .settings import Setting, args_of
@@ -74,5 +75,6 @@ def build(config: StackConfig) -> None:
             "node_pool", gpu_sharing=GpuSharingArgs(**args_of(SETTINGS["gpuSharing"], sharing))
             if sharing is not None else None)),
         software=software_options(config),
+        teams=teams.args(config),
     )))
     export(cluster)

@@ -10,6 +10,7 @@ from gpuready_components.errors import ConfigError
 from gpuready_components.k8s_gpu import BurnInArgs, GpuSoftwareOptions, MigArgs
 
 from .config import StackConfig
+from . import teams
 from .settings import Setting, Settings, args_of
 
 SOFTWARE = (
@@ -60,8 +61,10 @@ EXISTING_CLUSTER = (
 
 def kubernetes_settings(api_field: str, api_sets: str, *own: Setting) -> Settings:
     """A Kubernetes platform's settings: its ``own``, then those every Kubernetes platform reads (``apiAllowedCidrs``
-    feeding its cluster argument ``api_field``, which sets the cloud's ``api_sets``)."""
-    return Settings(*own, api_access(api_field, api_sets), *SOFTWARE, *EXISTING_CLUSTER)
+    feeding its cluster argument ``api_field``, which sets the cloud's ``api_sets``; the teams and their Kueue
+    queues)."""
+    return Settings(*own, api_access(api_field, api_sets), *SOFTWARE, *EXISTING_CLUSTER, teams.SETTING,
+                    teams.OVERCOMMIT)
 
 
 def probe_files() -> dict[str, str]:

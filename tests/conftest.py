@@ -35,7 +35,7 @@ sys.addaudithook(_refuse_reads_beside_the_checkout)
 
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 FREE_FORM_KEYS = {"tags", "tagsAll", "options", "labels", "annotations", "values", "metadata", "resourceLabels",
-                  "nodeLabels"}
+                  "nodeLabels", "matchLabels"}
 """Maps whose keys are the user's, a driver's or a chart's, not the provider schema's (tags, awslogs options,
 Kubernetes labels, Helm values)."""
 

@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
+from ..teams import TeamArgs
 from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
 
 
@@ -71,3 +72,11 @@ class AksGpuClusterArgs:
     ``None`` and installs NVIDIA's."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every Azure resource that takes tags."""
+    teams: Sequence[TeamArgs] = ()
+    """The teams sharing the GPUs (see :class:`~gpuready_components.teams.TeamArgs`; pools by the names the
+    ``teams`` output's flavors carry after ``gpu-``: ``gpu``, the GPU agent pool), checked against the pools at construction. With
+    teams, Kueue is installed: a ClusterQueue per team in one cohort, a LocalQueue in each team's namespace (created,
+    labelled ``gpuready.io/team``), and GPU jobs of those namespaces wait for their queue. None: no queue."""
+    overcommit_quotas: bool = False
+    """Let the teams' quotas add up to more GPUs than the pools reach at full scale (jobs then wait for GPUs their
+    quota allows)."""

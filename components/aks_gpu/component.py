@@ -13,6 +13,8 @@ from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.kueue import flavor
+from ..teams import Pool
 from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
@@ -45,6 +47,7 @@ class AksGpuCluster(GpuCluster):
     def __init__(self, name: str, args: AksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
+        self._check_teams(args.teams, [Pool(facts.GPU_POOL_NAME, cap.max_gpus)], args.overcommit_quotas)
         args = checked_inputs(args)
         tags = {"gpuready-component": name, **args.tags}
         pool = args.node_pool
@@ -70,6 +73,7 @@ class AksGpuCluster(GpuCluster):
                                       extra_taints=extra_taints)
         node_labels = {**pool.labels, **plan(software).node_labels}
         taint = self._gpu_nodes("aks", {**node_labels, "kubernetes.azure.com/accelerator": "nvidia"}, extra_taints)
+        node_labels = self.pool_labels(facts.GPU_POOL_NAME, node_labels)
         agent_pool = cs.AgentPool(
             f"{name}-gpu",
             agent_pool_name=facts.GPU_POOL_NAME,
@@ -107,6 +111,10 @@ class AksGpuCluster(GpuCluster):
             # Azure RBAC takes minutes to honour a new role assignment (README, aks).
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[agent_pool, *admins]))
+        self._queues(name, [flavor(facts.GPU_POOL_NAME, cap.max_gpus,
+                                   self.pool_labels(facts.GPU_POOL_NAME, self.gpu_node_labels),
+                                   [k8s_facts.Taint(**t) for t in self.gpu_node_taints], [cap.vm])],
+                     dict(facts.SYSTEM_NODE_LABELS), provider, [self.software, *admins])
 
         self.node_pool_name = agent_pool.name
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)

@@ -42,6 +42,9 @@ ZONES = ("1", "2", "3")
 SYSTEM_VM_SIZE = "Standard_D4s_v5"
 SYSTEM_POOL_NAME = "system"
 GPU_POOL_NAME = "gpu"
+SYSTEM_NODE_LABELS = MappingProxyType({"kubernetes.azure.com/mode": "system"})
+"""Label AKS puts on the nodes of every System-mode pool, a new cluster's and an existing one's alike (AKS docs,
+Manage system node pools): Kueue's controller selects them."""
 """Agent pool names: lowercase letters and digits, 12 characters at most for Linux."""
 CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role "Azure Kubernetes Service RBAC Cluster Admin": with Azure RBAC on, what lets a principal manage

@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
+from ..teams import TeamArgs
 from ..k8s_gpu.args import ExistingClusterArgs, ExtraInstanceTypeArgs, GpuSoftwareOptions
 from . import facts
 
@@ -114,3 +115,11 @@ class EksGpuClusterArgs:
     """GPU facts of instance types newer than gpuready's catalog (see
     :class:`~gpuready_components.k8s_gpu.args.ExtraInstanceTypeArgs`), checked like its rows: this component alone
     knows them (unpriced), and tags (annotates) the node groups (NodePool) that launch them with their facts."""
+    teams: Sequence[TeamArgs] = ()
+    """The teams sharing the GPUs (see :class:`~gpuready_components.teams.TeamArgs`; pools by the names the
+    ``teams`` output's flavors carry after ``gpu-``: ``gpu``, ``gpu-4x``... one per GPU node group, or the NodePool ``gpuready-gpu``), checked against the pools at construction. With
+    teams, Kueue is installed: a ClusterQueue per team in one cohort, a LocalQueue in each team's namespace (created,
+    labelled ``gpuready.io/team``), and GPU jobs of those namespaces wait for their queue. None: no queue."""
+    overcommit_quotas: bool = False
+    """Let the teams' quotas add up to more GPUs than the pools reach at full scale (jobs then wait for GPUs their
+    quota allows)."""

@@ -14,6 +14,8 @@ from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.install import gpu_toleration
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.kueue import Flavor, flavor
+from ..teams import Pool
 from ..sdk import require
 from . import autoscaler, efa, facts, karpenter
 from . import scaler_facts as sf
@@ -62,6 +64,7 @@ class EksGpuCluster(GpuCluster):
     def __init__(self, name: str, args: EksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
+        self._check_teams(args.teams, [Pool(pool, gpus) for pool, gpus, _ in self._pools(args)], args.overcommit_quotas)
         self._types = catalog_of(args)  # the file's types and the declared ones, whose facts it stamps
         args = checked_inputs(args)
         child = pulumi.ResourceOptions(parent=self)
@@ -103,7 +106,7 @@ class EksGpuCluster(GpuCluster):
         self.autoscaler = None
         selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
         if node_pools:
-            spec = node_pool(self.gpu_node_labels, taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
+            spec = node_pool(self.pool_labels(sf.NODE_POOL_NAME, self.gpu_node_labels), taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
                              sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args),
                              self._types.stamps("aws", ng.instance_types))
             if auto_mode:
@@ -136,10 +139,28 @@ class EksGpuCluster(GpuCluster):
             # The releases wait for their deployments (NFD master, the operator), which run on the system nodes.
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[*gpu_capacity, *system_nodes]))
+        self._queues(name, self._flavors(args), selector, provider, [self.software])
 
         self._register(OUTPUTS, cluster_name, config, cap, nodeGroupName=self.node_group_name,
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
                        autoscaler=cap.autoscaler)
+
+    def _pools(self, args: EksGpuClusterArgs) -> list[tuple[str, int, Any]]:
+        """(name, GPUs at full scale, the group) of each GPU pool: each GPU node group (``gpu``, ``gpu-4x``...), or
+        the one NodePool of Karpenter or Auto Mode (``gpuready-gpu``)."""
+        cap = self.capacity
+        if cap.autoscaler in (sf.AUTO_MODE, sf.KARPENTER):
+            return [(sf.NODE_POOL_NAME, cap.max_gpus, None)]
+        return [(f"gpu{g.suffix}", args.node_group.max_size * g.gpus, g) for g in cap.groups]
+
+    def _flavors(self, args: EksGpuClusterArgs) -> list[Flavor]:
+        """Each GPU pool as Kueue's ResourceFlavor: the labels and taints its nodes get, its types' shapes."""
+        taints = [k8s_facts.Taint(t["key"], t["value"], t["effect"]) for t in self.gpu_node_taints]
+        rows = {r.name: r for r in self.capacity.instances}
+        return [flavor(pool, gpus, self.pool_labels(pool, self.gpu_node_labels if group is None
+                                                    else group_labels(self.gpu_node_labels, group)),
+                       taints, [rows[t] for t in (group.instance_types if group else rows)])
+                for pool, gpus, group in self._pools(args)]
 
     def _efa_device_plugin(self, name: str, args: EksGpuClusterArgs, provider: Any, gpu_capacity: list) -> Any:
         """The pinned AWS EFA device plugin chart, on the EFA nodes whatever their taints."""
@@ -295,7 +316,7 @@ class EksGpuCluster(GpuCluster):
 
         node_groups = []
         for group in cap.groups:
-            labels = group_labels(self.gpu_node_labels, group)
+            labels = self.pool_labels(f"gpu{group.suffix}", group_labels(self.gpu_node_labels, group))
             node_groups.append((f"{name}-gpu{group.suffix}", aws.eks.NodeGroup(
                 f"{name}-gpu{group.suffix}",
                 cluster_name=cluster_name,

@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pulumi
 
+from ..teams import TeamArgs
 from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
 
 
@@ -97,3 +98,11 @@ class GkeGpuClusterArgs:
     (``INSTALLATION_DISABLED``, the default)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Resource labels for every Google Cloud resource (cost allocation)."""
+    teams: Sequence[TeamArgs] = ()
+    """The teams sharing the GPUs (see :class:`~gpuready_components.teams.TeamArgs`; pools by the names the
+    ``teams`` output's flavors carry after ``gpu-``: ``gpu``, the GPU node pool), checked against the pools at construction. With
+    teams, Kueue is installed: a ClusterQueue per team in one cohort, a LocalQueue in each team's namespace (created,
+    labelled ``gpuready.io/team``), and GPU jobs of those namespaces wait for their queue. None: no queue."""
+    overcommit_quotas: bool = False
+    """Let the teams' quotas add up to more GPUs than the pools reach at full scale (jobs then wait for GPUs their
+    quota allows)."""

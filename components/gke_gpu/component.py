@@ -11,7 +11,10 @@ from ..errors import ConfigError
 from ..k8s_gpu import K8sGpuSoftwareArgs, plan, startup_taints
 from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
+from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.kubeconfig import kubeconfig
+from ..k8s_gpu.kueue import flavor
+from ..teams import Pool
 from ..k8s_gpu.validation import restricts
 from ..sdk import require
 from . import facts
@@ -48,6 +51,7 @@ class GkeGpuCluster(GpuCluster):
                               "use up to 19 lowercase letters, digits and '-', starting with a letter")
         project = args.project or pulumi.Config("gcp").get("project")
         self.capacity = cap = check(args, project)
+        self._check_teams(args.teams, [Pool(facts.GPU_POOL, cap.max_gpus)], args.overcommit_quotas)
         args = checked_inputs(args)
         child = pulumi.ResourceOptions(parent=self)
         labels = {"gpuready-component": name, **args.labels}
@@ -86,6 +90,7 @@ class GkeGpuCluster(GpuCluster):
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
                        **plan(software).node_labels}
         taint = self._gpu_nodes("gke", {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator})
+        node_labels = self.pool_labels(facts.GPU_POOL, node_labels)
         sharing = pool.gpu_sharing
         self.gpu_sharing = "mig" if cap.partition_size else \
             {"TIME_SHARING": "time-slicing", "MPS": "mps"}.get(sharing.strategy) if sharing else None
@@ -124,6 +129,9 @@ class GkeGpuCluster(GpuCluster):
             software,
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[node_pool, *system_pools, *nat]))
+        self._queues(name, [flavor(facts.GPU_POOL, cap.max_gpus, self.pool_labels(facts.GPU_POOL, self.gpu_node_labels),
+                                   [k8s_facts.Taint(**t) for t in self.gpu_node_taints], [cap.machine])],
+                     {facts.NODE_POOL_LABEL: system_pools[0].name} if system_pools else {}, provider, [self.software])
 
         self.node_pool_name = node_pool.name
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)

@@ -43,6 +43,11 @@ MAX_SHARED_CLIENTS_PER_GPU = 48
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
 """GKE API spelling of ``NoSchedule`` for ``nvidia.com/gpu=present`` (``NODES``)."""
+GPU_POOL = "gpu"
+"""The GPU node pool's name in the stack (its resource is ``<component>-gpu``): what ``teams[].pools`` names."""
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+"""Label GKE puts on every node: its node pool's name (GKE docs, About node pools). Kueue's controller selects the
+system pool's by it."""
 NO_GKE_DEVICE_PLUGIN_LABEL = MappingProxyType({"gke-no-default-nvidia-gpu-device-plugin": "true"})
 """Node label that keeps GKE's own device plugin off the nodes, for the GPU Operator's (NVIDIA GPU Operator docs,
 Google GKE)."""

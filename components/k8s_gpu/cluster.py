@@ -6,12 +6,22 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import pulumi
 
-from .. import metaflow, platforms
+from .. import metaflow, platforms, teams as team_rules
 from ..outputs import Contract
-from . import facts
+from ..teams import TeamArgs
+from . import facts, kueue
 
 if TYPE_CHECKING:
     from .component import K8sGpuSoftware
+
+
+class KueueObject(pulumi.CustomResource):
+    """A Kueue object, as ``kubernetes.apiextensions.CustomResource`` declares one (type token
+    ``kubernetes:kueue.x-k8s.io/v1beta2:<Kind>``), whatever its top-level fields: the SDK's class takes ``spec``
+    only, and a WorkloadPriorityClass has ``value`` and ``description`` beside it."""
+
+    def __init__(self, name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> None:
+        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, dict(obj), opts)
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -37,6 +47,61 @@ class GpuCluster(pulumi.ComponentResource):
     asks for to use them all."""
     outputs: dict[str, Any]
     """What the component registered: the platform's output contract (``outputs.py``), for the stack to export."""
+    teams: tuple[TeamArgs, ...] = ()
+    """The teams sharing the GPUs (each with its Kueue queue), checked against :attr:`flavors`."""
+    flavors: tuple[kueue.Flavor, ...] = ()
+    """The GPU pools as Kueue's ResourceFlavors (with teams only)."""
+
+    def _check_teams(self, teams: Any, pools: Sequence[team_rules.Pool], overcommit: bool) -> None:
+        """Check ``teams`` against the stack's GPU ``pools`` (names, max GPUs at full scale): a
+        :class:`~gpuready_components.errors.ConfigError` naming ``teams[i]...`` for the first mistake."""
+        self.teams = tuple(teams)
+        team_rules.check(self.teams, pools, overcommit)
+
+    def pool_labels(self, pool: str, labels: Mapping[str, str]) -> dict[str, str]:
+        """The labels of GPU pool ``pool``'s nodes: ``labels``, and with teams the pool's own label, which its
+        ResourceFlavor selects."""
+        return {**labels, facts.POOL_LABEL: pool} if self.teams else dict(labels)
+
+    def _queues(self, name: str, flavors: Sequence[kueue.Flavor], system_node_selector: Mapping[str, Any],
+                provider: Any, depends_on: Sequence[Any]) -> None:
+        """With teams: Kueue's chart on the system nodes, then every object :func:`kueue.objects` makes, and a
+        service account for the GPU jobs in each team's namespace."""
+        self.flavors = tuple(flavors)
+        if not self.teams:
+            return
+        from ..sdk import require
+
+        k8s = require("pulumi_kubernetes")
+        opts = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on))
+        ns = k8s.core.v1.Namespace(f"{name}-kueue-namespace", metadata={
+            "name": facts.KUEUE_NAMESPACE, "labels": {"app.kubernetes.io/managed-by": "gpuready"}}, opts=opts)
+        chart = facts.KUEUE_CHART
+        release = k8s.helm.v3.Release(
+            f"{name}-kueue", name="kueue", chart=chart.name, version=chart.version, namespace=ns.metadata.name,
+            values=kueue.chart_values(system_node_selector),
+            description=f"gpuready: job queues of the teams {', '.join(t.name for t in self.teams)}",
+            atomic=True, cleanup_on_fail=True, timeout=600,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on, ns]))
+        after = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[release])
+        namespaces = {}
+        for obj in kueue.objects(self.teams, self.flavors):
+            kind, meta = obj["kind"], obj["metadata"]
+            if kind == "Namespace":
+                namespaces[meta["name"]] = k8s.core.v1.Namespace(f"{name}-team-{meta['name']}", metadata=meta,
+                                                                 opts=opts)
+                continue
+            home = namespaces.get(meta.get("namespace", ""))
+            KueueObject(f"{name}-{kind.lower()}-{meta['name']}" if home is None else
+                        f"{name}-{kind.lower()}-{meta['namespace']}-{meta['name']}", obj,
+                        after if home is None else pulumi.ResourceOptions(parent=self, provider=provider,
+                                                                          depends_on=[release, home]))
+        for home, namespace in namespaces.items():
+            k8s.core.v1.ServiceAccount(
+                f"{name}-team-{home}-jobs",
+                metadata={"name": self.software.job_service_account, "namespace": namespace.metadata.name,
+                          "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
+                automount_service_account_token=False, opts=opts)
 
     def _gpu_nodes(self, platform: str, labels: Mapping[str, str],
                    extra_taints: Sequence[facts.Taint] = ()) -> facts.Taint:
@@ -71,5 +136,7 @@ class GpuCluster(pulumi.ComponentResource):
             "metaflowProfile": metaflow.kubernetes_profile(
                 namespace=self.software.job_namespace, service_account=self.software.job_service_account,
                 node_labels=self.gpu_node_labels, taints=self.gpu_node_taints),
+            "teams": kueue.team_outputs(self.teams, self.flavors, kueue.Profile(
+                self.software.job_service_account, self.gpu_node_labels, self.gpu_node_taints)) or None,
         })
         self.register_outputs(self.outputs)

@@ -220,3 +220,67 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 """What the burn-in pod keeps running once its init containers are done (a daemonset pod cannot complete)."""
 BURN_IN_NAME = "gpuready-burn-in"
 """Name of the burn-in daemonset, its ConfigMap, ServiceAccount, ClusterRole and binding."""
+
+# Kueue: the job queues of the teams sharing a stack's GPUs (components/teams.py), on every Kubernetes platform.
+KUEUE_CHART = Chart(
+    "oci://registry.k8s.io/kueue/charts/kueue", "", "0.19.2",
+    "kubernetes-sigs/kueue v0.19.2 (commit 8eab68778fc1b52affe165fdf5af29d1e9b4f3cb) charts/kueue; published as "
+    "oci://registry.k8s.io/kueue/charts/kueue (the chart's README, Installation)")
+"""Kueue's official chart, an OCI chart: ``name`` is the full reference and there is no repository."""
+KUEUE_IMAGE = MappingProxyType({"repository": "registry.k8s.io/kueue/kueue", "tag": "v0.19.2",
+                                "pullPolicy": "IfNotPresent"})
+"""The released controller image. The chart's values.yaml at the git tag names the staging image
+(``k8s-staging-images/kueue/kueue:release-0.19``, pulled ``Always``), which Kueue's release build rewrites when it
+publishes the chart; setting it keeps the release pinned to v0.19.2 whatever the chart's default."""
+KUEUE_NAMESPACE = "kueue-system"
+"""Where Kueue's own install guide puts it (the chart's README)."""
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+"""The stored and served version of Kueue's CRDs at v0.19.2 (v1beta1 is still served, marked deprecated)."""
+KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
+"""The version of the controller's Configuration the chart's ``managerConfig.controllerManagerConfigYaml`` holds."""
+KUEUE_CONFIG_BASE = MappingProxyType({
+    "health": {"healthProbeBindAddress": ":8081"},
+    "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {"groupKindConcurrency": {
+        "Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10, "LocalQueue.kueue.x-k8s.io": 5,
+        "ClusterQueue.kueue.x-k8s.io": 5, "ResourceFlavor.kueue.x-k8s.io": 1}},
+    "clientConnection": {"qps": 300, "burst": 500},
+})
+"""The chart's own Configuration (values.yaml ``managerConfig.controllerManagerConfigYaml``), kept whole: a values
+document replaces the chart's, so what we do not change is copied (tests compare it with the chart)."""
+KUEUE_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
+"""Integrations switched on: Jobs (Metaflow's ``@kubernetes``, ``gpuready smoke``) and JobSets (multi-node gangs).
+Kueue sets up an integration whose CRD (JobSet's) is missing once the CRD appears."""
+KUEUE_WAIT_FOR_PODS_READY = MappingProxyType({
+    "timeout": "15m", "blockAdmission": True, "recoveryTimeout": "5m",
+    "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600}})
+"""Gangs all-or-nothing: a workload whose pods are not all ready within ``timeout`` is evicted (its GPUs freed) and
+requeued with backoff; ``blockAdmission`` admits nothing else meanwhile, so two half-started gangs never hold each
+other's GPUs. 15 minutes, not Kueue's 5: a GPU node scaled from zero takes minutes to join, and a deep-learning image
+minutes more to pull."""
+KUEUE_FAIR_SHARING = MappingProxyType({"preemptionStrategies": ["LessThanOrEqualToFinalShare",
+                                                                "LessThanInitialShare"]})
+"""Fair sharing on (in the v1beta2 Configuration its presence switches it on), with Kueue's default strategies:
+idle GPUs go to the team with the lowest share (usage above its quota divided by its weight)."""
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+"""The label naming a job's LocalQueue (Kueue's ``constants.QueueLabel``); Metaflow sets it through
+``METAFLOW_KUBERNETES_LABELS`` or ``@kubernetes(labels=...)``."""
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+"""The label naming a job's WorkloadPriorityClass (Kueue's ``constants.WorkloadPriorityClassLabel``)."""
+TEAM_LABEL = "gpuready.io/team"
+"""Label of each team's namespace (value: the team): Kueue manages the jobs of the namespaces that carry it, and a
+team's ClusterQueue admits workloads of its own namespace only."""
+POOL_LABEL = "gpuready.io/gpu-pool"
+"""Label gpuready puts on the nodes of each GPU pool when the stack declares teams (value: the pool's name): the
+label that tells one pool's nodes from another's, which the pool's ResourceFlavor selects."""
+COHORT = "gpuready"
+"""The one Cohort every team's ClusterQueue belongs to: they lend each other their idle GPUs."""
+FLAVOR_PREFIX = "gpu-"
+"""A pool's ResourceFlavor is named ``gpu-<pool>``."""
+GPU_RESOURCE = "nvidia.com/gpu"
+PRIORITY_CLASSES = MappingProxyType({"gpuready-high": 1000, "gpuready-normal": 100, "gpuready-low": 10})
+"""WorkloadPriorityClasses: a job names one with the ``kueue.x-k8s.io/priority-class`` label; a team's profile
+gives ``gpuready-normal``. Higher preempts lower within a team's quota (``withinClusterQueue: LowerPriority``)."""
+DEFAULT_PRIORITY_CLASS = "gpuready-normal"

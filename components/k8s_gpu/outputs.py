@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..outputs import LABELS, NUMBER, STRING, STRING_MAP, STRINGS, TAINT, TAINTS, WHOLE, Contract, Output
+from ..outputs import LABELS, NUMBER, STRING, STRING_MAP, STRINGS, TAINT, TAINTS, TEAMS, WHOLE, Contract, Output
 
 
 def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract:
@@ -31,6 +31,9 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
         Output("metaflowProfile", STRING_MAP, "a Metaflow profile for @kubernetes(gpu=N) steps on the GPU nodes: save "
                "it as ~/.metaflowconfig/config_gpu.json"),
+        Output("teams", TEAMS, "the teams sharing the GPUs, each with its Kueue queue: {name, namespace, localQueue, "
+               "clusterQueue, cohort, gpus, borrow, lend, weight, flavors, metaflowProfile} (metaflowProfile: the "
+               "team's namespace and METAFLOW_KUBERNETES_LABELS naming its queue)", smoke=True, when="with teams"),
     ))
 
 SOFTWARE_OUTPUTS = Contract("k8s-software", (

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from gpuready_components.k8s_gpu.facts import KUEUE_CHART
+
 from gpuready_components.errors import ConfigError
 from gpuready.cli import main
 from gpuready.plan.render import ec2_id, mock_id, render
@@ -42,7 +44,8 @@ def test_reference_stack_builds_network_cluster_node_group_and_software(renderin
     private = {mock_id(s.type, s.name) for s in rendering.of_type("aws:ec2/subnet:Subnet") if "private" in s.name}
     assert set(ng.inputs["subnetIds"]) == private
     assert ng.inputs["labels"] == {"workload": "gpu", "nvidia.com/gpu.present": "true",
-                                   "k8s.amazonaws.com/accelerator": "nvidia-l4"}
+                                   "k8s.amazonaws.com/accelerator": "nvidia-l4",
+                                   "gpuready.io/gpu-pool": "gpu"}  # the stack's teams: its flavor selects it
     (cluster,) = rendering.of_type("aws:eks/cluster:Cluster")
     assert cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["0.0.0.0/0"]
 
@@ -70,7 +73,7 @@ def test_existing_cluster_with_secret_kubeconfig_and_the_operator():
     assert not rendering.of_type("aws:eks/cluster:Cluster")
     (provider,) = rendering.of_type("pulumi:providers:kubernetes")
     assert provider.secret_inputs == {"kubeconfig"}
-    (release,) = rendering.of_type("kubernetes:helm.sh/v3:Release")
+    (release,) = [r for r in rendering.of_type("kubernetes:helm.sh/v3:Release") if r.name != "eks-kueue"]
     assert release.inputs["chart"] == "gpu-operator" and release.inputs["version"] == "v26.7.0"
 
 
@@ -141,7 +144,8 @@ def test_auto_mode_variant_renders_a_node_pool_and_no_nvidia_plugin(tmp_path, ca
     assert not rendering.of_type("aws:eks/nodeGroup:NodeGroup")
     (pool,) = rendering.of_type("kubernetes:karpenter.sh/v1:NodePool")
     assert pool.inputs["spec"]["limits"] == {"nvidia.com/gpu": "16"}
-    assert [r.inputs["chart"] for r in rendering.of_type("kubernetes:helm.sh/v3:Release")] == ["dcgm-exporter"]
+    assert sorted(r.inputs["chart"] for r in rendering.of_type("kubernetes:helm.sh/v3:Release")) == [
+        "dcgm-exporter", KUEUE_CHART.name]
     assert rendering.outputs["nodeGroupName"] == "gpuready-gpu" and rendering.outputs["autoscaler"] == "auto-mode"
     path = tmp_path / "Pulumi.eks-auto.yaml"
     path.write_text((ROOT / "stacks" / "Pulumi.eks.yaml").read_text() + "  gpuready:autoscaler: auto-mode\n")

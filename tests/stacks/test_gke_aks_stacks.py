@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from gpuready_components.k8s_gpu.facts import KUEUE_CHART
+
 from gpuready_components.errors import ConfigError
 from gpuready.cli import main
 from gpuready.plan.render import render
@@ -51,7 +53,7 @@ def test_gke_reference_stack_uses_gke_driver_and_managed_dcgm():
 def test_aks_reference_stack_installs_device_plugin_and_exporter():
     rendering = _render("aks")
     assert sorted(r.inputs["chart"] for r in rendering.of_type("kubernetes:helm.sh/v3:Release")) == [
-        "dcgm-exporter", "nvidia-device-plugin"]
+        "dcgm-exporter", "nvidia-device-plugin", KUEUE_CHART.name]
     out = rendering.outputs
     assert out["gpuTaint"] == {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
     assert out["gpuModels"] == ["T4"] and out["maxGpus"] == 4 and out["gpuNamespace"] == "nvidia-gpu"
@@ -59,7 +61,7 @@ def test_aks_reference_stack_installs_device_plugin_and_exporter():
 
 def test_gke_operator_mode_from_config():
     rendering = _render("gke", **{"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": None})
-    (release,) = rendering.of_type("kubernetes:helm.sh/v3:Release")
+    (release,) = [r for r in rendering.of_type("kubernetes:helm.sh/v3:Release") if r.name != "gke-kueue"]
     assert release.inputs["chart"] == "gpu-operator"
 
 

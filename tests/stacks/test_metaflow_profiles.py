@@ -60,7 +60,7 @@ def test_kubernetes_profiles_run_steps_as_the_stacks_account_on_its_gpu_nodes(st
     rendering = _render(stack)
     outputs = rendering.outputs
     read = metaflow_reads(outputs["metaflowProfile"], tmp_path)
-    (account,) = rendering.of_type(SERVICE_ACCOUNT)
+    (account,) = [a for a in rendering.of_type(SERVICE_ACCOUNT) if "-team-" not in a.name]  # teams: their own
     assert (read["KUBERNETES_NAMESPACE"], read["KUBERNETES_SERVICE_ACCOUNT"]) == \
         (account.inputs["metadata"]["namespace"], account.inputs["metadata"]["name"])
     from metaflow.plugins.kubernetes.kube_utils import parse_kube_keyvalue_list

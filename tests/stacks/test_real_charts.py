@@ -20,6 +20,7 @@ from gpuready_components.k8s_gpu.scheduling import schedulable, selects, tolerat
 from gpuready.plan.render import Rendering
 from gpuready.policy.gpu import is_gpu_capacity
 from tests import helm
+from tests.components.k8s_gpu import kueue_schemas
 from tests.gpuready.policy.helpers import break_resource, render_stack
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -214,6 +215,7 @@ def _must_reach_gpu_nodes(w: Workload) -> bool:
 def invalid_objects(rendering: Rendering) -> Iterator[str]:
     """Each object the releases and the stack would send to the API server that its schema refuses, with why."""
     schemas = {kind: helm.crd_schema(crd) for kind, crd in helm.crds().items()}
+    schemas.update({kind: kueue_schemas.schema(kind) for kind in kueue_schemas.KINDS})  # strict: Kueue's objects
     for obj in [obj for _, obj in chart_objects(rendering)] + stack_objects(rendering):
         what = f"{obj['kind']} {obj['metadata'].get('name')}"
         try:

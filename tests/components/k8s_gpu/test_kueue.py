@@ -1,0 +1,181 @@
+"""Kueue's objects and chart values, checked against Kueue 0.19.2 itself: each object against its CRD's schema
+(strict), the values against the chart's values.yaml and a real Helm rendering, the controller's configuration as the
+rendered ConfigMap hands it over, and the rendered controller's placement with the scheduler's rules."""
+
+from __future__ import annotations
+
+import copy
+
+import jsonschema
+import pytest
+import yaml
+
+from gpuready_components import catalog
+from gpuready_components.k8s_gpu import facts, kueue
+from gpuready_components.k8s_gpu.scheduling import schedulable
+from gpuready_components.teams import TeamArgs
+
+from . import kueue_schemas
+
+GPU = facts.Taint("nvidia.com/gpu", "true", "NoSchedule")
+
+
+def _rows(*names: str) -> list[catalog.GpuInstanceType]:
+    return [catalog.declared("aws", ()).find("aws", n) for n in names]
+
+
+FLAVORS = (
+    kueue.flavor("gpu", 4, {"nvidia.com/gpu.present": "true", facts.POOL_LABEL: "gpu"}, [GPU],
+                 _rows("g6.xlarge", "g6.2xlarge")),
+    kueue.flavor("gpu-4x", 16, {"nvidia.com/gpu.present": "true", facts.POOL_LABEL: "gpu-4x"}, [GPU],
+                 _rows("g6.12xlarge")),
+)
+TEAMS = (TeamArgs("research", 12, borrow=8), TeamArgs("inference", 4, lend=0, weight=2, pools=("gpu",)))
+
+
+def test_every_object_validates_against_its_crd():
+    objects = kueue.objects(TEAMS, FLAVORS)
+    kinds = [o["kind"] for o in objects]
+    assert set(kueue_schemas.KINDS) <= set(kinds) and kinds.count("ClusterQueue") == 2
+    for obj in objects:
+        if obj["kind"] != "Namespace":
+            kueue_schemas.validate(obj)
+
+
+@pytest.mark.parametrize("kind, path, key", [
+    ("ResourceFlavor", ("spec",), "nodeLabel"),
+    ("ClusterQueue", ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0), "borrowLimit"),
+    ("ClusterQueue", ("spec", "preemption"), "borrowWithinCohorts"),
+    ("LocalQueue", ("spec",), "clusterQueueName"),
+    ("WorkloadPriorityClass", (), "priority"),
+])
+def test_an_unknown_field_fails(kind, path, key):
+    obj = copy.deepcopy(next(o for o in kueue.objects(TEAMS, FLAVORS) if o["kind"] == kind))
+    node = obj
+    for part in path:
+        node = node[part]
+    node[key] = 1
+    with pytest.raises(jsonschema.ValidationError, match=key):
+        kueue_schemas.validate(obj)
+
+
+def test_quotas_split_by_pool_size_and_add_up():
+    assert kueue.split(12, FLAVORS) == [2, 10]  # 12 x 4/20 = 2.4, 12 x 16/20 = 9.6: the larger remainder
+    assert kueue.split(8, FLAVORS) == [2, 6]
+    assert kueue.split(None, FLAVORS) == [None, None]
+    for total in range(21):
+        shares = kueue.split(total, FLAVORS)
+        assert sum(shares) == total and all(s <= f.gpus for s, f in zip(shares, FLAVORS))
+
+
+def test_a_team_gets_only_its_pools_and_its_limits():
+    research, inference = (kueue.cluster_queue(t, FLAVORS) for t in TEAMS)
+    flavors = inference["spec"]["resourceGroups"][0]["flavors"]
+    assert [f["name"] for f in flavors] == ["gpu-gpu"]
+    gpu = flavors[0]["resources"][0]
+    assert gpu == {"name": "nvidia.com/gpu", "nominalQuota": 4, "lendingLimit": 0}
+    assert inference["spec"]["fairSharing"] == {"weight": 2}
+    limits = [f["resources"][0].get("borrowingLimit") for f in research["spec"]["resourceGroups"][0]["flavors"]]
+    assert limits == [2, 6] and "lendingLimit" not in research["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    assert research["spec"]["cohortName"] == facts.COHORT
+    assert research["spec"]["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+
+
+def test_cpu_and_memory_never_bind_before_gpus():
+    """A pod may ask for all of a node's cpu and memory per GPU it takes: the quota of every flavor holds as many
+    such pods as GPUs, on the most generous type of the pool (from the catalog, not from the flavor)."""
+    for team in TEAMS:
+        for entry in kueue.cluster_queue(team, FLAVORS)["spec"]["resourceGroups"][0]["flavors"]:
+            quota = {r["name"]: r["nominalQuota"] for r in entry["resources"]}
+            pool = next(f for f in FLAVORS if f.name == entry["name"])
+            types = _rows("g6.xlarge", "g6.2xlarge") if pool.pool == "gpu" else _rows("g6.12xlarge")
+            gpus = quota["nvidia.com/gpu"]
+            for t in types:
+                assert quota["cpu"] >= gpus * t.vcpus / t.gpus, (team.name, entry["name"], t.name)
+                assert int(quota["memory"].removesuffix("Gi")) >= gpus * t.memory_gib / t.gpus
+
+
+def test_each_flavor_lands_a_team_pod_on_its_pool_and_not_the_other():
+    for mine in FLAVORS:
+        spec = kueue.resource_flavor(mine)["spec"]
+        # Kueue's flavor injection: nodeLabels into the pod's nodeSelector, tolerations appended
+        pod = {"nodeSelector": {**spec["nodeLabels"]}, "tolerations": spec["tolerations"]}
+        for pool in FLAVORS:
+            assert schedulable(pod, dict(pool.node_labels), pool.taints) == (pool is mine), (mine.name, pool.name)
+
+
+def test_the_chart_keys_we_set_exist_and_it_renders():
+    values = kueue.chart_values({"eks.amazonaws.com/nodegroup": "eks-system"})
+    assert list(kueue_schemas.unknown_keys(values)) == []
+    assert list(kueue_schemas.unknown_keys({"controllerManager": {"nodeSelectors": {"a": "b"}}})) == [
+        "controllerManager.nodeSelectors.a"]
+    objects = kueue_schemas.render(values)
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.k8s.io/kueue/kueue:v0.19.2"
+
+
+@pytest.mark.parametrize("system, gpu_node", [
+    ({"eks.amazonaws.com/nodegroup": "eks-system-1"}, ({"nvidia.com/gpu.present": "true"}, [GPU])),
+    ({"cloud.google.com/gke-nodepool": "gke-system"},
+     ({"cloud.google.com/gke-accelerator": "nvidia-l4"}, [facts.Taint("nvidia.com/gpu", "present", "NoSchedule")])),
+    ({"kubernetes.azure.com/mode": "system"},
+     ({"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/mode": "user"},
+      [facts.Taint("sku", "gpu", "NoSchedule")])),
+    ({}, ({"nvidia.com/gpu.present": "true"}, [GPU])),
+])
+def test_the_controller_runs_on_system_nodes_never_on_gpu_nodes(system, gpu_node):
+    objects = kueue_schemas.render(kueue.chart_values(system))
+    pods = [o["spec"]["template"]["spec"] for o in objects if o["kind"] in ("Deployment", "DaemonSet", "StatefulSet")]
+    assert pods
+    critical = facts.Taint("CriticalAddonsOnly", "true", "NoSchedule")  # EKS Auto Mode's system pool
+    for pod in pods:
+        assert schedulable(pod, system, [])
+        assert schedulable(pod, system, [critical])
+        assert not schedulable(pod, *gpu_node)
+
+
+def test_the_controller_config_switches_on_what_the_queues_need():
+    config = kueue_schemas.manager_config(kueue_schemas.render(kueue.chart_values({})))
+    assert config["apiVersion"] == facts.KUEUE_CONFIG_API
+    assert {"batch/job", "jobset.x-k8s.io/jobset"} <= set(config["integrations"]["frameworks"])
+    wait = config["waitForPodsReady"]
+    assert wait["blockAdmission"] is True and wait["timeout"] and wait["requeuingStrategy"]["timestamp"] == "Eviction"
+    assert config["fairSharing"]["preemptionStrategies"]
+    assert config["manageJobsWithoutQueueName"] is True
+    selector = config["managedJobsNamespaceSelector"]
+    for namespace in (o for o in kueue.objects(TEAMS, FLAVORS) if o["kind"] == "Namespace"):
+        assert kueue_schemas.label_selector_matches(selector, namespace["metadata"]["labels"])
+    for other in ({"kubernetes.io/metadata.name": "kube-system"}, {"kubernetes.io/metadata.name": "default"}):
+        assert not kueue_schemas.label_selector_matches(selector, other)
+
+
+def test_the_chart_own_config_is_kept_whole():
+    """A values document replaces the chart's Configuration: what we do not change must be the chart's."""
+    chart = yaml.safe_load(kueue_schemas.chart_defaults()["managerConfig"]["controllerManagerConfigYaml"])
+    ours = kueue.config()
+    for key, value in chart.items():
+        if key != "integrations":
+            assert ours[key] == value, key
+
+
+def test_each_team_cluster_queue_admits_its_namespace_only():
+    objects = kueue.objects(TEAMS, FLAVORS)
+    namespaces = {o["metadata"]["name"]: o["metadata"]["labels"] for o in objects if o["kind"] == "Namespace"}
+    queues = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterQueue"}
+    for local in (o for o in objects if o["kind"] == "LocalQueue"):
+        cq = queues[local["spec"]["clusterQueue"]]
+        for name, labels in namespaces.items():
+            admitted = kueue_schemas.label_selector_matches(cq["spec"]["namespaceSelector"], labels)
+            assert admitted == (name == local["metadata"]["namespace"])
+
+
+def test_team_outputs_name_the_queue_in_the_metaflow_profile():
+    (research, inference) = kueue.team_outputs(TEAMS, FLAVORS, kueue.Profile("gpu-jobs", {"a": "b"}, ()))
+    assert inference["flavors"] == ["gpu-gpu"] and research["flavors"] == ["gpu-gpu", "gpu-gpu-4x"]
+    profile = inference["metaflowProfile"]
+    assert profile["METAFLOW_KUBERNETES_NAMESPACE"] == "inference"
+    assert f"{facts.QUEUE_LABEL}=inference" in profile["METAFLOW_KUBERNETES_LABELS"].split(",")
+    assert {k: research[k] for k in ("localQueue", "clusterQueue", "cohort", "gpus", "borrow", "lend", "weight")} == {
+        "localQueue": "research", "clusterQueue": "research", "cohort": "gpuready", "gpus": 12, "borrow": 8,
+        "lend": None, "weight": 1}

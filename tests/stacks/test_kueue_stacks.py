@@ -1,0 +1,129 @@
+"""The eks, gke and aks reference stacks with their two teams, read as the cluster would: every Kueue object against
+Kueue 0.19.2's CRDs, each ResourceFlavor against the nodes of its pool as the cloud registers them, a team's pod
+admitted to a flavor scheduled on that pool, the controller on system nodes; and each teams mistake one line naming
+the ``gpuready:teams`` key the user typed."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuready_components.k8s_gpu import facts
+from gpuready_components.k8s_gpu.scheduling import schedulable, tolerates
+from tests.components.k8s_gpu import kueue_schemas
+
+from .test_config_messages import PYTHON_NAME, _plan
+from .test_real_charts import UNMODELLED, chart_objects, gpu_nodes, rendered
+
+STACKS = ("eks", "gke", "aks", "eks-karpenter")
+KUEUE = f"kubernetes:{facts.KUEUE_API}:"
+ACCELERATOR = "cloud.google.com/gke-accelerator"
+
+
+def _kueue(rendering) -> list[dict]:
+    return [r.inputs for r in rendering.resources if r.type.startswith(KUEUE)]
+
+
+def _flavors(rendering) -> dict[str, dict]:
+    return {o["metadata"]["name"]: o for o in _kueue(rendering) if o["kind"] == "ResourceFlavor"}
+
+
+def _nodes(rendering):
+    """The GPU nodes as the cloud registers them; on GKE with the accelerator label's value, which GKE sets to the
+    pool's accelerator type (About GPUs in GKE)."""
+    nodes = gpu_nodes(rendering)
+    for node in nodes:
+        if node.labels.get(ACCELERATOR) == UNMODELLED:
+            (pool,) = [r for r in rendering.resources if r.name == node.pool]
+            node.labels[ACCELERATOR] = pool.inputs["nodeConfig"]["guestAccelerators"][0]["type"]
+    return nodes
+
+
+def _pool(node) -> str:
+    return node.labels[facts.POOL_LABEL]
+
+
+@pytest.mark.parametrize("variant", STACKS)
+def test_every_kueue_object_validates_against_its_crd(variant):
+    objects = _kueue(rendered(variant))
+    assert {o["kind"] for o in objects} == set(kueue_schemas.KINDS)
+    assert sorted(o["metadata"]["name"] for o in objects if o["kind"] == "ClusterQueue") == ["inference", "research"]
+    for obj in objects:
+        kueue_schemas.validate(obj)
+
+
+@pytest.mark.parametrize("variant", STACKS)
+def test_each_pool_has_a_flavor_carried_by_its_nodes_and_a_team_pod_lands_there(variant):
+    rendering = rendered(variant)
+    flavors = _flavors(rendering)
+    nodes = _nodes(rendering)
+    assert {f"{facts.FLAVOR_PREFIX}{_pool(n)}" for n in nodes} == set(flavors)
+    teams = {t["name"]: t for t in rendering.outputs["teams"]}
+    for node in nodes:
+        spec = flavors[f"{facts.FLAVOR_PREFIX}{_pool(node)}"]["spec"]
+        assert spec["nodeLabels"].items() <= node.labels.items(), node.pool
+        steady = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
+        assert all(tolerates(spec["tolerations"], t) for t in steady), node.pool
+        for team in teams.values():
+            if f"{facts.FLAVOR_PREFIX}{_pool(node)}" not in team["flavors"]:
+                continue
+            profile = team["metaflowProfile"]
+            # The team's job as Metaflow makes it, then Kueue's flavor injection on admission.
+            selector = dict(kv.split("=", 1) for kv in profile["METAFLOW_KUBERNETES_NODE_SELECTOR"].split(","))
+            pod = {"nodeSelector": {**selector, **spec["nodeLabels"]}, "tolerations": spec["tolerations"]}
+            assert schedulable(pod, node.labels, node.taints), (team["name"], node.pool)
+            for other in nodes:
+                if _pool(other) != _pool(node):
+                    assert not schedulable(pod, other.labels, other.taints), (node.pool, other.pool)
+
+
+@pytest.mark.parametrize("variant", STACKS)
+def test_the_kueue_controller_never_lands_on_a_gpu_node(variant):
+    rendering = rendered(variant)
+    pods = [o["spec"]["template"]["spec"] for release, o in chart_objects(rendering)
+            if release.endswith("-kueue") and o["kind"] == "Deployment"]
+    assert pods
+    for node in _nodes(rendering):
+        for pod in pods:
+            assert not schedulable(pod, node.labels, node.taints), node.pool
+
+
+@pytest.mark.parametrize("variant", STACKS)
+def test_quotas_within_capacity_and_teams_output(variant):
+    rendering = rendered(variant)
+    teams = rendering.outputs["teams"]
+    assert [t["name"] for t in teams] == ["research", "inference"]
+    assert sum(t["gpus"] for t in teams) <= rendering.outputs["maxGpus"]
+    for team in teams:
+        assert f"{facts.QUEUE_LABEL}={team['localQueue']}" in team["metaflowProfile"]["METAFLOW_KUBERNETES_LABELS"]
+        assert team["metaflowProfile"]["METAFLOW_KUBERNETES_NAMESPACE"] == team["namespace"]
+
+
+TEAM = {"name": "research", "gpus": 1}
+MISTAKES = [
+    ([{"name": "ML_Research", "gpus": 1}], "gpuready:teams[0].name"),
+    ([TEAM, TEAM], "gpuready:teams[1].name"),
+    ([{"name": "a", "gpus": -1}], "gpuready:teams[0].gpus"),
+    ([{"name": "a", "gpus": 1.5}], "gpuready:teams[0].gpus"),
+    ([{"name": "a", "gpus": 1, "pools": ["reserved"]}], "gpuready:teams[0].pools"),
+    ([{"name": "a", "gpus": 1000}], "gpuready:teams[0].gpus"),
+    ([{"name": "a", "gpus": 4}, {"name": "b", "gpus": 4}], "gpuready:teams"),
+    ([{"name": "a"}], "gpuready:teams[0].gpus"),
+]
+
+
+@pytest.mark.parametrize("stack", ["eks", "gke", "aks"])
+@pytest.mark.parametrize("teams, key", MISTAKES)
+def test_each_teams_mistake_is_one_line_naming_its_key(tmp_path, capsys, stack, teams, key):
+    if key == "gpuready:teams" and stack != "aks":
+        teams = [{"name": "a", "gpus": 16}, {"name": "b", "gpus": 16}]  # above eks's 20 and gke's 8
+    code, _ = _plan(tmp_path, stack, {"gpuready:teams": teams})
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"gpuready: plan: {key}") and err.count("\n") == 1, err
+    assert not PYTHON_NAME.findall(err.replace("--path", "")), err
+
+
+def test_overcommit_lets_quotas_pass_capacity(tmp_path, capsys):
+    over = [{"name": "a", "gpus": 4}, {"name": "b", "gpus": 4}]
+    code, _ = _plan(tmp_path, "aks", {"gpuready:teams": over, "gpuready:overcommitQuotas": True})
+    assert code == 0, capsys.readouterr().err

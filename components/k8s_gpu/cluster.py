@@ -51,11 +51,13 @@ class GpuCluster(pulumi.ComponentResource):
     """The teams sharing the GPUs (each with its Kueue queue), checked against :attr:`flavors`."""
     flavors: tuple[kueue.Flavor, ...] = ()
     """The GPU pools as Kueue's ResourceFlavors (with teams only)."""
+    overcommit: bool = False
+    """The teams' quotas may add up to more GPUs than the pools reach (``overcommit_quotas``)."""
 
     def _check_teams(self, teams: Any, pools: Sequence[team_rules.Pool], overcommit: bool) -> None:
         """Check ``teams`` against the stack's GPU ``pools`` (names, max GPUs at full scale): a
         :class:`~gpuready_components.errors.ConfigError` naming ``teams[i]...`` for the first mistake."""
-        self.teams = tuple(teams)
+        self.teams, self.overcommit = tuple(teams), overcommit
         team_rules.check(self.teams, pools, overcommit)
 
     def pool_labels(self, pool: str, labels: Mapping[str, str]) -> dict[str, str]:
@@ -85,7 +87,7 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on, ns]))
         after = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[release])
         namespaces = {}
-        for obj in kueue.objects(self.teams, self.flavors):
+        for obj in kueue.objects(self.teams, self.flavors, self.overcommit):
             kind, meta = obj["kind"], obj["metadata"]
             if kind == "Namespace":
                 namespaces[meta["name"]] = k8s.core.v1.Namespace(f"{name}-team-{meta['name']}", metadata=meta,

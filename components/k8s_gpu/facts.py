@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..queue_facts import GPU_RESOURCE, KUEUE_API, OVERCOMMIT_ANNOTATION  # noqa: F401 (shared with the readers)
+
 TYPE_TOKEN = "gpuready:k8s:GpuSoftware"
 """Never change: renaming a type token replaces every cloud resource under it."""
 
@@ -234,8 +236,6 @@ KUEUE_IMAGE = MappingProxyType({"repository": "registry.k8s.io/kueue/kueue", "ta
 publishes the chart; setting it keeps the release pinned to v0.19.2 whatever the chart's default."""
 KUEUE_NAMESPACE = "kueue-system"
 """Where Kueue's own install guide puts it (the chart's README)."""
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-"""The stored and served version of Kueue's CRDs at v0.19.2 (v1beta1 is still served, marked deprecated)."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 """The version of the controller's Configuration the chart's ``managerConfig.controllerManagerConfigYaml`` holds."""
 KUEUE_CONFIG_BASE = MappingProxyType({
@@ -279,7 +279,6 @@ COHORT = "gpuready"
 """The one Cohort every team's ClusterQueue belongs to: they lend each other their idle GPUs."""
 FLAVOR_PREFIX = "gpu-"
 """A pool's ResourceFlavor is named ``gpu-<pool>``."""
-GPU_RESOURCE = "nvidia.com/gpu"
 PRIORITY_CLASSES = MappingProxyType({"gpuready-high": 1000, "gpuready-normal": 100, "gpuready-low": 10})
 """WorkloadPriorityClasses: a job names one with the ``kueue.x-k8s.io/priority-class`` label; a team's profile
 gives ``gpuready-normal``. Higher preempts lower within a team's quota (``withinClusterQueue: LowerPriority``)."""

@@ -94,9 +94,11 @@ def resource_flavor(f: Flavor) -> dict[str, Any]:
             "spec": {"nodeLabels": dict(f.node_labels), "tolerations": [gpu_toleration(t) for t in f.taints]}}
 
 
-def cohort() -> dict[str, Any]:
-    """The Cohort the teams' ClusterQueues lend and borrow in."""
-    return {"apiVersion": facts.KUEUE_API, "kind": "Cohort", "metadata": _meta(facts.COHORT), "spec": {}}
+def cohort(overcommit: bool = False) -> dict[str, Any]:
+    """The Cohort the teams' ClusterQueues lend and borrow in; with ``overcommit`` (``gpuready:overcommitQuotas``)
+    annotated so that the policy pack and ``gpuready plan`` take quotas above the GPUs as meant."""
+    extra = {"annotations": {facts.OVERCOMMIT_ANNOTATION: "true"}} if overcommit else {}
+    return {"apiVersion": facts.KUEUE_API, "kind": "Cohort", "metadata": _meta(facts.COHORT, **extra), "spec": {}}
 
 
 def priority_classes() -> list[dict[str, Any]]:
@@ -154,12 +156,13 @@ def local_queue(team: TeamArgs) -> dict[str, Any]:
             "metadata": _meta(team.name, namespace=team.home), "spec": {"clusterQueue": team.name}}
 
 
-def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor]) -> list[dict[str, Any]]:
-    """Every object the teams need, in the order they can be created: namespaces, ResourceFlavors, the Cohort, the
-    WorkloadPriorityClasses, ClusterQueues, LocalQueues. Empty without teams."""
+def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False) -> list[dict[str, Any]]:
+    """Every object the teams need, in the order they can be created: namespaces, ResourceFlavors, the Cohort
+    (marked when ``overcommit``), the WorkloadPriorityClasses, ClusterQueues, LocalQueues. Empty without teams."""
     if not teams:
         return []
-    return [*(namespace(t) for t in teams), *(resource_flavor(f) for f in flavors), cohort(), *priority_classes(),
+    return [*(namespace(t) for t in teams), *(resource_flavor(f) for f in flavors), cohort(overcommit),
+            *priority_classes(),
             *(cluster_queue(t, flavors) for t in teams), *(local_queue(t) for t in teams)]
 
 

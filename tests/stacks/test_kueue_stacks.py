@@ -127,3 +127,40 @@ def test_overcommit_lets_quotas_pass_capacity(tmp_path, capsys):
     over = [{"name": "a", "gpus": 4}, {"name": "b", "gpus": 4}]
     code, _ = _plan(tmp_path, "aks", {"gpuready:teams": over, "gpuready:overcommitQuotas": True})
     assert code == 0, capsys.readouterr().err
+
+
+def _plan_json(tmp_path, changes: dict) -> tuple[int, dict]:
+    import json
+
+    import yaml
+
+    from gpuready.cli import main
+    from tests.conftest import ROOT
+
+    data = yaml.safe_load((ROOT / "stacks" / "Pulumi.eks.yaml").read_text())
+    data["config"].update(changes)
+    path = tmp_path / "Pulumi.custom.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return main(["plan", "--stack-file", str(path), "--json"]), path
+
+
+@pytest.mark.parametrize("overcommit", [False, True])
+def test_quotas_above_the_gpus_are_refused_unless_declared_then_plan_and_policy_take_them_as_meant(
+        tmp_path, capsys, overcommit):
+    """The stack's ``overcommitQuotas`` reaches the cluster as the Cohort's marker, which the plan's Queues section
+    and the ``queue-quota-within-capacity`` rule read: declared, the plan says so and no rule fails; undeclared, the
+    component refuses at preview."""
+    import json
+
+    teams = [{"name": "research", "gpus": 400}, {"name": "inference", "gpus": 400}]
+    code, path = _plan_json(tmp_path, {"gpuready:teams": teams, "gpuready:overcommitQuotas": overcommit,
+                                       "gpuready:maxSize": 100})
+    out = capsys.readouterr()
+    if not overcommit:
+        assert code == 2 and out.err.startswith("gpuready: plan: gpuready:teams") and "overcommit" in out.err, out.err
+        return
+    plan = json.loads(out.out)
+    assert plan["queues"]["overcommitted"] and plan["queues"]["overcommit_declared"], plan["queues"]
+    assert "queue-quota-within-capacity" not in {v["policy"] for v in plan["policy"]["violations"]}
+    cohort = next(r for r in plan["resources"] if r["type"].endswith(":Cohort"))
+    assert cohort["inputs"]["metadata"]["annotations"] == {facts.OVERCOMMIT_ANNOTATION: "true"}

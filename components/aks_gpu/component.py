@@ -72,7 +72,7 @@ class AksGpuCluster(GpuCluster):
                                       gpu_models=((cap.vm.gpu_model, cap.vm.gpu_memory_gib),),
                                       extra_taints=extra_taints)
         node_labels = {**pool.labels, **plan(software).node_labels}
-        taint = self._gpu_nodes("aks", {**node_labels, "kubernetes.azure.com/accelerator": "nvidia"}, extra_taints)
+        taint = self._gpu_nodes("aks", {**node_labels, **facts.ACCELERATOR_LABEL}, extra_taints)
         node_labels = self.pool_labels(facts.GPU_POOL_NAME, node_labels)
         agent_pool = cs.AgentPool(
             f"{name}-gpu",

@@ -56,6 +56,9 @@ AAD_SERVER_APP_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 """The Azure Kubernetes Service AAD server application every AKS cluster with Entra ID accepts tokens for."""
 
 
+ACCELERATOR_LABEL = MappingProxyType({"kubernetes.azure.com/accelerator": "nvidia"})
+"""The label AKS puts on every node of a GPU agent pool (AKS docs, Use labels)."""
+
 NODES = NodeFacts(
     "aks", Taint("sku", "gpu", "NoSchedule"),
     (("kubernetes.azure.com/accelerator", "In", ("nvidia",)),),

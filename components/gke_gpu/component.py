@@ -89,7 +89,7 @@ class GkeGpuCluster(GpuCluster):
                                       gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),))
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
                        **plan(software).node_labels}
-        taint = self._gpu_nodes("gke", {**node_labels, "cloud.google.com/gke-accelerator": cap.machine.accelerator})
+        taint = self._gpu_nodes("gke", {**node_labels, facts.ACCELERATOR_LABEL: cap.machine.accelerator})
         node_labels = self.pool_labels(facts.GPU_POOL, node_labels)
         sharing = pool.gpu_sharing
         self.gpu_sharing = "mig" if cap.partition_size else \

@@ -92,6 +92,9 @@ SYSTEM_MACHINE_TYPE = "e2-standard-4"
 """Untainted nodes of a new cluster for kube-dns, the GPU Operator's controller and NFD's master."""
 
 
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+"""The label GKE puts on every node of a GPU node pool, valued the pool's accelerator type (About GPUs in GKE)."""
+
 NODES = NodeFacts(
     "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
     (("cloud.google.com/gke-accelerator", "Exists", ()),),

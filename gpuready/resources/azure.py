@@ -39,7 +39,8 @@ class AksAgentPool(GpuPool):
 
     @property
     def labels(self) -> dict[str, str]:
-        return dict(self.props.get("nodeLabels") or {})
+        """The labels its nodes carry: the pool's own, and the accelerator label AKS sets on a GPU pool's nodes."""
+        return {**(self.props.get("nodeLabels") or {}), **(aks_facts.ACCELERATOR_LABEL if self.is_gpu else {})}
 
     @property
     def instance_types(self) -> list[str]:

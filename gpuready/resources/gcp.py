@@ -98,7 +98,11 @@ class GkeNodePool(GpuPool):
 
     @property
     def labels(self) -> dict[str, str]:
-        return dict(self.node_config.get("labels") or {})
+        """The labels its nodes carry: the pool's own, and the accelerator label GKE sets on a GPU pool's nodes."""
+        accelerators = get(self.props, "nodeConfig.guestAccelerators") or []
+        kind = accelerators[0].get("type") if accelerators and isinstance(accelerators[0], Mapping) else None
+        return {**(self.node_config.get("labels") or {}),
+                **({gke_facts.ACCELERATOR_LABEL: kind} if isinstance(kind, str) else {})}
 
     @property
     def node_image(self) -> str:

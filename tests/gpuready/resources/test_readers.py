@@ -21,11 +21,7 @@ RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, 
               "gke-gpu-operator": {"gpuready:install": "gpu-operator"}}
 """Reference stacks (and variants of their config) that together create every type the stacks use."""
 NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy, aws.IamUserPolicyAttachment,
-                           aws.IamGroupPolicyAttachment, gcp.IamBinding,
-                           # until the reference stacks declare teams (issue 30); read on programs of their own in
-                           # tests/gpuready/resources/test_queues.py
-                           kubernetes.ResourceFlavor, kubernetes.ClusterQueue, kubernetes.Cohort,
-                           kubernetes.LocalQueue, kubernetes.WorkloadPriorityClass, aws.BatchSchedulingPolicy}
+                           aws.IamGroupPolicyAttachment, gcp.IamBinding}
 """IAM types the stacks never create, read for the policy pack's IAM rules on users' programs."""
 
 

@@ -236,7 +236,8 @@ class StackConfig:
             if namespaces is not None and namespace != NAMESPACE and namespace not in namespaces:
                 close = difflib.get_close_matches(key, sorted(known), n=1)
                 fix = f"did you mean {NAMESPACE}:{close[0]}?" if close else \
-                    f"remove it, or use one of the namespaces {', '.join([NAMESPACE, *namespaces])}"
+                    f"remove it from the stack file, or use one of the namespaces " \
+                    f"{', '.join(f'{n}:' for n in [NAMESPACE, *namespaces])}"
                 value = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}.get(full_key)
                 raise ConfigError(printable(full_key), value, f"not a key gpuready or this stack's providers "
                                   f"({', '.join(namespaces)}) read", fix)

@@ -329,3 +329,50 @@ def test_gke_takes_partial_urls_and_the_beta_and_alpha_apis(render):
                                  "https://compute.googleapis.com/compute/alpha/projects/p/regions/us-central1/"
                                  "subnetworks/s")):
         render(lambda: GkeGpuCluster("ml", _gke(network=network, subnetwork=subnetwork)))
+
+
+# --- guards: each test below fails when the rule it names is weakened (issue 29's audit) --------------------------
+
+
+def _resolved(value, secret: bool = False) -> pulumi.Output:
+    """An Output whose value is already there at construction, as the engine sends a component package's inputs to
+    its Construct (with the resources they come from) under ``pulumi up``."""
+    import asyncio
+
+    from pulumi.output import _OutputData
+
+    future = asyncio.get_event_loop().create_future()
+    future.set_result(_OutputData(resources=set(), value=value, is_known=True, is_secret=secret))
+    return pulumi.Output._from_data(future)
+
+
+def test_a_resolved_secret_that_fails_its_check_at_construction_is_not_shown(render):
+    def program():
+        EksGpuCluster("ml", EksGpuClusterArgs(
+            subnet_ids=["subnet-aaaaaaaa"], autoscaler=AutoscalerArgs(mode="none"),
+            existing_cluster=ExistingClusterArgs(name=_resolved("arn:aws:eks:us-east-1:1:cluster/hidden", secret=True),
+                                                 kubeconfig="k"),
+            node_group=GpuNodeGroupArgs(instance_types=["g6.xlarge"])))
+    with pytest.raises(ConfigError) as error:
+        render(program)
+    assert error.value.field == "existing_cluster.name" and "not an EKS cluster name" in str(error.value)
+    assert "hidden" not in str(error.value) and "[secret]" in str(error.value)
+    assert error.value.__context__ is None and error.value.__cause__ is None  # no chained error holds the value
+
+
+def test_under_preview_a_list_with_unknown_items_is_checked_whole_at_construction():
+    """``pulumi preview`` never resolves the program's own subnets, so what the list shows already is checked then:
+    too few subnets for a new EKS cluster, and the same typed id twice."""
+    def eks(ids):
+        def program():
+            _, outputs = _network()
+            EksGpuCluster("ml", EksGpuClusterArgs(subnet_ids=ids(outputs), cluster=EksClusterArgs(),
+                                                  node_group=GpuNodeGroupArgs(instance_types=["g6.xlarge"])))
+        return program
+    with pytest.raises(ConfigError) as error:
+        _run(eks(lambda outputs: outputs[:1]), preview=True)
+    assert error.value.field == "subnet_ids" and "at least 2, 1 given" in str(error.value)
+    with pytest.raises(ConfigError) as error:
+        _run(eks(lambda outputs: [outputs[0], "subnet-aaaaaaaa", "subnet-aaaaaaaa"]), preview=True)
+    assert error.value.field == "subnet_ids" and "items 1 and 2 are the same" in str(error.value)
+    _run(eks(lambda outputs: outputs), preview=True)  # two unknown subnets: nothing to refuse yet

@@ -95,6 +95,7 @@ def stage(module: str, where: Path) -> Path:
         "pytest_add_cli_args_test_selection": list(MODULES[module]),
         "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", "-x"],
         "use_git_change_detection": False,
+        "process_isolation": "forkserver",  # Pulumi's runtime holds gRPC threads: a fork of a process that ran it hangs
         "timeout_multiplier": TIMEOUT[0], "timeout_constant": TIMEOUT[1],
     }
     with open(where / "pyproject.toml", "a") as pyproject:

@@ -376,3 +376,36 @@ def test_under_preview_a_list_with_unknown_items_is_checked_whole_at_constructio
         _run(eks(lambda outputs: [outputs[0], "subnet-aaaaaaaa", "subnet-aaaaaaaa"]), preview=True)
     assert error.value.field == "subnet_ids" and "items 1 and 2 are the same" in str(error.value)
     _run(eks(lambda outputs: outputs), preview=True)  # two unknown subnets: nothing to refuse yet
+
+
+def test_a_pattern_takes_a_whole_match_only_and_its_error_says_what_it_wanted():
+    check = pattern(r"subnet-[0-9a-f]{8}", "a subnet id", "give the subnet's id")
+    check("subnet_ids[0]", "subnet-0123abcd")
+    for bad in ("subnet-0123abcd0", "my-subnet-0123abcd", "", 7, None):
+        with pytest.raises(ConfigError) as error:
+            check("subnet_ids[0]", bad)
+        assert str(error.value) == f"subnet_ids[0] = {bad!r}: not a subnet id. Fix: give the subnet's id"
+
+
+def test_a_part_of_a_resolved_input_is_there_at_once_with_its_resources_and_secrecy(render):
+    """What the provider's Construct makes of an args object the engine sent whole: each part already there, keeping
+    what the whole depended on, and secret when the whole was."""
+    from gpuready_components.inputs import alongside, settled
+
+    found = {}
+
+    def program():
+        vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+        whole = _resolved({"subnet_ids": ["subnet-aaaaaaaa"]}, secret=True)
+        whole._data.result().resources.add(vpc)
+        part = alongside(whole, ["VPC-1"])
+        found.update(value=settled(part), data=part._data.result(), vpc=vpc)
+        with pytest.raises(ConfigError) as error:
+            checked(part, "subnet_ids", lambda f, v: WORD(f, v[0]))
+        found["error"] = str(error.value)
+        plain = alongside(_resolved({"name": "ml"}), "ml")
+        found["plain"] = plain._data.result().is_secret
+    render(program)
+    assert found["value"] == ["VPC-1"] and found["data"].is_known and found["data"].is_secret
+    assert found["data"].resources == {found["vpc"]} and found["plain"] is False
+    assert found["error"] == "subnet_ids = [secret]: not a word. Fix: give a word"

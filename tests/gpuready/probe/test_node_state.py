@@ -391,3 +391,13 @@ def test_an_nvlink_counter_that_falls_under_load_is_not_a_rise():
     rose = core.parse_nvlink(text + "\t Link 0: CRC Errors: 0\n\t Link 1: Replay Errors: 5\n")
     (found,) = core.nvlink_checks([{"index": 0}], rose, before=before)
     assert (found["verdict"], found["measured"]) == ("fail", "link 1 Replay Errors 3")
+
+
+@pytest.mark.parametrize("margin,verdict", [(3, "warn"), (4.5, "warn"), (5, "pass"), (12, "pass")])
+def test_a_gpu_a_few_degrees_from_thermal_slowdown_warns(margin, verdict):
+    """``temperature.gpu.tlimit``: degrees left before the GPU slows itself; under 5 C the next load throttles it."""
+    checks = core.gpu_checks({"index": 0, "temperature.gpu.tlimit": margin})
+    (found,) = [c for c in checks if c["name"] == "gpu0.thermal_margin"]
+    assert (found["verdict"], found["measured"], found["expected"]) == (verdict, margin, ">= 5 C")
+    assert found["detail"] == ("close to thermal slowdown" if verdict == "warn" else "") and not found["required"]
+    assert core.verdict(checks) == verdict

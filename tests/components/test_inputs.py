@@ -372,6 +372,7 @@ def test_under_preview_a_list_with_unknown_items_is_checked_whole_at_constructio
     with pytest.raises(ConfigError) as error:
         _run(eks(lambda outputs: outputs[:1]), preview=True)
     assert error.value.field == "subnet_ids" and "at least 2, 1 given" in str(error.value)
+    assert str(error.value).startswith("subnet_ids = [<unknown until deployed>]: ")
     with pytest.raises(ConfigError) as error:
         _run(eks(lambda outputs: [outputs[0], "subnet-aaaaaaaa", "subnet-aaaaaaaa"]), preview=True)
     assert error.value.field == "subnet_ids" and "items 1 and 2 are the same" in str(error.value)
@@ -409,3 +410,15 @@ def test_a_part_of_a_resolved_input_is_there_at_once_with_its_resources_and_secr
     assert found["value"] == ["VPC-1"] and found["data"].is_known and found["data"].is_secret
     assert found["data"].resources == {found["vpc"]} and found["plain"] is False
     assert found["error"] == "subnet_ids = [secret]: not a word. Fix: give a word"
+
+
+def test_exactly_counts_the_items_and_says_how_many_were_given():
+    from gpuready_components.inputs import exactly
+
+    one = exactly(1, "an EFA node group lies in one zone", "give one subnet")
+    one("node_group.subnet_ids", ["subnet-aaaaaaaa"])
+    for given in (["subnet-aaaaaaaa", "subnet-bbbbbbbb"], []):
+        with pytest.raises(ConfigError) as error:
+            one("node_group.subnet_ids", given)
+        assert str(error.value) == f"node_group.subnet_ids = {given!r}: an EFA node group lies in one zone: 1 " \
+            f"exactly, {len(given)} given. Fix: give one subnet"

@@ -422,3 +422,18 @@ def test_exactly_counts_the_items_and_says_how_many_were_given():
             one("node_group.subnet_ids", given)
         assert str(error.value) == f"node_group.subnet_ids = {given!r}: an EFA node group lies in one zone: 1 " \
             f"exactly, {len(given)} given. Fix: give one subnet"
+
+
+def test_list_errors_are_whole_one_line_messages_with_the_fix():
+    from gpuready_components.inputs import at_least, distinct
+
+    def message(check, *args):
+        with pytest.raises(ConfigError) as error:
+            check(*args)
+        return str(error.value)
+    assert message(checked_list, "subnet-aaaaaaaa", "subnet_ids", WORD) == \
+        "subnet_ids = 'subnet-aaaaaaaa': must be a list. Fix: use ['subnet-aaaaaaaa']"
+    assert message(distinct, "subnet_ids", ["a", "b", "a"]) == \
+        "subnet_ids = ['a', 'b', 'a']: items 0 and 2 are the same. Fix: list each once"
+    assert message(at_least(2, "EKS needs two zones", "give two subnets"), "subnet_ids", ["a"]) == \
+        "subnet_ids = ['a']: EKS needs two zones: at least 2, 1 given. Fix: give two subnets"

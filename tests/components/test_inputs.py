@@ -433,6 +433,8 @@ def test_list_errors_are_whole_one_line_messages_with_the_fix():
         return str(error.value)
     assert message(checked_list, "subnet-aaaaaaaa", "subnet_ids", WORD) == \
         "subnet_ids = 'subnet-aaaaaaaa': must be a list. Fix: use ['subnet-aaaaaaaa']"
+    assert message(checked_list, {"id": "subnet-aaaaaaaa"}, "subnet_ids", WORD) == \
+        "subnet_ids = {'id': 'subnet-aaaaaaaa'}: must be a list. Fix: give a list of ids"
     assert message(distinct, "subnet_ids", ["a", "b", "a"]) == \
         "subnet_ids = ['a', 'b', 'a']: items 0 and 2 are the same. Fix: list each once"
     assert message(at_least(2, "EKS needs two zones", "give two subnets"), "subnet_ids", ["a"]) == \

@@ -439,3 +439,42 @@ def test_list_errors_are_whole_one_line_messages_with_the_fix():
         "subnet_ids = ['a', 'b', 'a']: items 0 and 2 are the same. Fix: list each once"
     assert message(at_least(2, "EKS needs two zones", "give two subnets"), "subnet_ids", ["a"]) == \
         "subnet_ids = ['a']: EKS needs two zones: at least 2, 1 given. Fix: give two subnets"
+
+
+def test_an_awaitable_input_is_checked_when_it_resolves_not_as_the_awaitable(render):
+    """Pulumi takes an awaitable as an input: its value, not the coroutine, is what the check sees."""
+    found = {}
+
+    def program():
+        async def later(value):
+            return value
+
+        found["good"] = checked(later("abc"), "f", WORD)  # no error at construction: nothing to see yet
+        found["good"].apply(lambda v: found.update(value=v))
+        checked(later("ABC"), "f", WORD)  # fails when it resolves
+    with pytest.raises(ConfigError) as error:
+        render(program)
+    assert isinstance(found["good"], pulumi.Output) and found["value"] == "abc"
+    assert str(error.value) == "f = 'ABC': not a word. Fix: give a word"
+
+
+def test_subnets_that_resolve_to_the_same_id_create_no_compute_environment(monkeypatch):
+    """Each subnet id waits for the whole list's check: a duplicate found when the ids resolve stops the deployment
+    before any resource takes them."""
+    monitors = []
+
+    class Kept(render_module._RecordingMonitor):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            monitors.append(self)
+
+    monkeypatch.setattr(render_module, "_RecordingMonitor", Kept)
+
+    def program():
+        _, ids = _network()
+        BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(instance_types=["g6.xlarge"], subnet_ids=[ids[0], ids[0]],
+                                                           vpc_id="vpc-11111111"))
+    with pytest.raises(ConfigError, match="items 0 and 1 are the same"):
+        _run(program)
+    registered = {r.type for r in monitors[-1].records}
+    assert SUBNET in registered and CE not in registered

@@ -59,6 +59,19 @@ def _run(program, preview: bool = False):
     return run(program, project="gpuready", stack="test", config={"aws:region": "us-east-1"}, preview=preview)
 
 
+def _keep_monitors(monkeypatch) -> list:
+    """The recording monitors of the runs to come, kept to read what each registered."""
+    monitors: list = []
+
+    class Kept(render_module._RecordingMonitor):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            monitors.append(self)
+
+    monkeypatch.setattr(render_module, "_RecordingMonitor", Kept)
+    return monitors
+
+
 # --- the mechanism --------------------------------------------------------------------------------------------------
 
 
@@ -82,14 +95,7 @@ def test_an_output_is_checked_when_it_resolves_and_its_resources_kept(render, mo
     """A bad subnet id from the program's own VPC (the VPC's id, given by mistake) passes construction, where its
     value is not there yet, and fails ``pulumi up`` when it resolves, before any compute environment takes it, with
     the message a typed value gets."""
-    monitors = []
-
-    class Kept(render_module._RecordingMonitor):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            monitors.append(self)
-
-    monkeypatch.setattr(render_module, "_RecordingMonitor", Kept)
+    monitors = _keep_monitors(monkeypatch)
     with pytest.raises(ConfigError) as error:
         _run(_batch(bad_subnet=True))
     assert error.value.field == "subnet_ids[0]" and error.value.value.startswith("vpc-")
@@ -461,14 +467,7 @@ def test_an_awaitable_input_is_checked_when_it_resolves_not_as_the_awaitable(ren
 def test_subnets_that_resolve_to_the_same_id_create_no_compute_environment(monkeypatch):
     """Each subnet id waits for the whole list's check: a duplicate found when the ids resolve stops the deployment
     before any resource takes them."""
-    monitors = []
-
-    class Kept(render_module._RecordingMonitor):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            monitors.append(self)
-
-    monkeypatch.setattr(render_module, "_RecordingMonitor", Kept)
+    monitors = _keep_monitors(monkeypatch)
 
     def program():
         _, ids = _network()

@@ -69,6 +69,8 @@ def test_the_mutation_bench_names_modules_and_tests_that_exist(mutation):
         name = mutation.package_path(module).removesuffix(".py").replace("/", ".")
         assert importlib.util.find_spec(name).origin == str(ROOT / module), module
         assert tests and all((ROOT / t).exists() for t in tests), module
+    for module, tests in mutation.DESELECT.items():
+        assert module in mutation.MODULES and all((ROOT / t.split("::")[0]).is_file() for t in tests), module
     rules = {str(p.relative_to(ROOT)) for p in (ROOT / "gpuready" / "policy" / "rules").glob("*.py")}
     assert rules - {"gpuready/policy/rules/__init__.py"} <= set(mutation.MODULES)
     assert mutation.main(["no/such.py"]) == 2

@@ -401,3 +401,16 @@ def test_a_gpu_a_few_degrees_from_thermal_slowdown_warns(margin, verdict):
     assert (found["verdict"], found["measured"], found["expected"]) == (verdict, margin, ">= 5 C")
     assert found["detail"] == ("close to thermal slowdown" if verdict == "warn" else "") and not found["required"]
     assert core.verdict(checks) == verdict
+
+
+def test_memory_is_judged_per_gpu_past_one_without_figures_and_names_processes_by_bus_id():
+    """A GPU whose memory reads N/A (or 0 MiB in all) is passed over, not the GPUs after it; a process listed by
+    ``gpu_bus_id`` (``--query-compute-apps=pid,process_name,used_memory,gpu_bus_id``) is named on its GPU."""
+    rows = [{"index": 0, "memory.used": None, "memory.total": 81559},
+            {"index": 1, "memory.used": 0, "memory.total": 0},
+            {"index": 2, "memory.used": 40960, "memory.total": 81559, "pci.bus_id": "00000000:3B:00.0"}]
+    apps = core.parse_apps("pid, process_name, used_gpu_memory [MiB], gpu_bus_id\n"
+                           "9021, python3, 40950 MiB, 00000000:3B:00.0\n")
+    (held,) = core.memory_checks(rows, apps)
+    assert (held["name"], held["verdict"]) == ("gpu2.memory_in_use", "fail")
+    assert held["detail"] == "held by others: pid 9021 python3 (40950 MiB); stop it or drain the node"

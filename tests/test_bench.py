@@ -12,12 +12,17 @@ import pytest
 from tests.conftest import ROOT
 
 
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("plan_bench", ROOT / "bench" / "plan_bench.py")
+def _load(name):
+    """The bench script ``bench/<name>.py`` as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _load("plan_bench")
 
 
 @pytest.mark.parametrize("stack", ["aws-batch", "eks", "gke", "aks"])
@@ -49,3 +54,23 @@ def test_sweep_polling_asks_100_ids_a_call_for_unfinished_jobs_only(sweep_poll):
     assert figures.rounds == 4 and figures.polled == 250 + 250 + 166 + 82
     assert figures.calls == figures.expected_calls == 3 + 3 + 2 + 1 and figures.largest_call == 100
     assert figures.per_job_per_round <= sweep_poll.TARGET
+
+
+@pytest.fixture(scope="module")
+def mutation():
+    return _load("mutation")
+
+
+def test_the_mutation_bench_names_modules_and_tests_that_exist(mutation):
+    """Each module it mutates is a file that imports under the name mutmut gives its copy, each of its tests a path
+    pytest can run; every policy rule module is among them."""
+    for module, tests in mutation.MODULES.items():
+        assert (ROOT / module).is_file(), module
+        name = mutation.package_path(module).removesuffix(".py").replace("/", ".")
+        assert importlib.util.find_spec(name).origin == str(ROOT / module), module
+        assert tests and all((ROOT / t).exists() for t in tests), module
+    for module, tests in mutation.DESELECT.items():
+        assert module in mutation.MODULES and all((ROOT / t.split("::")[0]).is_file() for t in tests), module
+    rules = {str(p.relative_to(ROOT)) for p in (ROOT / "gpuready" / "policy" / "rules").glob("*.py")}
+    assert rules - {"gpuready/policy/rules/__init__.py"} <= set(mutation.MODULES)
+    assert mutation.main(["no/such.py"]) == 2

@@ -59,6 +59,19 @@ def _run(program, preview: bool = False):
     return run(program, project="gpuready", stack="test", config={"aws:region": "us-east-1"}, preview=preview)
 
 
+def _keep_monitors(monkeypatch) -> list:
+    """The recording monitors of the runs to come, kept to read what each registered."""
+    monitors: list = []
+
+    class Kept(render_module._RecordingMonitor):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            monitors.append(self)
+
+    monkeypatch.setattr(render_module, "_RecordingMonitor", Kept)
+    return monitors
+
+
 # --- the mechanism --------------------------------------------------------------------------------------------------
 
 
@@ -82,14 +95,7 @@ def test_an_output_is_checked_when_it_resolves_and_its_resources_kept(render, mo
     """A bad subnet id from the program's own VPC (the VPC's id, given by mistake) passes construction, where its
     value is not there yet, and fails ``pulumi up`` when it resolves, before any compute environment takes it, with
     the message a typed value gets."""
-    monitors = []
-
-    class Kept(render_module._RecordingMonitor):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            monitors.append(self)
-
-    monkeypatch.setattr(render_module, "_RecordingMonitor", Kept)
+    monitors = _keep_monitors(monkeypatch)
     with pytest.raises(ConfigError) as error:
         _run(_batch(bad_subnet=True))
     assert error.value.field == "subnet_ids[0]" and error.value.value.startswith("vpc-")
@@ -329,3 +335,145 @@ def test_gke_takes_partial_urls_and_the_beta_and_alpha_apis(render):
                                  "https://compute.googleapis.com/compute/alpha/projects/p/regions/us-central1/"
                                  "subnetworks/s")):
         render(lambda: GkeGpuCluster("ml", _gke(network=network, subnetwork=subnetwork)))
+
+
+# --- guards: each test below fails when the rule it names is weakened (issue 29's audit) --------------------------
+
+
+def _resolved(value, secret: bool = False) -> pulumi.Output:
+    """An Output whose value is already there at construction, as the engine sends a component package's inputs to
+    its Construct (with the resources they come from) under ``pulumi up``."""
+    import asyncio
+
+    from pulumi.output import _OutputData
+
+    future = asyncio.get_event_loop().create_future()
+    future.set_result(_OutputData(resources=set(), value=value, is_known=True, is_secret=secret))
+    return pulumi.Output._from_data(future)
+
+
+def test_a_resolved_secret_that_fails_its_check_at_construction_is_not_shown(render):
+    def program():
+        EksGpuCluster("ml", EksGpuClusterArgs(
+            subnet_ids=["subnet-aaaaaaaa"], autoscaler=AutoscalerArgs(mode="none"),
+            existing_cluster=ExistingClusterArgs(name=_resolved("arn:aws:eks:us-east-1:1:cluster/hidden", secret=True),
+                                                 kubeconfig="k"),
+            node_group=GpuNodeGroupArgs(instance_types=["g6.xlarge"])))
+    with pytest.raises(ConfigError) as error:
+        render(program)
+    assert error.value.field == "existing_cluster.name" and "not an EKS cluster name" in str(error.value)
+    assert "hidden" not in str(error.value) and "[secret]" in str(error.value)
+    assert error.value.__context__ is None and error.value.__cause__ is None  # no chained error holds the value
+
+
+def test_under_preview_a_list_with_unknown_items_is_checked_whole_at_construction():
+    """``pulumi preview`` never resolves the program's own subnets, so what the list shows already is checked then:
+    too few subnets for a new EKS cluster, and the same typed id twice."""
+    def eks(ids):
+        def program():
+            _, outputs = _network()
+            EksGpuCluster("ml", EksGpuClusterArgs(subnet_ids=ids(outputs), cluster=EksClusterArgs(),
+                                                  node_group=GpuNodeGroupArgs(instance_types=["g6.xlarge"])))
+        return program
+    with pytest.raises(ConfigError) as error:
+        _run(eks(lambda outputs: outputs[:1]), preview=True)
+    assert error.value.field == "subnet_ids" and "at least 2, 1 given" in str(error.value)
+    assert str(error.value).startswith("subnet_ids = [<unknown until deployed>]: ")
+    with pytest.raises(ConfigError) as error:
+        _run(eks(lambda outputs: [outputs[0], "subnet-aaaaaaaa", "subnet-aaaaaaaa"]), preview=True)
+    assert error.value.field == "subnet_ids" and "items 1 and 2 are the same" in str(error.value)
+    _run(eks(lambda outputs: outputs), preview=True)  # two unknown subnets: nothing to refuse yet
+
+
+def test_a_pattern_takes_a_whole_match_only_and_its_error_says_what_it_wanted():
+    check = pattern(r"subnet-[0-9a-f]{8}", "a subnet id", "give the subnet's id")
+    check("subnet_ids[0]", "subnet-0123abcd")
+    for bad in ("subnet-0123abcd0", "my-subnet-0123abcd", "", 7, None):
+        with pytest.raises(ConfigError) as error:
+            check("subnet_ids[0]", bad)
+        assert str(error.value) == f"subnet_ids[0] = {bad!r}: not a subnet id. Fix: give the subnet's id"
+
+
+def test_a_part_of_a_resolved_input_is_there_at_once_with_its_resources_and_secrecy(render):
+    """What the provider's Construct makes of an args object the engine sent whole: each part already there, keeping
+    what the whole depended on, and secret when the whole was."""
+    from gpuready_components.inputs import alongside, settled
+
+    found = {}
+
+    def program():
+        vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+        whole = _resolved({"subnet_ids": ["subnet-aaaaaaaa"]}, secret=True)
+        whole._data.result().resources.add(vpc)
+        part = alongside(whole, ["VPC-1"])
+        found.update(value=settled(part), data=part._data.result(), vpc=vpc)
+        with pytest.raises(ConfigError) as error:
+            checked(part, "subnet_ids", lambda f, v: WORD(f, v[0]))
+        found["error"] = str(error.value)
+        plain = alongside(_resolved({"name": "ml"}), "ml")
+        found["plain"] = plain._data.result().is_secret
+    render(program)
+    assert found["value"] == ["VPC-1"] and found["data"].is_known and found["data"].is_secret
+    assert found["data"].resources == {found["vpc"]} and found["plain"] is False
+    assert found["error"] == "subnet_ids = [secret]: not a word. Fix: give a word"
+
+
+def test_exactly_counts_the_items_and_says_how_many_were_given():
+    from gpuready_components.inputs import exactly
+
+    one = exactly(1, "an EFA node group lies in one zone", "give one subnet")
+    one("node_group.subnet_ids", ["subnet-aaaaaaaa"])
+    for given in (["subnet-aaaaaaaa", "subnet-bbbbbbbb"], []):
+        with pytest.raises(ConfigError) as error:
+            one("node_group.subnet_ids", given)
+        assert str(error.value) == f"node_group.subnet_ids = {given!r}: an EFA node group lies in one zone: 1 " \
+            f"exactly, {len(given)} given. Fix: give one subnet"
+
+
+def test_list_errors_are_whole_one_line_messages_with_the_fix():
+    from gpuready_components.inputs import at_least, distinct
+
+    def message(check, *args):
+        with pytest.raises(ConfigError) as error:
+            check(*args)
+        return str(error.value)
+    assert message(checked_list, "subnet-aaaaaaaa", "subnet_ids", WORD) == \
+        "subnet_ids = 'subnet-aaaaaaaa': must be a list. Fix: use ['subnet-aaaaaaaa']"
+    assert message(checked_list, {"id": "subnet-aaaaaaaa"}, "subnet_ids", WORD) == \
+        "subnet_ids = {'id': 'subnet-aaaaaaaa'}: must be a list. Fix: give a list of ids"
+    assert message(distinct, "subnet_ids", ["a", "b", "a"]) == \
+        "subnet_ids = ['a', 'b', 'a']: items 0 and 2 are the same. Fix: list each once"
+    assert message(at_least(2, "EKS needs two zones", "give two subnets"), "subnet_ids", ["a"]) == \
+        "subnet_ids = ['a']: EKS needs two zones: at least 2, 1 given. Fix: give two subnets"
+
+
+def test_an_awaitable_input_is_checked_when_it_resolves_not_as_the_awaitable(render):
+    """Pulumi takes an awaitable as an input: its value, not the coroutine, is what the check sees."""
+    found = {}
+
+    def program():
+        async def later(value):
+            return value
+
+        found["good"] = checked(later("abc"), "f", WORD)  # no error at construction: nothing to see yet
+        found["good"].apply(lambda v: found.update(value=v))
+        checked(later("ABC"), "f", WORD)  # fails when it resolves
+    with pytest.raises(ConfigError) as error:
+        render(program)
+    assert isinstance(found["good"], pulumi.Output) and found["value"] == "abc"
+    assert str(error.value) == "f = 'ABC': not a word. Fix: give a word"
+
+
+def test_subnets_that_resolve_to_the_same_id_create_no_compute_environment(monkeypatch):
+    """Each subnet id waits for the whole list's check: a duplicate found when the ids resolve stops the deployment
+    before any resource takes them."""
+    monitors = _keep_monitors(monkeypatch)
+
+    def program():
+        _, ids = _network()
+        BatchGpuEnvironment("gpu", BatchGpuEnvironmentArgs(instance_types=["g6.xlarge"], subnet_ids=[ids[0], ids[0]],
+                                                           vpc_id="vpc-11111111"))
+    with pytest.raises(ConfigError, match="items 0 and 1 are the same"):
+        _run(program)
+    registered = {r.type for r in monitors[-1].records}
+    assert SUBNET in registered and CE not in registered

@@ -327,3 +327,93 @@ def test_junit_into_a_directory_that_does_not_exist_is_refused_before_any_work(t
     assert "does not exist" in err and str(missing.parent) in err and "Traceback" not in err
     assert main([*command, "--junit", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+# --- guards: each test below fails when the rule it names is weakened (issue 29's audit) --------------------------
+
+def _holding(tmp_path, used_mib, apps=""):
+    """The real H100 capture's idle snapshot with ``used_mib`` of its 81,559 MiB held, and ``apps`` (rows of
+    ``--query-compute-apps``) as nvidia-smi lists them."""
+    text = _held_h100_capture(tmp_path, apps=False).read_text()
+    text = text.replace(", 72207 MiB, 8873 MiB,", f", {used_mib} MiB, {81559 - 479 - used_mib} MiB,")
+    if apps:
+        text += "$ nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv\n" + \
+            "pid, process_name, used_gpu_memory [MiB], gpu_uuid\n" + apps
+    return text
+
+
+def test_a_tenth_of_the_memory_held_fails_and_a_driver_few_mib_pass(tmp_path):
+    """8 GiB held by another job leaves the next one short: it fails; the few MiB a driver holds on an idle GPU
+    pass. (The limit is 5% of the GPU's memory: 4,077 MiB on an H100.)"""
+    held = next(c for c in analyse_capture(_holding(tmp_path, 8192), gpus_expected=1).checks
+                if c.name == "gpu0.memory_in_use")
+    assert held.verdict == "fail" and held.measured == "8192 of 81559 MiB (10%)" and held.expected == "<= 5%"
+    idle = analyse_capture(_holding(tmp_path, 4000), gpus_expected=1)
+    assert _verdicts(idle.checks)["gpu0.memory_in_use"] == "pass"
+
+
+def test_memory_held_by_the_mps_server_warns_without_being_told_gpus_are_shared(tmp_path):
+    """An MPS control daemon's server holds memory for its clients on purpose: the probe sees it by name."""
+    mps = "4411, nvidia-cuda-mps-server, 30 MiB, GPU-00000000-0000-0000-0000-000000000000\n"
+    report = analyse_capture(_holding(tmp_path, 20480, mps), gpus_expected=1)
+    held = next(c for c in report.checks if c.name == "gpu0.memory_in_use")
+    assert held.verdict == "warn" and "GPUs are shared (mps)" in held.detail and report.verdict == "warn"
+    stray = mps.replace("nvidia-cuda-mps-server", "python3")
+    assert _verdicts(analyse_capture(_holding(tmp_path, 20480, stray), gpus_expected=1).checks)[
+        "gpu0.memory_in_use"] == "fail"
+
+
+@pytest.mark.parametrize("xid,what", [
+    (48, "double-bit ECC error"), (61, "internal micro-controller breakpoint"),
+    (62, "internal micro-controller halt"), (63, "ECC page retirement or row remapping"),
+    (64, "ECC page retirement or row remapping failure"), (74, "NVLink error"), (79, "fallen off the bus"),
+    (92, "high single-bit ECC error rate"), (94, "contained ECC error"), (95, "uncontained ECC error"),
+    (119, "GSP RPC timeout"), (120, "GSP error"), (140, "unrecovered ECC error"),
+])
+def test_each_hardware_xid_of_nvidias_catalog_fails_and_says_drain(xid, what):
+    log = f"[ 9311.090417] NVRM: Xid (PCI:0000:00:09): {xid}, pid=0, name=none, {what}.\n"
+    (found,) = core.xid_checks([{"index": 0, "pci.bus_id": "00000000:00:09.0"}], log)
+    assert (found["name"], found["verdict"], found["required"]) == ("gpu0.xid", "fail", True)
+    assert found["measured"].startswith(f"{xid} (") and found["detail"] == "hardware Xid since boot: drain and reset"
+
+
+@pytest.mark.parametrize("xid", [13, 31, 43, 45])
+def test_an_applications_xid_warns_the_gpu_is_fine(xid):
+    log = f"[ 8123.442100] NVRM: Xid (PCI:0000:00:09): {xid}, pid=4182, name=python3, an application's fault\n"
+    (found,) = core.xid_checks([{"index": 0, "pci.bus_id": "00000000:00:09.0"}], log)
+    assert (found["verdict"], found["required"], found["detail"]) == ("warn", False, "application Xids since boot")
+
+
+def test_an_nvlink_counter_that_falls_under_load_is_not_a_rise():
+    """A counter lower after the load than before (the driver reloaded, or someone reset the counters) is not an
+    error that rose; a counter that did rise beside it is reported alone, by how much."""
+    text = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n\t Link 0: 26.562 GB/s\n\t Link 1: 26.562 GB/s\n"
+    before = core.parse_nvlink(text + "\t Link 0: CRC Errors: 17\n\t Link 1: Replay Errors: 2\n")
+    fell = core.parse_nvlink(text + "\t Link 0: CRC Errors: 0\n\t Link 1: Replay Errors: 2\n")
+    assert core.nvlink_checks([{"index": 0}], fell, before=before) == []
+    rose = core.parse_nvlink(text + "\t Link 0: CRC Errors: 0\n\t Link 1: Replay Errors: 5\n")
+    (found,) = core.nvlink_checks([{"index": 0}], rose, before=before)
+    assert (found["verdict"], found["measured"]) == ("fail", "link 1 Replay Errors 3")
+
+
+@pytest.mark.parametrize("margin,verdict", [(3, "warn"), (4.5, "warn"), (5, "pass"), (12, "pass")])
+def test_a_gpu_a_few_degrees_from_thermal_slowdown_warns(margin, verdict):
+    """``temperature.gpu.tlimit``: degrees left before the GPU slows itself; under 5 C the next load throttles it."""
+    checks = core.gpu_checks({"index": 0, "temperature.gpu.tlimit": margin})
+    (found,) = [c for c in checks if c["name"] == "gpu0.thermal_margin"]
+    assert (found["verdict"], found["measured"], found["expected"]) == (verdict, margin, ">= 5 C")
+    assert found["detail"] == ("close to thermal slowdown" if verdict == "warn" else "") and not found["required"]
+    assert core.verdict(checks) == verdict
+
+
+def test_memory_is_judged_per_gpu_past_one_without_figures_and_names_processes_by_bus_id():
+    """A GPU whose memory reads N/A (or 0 MiB in all) is passed over, not the GPUs after it; a process listed by
+    ``gpu_bus_id`` (``--query-compute-apps=pid,process_name,used_memory,gpu_bus_id``) is named on its GPU."""
+    rows = [{"index": 0, "memory.used": None, "memory.total": 81559},
+            {"index": 1, "memory.used": 0, "memory.total": 0},
+            {"index": 2, "memory.used": 40960, "memory.total": 81559, "pci.bus_id": "00000000:3B:00.0"}]
+    apps = core.parse_apps("pid, process_name, used_gpu_memory [MiB], gpu_bus_id\n"
+                           "9021, python3, 40950 MiB, 00000000:3B:00.0\n")
+    (held,) = core.memory_checks(rows, apps)
+    assert (held["name"], held["verdict"]) == ("gpu2.memory_in_use", "fail")
+    assert held["detail"] == "held by others: pid 9021 python3 (40950 MiB); stop it or drain the node"

@@ -56,8 +56,9 @@ MODULES = {
     "gpuready/policy/rules/kubernetes.py": _RULES_TESTS,
     "gpuready/policy/rules/scaling.py": _RULES_TESTS,
     "gpuready/policy/rules/security.py": _RULES_TESTS,
+    "gpuready/policy/rules/queues.py": ("tests/gpuready/policy/test_queue_rules.py",),
     "components/platforms.py": ("tests/components/test_platforms.py", "tests/stacks/test_platforms.py",
-                                "tests/gpuready/smoke/test_dispatch.py", "tests/platforms"),
+                                "tests/gpuready/smoke/test_dispatch.py", "tests/platforms", "tests/test_layers.py"),
     "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py"),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes

@@ -10,7 +10,7 @@ import pytest
 
 from gpuready_components import platforms
 
-BUILTIN = ("aws-batch", "eks", "gke", "aks")
+BUILTIN = ("aks", "aws-batch", "eks", "gke")  # by name, whatever the order they were registered in
 
 
 def test_a_second_different_platform_under_a_taken_name_is_refused_and_the_first_kept():
@@ -39,7 +39,7 @@ def test_a_new_platform_registers_once_and_is_forgotten_when_asked():
     finally:
         platforms.unregister("guard-test-k8s")
     assert platforms.get("guard-test-k8s") is None
-    with pytest.raises(KeyError, match="unknown platform 'guard-test-k8s': gpuready knows aws-batch, eks"):
+    with pytest.raises(KeyError, match="unknown platform 'guard-test-k8s': gpuready knows aks, aws-batch, eks, gke"):
         platforms.require("guard-test-k8s")
 
 

@@ -31,7 +31,11 @@ def _classes(stack: str) -> list[str]:
             paths.add(f"pulumi_{cls.replace('-', '_')}.Provider")
         elif package == "kubernetes":  # core/v1 -> core.v1, helm.sh/v3 -> helm.v3
             group, _, version = module.partition("/")
-            paths.add(f"pulumi_kubernetes.{group.split('.')[0]}.{version}.{cls}")
+            known = group in ("core", "apps", "batch", "helm.sh", "rbac.authorization.k8s.io", "policy",
+                              "scheduling.k8s.io", "storage.k8s.io", "networking.k8s.io", "admissionregistration.k8s.io")
+            # another group's objects (Kueue's, Karpenter's) are CustomResources of pulumi_kubernetes.apiextensions
+            paths.add(f"pulumi_kubernetes.{group.split('.')[0]}.{version}.{cls}" if known else
+                      "pulumi_kubernetes.apiextensions.CustomResource")
         else:
             paths.add(f"pulumi_{package.replace('-', '_')}.{module.split('/')[0]}.{cls}")
     return sorted(paths)

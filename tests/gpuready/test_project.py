@@ -23,22 +23,24 @@ def _plan(tmp_path, content: bytes) -> int:
 
 
 @pytest.mark.parametrize("extra,expected", [
-    ("  gpuready:maxVcpus: 128\n", "gpuready:maxVcpus is given twice in one map (line 14 and line 25 of"),
+    ("  gpuready:maxVcpus: 128\n", "gpuready:maxVcpus is given twice in one map (line 14 and line {n1} of"),
     ("  gpuready:cpuQueue: {maxVcpus: .inf}\n", "gpuready:cpuQueue.maxVcpus = inf in"),
     ("  gpuready:imageId: .nan\n", "gpuready:imageId = nan in"),
     ("  7: 1\n", "config key 7 is not text"),
     ("  gpuready:network: {1: subnet-1}\n", "gpuready:network: key 1 in"),
     ("  gpuready:imageId: !!binary aGk=\n", "gpuready:imageId in"),
     ("  gpuready:network: " + "[" * 2000 + "]" * 2000 + "\n", "nests maps or lists too deeply"),
-    ("  gpuready:multiNode:\n    nodes: 2\n    nodes: 3\n", "nodes is given twice in one map (line 26 and line 27"),
+    ("  gpuready:multiNode:\n    nodes: 2\n    nodes: 3\n", "nodes is given twice in one map (line {n2} and line {n3}"),
     ("  gpuready:multiNode: {nodes: 1, nodes: 2}\n",
-     "nodes is given twice in one map (line 25 column 24 and line 25 column 34"),
-    ("  gpuready:multiNode:\n    placement: {a: {gpus: 1, gpus: 2}}\n", "gpus is given twice in one map (line 26"),
+     "nodes is given twice in one map (line {n1} column 24 and line {n1} column 34"),
+    ("  gpuready:multiNode:\n    placement: {a: {gpus: 1, gpus: 2}}\n", "gpus is given twice in one map (line {n2}"),
 ])
 def test_what_config_cannot_hold_is_refused_naming_the_key(tmp_path, capsys, extra, expected):
     assert _plan(tmp_path, (REFERENCE + extra).encode()) == 2
     err = capsys.readouterr().err
-    assert expected in err and "Pulumi.custom.yaml" in err and "Traceback" not in err
+    end = REFERENCE.count("\n")  # the lines added come after the reference stack's
+    expected = expected.format(n1=end + 1, n2=end + 2, n3=end + 3)
+    assert expected in err and "Pulumi.custom.yaml" in err and "Traceback" not in err, err
 
 
 def test_a_stack_file_that_is_not_utf8(tmp_path, capsys):

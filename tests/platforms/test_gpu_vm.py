@@ -141,10 +141,10 @@ def test_installed_like_a_builtin_the_component_package_serves_it(installed, gpu
 
 def test_it_touches_nothing_outside_its_folder_and_its_one_registration():
     """Everything about gpu-vm is in tests/platforms/gpu_vm/: outside it only this test module names it (the docs
-    describe it, no code or configuration)."""
+    describe it, a bench names this module's tests; no code or configuration names the platform)."""
     here = Path(__file__).resolve()
     named = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
              if p.is_file() and p.suffix in (".py", ".toml", ".yaml", ".json", ".cfg", ".txt")
              and not p.is_relative_to(HERE) and p != here and ".venv" not in p.parts and ".cache" not in p.parts
-             and "node_modules" not in p.parts and re.search(r"gpu[-_]vm|GpuVm", p.read_text(errors="ignore"))]
+             and "node_modules" not in p.parts and re.search(r"gpu[-_]vm|GpuVm", p.read_text(errors="ignore").replace("test_gpu_vm.py", ""))]
     assert named == []

@@ -89,7 +89,9 @@ def _append_cpu_type(props):
 
 def test_gpu_queue_gpu_only(tmp_path, render_stack):
     report = violations(render_stack("aws-batch", break_resource(CE, _append_cpu_type)))
-    assert broken(report) == {("gpu-queue-gpu-only", "mandatory", "gpu-gpu")}
+    # both queues on that compute environment: the FIFO one Metaflow uses and the teams' fair-share one
+    assert broken(report) == {("gpu-queue-gpu-only", "mandatory", "gpu-gpu"),
+                              ("gpu-queue-gpu-only", "mandatory", "gpu-gpu-teams")}
     assert "m6i.large" in report.violations[0].message and "Fix:" in report.violations[0].message
     # A CPU queue of its own is the compliant way to run CPU work.
     separate = render_stack("aws-batch", **{"gpuready:cpuQueue": {"instanceTypes": ["m6i.large"]}})
@@ -101,7 +103,8 @@ def test_gpu_queue_runnable_timeout(reference, tmp_path, render_stack):
         p, "job_state_time_limit_actions", []), name="gpu-gpu"))
     assert broken(violations(no_limit)) == {("gpu-queue-runnable-timeout", "mandatory", "gpu-gpu")}
     strict = violations(reference["aws-batch"], {"gpu-queue-runnable-timeout": {"maxRunnableMinutes": 30}}, tmp_path)
-    assert broken(strict) == {("gpu-queue-runnable-timeout", "mandatory", "gpu-gpu")}
+    assert broken(strict) == {("gpu-queue-runnable-timeout", "mandatory", "gpu-gpu"),
+                              ("gpu-queue-runnable-timeout", "mandatory", "gpu-gpu-teams")}
     assert "after 60 minutes" in strict.violations[0].message
 
 
@@ -203,7 +206,9 @@ def test_no_double_driver_on_gke_with_the_operator_beside_gkes_driver(render_sta
                                                    name="gke-gpu"),
                              **{"gpuready:install": "gpu-operator", "gpuready:gpuDriverVersion": "LATEST"})
     report = violations(plugin_on)
-    assert broken(report) == {("no-double-driver", "mandatory", "gke-gpu-software-gpu-operator")}
+    found = broken(report)  # the pool without its labels also leaves its teams' flavor (the queue rules say so)
+    assert ("no-double-driver", "mandatory", "gke-gpu-software-gpu-operator") in found
+    assert {rule for rule, _, _ in found} - {"no-double-driver"} <= {"gpu-pool-queued", "queue-quota-within-capacity"}
     messages = " ".join(v.message for v in report.violations)
     assert "installs the device-plugin" in messages and "(gke/driver-installed)" in messages
 

@@ -54,3 +54,70 @@ def test_every_kubernetes_platform_and_only_those():
 @pytest.mark.parametrize("name", [None, 3, ["eks"], "EKS", "batch"])
 def test_get_answers_none_for_anything_but_a_registered_name(name):
     assert platforms.get(name) is None
+
+
+def _installed(tmp_path, monkeypatch, group: str, entries: dict[str, str]) -> None:
+    """A distribution on the path whose metadata names ``entries`` under ``group``, as a package's install would."""
+    info = tmp_path / f"test_{group.replace('.', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: test-{group}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()))
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_fresh_registry_loads_gpuready_s_own_platforms_from_their_entry_points():
+    fresh = platforms.Registry()
+    assert tuple(p.name for p in fresh.all()) == BUILTIN
+    assert all(p is platforms.require(p.name) for p in fresh.all())  # the very objects the entry points name
+
+
+def test_a_registry_reads_its_own_group_by_name_and_nothing_else(tmp_path, monkeypatch):
+    _installed(tmp_path, monkeypatch, "gpuready.test-group", {"zz-second": "gpuready_platforms.gke:PLATFORM",
+                                                             "aa-first": "gpuready_platforms.aks:PLATFORM"})
+    assert [p.name for p in platforms.Registry("gpuready.test-group").all()] == ["aks", "gke"]
+    assert platforms.Registry("gpuready.no-such-group").all() == ()
+
+
+def test_an_entry_point_that_is_not_a_platform_is_refused_naming_it(tmp_path, monkeypatch):
+    _installed(tmp_path, monkeypatch, "gpuready.test-bad", {"odd": "gpuready_components.platforms:SINGLE"})
+    with pytest.raises(TypeError, match=r"^entry point odd = gpuready_components.platforms:SINGLE "
+                                        r"\(gpuready.test-bad\) is not a Platform$"):
+        platforms.Registry("gpuready.test-bad").all()
+
+
+@pytest.mark.parametrize("part, key, says", [
+    ("describers", "reader", "describer for"), ("answers", "token", "offline answer for"),
+    ("node_images", "image", "node image"), ("readers", None, "reader for"), ("served", None, "served type")])
+def test_a_part_two_platforms_share_is_no_clash_and_a_different_one_is(part, key, says):
+    """The same object under the same key from two platforms is shared (the AWS readers of aws-batch and eks); a
+    different one under a key another platform gives is refused, naming the part, the key and both platforms."""
+    registry = platforms.Registry("gpuready.no-such-group")
+    base = platforms.require("eks")
+    registry.register(base)
+    registry.register(dataclasses.replace(base, name="eks-twin"))  # every part the same objects: no clash
+    if part == "readers":
+        reader = base.readers[0]
+        other = (type(reader.__name__, (reader,), {}),)
+        label = reader.TOKEN
+    elif part == "served":
+        other = (dataclasses.replace(base.served[0], args=object),)
+        label = base.served[0].token
+    else:
+        label = next(iter(getattr(base, part)))
+        other = {label: object()}
+    with pytest.raises(ValueError) as refused:
+        registry.register(dataclasses.replace(base, name="eks-other", **{part: other}))
+    label = getattr(label, "__name__", label)
+    assert str(refused.value) == f"platform 'eks-other' gives another {says} {label}, which 'eks' gives"
+    assert [p.name for p in registry.all()] == ["eks", "eks-twin"]
+
+
+def test_tables_read_from_every_platform_follow_registration():
+    registry = platforms.Registry("gpuready.no-such-group")
+    count = lambda: len(registry.all())  # noqa: E731
+    assert registry.derived("count", count) == 0
+    registry.register(platforms.require("aks"))
+    assert registry.derived("count", count) == 1  # recomputed after a registration
+    registry.unregister("aks")
+    assert registry.derived("count", count) == 0  # and after an unregistration
+    registry.unregister("aks")  # twice is nothing

@@ -121,3 +121,35 @@ def test_tables_read_from_every_platform_follow_registration():
     registry.unregister("aks")
     assert registry.derived("count", count) == 0  # and after an unregistration
     registry.unregister("aks")  # twice is nothing
+
+
+def test_an_equal_part_from_two_platforms_is_no_clash():
+    """Two platforms may each build the same served type (equal, not the same object): one component, no clash."""
+    registry = platforms.Registry("gpuready.no-such-group")
+    base = platforms.require("aws-batch")
+    registry.register(base)
+    twin = dataclasses.replace(base, name="batch-twin", served=tuple(dataclasses.replace(s) for s in base.served))
+    assert twin.served[0] is not base.served[0] and twin.served[0] == base.served[0]
+    assert registry.register(twin) is twin
+
+
+def test_node_facts_are_the_kubernetes_platforms_own():
+    assert platforms.node_facts("eks") is platforms.require("eks").node
+    with pytest.raises(KeyError, match="platform 'aws-batch' runs no Kubernetes GPU nodes"):
+        platforms.node_facts("aws-batch")
+    with pytest.raises(KeyError, match="unknown platform 'nomad'"):
+        platforms.node_facts("nomad")
+
+
+def test_node_images_and_clouds_are_every_platform_s():
+    images = platforms.node_images()
+    assert set(images) == {k for p in platforms.every(kubernetes=True) for k in p.node_images}
+    assert images["gke/driver-installed"] is platforms.require("gke").node_images["gke/driver-installed"]
+    assert platforms.clouds() == ("azure", "aws", "gcp")  # each once, in the platforms' order
+
+
+def test_once_merges_parts_into_one_read_only_table():
+    merged = platforms.once({"a": 1, "b": 2}, {"b": 3, "c": 4})
+    assert dict(merged) == {"a": 1, "b": 3, "c": 4}
+    with pytest.raises(TypeError):
+        merged["d"] = 5  # type: ignore[index]

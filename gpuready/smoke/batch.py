@@ -243,19 +243,28 @@ class BatchRun(SmokeTarget):
     progress: TextIO
     sleep: Callable[[float], None]
 
-    def team_queue(self, stack: StackOutputs, queue: str) -> tuple[str, dict[str, str]]:
-        """Where the run's jobs go, and what their SubmitJob adds: with ``--team``, the team's ``jobQueueArn`` and
-        its ``shareIdentifier`` (a fair-share queue refuses a job without one); without, on a stack with teams, the
-        queue that takes jobs without a share identifier (the teams' ``metaflowJobQueueArn``, said on ``progress``),
-        else a UserError asking for ``--team``; on a stack without teams, ``queue`` as it was."""
+    def team_queue(self, stack: StackOutputs, queue: str, gang: bool = False) -> tuple[str, dict[str, str]]:
+        """Where the run's jobs go, and what their SubmitJob adds: with ``--team``, the team's fair-share queue
+        (``jobQueueArn``; ``multiNodeJobQueueArn`` for a ``gang``) and its ``shareIdentifier`` (a fair-share queue
+        refuses a job without one, a first-in first-out queue one with it); without, on a stack with teams, the
+        queue that takes jobs without a share identifier (the teams' ``metaflowJobQueueArn``, said on ``progress``;
+        for a ``gang``, ``queue``, the stack's multi-node queue), else a UserError asking for ``--team``; on a stack
+        without teams, ``queue`` as it was."""
         from . import kueue
 
         teams = kueue.stack_teams(stack)
-        teamless = {t.get("metaflowJobQueueArn") for t in teams}
+        teamless = {queue} if gang else {t.get("metaflowJobQueueArn") for t in teams}
         plain = next(iter(teamless)) if len(teamless) == 1 and None not in teamless else None
         team = kueue.choose(teams, self.request.team, stack.platform, teamless=plain)
         if team is not None:
-            return str(team.get("jobQueueArn") or queue), {"shareIdentifier": str(team["shareIdentifier"])}
+            fair = team.get("multiNodeJobQueueArn" if gang else "jobQueueArn")
+            if not fair:
+                raise UserError(f"--team {team['name']}: the stack's teams have no fair-share "
+                                f"{'multi-node ' if gang else ''}queue (no {'multiNodeJobQueueArn' if gang else 'jobQueueArn'} "
+                                "in their outputs): deploy this gpuready version's stack, or leave --team out")
+            return str(fair), {"shareIdentifier": str(team["shareIdentifier"])}
+        if teams and gang:
+            return queue, {}
         if teams:
             print(f"gpuready: no --team: the job goes to {plain}, the queue for jobs without a team (Metaflow's, no "
                   "share identifier); pass --team NAME to go through a team's fair share", file=self.progress)

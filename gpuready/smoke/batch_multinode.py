@@ -56,7 +56,7 @@ class BatchGangTarget(batch.BatchRun):
                             "gpuready:multiNode (e.g. `gpuready:multiNode: {nodes: 2}`) in its config, run "
                             "`pulumi up`, then read the outputs again")
         queue, definition = stack["multiNodeJobQueueArn"], stack["multiNodeJobDefinitionArn"]
-        _, share = self.team_queue(stack, queue)  # the multi-node queue: the team's share identifier on it
+        queue, share = self.team_queue(stack, queue, gang=True)  # a team's gang: its fair-share multi-node queue
         per_node, efa = int(stack["multiNodeGpusPerNode"]), int(stack["multiNodeEfaInterfaces"])
         types = list(stack["multiNodeInstanceTypes"])
         if gpus is not None and gpus != per_node:

@@ -274,3 +274,29 @@ def test_batch_without_team_goes_to_the_queue_for_jobs_without_a_share_and_says_
     (submit,) = [params for operation, params in sent if operation == "SubmitJob"]
     assert "shareIdentifier" not in submit and submit["jobQueue"] == outputs["jobQueueArn"]
     assert "the queue for jobs without a team" in progress.getvalue()
+
+
+FAIR_GANG = "arn:aws:batch:us-east-1:123456789012:job-queue/gpu-multi-node-teams"
+FIFO_GANG = "arn:aws:batch:us-east-1:123456789012:job-queue/gpu-multi-node"
+
+
+@pytest.mark.parametrize("team, queue, added, says", [
+    ("team-a", FAIR_GANG, {"shareIdentifier": "teama"}, ""),
+    (None, FIFO_GANG, {}, ""),
+])
+def test_a_batch_gang_goes_to_the_team_s_fair_share_multi_node_queue_or_else_the_stack_s(team, queue, added, says):
+    """A team's gang carries its share identifier to the team's fair-share multi-node queue (a first-in first-out
+    queue refuses a share identifier, a fair-share one its absence: botocore's SubmitJob); without --team it goes to
+    the stack's multi-node queue with none, and nothing says it went to Metaflow's."""
+    from types import SimpleNamespace
+
+    from gpuready.smoke.outputs import StackOutputs
+
+    teams = [{"name": n, "shareIdentifier": n.replace("-", ""), "jobQueueArn": "arn:...:gpu-gpu-teams",
+              "multiNodeJobQueueArn": FAIR_GANG, "metaflowJobQueueArn": "arn:...:gpu-gpu", "gpus": 4, "weight": 1}
+             for n in ("team-a", "team-b")]
+    stack = StackOutputs({"platform": "aws-batch", "teams": teams}, batch_target.batch_platforms())
+    run = object.__new__(batch_target.BatchTarget)
+    run.request, run.progress = SimpleNamespace(team=team), io.StringIO()
+    assert run.team_queue(stack, FIFO_GANG, gang=True) == (queue, added)
+    assert run.progress.getvalue() == says

@@ -47,8 +47,9 @@ PACKAGES = {"components": "gpuready_components", "stacks": "gpuready_stacks", "p
 _RULES_TESTS = ("tests/gpuready/policy/test_rules.py", "tests/gpuready/policy/test_config.py")
 
 MODULES = {
-    "gpuready/probe/core.py": ("tests/gpuready/probe/test_core.py", "tests/gpuready/probe/test_node_state.py",
-                               "tests/gpuready/probe/test_capture_input.py"),
+    "gpuready/probe/core.py": ("tests/gpuready/probe/test_core_exact.py", "tests/gpuready/probe/test_core_torch.py",
+                               "tests/gpuready/probe/test_core.py",
+                               "tests/gpuready/probe/test_node_state.py", "tests/gpuready/probe/test_capture_input.py"),
     "components/inputs.py": ("tests/components/test_inputs.py", "tests/components/eks_gpu/test_validation.py",
                              "tests/components/batch_gpu/test_validation.py"),
     "gpuready/policy/rules/batch.py": _RULES_TESTS,

@@ -196,7 +196,7 @@ def run_nvidia_smi(fields=QUERY_FIELDS, runner=subprocess.run, which=shutil.whic
     if binary is None:
         return [], {}, "nvidia-smi not found: no NVIDIA driver here (none installed, or the container runtime mounted none), so no GPU can be used"
     fields = list(fields)
-    for _ in range(len(fields) + 1):
+    while fields:  # each refusal drops a field, or renames it once
         out = runner([binary, f"--query-gpu={','.join(fields)}", "--format=csv"], capture_output=True, text=True,
                      timeout=60)
         if out.returncode == 0:
@@ -680,8 +680,8 @@ def pcie_under_load(torch, count, runner=subprocess.run, which=shutil.which):
     torch.cuda.synchronize()
     if error:
         return []
-    return [c for gpu in rows for c in gpu_checks(dict(gpu, **{"utilization.gpu": max(
-        gpu.get("utilization.gpu") or 0, 50)})) if c["name"].endswith(".pcie_link")]
+    # read while the GPUs work: judged as busy whatever utilization the sample caught
+    return [c for gpu in rows for c in gpu_checks({**gpu, "utilization.gpu": 100}) if c["name"].endswith(".pcie_link")]
 
 
 def _figure(name, measured, typical, required=True, soft=False):
@@ -731,7 +731,9 @@ def latest_snapshots(rows):
     in the order the GPUs first appear; and the most snapshots of one GPU."""
     latest, counts = {}, {}
     for i, gpu in enumerate(rows):
-        identity = gpu.get("uuid") or gpu.get("gpu_uuid") or gpu.get("pci.bus_id") or gpu.get("index") or i
+        # index 0 is a GPU like another; a row naming none is its own (by position, apart from every index)
+        identity = next(((k, gpu[k]) for k in ("uuid", "gpu_uuid", "pci.bus_id", "index") if gpu.get(k) is not None),
+                        ("row", i))
         counts[identity] = counts.get(identity, 0) + 1
         latest[identity] = gpu  # a key keeps its first place in the dict when its value is replaced
     return list(latest.values()), max(counts.values(), default=0)

@@ -1,0 +1,661 @@
+"""Each of the probe's check and parse functions, called directly, with its whole answer on each branch: the check's
+name, verdict, figures, expected value and the words a user reads, exactly. In-process and fast (no nvidia-smi,
+stand-in or real): the tests a mutation run leans on (bench/mutation.py)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+
+import pytest
+
+from gpuready.probe import core
+from gpuready.probe.core import FAIL, PASS, SKIP, WARN, check
+
+# --- one GPU's --query-gpu row --------------------------------------------------------------------------------------
+
+
+def test_a_gpu_failing_every_query_check_says_each_fault_and_its_fix():
+    row = {"index": 3, "ecc.errors.uncorrected.volatile.total": 2, "remapped_rows.failure": "Yes",
+           "remapped_rows.pending": "Yes", "retired_pages.pending": "Yes",
+           "clocks_event_reasons.active": 0x1 | 0x4 | 0x40, "pcie.link.gen.current": 4, "pcie.link.gen.max": 5,
+           "pcie.link.width.current": 16, "pcie.link.width.max": 16, "utilization.gpu": 50,
+           "temperature.gpu.tlimit": 4.5}
+    assert core.gpu_checks(row) == [
+        check("gpu3.ecc_uncorrected", FAIL, 2, 0, "uncorrected ECC errors since the driver loaded: results may be "
+                                                  "wrong"),
+        check("gpu3.row_remap_failure", FAIL, "Yes", "No", "row remapping failed: replace the GPU"),
+        check("gpu3.row_remap_pending", WARN, "Yes", "No", "a GPU reset is needed to remap rows"),
+        check("gpu3.retired_pages_pending", WARN, "Yes", "No", "pages wait for retirement: reset"),
+        check("gpu3.clock_event_reasons", FAIL, "sw_power_cap,hw_thermal_slowdown", "none",
+              "clocks held down by sw_power_cap, hw_thermal_slowdown"),
+        check("gpu3.pcie_link", WARN, "gen4 x16", "gen5 x16", "link below its maximum under load", required=False),
+        check("gpu3.thermal_margin", WARN, 4.5, ">= 5 C", "close to thermal slowdown", required=False),
+    ]
+
+
+def test_a_healthy_idle_gpu_passes_each_check_without_words():
+    row = {"index": 0, "ecc.errors.uncorrected.volatile.total": 0, "remapped_rows.failure": "No",
+           "remapped_rows.pending": "No", "retired_pages.pending": "No", "clocks_event_reasons.active": 0x1,
+           "pcie.link.gen.current": 5, "pcie.link.gen.max": 5, "pcie.link.width.current": 16,
+           "pcie.link.width.max": 16, "utilization.gpu": 99, "temperature.gpu.tlimit": 5}
+    assert core.gpu_checks(row) == [
+        check("gpu0.ecc_uncorrected", PASS, 0, 0, ""),
+        check("gpu0.clock_event_reasons", PASS, "none", "none"),
+        check("gpu0.pcie_link", PASS, "gen5 x16", "gen5 x16", "", required=False),
+        check("gpu0.thermal_margin", PASS, 5, ">= 5 C", "", required=False),
+    ]
+
+
+@pytest.mark.parametrize("link,utilization,verdict,words", [
+    ((5, 5, 8, 16), 50, WARN, "link below its maximum under load"),  # narrower, busy
+    ((4, 5, 16, 16), 49.9, PASS, "idle GPUs lower their link speed"),  # slower, idle
+    ((4, 5, 16, 16), None, PASS, "idle GPUs lower their link speed"),  # not said: not judged busy
+    ((5, 5, 16, 16), 100, PASS, ""),
+])
+def test_the_pcie_link_below_its_maximum_warns_only_under_load(link, utilization, verdict, words):
+    gen, gen_max, width, width_max = link
+    row = {"pcie.link.gen.current": gen, "pcie.link.gen.max": gen_max, "pcie.link.width.current": width,
+           "pcie.link.width.max": width_max, "utilization.gpu": utilization}
+    assert core.gpu_checks(row) == [check("gpu?.pcie_link", verdict, f"gen{gen} x{width}",
+                                          f"gen{gen_max} x{width_max}", words, required=False)]
+
+
+def test_a_pcie_figure_missing_leaves_the_link_unjudged():
+    row = {"pcie.link.gen.current": 4, "pcie.link.gen.max": 5, "pcie.link.width.current": None,
+           "pcie.link.width.max": 16, "utilization.gpu": 100}
+    assert core.gpu_checks(row) == []
+
+
+@pytest.mark.parametrize("row,expected", [
+    ({"clocks_throttle_reasons.active": 0x4}, check("gpu1.clock_event_reasons", WARN, "sw_power_cap", "none",
+                                                    "clocks held down by sw_power_cap")),
+    ({"clocks_throttle_reasons.active": 0}, check("gpu1.clock_event_reasons", PASS, "none", "none")),
+    ({"clocks_event_reasons.active": 0x8, "clocks_throttle_reasons.active": 0},
+     check("gpu1.clock_event_reasons", FAIL, "hw_slowdown", "none", "clocks held down by hw_slowdown")),
+])
+def test_clock_reasons_by_the_new_name_or_an_older_drivers(row, expected):
+    """R535 and older call them throttle reasons; a power cap alone warns, a slowdown fails; the new name wins."""
+    assert core.gpu_checks({"index": 1, **row}) == [expected]
+
+
+def test_no_clock_reasons_field_no_clock_check():
+    assert core.gpu_checks({"index": 1, "clocks_event_reasons.active": None}) == [
+        check("gpu1.clock_event_reasons", PASS, "none", "none")]
+    assert core.gpu_checks({"index": 1}) == []
+    assert core.active_reasons("0x4") == [] and core.active_reasons(0x101) == ["gpu_idle", "display_clock_setting"]
+
+
+def test_a_lost_gpu_is_one_check_and_nothing_else():
+    assert core.gpu_checks({"index": 2, "ecc.errors.uncorrected.volatile.total": 9, "name": core.LOST}) == [
+        check("gpu2.lost", FAIL, detail="nvidia-smi reports the GPU is lost (fell off the bus): the node needs a "
+                                        "reset or repair")]
+
+
+# --- states a real job trips on ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("action,words", [
+    ("Reset", "the driver asks to reset the GPU or reboot"), ("Reboot", "the driver asks to reboot the node"),
+    ("Drain P2P", "the driver asks to drain the node, then reset"),
+    ("Drain and Reset", "the driver asks to drain the node, then reset the GPU"),
+    ("Something New", "the driver asks to act: see nvidia-smi -q"),
+])
+def test_each_recovery_action_fails_with_what_the_operator_does(action, words):
+    assert core.state_checks({"gpu_recovery_action": action}, "gpu4") == [
+        check("gpu4.recovery_action", FAIL, action, "None", words)]
+
+
+@pytest.mark.parametrize("action", [None, "None"])
+def test_no_recovery_action_no_check(action):
+    assert core.state_checks({"gpu_recovery_action": action}, "gpu4") == []
+
+
+@pytest.mark.parametrize("state,status,ready", [
+    ("Completed", "Success", True), ("Completed", None, True), (None, "Success", True),
+    ("In Progress", "N/A", False), ("Completed", "Failure", False), (None, "Failure", False),
+    ("Not Started", None, False),
+])
+def test_the_nvswitch_fabric_is_ready_only_completed_and_successful(state, status, ready):
+    assert core.state_checks({"fabric.state": state, "fabric.status": status}, "gpu0") == [check(
+        "gpu0.fabric", PASS if ready else FAIL, f"{state}/{status}", "Completed/Success",
+        "" if ready else "NVSwitch fabric not ready, CUDA cannot start: run nvidia-fabricmanager of the driver's "
+                         "version")]
+
+
+def test_no_fabric_fields_no_fabric_check():
+    assert core.state_checks({"fabric.state": None, "fabric.status": None, "name": "NVIDIA L4"}, "gpu0") == []
+
+
+@pytest.mark.parametrize("name,verdict", [("NVIDIA H100 80GB HBM3", FAIL), ("Tesla V100-SXM2-16GB", FAIL),
+                                          ("NVIDIA L4", WARN), ("NVIDIA RTX PRO 6000", WARN), (None, WARN)])
+def test_ecc_off_fails_on_hbm_and_warns_on_gddr(name, verdict):
+    assert core.state_checks({"name": name, "ecc.mode.current": "Disabled", "ecc.mode.pending": "Disabled"},
+                             "gpu0") == [
+        check("gpu0.ecc_mode", verdict, "Disabled", "Enabled", "memory errors go unseen: nvidia-smi -e 1, then "
+                                                               "reboot")]
+
+
+def test_an_ecc_change_pending_the_next_reboot_warns_compute_prohibited_fails_persistence_off_warns():
+    gpu = {"name": "NVIDIA L4", "ecc.mode.current": "Enabled", "ecc.mode.pending": "Disabled",
+           "compute_mode": "Prohibited", "persistence_mode": "Disabled"}
+    assert core.state_checks(gpu, "gpu7") == [
+        check("gpu7.ecc_mode_pending", WARN, "Disabled", "Enabled", "changes at the next reboot"),
+        check("gpu7.compute_mode", FAIL, "Prohibited", "Default", "no CUDA context allowed"),
+        check("gpu7.persistence_mode", WARN, "Disabled", "Enabled", "run nvidia-persistenced", required=False),
+    ]
+    assert core.state_checks({"ecc.mode.current": "Enabled", "ecc.mode.pending": "Enabled",
+                              "compute_mode": "Default", "persistence_mode": "Enabled"}, "gpu7") == []
+    assert core.state_checks({"ecc.mode.current": None, "ecc.mode.pending": "Enabled"}, "gpu7") == []
+
+
+# --- processes, memory held ---------------------------------------------------------------------------------------
+
+APPS_CSV = """\
+pid, process_name, used_gpu_memory [MiB], gpu_uuid
+4242, python3, 40000 MiB, GPU-aaaa
+77, nvidia-cuda-mps-server, 30 MiB, GPU-bbbb
+9, /usr/bin/x, [N/A], GPU-aaaa
+"""
+
+
+def test_compute_apps_csv_parses_each_process_with_its_memory_and_gpu():
+    assert core.parse_apps(APPS_CSV) == [
+        {"gpu": "GPU-aaaa", "pid": 4242, "name": "python3", "used": 40000},
+        {"gpu": "GPU-bbbb", "pid": 77, "name": "nvidia-cuda-mps-server", "used": 30},
+        {"gpu": "GPU-aaaa", "pid": 9, "name": "/usr/bin/x", "used": None},
+    ]
+
+
+def test_compute_apps_by_bus_id_and_the_older_memory_field():
+    text = "pid, process_name, used_memory [MiB], gpu_bus_id\n12, a.out, 100 MiB, 00000000:3B:00.0\n"
+    assert core.parse_apps(text) == [{"gpu": "00000000:3B:00.0", "pid": 12, "name": "a.out", "used": 100}]
+
+
+@pytest.mark.parametrize("between", ["", "   ", "# a note", "$ nvidia-smi -L"])
+def test_a_blank_line_comment_or_prompt_ends_the_csv(between):
+    """A saved terminal session: what follows the next prompt is another command's output, not processes."""
+    text = APPS_CSV.splitlines()[0] + "\n5, kept, 1 MiB, GPU-x\n" + between + "\n6, orphan, 1 MiB, GPU-x\n"
+    assert core.parse_apps(text) == [{"gpu": "GPU-x", "pid": 5, "name": "kept", "used": 1}]
+
+
+def test_the_tables_processes_rows():
+    table = """\
+|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |
+|=========================================================================================|
+|    0   N/A  N/A      4242      C   python3 train.py                           40000MiB |
+|    1   N/A  N/A        77    M+C   nvidia-cuda-mps-server                        30MiB |
+"""
+    assert core.parse_apps(table) == [{"gpu": 0, "pid": 4242, "name": "python3 train.py", "used": 40000},
+                                      {"gpu": 1, "pid": 77, "name": "nvidia-cuda-mps-server", "used": 30}]
+
+
+def _gpu(index, used, total=81559, **more):
+    return {"index": index, "uuid": f"GPU-{index}", "pci.bus_id": f"00000000:0{index}:00.0", "memory.used": used,
+            "memory.total": total, **more}
+
+
+def test_memory_held_passes_to_five_percent_and_fails_past_it_naming_each_process():
+    apps = [{"gpu": "GPU-1", "pid": 4242, "name": "python3", "used": 40000},
+            {"gpu": 1, "pid": 5, "name": "x", "used": None},
+            {"gpu": "00000000:01:00.0", "pid": 6, "name": "y", "used": 7},
+            {"gpu": "GPU-0", "pid": 8, "name": "elsewhere", "used": 1}]
+    assert core.memory_checks([_gpu(0, 5, total=100), _gpu(1, 40010, total=81559)], apps) == [
+        check("gpu0.memory_in_use", PASS, "5 of 100 MiB (5%)", "<= 5%"),
+        check("gpu1.memory_in_use", FAIL, "40010 of 81559 MiB (49%)", "<= 5%",
+              "held by others: pid 4242 python3 (40000 MiB); pid 5 x (None MiB); pid 6 y (7 MiB); stop it or "
+              "drain the node"),
+    ]
+
+
+def test_memory_held_with_no_process_visible_says_so():
+    assert core.memory_checks([_gpu(0, 6, total=100)], []) == [check(
+        "gpu0.memory_in_use", FAIL, "6 of 100 MiB (6%)", "<= 5%",
+        "held by others: no process visible from here; stop it or drain the node")]
+
+
+@pytest.mark.parametrize("gpu,apps,sharing,shown", [
+    (_gpu(0, 50, total=100), [], "time-slicing", "time-slicing"),
+    (_gpu(0, 50, total=100, **{"mig.mode.current": "Enabled"}), [], None, "mig"),
+    (_gpu(0, 50, total=100), [{"gpu": 0, "pid": 77, "name": "nvidia-cuda-mps-server", "used": 30}], None, "mps"),
+    (_gpu(0, 50, total=100, **{"mig.mode.current": "Enabled"}), [], "mps", "mps"),
+])
+def test_memory_held_where_gpus_are_shared_warns_and_names_how(gpu, apps, sharing, shown):
+    (found,) = core.memory_checks([gpu], apps, sharing)
+    assert found["verdict"] == WARN and found["detail"].endswith(f"; GPUs are shared ({shown})")
+    assert found["detail"].startswith("held by others: ")
+
+
+def test_an_unnamed_process_is_no_mps_server():
+    (found,) = core.memory_checks([_gpu(0, 50, total=100)], [{"gpu": 0, "pid": 1, "name": None, "used": 50}])
+    assert found["verdict"] == FAIL
+
+
+# --- kernel log: Xid events -----------------------------------------------------------------------------------------
+
+LOG = """\
+[  10.1] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.
+[  11.2] NVRM: Xid (PCI:0000:3b:00): 13, Graphics Exception
+[  12.3] NVRM: Xid (PCI:0001:0a:00): 31
+"""
+
+
+def test_xids_parse_with_their_gpu_and_message():
+    assert core.parse_xids(LOG) == [("0:3b:00", 79, "pid=0, GPU has fallen off the bus."),
+                                    ("0:3b:00", 13, "Graphics Exception"), ("1:0a:00", 31, "")]
+    long = f"NVRM: Xid (PCI:0000:3b:00): 13, {'x' * 300}"
+    assert core.parse_xids(long)[0][2] == "x" * 200
+
+
+@pytest.mark.parametrize("address,bus", [
+    ("00000000:3B:00.0", "0:3b:00"), ("0000:3b:00", "0:3b:00"), ("0001:0A:00.0", "1:0a:00"),
+    ("000A:0a:00.0", "10:0a:00"), ("3b:00.0", "0:3b:00"), ("3b:00", "0:3b:00"),
+])
+def test_bus_addresses_of_every_tool_compare_equal(address, bus):
+    assert core._bus(address) == bus
+
+
+def test_xids_per_gpu_by_bus_and_for_a_gpu_no_row_names():
+    rows = [{"index": 0, "pci.bus_id": "00000000:3B:00.0"}, {"index": 1, "pci.bus_id": "00000000:5E:00.0"},
+            {"index": 2, "pci.bus_id": "00000000:86:00.0"}]
+    log = LOG + "NVRM: Xid (PCI:0000:5e:00): 43, Ch 00000010\n"
+    assert core.xid_checks(rows, log) == [
+        check("gpu0.xid", FAIL, "79 (pid=0, GPU has fallen off the bus.), 13 (Graphics Exception)", "none",
+              "hardware Xid since boot: drain and reset"),
+        check("pci 1:0a:00.xid", WARN, "31", "none", "application Xids since boot", required=False),
+        check("gpu1.xid", WARN, "43 (Ch 00000010)", "none", "application Xids since boot", required=False),
+        check("gpu2.xid", PASS, "none", "none", ""),
+    ]
+
+
+def test_only_the_last_five_xids_of_a_gpu_are_shown():
+    log = "".join(f"NVRM: Xid (PCI:0000:3b:00): {x}\n" for x in (13, 31, 43, 45, 13, 31, 43))
+    (found,) = core.xid_checks([{"index": 0, "pci.bus_id": "0000:3b:00.0"}], log)
+    assert found["measured"] == "43, 45, 13, 31, 43"
+
+
+def test_xids_new_since_an_earlier_read_fail_as_under_load():
+    rows = [{"index": 0, "pci.bus_id": "00000000:3B:00.0"}]
+    before = "NVRM: Xid (PCI:0000:3b:00): 79, old\n"
+    assert core.xid_checks(rows, before + "NVRM: Xid (PCI:0000:3b:00): 13, new\n", before=before) == [
+        check("gpu0.xid_under_load", FAIL, "13 (new)", "none", "Xid under load: drain and reset")]
+    assert core.xid_checks(rows, before, before=before) == [check("gpu0.xid_under_load", PASS, "none", "none", "")]
+    assert core.xid_checks(rows, "", before="") == [check("gpu0.xid_under_load", PASS, "none", "none", "")]
+
+
+def test_an_unreadable_kernel_log_is_one_skip_naming_why():
+    assert core.xid_checks([{"index": 0}], None, "dmesg: Operation not permitted") == [
+        check("xid", SKIP, detail="kernel log not readable here (dmesg: Operation not permitted)", required=False)]
+
+
+# --- NVLink ---------------------------------------------------------------------------------------------------------
+
+NVLINK = """\
+GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-a)
+\t Link 0: 26.562 GB/s
+\t Link 1: <inactive>
+GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-b)
+\t Link 0: 26.562 GB/s
+\t Link 0: Replay Errors: 3
+\t Link 0: Recovery Errors: 0
+\t Link 0: CRC Errors: 2
+\t Link 0: Tx packets: 99
+"""
+
+
+def test_nvlink_status_and_counters_parse_per_gpu():
+    assert core.parse_nvlink("\t Link 0: 1 GB/s\n" + NVLINK) == {
+        0: {"links": {0: 26.562, 1: None}, "errors": {}},
+        1: {"links": {0: 26.562}, "errors": {(0, "Replay Errors"): 3, (0, "Recovery Errors"): 0,
+                                             (0, "CRC Errors"): 2}},
+    }
+
+
+def test_nvlink_links_down_fail_and_counters_warn():
+    rows = [{"index": 0}, {"index": 1}, {"index": 2}]
+    assert core.nvlink_checks(rows, core.parse_nvlink(NVLINK)) == [
+        check("gpu0.nvlink", FAIL, "1 of 2 links up", "2 up", "links 1 down: drain and reset"),
+        check("gpu1.nvlink", PASS, "1 links up", "1 up"),
+        check("gpu1.nvlink_errors", WARN, "link 0 CRC Errors 2, link 0 Recovery Errors 0, link 0 Replay Errors 3",
+              0, "since the driver loaded", required=False),
+    ]
+
+
+def test_nvlink_counters_shown_at_most_six():
+    errors = {(n, "Replay Errors"): n + 1 for n in range(8)}
+    assert core._counts(errors) == ", ".join(f"link {n} Replay Errors {n + 1}" for n in range(6))
+
+
+def test_every_link_of_a_gpu_down_fails_only_beside_other_gpus():
+    state = {0: {"links": {0: None, 1: None}, "errors": {}}}
+    assert core.nvlink_checks([{"index": 0}], state) == []
+    assert core.nvlink_checks([{"index": 0}, {"index": 1}], state) == [
+        check("gpu0.nvlink", FAIL, "0 of 2 links up", "2 up", "links 0,1 down: drain and reset")]
+
+
+def test_nvlink_counters_that_rose_under_load_fail_with_the_rise():
+    before = {0: {"links": {0: 26.5}, "errors": {(0, "CRC Errors"): 2, (0, "Replay Errors"): 5}}}
+    after = {0: {"links": {0: 26.5}, "errors": {(0, "CRC Errors"): 9, (0, "Replay Errors"): 5,
+                                                (1, "Recovery Errors"): 1}}}
+    assert core.nvlink_checks([{"index": 0}], after, before=before) == [
+        check("gpu0.nvlink_errors_under_load", FAIL, "link 0 CRC Errors 7, link 1 Recovery Errors 1", "no increase",
+              "rose under load: drain and reset")]
+    assert core.nvlink_checks([{"index": 0}], before, before=before) == []
+    assert core.nvlink_checks([{"index": 0}], after, before={}) == [
+        check("gpu0.nvlink_errors_under_load", FAIL, "link 0 CRC Errors 9, link 0 Replay Errors 5, "
+              "link 1 Recovery Errors 1", "no increase", "rose under load: drain and reset")]
+
+
+# --- nvidia-smi -q, for older drivers -------------------------------------------------------------------------------
+
+Q = """\
+==============NVSMI LOG==============
+Driver Version                            : 535.183.01
+State                                     : Odd
+GPU 00000000:3b:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Clocks Event Reasons
+        State                             : Active
+    Fabric
+        State                             : In Progress
+        Status                            : Failure
+    GPU Reset Status
+        Reset Required                    : No
+        Drain and Reset Recommended       : Yes
+GPU 00000000:5E:00.0
+    Fabric
+        State                             : Completed
+        Status                            : Success
+    GPU Reset Status
+        Reset Required                    : Yes
+        Drain and Reset Recommended       : No
+GPU 00000000:86:00.0
+    GPU Recovery Action                   : Reboot
+"""
+
+
+def test_nvidia_smi_q_gives_the_fabric_and_reset_status_per_bus():
+    assert core.parse_q(Q) == {
+        "0:3b:00": {"fabric.state": "In Progress", "fabric.status": "Failure",
+                    "gpu_recovery_action": "Drain and Reset"},
+        "0:5e:00": {"fabric.state": "Completed", "fabric.status": "Success", "gpu_recovery_action": "Reset"},
+        "0:86:00": {"gpu_recovery_action": "Reboot"},
+    }
+
+
+def test_nvidia_smi_q_fills_only_what_the_query_left_unanswered():
+    rows = [{"index": 0, "pci.bus_id": "00000000:3B:00.0", "fabric.state": "Completed", "fabric.status": None},
+            {"index": 1}]
+    assert core.with_q(rows, core.parse_q(Q)) == [
+        {"index": 0, "pci.bus_id": "00000000:3B:00.0", "fabric.state": "Completed", "fabric.status": "Failure",
+         "gpu_recovery_action": "Drain and Reset"},
+        {"index": 1}]
+
+
+# --- MIG listing ----------------------------------------------------------------------------------------------------
+
+def test_mig_devices_listed_under_their_gpu_by_uuid_and_index():
+    text = ("  MIG 1g.10gb     Device  0: (UUID: MIG-orphan)\n"
+            "GPU 0: NVIDIA H200 (UUID: GPU-aaa)  \n"
+            "  MIG 3g.71gb     Device  0: (UUID: MIG-111)\n"
+            "  MIG 1g.18gb     Device  1: (UUID: MIG-222)\n"
+            "GPU 1: NVIDIA H200 (UUID: GPU-bbb)\n")
+    listed = [{"profile": "3g.71gb", "uuid": "MIG-111"}, {"profile": "1g.18gb", "uuid": "MIG-222"}]
+    assert core.parse_mig_devices(text) == {0: listed, "GPU-aaa": listed, 1: [], "GPU-bbb": []}
+
+
+def test_mig_devices_join_the_rows_whose_mode_is_on():
+    devices = {"GPU-a": [{"profile": "7g.80gb", "uuid": "MIG-1"}], 1: [], 2: [{"profile": "1g", "uuid": "MIG-2"}]}
+    rows = [{"uuid": "GPU-a", "index": 0, "mig.mode.current": "Enabled"},
+            {"uuid": "GPU-x", "index": 1, "mig.mode.current": "Enabled"},
+            {"uuid": "GPU-y", "index": 2, "mig.mode.current": "Disabled"},
+            {"uuid": "GPU-z", "index": 3, "mig.mode.current": "Enabled"}]
+    assert core.with_mig_devices(rows, devices) == [
+        {"uuid": "GPU-a", "index": 0, "mig.mode.current": "Enabled", "mig.devices": devices["GPU-a"]},
+        {"uuid": "GPU-x", "index": 1, "mig.mode.current": "Enabled", "mig.devices": []},
+        rows[2], rows[3]]
+
+
+# --- cells, versions, models ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,field,expected", [
+    (" 81559 MiB ", "memory.total", 81559), ("-3", "x", -3), ("1.5 W", "power.draw", 1.5), ("0x1F", "x", 31),
+    ("0x000000000000000A", "clocks_event_reasons.active", 10), ("12 C", "t", 12), ("2 us", "t", 2),
+    ("3 GiB", "t", 3), ("4 KiB", "t", 4), ("1395 MHz", "clocks.max.sm", 1395), ("7 %", "fan.speed", 7),
+    ("595.80", "driver_version", "595.80"), ("12 GB", "x", "12 GB"), ("P0", "pstate", "P0"),
+    ("[N/A]", "x", None), ("N/A", "x", None), ("", "x", None), ("[Some New Marker]", "x", None),
+    (core.LOST, "memory.used", core.LOST), ("1" * 40, "x", float("1" * 40)), ("Enabled", "x", "Enabled"),
+])
+def test_a_query_cell_as_python(text, field, expected):
+    got = core.value(text, field)
+    assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("header,field", [
+    ("memory.total [MiB]", "memory.total"), (" power.draw [W] ", "power.draw"), ("index", "index"),
+    ("odd [a]b]", "odd [a]b]"), ("name [x", "name [x"), ("x]", "x]"),
+])
+def test_a_header_cell_without_its_unit(header, field):
+    assert core._field(header) == field
+
+
+def test_versions_missing_are_none():
+    assert core.parse_versions("no table") == {"driver": None, "cuda": None}
+    assert core.parse_versions("DRIVER version : 1.2") == {"driver": "1.2", "cuda": None}
+
+
+@pytest.mark.parametrize("name,memory,model", [
+    ("NVIDIA A100-SXM4", 81920, "A100 80GB"), ("NVIDIA A100-SXM4", 40960, "A100 40GB"),
+    ("NVIDIA A100-SXM4", None, "A100 40GB"), ("NVIDIA A100-SXM4", 50_000, "A100 40GB"),
+    ("NVIDIA A100-SXM4", 50_001, "A100 80GB"), ("NVIDIA A100-PCIE-40GB", 81920, "A100 40GB"),
+    ("NVIDIA A100 80GB PCIe", 1, "A100 80GB"), ("NVIDIA H100 80GB HBM3", None, "H100 SXM"), (None, None, None),
+])
+def test_an_a100_without_its_memory_in_the_name_is_told_by_its_memory(name, memory, model):
+    assert core.model_of(name, memory) == model
+    assert core.expected_for(name, memory) == (core.EXPECTED[model] if model else None)
+
+
+@pytest.mark.parametrize("gpu,typical", [
+    ({"pcie.link.gen.max": 5, "pcie.link.gen.hostmax": 4, "pcie.link.width.max": 16}, 1.969 * 16 * 0.8),
+    ({"pcie.link.gen.max": 4, "pcie.link.width.max": 8}, 1.969 * 8 * 0.8),
+    ({"pcie.link.gen.max": 5, "pcie.link.width.max": None}, None), ({"pcie.link.width.max": 16}, None),
+    ({"pcie.link.gen.max": 7, "pcie.link.width.max": 16}, None),
+])
+def test_host_to_device_typical_needs_both_generations_and_the_width(gpu, typical):
+    assert core.host_to_device_typical(gpu) == typical
+
+
+# --- figures, CUDA, environment -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("measured,typical,soft,required,expected", [
+    (123.456, None, False, True, check("f", PASS, 123.5, None, "no typical figure for this GPU", required=False)),
+    (75.0, 100.0, False, True, check("f", PASS, 75.0, 100.0, "", required=True)),
+    (75.03, 100.04, False, True, check("f", FAIL, 75.0, 100.0, "below 75% of what this GPU typically reaches")),
+    (74.94, 100.0, False, True, check("f", FAIL, 74.9, 100.0, "below 75% of what this GPU typically reaches")),
+    (74.94, 100.0, True, False, check("f", WARN, 74.9, 100.0, "below 75% of what this GPU typically reaches",
+                                      required=False)),
+    (80.0, 100.0, True, False, check("f", PASS, 80.0, 100.0, "", required=False)),
+])
+def test_a_figure_against_what_the_gpu_typically_reaches(measured, typical, soft, required, expected):
+    assert core._figure("f", measured, typical, required=required, soft=soft) == expected
+
+
+def test_a_figure_is_required_and_hard_unless_told():
+    assert core._figure("f", 1.0, 100.0) == check("f", FAIL, 1.0, 100.0, "below 75% of what this GPU typically "
+                                                                          "reaches", required=True)
+
+
+@pytest.mark.parametrize("driver,built,verdict,words", [
+    ("12.2", "13.0", FAIL, "a torch built for CUDA 13 sees no GPU on a driver for CUDA 12: upgrade the driver or use "
+                           "a CUDA 12.x build"),
+    ("12.2", "12.4", WARN, "minor-version compatibility: runs, but kernels that need JIT (PTX) or newer driver "
+                           "features fail; prefer a build for the driver's CUDA or a newer driver"),
+    ("12.4", "12.4", PASS, ""), ("13.0", "12.8", PASS, ""),
+])
+def test_the_frameworks_cuda_against_the_drivers(driver, built, verdict, words):
+    assert core.compatibility_checks(driver, "torch", built) == [check(
+        "torch_cuda_vs_driver", verdict, f"torch built for CUDA {built}", f"driver supports CUDA {driver}", words)]
+
+
+@pytest.mark.parametrize("driver,built", [(None, "12.4"), ("12.4", None), ("x", "12.4"), ("12", "12.4")])
+def test_no_cuda_version_on_either_side_no_check(driver, built):
+    assert core.compatibility_checks(driver, "torch", built) == []
+
+
+@pytest.mark.parametrize("env,expected", [
+    ({"CUDA_VISIBLE_DEVICES": v}, [check("cuda_visible_devices", FAIL, repr(v), "unset or device ids",
+                                         "CUDA_VISIBLE_DEVICES hides every GPU from CUDA: frameworks see 0 devices")])
+    for v in ("", " ", "-1", "none", "NoDevFiles")
+] + [
+    ({"NVIDIA_VISIBLE_DEVICES": v}, [check("nvidia_visible_devices", FAIL, v, "all or device ids",
+                                           "the container runtime mounted no GPU")]) for v in ("void", " none")
+] + [
+    ({"NVIDIA_DRIVER_CAPABILITIES": "utility,video"}, [check(
+        "nvidia_driver_capabilities", FAIL, "utility,video", "compute,utility",
+        "without 'compute' the runtime mounts no CUDA libraries")]),
+    ({"CUDA_VISIBLE_DEVICES": "0,1", "NVIDIA_VISIBLE_DEVICES": "all",
+      "NVIDIA_DRIVER_CAPABILITIES": "utility, compute"}, []),
+    ({"NVIDIA_DRIVER_CAPABILITIES": "all"}, []), ({"CUDA_VISIBLE_DEVICES": None, "NVIDIA_VISIBLE_DEVICES": None}, []),
+])
+def test_an_environment_that_hides_the_gpus_fails_naming_the_variable(env, expected):
+    assert core.environment_checks(env) == expected
+
+
+def test_the_environment_read_is_the_three_variables(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    monkeypatch.delenv("NVIDIA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setenv("NVIDIA_DRIVER_CAPABILITIES", "compute")
+    assert core.environment() == {"CUDA_VISIBLE_DEVICES": "1", "NVIDIA_VISIBLE_DEVICES": None,
+                                  "NVIDIA_DRIVER_CAPABILITIES": "compute"}
+
+
+# --- the report -----------------------------------------------------------------------------------------------------
+
+def test_the_verdict_is_the_worst_required_failure_or_any_warning():
+    passed, warned = check("a", PASS), check("b", WARN, required=False)
+    failed_optional, failed = check("c", FAIL, required=False), check("d", FAIL)
+    assert core.verdict([]) == PASS and core.verdict([passed]) == PASS
+    assert core.verdict([passed, warned]) == WARN and core.verdict([failed_optional]) == PASS
+    assert core.verdict([warned, failed]) == FAIL and core.verdict([check("e", SKIP)]) == PASS
+
+
+def test_latest_snapshots_keep_each_gpus_last_in_first_seen_order():
+    rows = [{"uuid": "a", "n": 1}, {"gpu_uuid": "b", "n": 1}, {"pci.bus_id": "c", "n": 1}, {"index": 4, "n": 1},
+            {"n": 1}, {"uuid": "a", "n": 2}, {"index": 4, "n": 2}, {"uuid": "a", "n": 3}]
+    latest, most = core.latest_snapshots(rows)
+    assert latest == [{"uuid": "a", "n": 3}, {"gpu_uuid": "b", "n": 1}, {"pci.bus_id": "c", "n": 1},
+                      {"index": 4, "n": 2}, {"n": 1}]
+    assert most == 3 and core.latest_snapshots([]) == ([], 0)
+
+
+def test_gpu_zero_known_by_its_index_alone_is_one_gpu_across_snapshots():
+    """A capture of ``--query-gpu=index,...`` only: index 0 is a GPU like any other, not a missing identity."""
+    rows = [{"index": 0, "n": 1}, {"index": 1, "n": 1}, {"index": 0, "n": 2}, {"index": 1, "n": 2}]
+    assert core.latest_snapshots(rows) == ([{"index": 0, "n": 2}, {"index": 1, "n": 2}], 2)
+
+
+def test_the_capture_state_holds_a_kernel_log_only_when_the_capture_has_one():
+    assert core.capture_state(LOG + NVLINK)["log"] == LOG + NVLINK
+    state = core.capture_state(APPS_CSV)
+    assert state == {"apps": core.parse_apps(APPS_CSV), "nvlink": {}, "log": None,
+                     "log_why": "the capture holds no kernel log: append `dmesg` output to see Xid events"}
+    assert core.capture_state(NVLINK)["nvlink"] == core.parse_nvlink(NVLINK)
+
+
+def test_a_report_with_infinite_figures_is_strict_json_naming_them():
+    report = {"Xval": math.inf, "checks": [{"measured": math.nan}, (1.5, -math.inf)], "when": {1, 2} and None}
+    line = core.report_line(report)
+    assert line == (core.REPORT_MARKER + '{"Xval":null,"checks":[{"measured":null},[1.5,null]],"when":null,'
+                    '"notes":["Xval was inf, written as null","checks[0].measured was nan, written as null",'
+                    '"checks[1][1] was -inf, written as null"]}')
+    assert core.report_line({"host": b"n1"}) == core.REPORT_MARKER + '{"host":"b\'n1\'"}'
+    assert core.report_line({"a": 1}) == core.REPORT_MARKER + '{"a":1}'
+
+
+def test_the_last_readable_report_in_the_logs_is_found():
+    good, broken = core.report_line({"n": 1}), core.REPORT_MARKER + '{"n": 2, trunc'
+    assert core.find_report(f"x\n{good}\n{broken}\n") == {"n": 1}
+    assert core.find_report(f"pod-1 | {core.report_line({'n': 3})}\n") == {"n": 3}
+    assert core.find_report("MARK {\"n\": 4}", marker="MARK ") == {"n": 4}
+
+
+# --- nvidia-smi itself, through a runner that answers as the real one does -----------------------------------------
+
+class Smi:
+    """Answers nvidia-smi's command lines from recorded text (a runner for :func:`core.run_nvidia_smi`): a
+    ``--query-gpu`` naming a field in ``unknown`` is refused as the real one refuses it."""
+
+    def __init__(self, rows="", table="", listing="", unknown=(), fail=None):
+        self.rows, self.table, self.listing, self.unknown, self.fail = rows, table, listing, set(unknown), fail
+        self.calls = []
+
+    def __call__(self, argv, **kwargs):
+        assert kwargs == {"capture_output": True, "text": True, "timeout": 60}
+        self.calls.append(argv[1:])
+        if self.fail:
+            return subprocess.CompletedProcess(argv, 9, *self.fail)
+        if argv[1:] == ["-L"]:
+            return subprocess.CompletedProcess(argv, 0, self.listing, "")
+        if len(argv) == 1:
+            return subprocess.CompletedProcess(argv, 0, self.table, "")
+        fields = argv[1].partition("=")[2].split(",")
+        for field in fields:
+            if field in self.unknown:
+                return subprocess.CompletedProcess(argv, 2, "", f'Field "{field}" is not a valid field to query.\n')
+        return subprocess.CompletedProcess(argv, 0, ",".join(fields) + "\n" + self.rows, "")
+
+
+def _which(name):
+    return f"/opt/bin/{name}"
+
+
+def test_nvidia_smi_missing_is_the_driver_missing():
+    assert core.run_nvidia_smi(runner=Smi(), which=lambda name: None) == ([], {}, (
+        "nvidia-smi not found: no NVIDIA driver here (none installed, or the container runtime mounted none), so no "
+        "GPU can be used"))
+
+
+def test_fields_an_older_driver_does_not_know_are_renamed_then_dropped():
+    smi = Smi(rows="0, NVIDIA L4, 4\n", table="Driver Version: 535.1   CUDA Version: 12.2",
+              unknown={"clocks_event_reasons.active", "fabric.state"})
+    fields = ("index", "name", "fabric.state", "clocks_event_reasons.active")
+    rows, versions, error = core.run_nvidia_smi(fields, runner=smi, which=_which)
+    assert error is None and versions == {"driver": "535.1", "cuda": "12.2"}
+    assert rows == [{"index": 0, "name": "NVIDIA L4", "clocks_throttle_reasons.active": 4}]
+    assert smi.calls == [
+        ["--query-gpu=index,name,fabric.state,clocks_event_reasons.active", "--format=csv"],
+        ["--query-gpu=index,name,clocks_event_reasons.active", "--format=csv"],
+        ["--query-gpu=index,name,clocks_throttle_reasons.active", "--format=csv"], []]
+
+
+def test_a_renamed_field_already_asked_for_is_dropped_not_doubled():
+    smi = Smi(rows="0, 4\n", unknown={"clocks_event_reasons.active"})
+    rows, _, error = core.run_nvidia_smi(("index", "clocks_throttle_reasons.active", "clocks_event_reasons.active"),
+                                         runner=smi, which=_which)
+    assert error is None and rows == [{"index": 0, "clocks_throttle_reasons.active": 4}]
+    assert smi.calls[1] == ["--query-gpu=index,clocks_throttle_reasons.active", "--format=csv"]
+
+
+def test_a_driver_that_refuses_every_field_or_fails_says_so():
+    smi = Smi(unknown={"index", "name"})
+    assert core.run_nvidia_smi(("index", "name"), runner=smi, which=_which) == (
+        [], {}, "nvidia-smi rejected every field")
+    assert len(smi.calls) == 2  # no query of no field
+    failing = Smi(fail=("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", ""))
+    assert core.run_nvidia_smi(("index",), runner=failing, which=_which) == (
+        [], {}, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+    assert core.run_nvidia_smi(("index",), runner=Smi(fail=("", " ")), which=_which) == (
+        [], {}, "nvidia-smi exited 9")
+    refusing = Smi(fail=("", 'Field "other" is not a valid field to query.'))
+    assert core.run_nvidia_smi(("index",), runner=refusing, which=_which)[2] == (
+        'Field "other" is not a valid field to query.')
+
+
+def test_mig_devices_are_listed_only_when_a_gpu_runs_mig():
+    listing = "GPU 0: NVIDIA H200 (UUID: GPU-a)\n  MIG 7g.141gb     Device  0: (UUID: MIG-1)\n"
+    smi = Smi(rows="0, GPU-a, Enabled\n", listing=listing)
+    rows, _, _ = core.run_nvidia_smi(("index", "uuid", "mig.mode.current"), runner=smi, which=_which)
+    assert rows[0]["mig.devices"] == [{"profile": "7g.141gb", "uuid": "MIG-1"}] and ["-L"] in smi.calls
+    smi = Smi(rows="0, GPU-a, Disabled\n", listing=listing)
+    rows, _, _ = core.run_nvidia_smi(("index", "uuid", "mig.mode.current"), runner=smi, which=_which)
+    assert "mig.devices" not in rows[0] and ["-L"] not in smi.calls

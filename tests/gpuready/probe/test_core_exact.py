@@ -5,7 +5,10 @@ stand-in or real): the tests a mutation run leans on (bench/mutation.py)."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
+import sys
+import types
 
 import pytest
 
@@ -659,3 +662,193 @@ def test_mig_devices_are_listed_only_when_a_gpu_runs_mig():
     smi = Smi(rows="0, GPU-a, Disabled\n", listing=listing)
     rows, _, _ = core.run_nvidia_smi(("index", "uuid", "mig.mode.current"), runner=smi, which=_which)
     assert "mig.devices" not in rows[0] and ["-L"] not in smi.calls
+
+
+# --- the whole probe on a node, in-process: nvidia-smi and dmesg answered from recorded text ----------------------
+
+class Node:
+    """nvidia-smi and dmesg of a node with two H100s, as a runner: each command line answered with what the real
+    tools print (``answers``: the arguments after the binary -> texts, the next at each call, the last repeated)."""
+
+    ROW = {"name": "NVIDIA H100 80GB HBM3", "driver_version": "580.159.04", "memory.total": "81559 MiB",
+           "memory.used": "0 MiB", "utilization.gpu": "0 %", "pcie.link.gen.current": "1", "pcie.link.gen.max": "5",
+           "pcie.link.width.current": "16", "pcie.link.width.max": "16", "pcie.link.gen.hostmax": "5",
+           "clocks_event_reasons.active": "0x0000000000000001", "ecc.mode.current": "Enabled"}
+
+    def __init__(self, **answers):
+        rows = "".join(", ".join(f"00000000:0{i}:00.0" if f == "pci.bus_id" else str(i) if f == "index" else
+                                 f"GPU-{i}" if f == "uuid" else self.ROW.get(f, "[N/A]") for f in core.QUERY_FIELDS)
+                       + "\n" for i in range(2))
+        self.answers = {"--query-gpu": [rows], "": ["| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA "
+                                                   "Version: 13.0 |"], "-q": [""], "nvlink --status": [""],
+                        "nvlink --errorcounters": [""], "--query-compute-apps": [""], "dmesg": [""], **answers}
+        self.calls = []
+
+    def __call__(self, argv, capture_output, text, timeout):
+        tool, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+        key = "dmesg" if tool == "dmesg" else (args[0].split("=")[0] if args and args[0].startswith("--query")
+                                              else " ".join(args))
+        self.calls.append(key)
+        if key == "--query-gpu":
+            header = args[0].partition("=")[2]
+            assert header == ",".join(core.QUERY_FIELDS) and timeout == 60, args
+            return subprocess.CompletedProcess(argv, 0, header + "\n" + self.answers[key][0], "")
+        texts = self.answers[key]
+        out = texts[min(self.calls.count(key) - 1, len(texts) - 1)]
+        assert timeout == (30 if tool == "dmesg" else 60)
+        return subprocess.CompletedProcess(argv, *(out if isinstance(out, tuple) else (0, out, "")))
+
+
+FABRIC_Q = ("GPU 00000000:00:00.0\n    Fabric\n        State : Completed\n        Status : Success\n"
+            "GPU 00000000:01:00.0\n    Fabric\n        State : In Progress\n        Status : N/A\n")
+LINKS = "GPU 0: H100 (UUID: GPU-0)\n\t Link 0: 26.562 GB/s\nGPU 1: H100 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n"
+
+
+def _errors(crc):
+    return f"GPU 0: H100 (UUID: GPU-0)\n\t Link 0: CRC Errors: {crc}\nGPU 1: H100 (UUID: GPU-1)\n\t Link 0: CRC Errors: 0\n"
+
+
+def test_node_state_reads_processes_links_kernel_log_and_q_where_the_query_lacks_the_fabric():
+    node = Node(**{"-q": [FABRIC_Q], "nvlink --status": [LINKS], "nvlink --errorcounters": [_errors(1)],
+                   "--query-compute-apps": ["pid, process_name, used_memory [MiB], gpu_uuid\n7, x, 5 MiB, GPU-1\n"],
+                   "dmesg": ["NVRM: Xid (PCI:0000:01:00): 13, x\n"]})
+    rows = [{"index": i, "pci.bus_id": f"00000000:0{i}:00.0", "fabric.state": None} for i in range(2)]
+    rows, state = core.node_state(rows, runner=node, which=_which)
+    assert [(r["fabric.state"], r["fabric.status"]) for r in rows] == [("Completed", "Success"), ("In Progress", None)]
+    assert state == {"apps": [{"gpu": "GPU-1", "pid": 7, "name": "x", "used": 5}],
+                     "nvlink": core.parse_nvlink(LINKS + "\n" + _errors(1)),
+                     "log": "NVRM: Xid (PCI:0000:01:00): 13, x\n", "log_why": None}
+    assert node.calls == ["-q", "dmesg", "--query-compute-apps", "nvlink --status", "nvlink --errorcounters"]
+    _, again = core.node_state(rows, runner=node, which=_which, q=False)
+    assert node.calls.count("-q") == 1 and again["log"] == state["log"]
+
+
+def test_node_state_asks_q_only_where_no_row_answers_the_fabric_or_recovery():
+    node = Node()
+    core.node_state([{"index": 0, "fabric.state": "Completed"}, {"index": 1}], runner=node, which=_which)
+    core.node_state([{"index": 0, "gpu_recovery_action": "None"}], runner=node, which=_which)
+    core.node_state([], runner=node, which=_which)
+    assert "-q" not in node.calls
+
+
+def test_a_tool_that_fails_or_cannot_start_reads_as_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "KMSG", str(tmp_path / "kmsg"))
+    def runner(argv, **kwargs):
+        if argv[1:] == ["-q"]:
+            raise subprocess.TimeoutExpired(argv, 60)
+        if "dmesg" in argv[0]:
+            raise OSError("exec format error")
+        return subprocess.CompletedProcess(argv, 3, "half written", "")
+    rows = [{"index": 0, "pci.bus_id": "00000000:00:00.0"}]
+    got, state = core.node_state(rows, runner=runner, which=_which)
+    assert got == rows and state["apps"] == [] and state["nvlink"] == {}
+    assert state["log"] is None and state["log_why"].startswith("exec format error; ")
+
+
+@pytest.mark.parametrize("answer,why", [
+    ((1, "", "dmesg: read kernel buffer failed: Operation not permitted\n"),
+     "dmesg: read kernel buffer failed: Operation not permitted"),
+    ((1, "only stdout said it\n", ""), "only stdout said it"), ((4, "", ""), "dmesg exited 4"),
+    ((1, "", "e" * 300), "e" * 120),
+])
+def test_the_kernel_log_refused_says_why_and_what_else_was_tried(answer, why, tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "KMSG", str(tmp_path / "kmsg"))
+    assert core.read_kernel_log(runner=Node(dmesg=[answer]), which=_which) == (
+        None, f"{why}; {tmp_path / 'kmsg'}: No such file or directory")
+
+
+def test_without_dmesg_the_kernel_log_is_read_from_kmsg_to_its_end(tmp_path, monkeypatch):
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text("6,1,2,-;NVRM: Xid (PCI:0000:01:00): 79, fallen off the bus\n")
+    monkeypatch.setattr(core, "KMSG", str(kmsg))
+    text, why = core.read_kernel_log(runner=Node(), which=lambda name: None)
+    assert why is None and "Xid (PCI:0000:01:00): 79" in text
+    monkeypatch.setattr(core, "KMSG", str(tmp_path / "absent"))
+    assert core.read_kernel_log(runner=Node(), which=lambda name: None) == (
+        None, f"dmesg is not installed; {tmp_path / 'absent'}: No such file or directory")
+
+
+def test_the_probe_reads_the_node_loads_it_and_fails_what_rose_under_its_load(monkeypatch):
+    from .test_core_torch import FakeTorch, _costs
+
+    clock = types.SimpleNamespace(now=0.0)
+    clock.perf_counter = lambda: clock.now
+    monkeypatch.setattr(core, "time", clock)
+    torch = FakeTorch(["NVIDIA H100 80GB HBM3"] * 2, _costs(2), clock)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    for variable in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"):
+        monkeypatch.delenv(variable, raising=False)
+    load = "".join(f"{i}, 100 %, 5, 5, 16, 16\n" for i in range(2))
+    node = Node(**{"-q": [FABRIC_Q.replace("In Progress", "Completed").replace("N/A", "Success")],
+                   "nvlink --status": [LINKS], "nvlink --errorcounters": [_errors(0), _errors(4)],
+                   "dmesg": ["", "NVRM: Xid (PCI:0000:01:00): 13, under load\n"]})
+    node.answers["--query-gpu"].append(load)
+    original = node.__call__
+
+    def runner(argv, **kwargs):  # the load's own query asks for LOAD_FIELDS only
+        if argv[1:2] == [f"--query-gpu={','.join(core.LOAD_FIELDS)}"]:
+            node.calls.append("load")
+            return subprocess.CompletedProcess(argv, 0, ",".join(core.LOAD_FIELDS) + "\n" + load, "")
+        return original(argv, **kwargs)
+
+    report = core.probe(gpus_expected=2, quick=False, seconds=0, runner=runner, which=_which, sharing="mps")
+    names = [c["name"] for c in report["checks"]]
+    assert len(names) == len(set(names))  # the link read under load replaced the idle reading
+    by = {c["name"]: c for c in report["checks"]}
+    assert by["gpu0.pcie_link"]["measured"] == "gen5 x16" and by["gpu0.pcie_link"]["verdict"] == PASS
+    assert by["gpu0.nvlink_errors_under_load"] == check("gpu0.nvlink_errors_under_load", FAIL, "link 0 CRC Errors 4",
+                                                        "no increase", "rose under load: drain and reset")
+    assert by["gpu1.xid_under_load"] == check("gpu1.xid_under_load", FAIL, "13 (under load)", "none",
+                                              "Xid under load: drain and reset")
+    assert "gpu0.xid_under_load" not in by  # only what failed under load is added
+    assert by["torch_cuda_vs_driver"]["verdict"] == PASS and by["gpu0.fabric"]["verdict"] == PASS
+    assert by["gpu0.bf16_matmul_tflops"]["measured"] == 5497.6  # the full tier: 8192 x 8192 in 0.2 ms
+    assert report["verdict"] == FAIL and report["version"] == 1
+    assert report["framework"]["device_count"] == 2 and report["versions"] == {"driver": "580.159.04",
+                                                                                "cuda": "13.0"}
+    assert [g["index"] for g in report["gpus"]] == [0, 1] and report["gpus"][0]["fabric.status"] == "Success"
+    assert report["environment"] == {"CUDA_VISIBLE_DEVICES": None, "NVIDIA_VISIBLE_DEVICES": None,
+                                     "NVIDIA_DRIVER_CAPABILITIES": None}
+    assert report["host"] == os.uname().nodename
+    assert node.calls.count("-q") == 1 and node.calls.count("dmesg") == 2 and node.calls.count("load") == 1
+
+
+def test_the_probe_without_a_driver_stops_at_the_driver_and_touches_no_framework(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    report = core.probe(gpus_expected=1, runner=Node(), which=lambda name: None)
+    assert [c["name"] for c in report["checks"]] == ["nvidia_driver", "cuda_visible_devices"]
+    assert report["checks"][0]["verdict"] == FAIL and report["verdict"] == FAIL
+    assert report["framework"] == {"framework": None} and report["gpus"] == [] and report["versions"] == {}
+
+
+def test_a_probe_whose_framework_sees_no_gpu_reads_nothing_again(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    node = Node()
+    report = core.probe(gpus_expected=2, runner=node, which=_which)
+    assert node.calls.count("dmesg") == 1 and node.calls.count("nvlink --status") == 1
+    assert report["verdict"] == PASS, report["checks"]
+    assert {c["name"]: c["verdict"] for c in report["checks"]}["framework"] == SKIP
+
+
+@pytest.mark.parametrize("argv,called,code", [
+    ([], {"gpus_expected": 0, "quick": True, "seconds": 300, "sharing": None}, 0),
+    (["--gpus", "8", "--full", "--seconds", "30.5", "--sharing", "mig"],
+     {"gpus_expected": 8, "quick": False, "seconds": 30.5, "sharing": "mig"}, 0),
+    (["--full", "--gpus"], {"gpus_expected": 0, "quick": False, "seconds": 300, "sharing": None}, 0),
+])
+def test_main_passes_its_options_to_the_probe_and_prints_one_report_line(argv, called, code, monkeypatch, capsys):
+    seen = {}
+
+    def probe(**kwargs):
+        seen.update(kwargs)
+        return {"verdict": WARN, "checks": []}
+    monkeypatch.setattr(core, "probe", probe)
+    assert core.main(argv) == code and seen == called
+    assert capsys.readouterr().out == core.report_line({"verdict": WARN, "checks": []}) + "\n"
+
+
+def test_main_exits_1_when_the_probe_fails(monkeypatch, capsys):
+    monkeypatch.setattr(core, "probe", lambda **kwargs: {"verdict": FAIL})
+    monkeypatch.setattr(core.sys, "argv", ["probe.py"])  # no options: sys.argv read
+    assert core.main() == 1 and core.find_report(capsys.readouterr().out) == {"verdict": FAIL}

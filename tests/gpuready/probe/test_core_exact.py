@@ -354,14 +354,15 @@ def test_nvlink_counters_that_rose_under_load_fail_with_the_rise():
 Q = """\
 ==============NVSMI LOG==============
 Driver Version                            : 535.183.01
-State                                     : Odd
+    Reset Required                        : Yes
 GPU 00000000:3b:00.0
     Product Name                          : NVIDIA H100 80GB HBM3
-    Clocks Event Reasons
-        State                             : Active
     Fabric
         State                             : In Progress
         Status                            : Failure
+    Another Section
+        State                             : Other
+        Status                            : Other
     GPU Reset Status
         Reset Required                    : No
         Drain and Reset Recommended       : Yes
@@ -378,6 +379,7 @@ GPU 00000000:86:00.0
 
 
 def test_nvidia_smi_q_gives_the_fabric_and_reset_status_per_bus():
+    """Only the Fabric section's State and Status, only under a GPU."""
     assert core.parse_q(Q) == {
         "0:3b:00": {"fabric.state": "In Progress", "fabric.status": "Failure",
                     "gpu_recovery_action": "Drain and Reset"},

@@ -93,6 +93,7 @@ class FakeTorch(types.ModuleType):
         return Tensor(self, device, (n,), dtype, pinned=pin_memory)
 
     def ones(self, n, device):
+        self.log.append(("ones", device, n))
         return Tensor(self, device, (n,), self.float32, value=1.0)
 
     def all_reduce(self, tensors):
@@ -184,6 +185,20 @@ def test_eight_gpus_without_nvswitch_figures_are_shown_not_judged(torch_with, na
                                                                      f"figure for 8 x {name}", required=False)
 
 
+def test_an_a100_pcie_node_has_no_nvswitch_figure_though_its_model_has(torch_with):
+    torch_with(["NVIDIA A100 80GB PCIe"] * 8, _costs(8))
+    _, checks = core.torch_checks(8, SMI_ROWS, runner=Smi(rows=load(8)), which=lambda n: n)
+    assert checks[-1] == check("nccl_all_reduce", PASS, 234.9, None, "bus bandwidth GB/s across 8 GPUs; no typical "
+                                                                     "figure for 8 x NVIDIA A100 80GB PCIe",
+                               required=False)
+
+
+def test_the_all_reduce_sums_a_quarter_gib_on_each_gpu(torch_with):
+    torch = torch_with([H100] * 2, _costs(2))
+    core.all_reduce_check(torch, 2, H100)
+    assert [e for e in torch.log if e[0] == "ones"] == [("ones", "cuda:0", 64 * 2**20), ("ones", "cuda:1", 64 * 2**20)]
+
+
 def test_an_all_reduce_with_wrong_sums_fails(torch_with):
     torch_with([H100] * 2, _costs(2), sums_right=False)
     _, checks = core.torch_checks(2, SMI_ROWS[:2], runner=Smi(rows=load(2)), which=lambda n: n)
@@ -237,3 +252,35 @@ def test_timed_work_counts_only_the_repetitions_after_three_to_warm_up(torch_wit
     assert [e[0] for e in torch.log] == ["randn"] + ["matmul"] * 3 + ["synchronize"] + ["matmul"] * 4 + [
         "synchronize"]
     assert torch.log[4] == torch.log[-1] == ("synchronize", 0)
+
+
+def test_the_sustained_tier_runs_burn_with_this_probe_and_its_tools(torch_with, monkeypatch):
+    from gpuready.probe import burn
+
+    torch = torch_with([H100] * 2, _costs(2))
+    calls = []
+    monkeypatch.setattr(burn, "burn", lambda *args: calls.append(args) or [check("burn", PASS)])
+    runner, which = Smi(), (lambda name: name)
+    assert core._burn(2, 30.0, runner, which) == [check("burn", PASS)]
+    assert calls == [(torch, 2, 30.0, core, runner, which)]
+
+
+def test_a_probe_shipped_without_burn_says_the_sustained_tier_cannot_run(torch_with, monkeypatch):
+    torch_with([H100], _costs(1))
+    monkeypatch.setitem(sys.modules, "gpuready.probe.burn", None)  # neither in the package nor beside the file
+    monkeypatch.setitem(sys.modules, "burn", None)
+    monkeypatch.delattr("gpuready.probe.burn", raising=False)
+    assert core._burn(1, 30.0, Smi(), lambda name: name) == [
+        check("burn", FAIL, detail="burn.py is not beside the probe: the sustained tier cannot run")]
+
+
+def test_a_probe_shipped_as_two_files_finds_burn_beside_it(torch_with, monkeypatch, tmp_path):
+    torch_with([H100], _costs(1))
+    (tmp_path / "burn.py").write_text("def burn(torch, count, seconds, probe, runner, which):\n"
+                                      "    return [{'name': 'beside', 'count': count}]\n")
+    monkeypatch.setitem(sys.modules, "gpuready.probe.burn", None)
+    monkeypatch.delattr("gpuready.probe.burn", raising=False)
+    monkeypatch.setitem(sys.modules, "burn", None)
+    monkeypatch.delitem(sys.modules, "burn")  # so that the import below is undone after the test
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert core._burn(3, 1.0, Smi(), lambda name: name) == [{"name": "beside", "count": 3}]

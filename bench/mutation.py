@@ -10,6 +10,7 @@ docs/mutation-testing.md, which records the last score and why each survivor is 
     python bench/mutation.py components/inputs.py              # one (or several) of them
     python bench/mutation.py --list                            # the modules and their tests
     python bench/mutation.py --jobs 1 gpuready/probe/core.py   # mutmut's parallel children (default 2)
+    python bench/mutation.py --keep DIR --again MODULE         # after adding tests: re-run what survived in DIR
 
 Prints, per module, killed / survived / timeout / other and the share killed, then the survivors' names (show one
 with ``mutmut show NAME`` in the scratch folder it names); ``--json FILE`` writes the same. Exit 1 when a module
@@ -137,17 +138,27 @@ def score(where: Path, module: str) -> dict:
             "untested": sorted(n for n, s in statuses.items() if s == "no tests")}
 
 
-def run(module: str, jobs: int, keep: Path | None) -> dict:
+def run(module: str, jobs: int, keep: Path | None, again: bool = False) -> dict:
+    """One module's mutation run in ``keep`` (a new scratch folder when None). ``again``: in the folder of an earlier
+    run, with the checkout's tests and code as they are now: the mutants of functions that changed are made and run
+    anew, then the earlier run's survivors and untested mutants are run again; the others' results stand (a test
+    added kills, it does not revive)."""
     where = Path(tempfile.mkdtemp(prefix="gpuready-mutation-")) if keep is None else keep
-    if keep is not None and where.exists():
+    earlier = score(where, module) if again else None
+    if keep is not None and where.exists() and not again:
         shutil.rmtree(where)
     where.mkdir(parents=True, exist_ok=True)
     stage(module, where)
     start = time.monotonic()
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)], cwd=where, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    (where / "mutmut-run.log").write_text(done.stdout)
+    runs = [[]] + ([earlier["survivors"] + earlier["untested"]] if earlier and (earlier["survivors"] or
+                                                                                 earlier["untested"]) else [])
+    log = ""
+    for names in runs:
+        done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *names],
+                              cwd=where, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        log += done.stdout
+    (where / "mutmut-run.log").write_text(log)
     try:
         result = score(where, module)
     except FileNotFoundError:
@@ -163,11 +174,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="mutmut's parallel children (default 2)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--keep", type=Path, help="lay the copy in this folder (replaced) instead of a new one")
+    parser.add_argument("--again", action="store_true",
+                        help="with --keep: re-run the last run's survivors and untested mutants there, with the "
+                             "tests as they are now (and the mutants of functions changed since)")
     parser.add_argument("--list", action="store_true", help="print the modules and their tests, run nothing")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         print(f"bench/mutation.py: unknown module {unknown[0]!r}: use one of {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    if args.again and not args.keep:
+        print("bench/mutation.py: --again needs --keep DIR, the folder of the run to continue", file=sys.stderr)
         return 2
     if args.list:
         for module, tests in MODULES.items():
@@ -176,7 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for module in args.modules or list(MODULES):
         keep = args.keep / module.replace("/", "_") if args.keep else None
-        result = run(module, args.jobs, keep)
+        if args.again and not (keep / "mutants" / (package_path(module) + ".meta")).exists():
+            print(f"bench/mutation.py: no earlier run of {module} in {keep}: run it without --again first",
+                  file=sys.stderr)
+            return 2
+        result = run(module, args.jobs, keep, args.again)
         results.append(result)
         counts = ", ".join(f"{n} {s}" for s, n in sorted(result["counts"].items()))
         share = "no mutant tested" if result["killed_share"] is None else f"{result['killed_share']:.1%}"

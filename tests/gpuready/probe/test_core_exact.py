@@ -252,7 +252,7 @@ def test_xids_parse_with_their_gpu_and_message():
 
 @pytest.mark.parametrize("address,bus", [
     ("00000000:3B:00.0", "0:3b:00"), ("0000:3b:00", "0:3b:00"), ("0001:0A:00.0", "1:0a:00"),
-    ("000A:0a:00.0", "10:0a:00"), ("3b:00.0", "0:3b:00"), ("3b:00", "0:3b:00"),
+    ("000A:0a:00.0", "10:0a:00"), ("0010:0a:00.0", "16:0a:00"), ("3b:00.0", "0:3b:00"), ("3b:00", "0:3b:00"),
 ])
 def test_bus_addresses_of_every_tool_compare_equal(address, bus):
     assert core._bus(address) == bus
@@ -854,3 +854,15 @@ def test_main_exits_1_when_the_probe_fails(monkeypatch, capsys):
     monkeypatch.setattr(core, "probe", lambda **kwargs: {"verdict": FAIL})
     monkeypatch.setattr(core.sys, "argv", ["probe.py"])  # no options: sys.argv read
     assert core.main() == 1 and core.find_report(capsys.readouterr().out) == {"verdict": FAIL}
+
+
+def test_a_driver_with_no_gpu_behind_it_fails_on_what_was_seen_not_on_a_promise(monkeypatch):
+    from .test_core_torch import Clock, FakeTorch, _costs
+
+    monkeypatch.setitem(sys.modules, "torch", FakeTorch([], _costs(0), Clock()))
+    node = Node(**{"--query-gpu": [""]})
+    report = core.probe(runner=node, which=_which)
+    by = {c["name"]: c for c in report["checks"]}
+    assert by["gpu_count"] == check("gpu_count", FAIL, 0, 1, "no GPU visible")
+    assert by["torch_device_count"]["measured"] == by["torch_device_count"]["expected"] == 0
+    assert report["verdict"] == FAIL and "nvlink --status" in node.calls

@@ -60,13 +60,14 @@ class FakeTorch(types.ModuleType):
 
     bfloat16, uint8, float32 = "bfloat16", "uint8", "float32"
 
-    def __init__(self, names, costs, clock, total_memory=80 * 2**30, sums_right=True, nccl=(2, 21, 5)):
+    def __init__(self, names, costs, clock, total_memory=80 * 2**30, sums_right=True, nccl=(2, 21, 5), cudnn=True,
+                 available=None):
         super().__init__("torch")
         self.__version__ = "2.9.1+cu128"
         self.names, self.costs, self.clock, self.sums_right = names, costs, clock, sums_right
         self.log = []
         self.version = types.SimpleNamespace(cuda="12.8")
-        self.backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(is_available=lambda: True,
+        self.backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(is_available=lambda: cudnn,
                                                                           version=lambda: 91002))
 
         def nccl_version():
@@ -75,7 +76,7 @@ class FakeTorch(types.ModuleType):
             return nccl
 
         self.cuda = types.SimpleNamespace(
-            is_available=lambda: bool(names), device_count=lambda: len(names),
+            is_available=lambda: bool(names) if available is None else available, device_count=lambda: len(names),
             get_device_properties=lambda i: types.SimpleNamespace(name=names[i], total_memory=total_memory),
             synchronize=lambda device=None: self.log.append(("synchronize", device)),
             nccl=types.SimpleNamespace(version=nccl_version, all_reduce=self.all_reduce))
@@ -284,3 +285,26 @@ def test_a_probe_shipped_as_two_files_finds_burn_beside_it(torch_with, monkeypat
     monkeypatch.delitem(sys.modules, "burn")  # so that the import below is undone after the test
     monkeypatch.syspath_prepend(str(tmp_path))
     assert core._burn(3, 1.0, Smi(), lambda name: name) == [{"name": "beside", "count": 3}]
+
+
+def test_a_build_whose_cuda_cannot_start_sees_no_gpu_though_nvml_counts_them(torch_with):
+    """``torch.cuda.device_count()`` counts through NVML; only ``is_available()`` says CUDA itself started."""
+    torch_with([H100] * 2, _costs(2), available=False, cudnn=False)
+    info, checks = core.torch_checks(2, SMI_ROWS[:2], runner=Smi(rows=load(2)), which=lambda n: n)
+    assert info["device_count"] == 0 and info["cudnn"] is None
+    assert checks == [check("torch_device_count", FAIL, 0, 2, "torch sees fewer GPUs than nvidia-smi or the stack "
+                                                               "promised")]
+
+
+@pytest.mark.parametrize("memory,tflops", [(80 * 2**30, 271.4), (40 * 2**30, 252.7)])
+def test_an_a100_named_without_its_memory_is_held_to_the_figures_of_its_memory(torch_with, memory, tflops):
+    torch_with(["NVIDIA A100-SXM4"], _costs(1), total_memory=memory)
+    _, checks = core.torch_checks(1, SMI_ROWS[:1], runner=Smi(rows=load(1)), which=lambda n: n)
+    assert checks[1]["name"] == "gpu0.bf16_matmul_tflops" and checks[1]["expected"] == tflops
+
+
+def test_each_gpus_timing_waits_for_that_gpu(torch_with):
+    torch = torch_with([H100] * 2, _costs(2))
+    core.torch_checks(2, SMI_ROWS[:2], runner=Smi(rows=load(2)), which=lambda n: n)
+    syncs = [entry[1] for entry in torch.log if entry[0] == "synchronize"]
+    assert syncs.count(0) == syncs.count(1) == 6  # before and after the timed runs of each of three figures

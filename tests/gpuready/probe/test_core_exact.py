@@ -546,10 +546,11 @@ def test_the_verdict_is_the_worst_required_failure_or_any_warning():
 
 def test_latest_snapshots_keep_each_gpus_last_in_first_seen_order():
     rows = [{"uuid": "a", "n": 1}, {"gpu_uuid": "b", "n": 1}, {"pci.bus_id": "c", "n": 1}, {"index": 4, "n": 1},
-            {"n": 1}, {"uuid": "a", "n": 2}, {"index": 4, "n": 2}, {"uuid": "a", "n": 3}]
+            {"n": 1}, {"uuid": "a", "n": 2}, {"index": 4, "n": 2}, {"gpu_uuid": "b", "n": 2}, {"n": 2},
+            {"pci.bus_id": "c", "n": 2}, {"uuid": "a", "n": 3}]
     latest, most = core.latest_snapshots(rows)
-    assert latest == [{"uuid": "a", "n": 3}, {"gpu_uuid": "b", "n": 1}, {"pci.bus_id": "c", "n": 1},
-                      {"index": 4, "n": 2}, {"n": 1}]
+    assert latest == [{"uuid": "a", "n": 3}, {"gpu_uuid": "b", "n": 2}, {"pci.bus_id": "c", "n": 2},
+                      {"index": 4, "n": 2}, {"n": 1}, {"n": 2}]  # a row naming no GPU is one of its own
     assert most == 3 and core.latest_snapshots([]) == ([], 0)
 
 
@@ -677,16 +678,19 @@ class Node:
            "pcie.link.width.current": "16", "pcie.link.width.max": "16", "pcie.link.gen.hostmax": "5",
            "clocks_event_reasons.active": "0x0000000000000001", "ecc.mode.current": "Enabled"}
 
-    def __init__(self, **answers):
+    def __init__(self, row=None, **answers):
+        row = {**self.ROW, **(row or {})}
         rows = "".join(", ".join(f"00000000:0{i}:00.0" if f == "pci.bus_id" else str(i) if f == "index" else
-                                 f"GPU-{i}" if f == "uuid" else self.ROW.get(f, "[N/A]") for f in core.QUERY_FIELDS)
+                                 f"GPU-{i}" if f == "uuid" else row.get(f, "[N/A]") for f in core.QUERY_FIELDS)
                        + "\n" for i in range(2))
         self.answers = {"--query-gpu": [rows], "": ["| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA "
                                                    "Version: 13.0 |"], "-q": [""], "nvlink --status": [""],
                         "nvlink --errorcounters": [""], "--query-compute-apps": [""], "dmesg": [""], **answers}
-        self.calls = []
+        self.calls, self.argvs = [], []
 
     def __call__(self, argv, capture_output, text, timeout):
+        assert argv[0] in ("/opt/bin/nvidia-smi", "/opt/bin/dmesg"), argv  # found by the probe's ``which``
+        self.argvs.append(argv)
         tool, args = argv[0].rsplit("/", 1)[-1], argv[1:]
         key = "dmesg" if tool == "dmesg" else (args[0].split("=")[0] if args and args[0].startswith("--query")
                                               else " ".join(args))
@@ -721,8 +725,17 @@ def test_node_state_reads_processes_links_kernel_log_and_q_where_the_query_lacks
                      "nvlink": core.parse_nvlink(LINKS + "\n" + _errors(1)),
                      "log": "NVRM: Xid (PCI:0000:01:00): 13, x\n", "log_why": None}
     assert node.calls == ["-q", "dmesg", "--query-compute-apps", "nvlink --status", "nvlink --errorcounters"]
+    assert node.argvs[2] == ["/opt/bin/nvidia-smi", "--query-compute-apps=pid,process_name,used_memory,gpu_uuid",
+                             "--format=csv"]
     _, again = core.node_state(rows, runner=node, which=_which, q=False)
     assert node.calls.count("-q") == 1 and again["log"] == state["log"]
+
+
+def test_what_a_failing_nvidia_smi_printed_is_not_read_as_the_node():
+    node = Node(**{"nvlink --status": [(3, LINKS, "")], "--query-compute-apps": [
+        (1, "pid, process_name, used_memory [MiB], gpu_uuid\n7, x, 5 MiB, GPU-1\n", "")]})
+    _, state = core.node_state([{"index": 0, "fabric.state": "Completed"}], runner=node, which=_which)
+    assert state["nvlink"] == {} and state["apps"] == []
 
 
 def test_node_state_asks_q_only_where_no_row_answers_the_fabric_or_recovery():
@@ -771,27 +784,12 @@ def test_without_dmesg_the_kernel_log_is_read_from_kmsg_to_its_end(tmp_path, mon
 
 
 def test_the_probe_reads_the_node_loads_it_and_fails_what_rose_under_its_load(monkeypatch):
-    from .test_core_torch import FakeTorch, _costs
-
-    clock = types.SimpleNamespace(now=0.0)
-    clock.perf_counter = lambda: clock.now
-    monkeypatch.setattr(core, "time", clock)
-    torch = FakeTorch(["NVIDIA H100 80GB HBM3"] * 2, _costs(2), clock)
-    monkeypatch.setitem(sys.modules, "torch", torch)
     for variable in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"):
         monkeypatch.delenv(variable, raising=False)
-    load = "".join(f"{i}, 100 %, 5, 5, 16, 16\n" for i in range(2))
-    node = Node(**{"-q": [FABRIC_Q.replace("In Progress", "Completed").replace("N/A", "Success")],
-                   "nvlink --status": [LINKS], "nvlink --errorcounters": [_errors(0), _errors(4)],
-                   "dmesg": ["", "NVRM: Xid (PCI:0000:01:00): 13, under load\n"]})
-    node.answers["--query-gpu"].append(load)
-    original = node.__call__
-
-    def runner(argv, **kwargs):  # the load's own query asks for LOAD_FIELDS only
-        if argv[1:2] == [f"--query-gpu={','.join(core.LOAD_FIELDS)}"]:
-            node.calls.append("load")
-            return subprocess.CompletedProcess(argv, 0, ",".join(core.LOAD_FIELDS) + "\n" + load, "")
-        return original(argv, **kwargs)
+    _, node, runner = _probe_node(monkeypatch, **{
+        "-q": [FABRIC_Q.replace("In Progress", "Completed").replace("N/A", "Success")],
+        "nvlink --status": [LINKS], "nvlink --errorcounters": [_errors(0), _errors(4)],
+        "dmesg": ["", "NVRM: Xid (PCI:0000:01:00): 13, under load\n"]})
 
     report = core.probe(gpus_expected=2, quick=False, seconds=0, runner=runner, which=_which, sharing="mps")
     names = [c["name"] for c in report["checks"]]
@@ -866,3 +864,46 @@ def test_a_driver_with_no_gpu_behind_it_fails_on_what_was_seen_not_on_a_promise(
     assert by["gpu_count"] == check("gpu_count", FAIL, 0, 1, "no GPU visible")
     assert by["torch_device_count"]["measured"] == by["torch_device_count"]["expected"] == 0
     assert report["verdict"] == FAIL and "nvlink --status" in node.calls
+
+
+def _probe_node(monkeypatch, names=("NVIDIA H100 80GB HBM3",) * 2, **node):
+    """A node of two H100s (:class:`Node`) and a PyTorch seeing ``names``, on a stand-in clock."""
+    from .test_core_torch import Clock, FakeTorch, _costs
+
+    torch = FakeTorch(list(names), _costs(len(names)), Clock())
+    monkeypatch.setattr(core, "time", torch.clock)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    node = Node(**node)
+    load = "".join(f"{i}, 100 %, 5, 5, 16, 16\n" for i in range(2))
+    original = node.__call__
+
+    def runner(argv, **kwargs):
+        if argv[1:2] == [f"--query-gpu={','.join(core.LOAD_FIELDS)}"]:  # the load's own query
+            node.calls.append("load")
+            return subprocess.CompletedProcess(argv, 0, ",".join(core.LOAD_FIELDS) + "\n" + load, "")
+        return original(argv, **kwargs)
+    return torch, node, runner
+
+
+@pytest.mark.parametrize("quick,seconds,burns", [(False, 30.0, True), (False, 0.5, True), (False, 0, False),
+                                                 (True, 30.0, False)])
+def test_the_sustained_tier_runs_on_the_full_probe_only_for_the_seconds_asked(monkeypatch, quick, seconds, burns):
+    from gpuready.probe import burn
+
+    torch, node, runner = _probe_node(monkeypatch)
+    calls = []
+    monkeypatch.setattr(burn, "burn", lambda *args: calls.append(args) or [check("burn_gpu0", FAIL, detail="hot")])
+    report = core.probe(quick=quick, seconds=seconds, runner=runner, which=_which)
+    names = [c["name"] for c in report["checks"]]
+    assert ("burn_gpu0" in names) is burns and names.count("burn_gpu0") <= 1
+    assert calls == ([(torch, 2, seconds, core, runner, _which)] if burns else [])
+    assert "gpu0.bf16_matmul_tflops" in names and (report["verdict"] == FAIL) is burns
+    size = 4096 if quick else 8192
+    assert ("randn", "cuda:0", (size, size), "bfloat16") in torch.log
+
+
+def test_the_probe_passes_how_gpus_are_shared_to_the_memory_check(monkeypatch):
+    _, _, runner = _probe_node(monkeypatch, row={"memory.used": "40000 MiB"})
+    by = {c["name"]: c for c in core.probe(runner=runner, which=_which, sharing="time-slicing")["checks"]}
+    assert by["gpu1.memory_in_use"]["verdict"] == WARN
+    assert by["gpu1.memory_in_use"]["detail"].endswith("; GPUs are shared (time-slicing)")

@@ -907,3 +907,14 @@ def test_the_probe_passes_how_gpus_are_shared_to_the_memory_check(monkeypatch):
     by = {c["name"]: c for c in core.probe(runner=runner, which=_which, sharing="time-slicing")["checks"]}
     assert by["gpu1.memory_in_use"]["verdict"] == WARN
     assert by["gpu1.memory_in_use"]["detail"].endswith("; GPUs are shared (time-slicing)")
+
+
+def test_memory_of_a_gpu_without_an_index_or_of_a_single_mib_is_still_judged():
+    assert core.memory_checks([{"memory.used": 0, "memory.total": 1}], []) == [
+        check("gpu?.memory_in_use", PASS, "0 of 1 MiB (0%)", "<= 5%")]
+
+
+def test_a_gpu_without_nvlink_does_not_hide_the_links_of_the_gpus_after_it():
+    state = {1: {"links": {0: 26.5}, "errors": {}}}
+    assert core.nvlink_checks([{"index": 0}, {"index": 1}], state) == [check("gpu1.nvlink", PASS, "1 links up",
+                                                                             "1 up")]

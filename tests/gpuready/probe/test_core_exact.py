@@ -918,3 +918,57 @@ def test_a_gpu_without_nvlink_does_not_hide_the_links_of_the_gpus_after_it():
     state = {1: {"links": {0: 26.5}, "errors": {}}}
     assert core.nvlink_checks([{"index": 0}, {"index": 1}], state) == [check("gpu1.nvlink", PASS, "1 links up",
                                                                              "1 up")]
+
+
+# --- analyse: what a capture or a probe's readings give ------------------------------------------------------------
+
+def _row(index, uuid, **more):
+    return {"index": index, "uuid": uuid, "driver_version": "580.159.04", **more}
+
+
+@pytest.mark.parametrize("rows,expected,gpu_count", [
+    ([_row(0, "a")], 2, check("gpu_count", FAIL, 1, 2, "fewer GPUs than the stack promised")),
+    ([_row(0, "a"), _row(0, "a")], 2, check("gpu_count", FAIL, 1, 2, "fewer GPUs than the stack promised; each GPU "
+                                                                      "judged on the latest of its 2 snapshots in the "
+                                                                      "capture")),
+    ([_row(0, "a"), _row(1, "b"), _row(0, "a")], 2, check(
+        "gpu_count", PASS, 2, 2, "each GPU judged on the latest of its 2 snapshots in the capture")),
+    ([_row(0, "a")], 0, check("gpu_count", PASS, 1, 1, "")),
+    ([], 0, check("gpu_count", FAIL, 0, 1, "no GPU visible")),
+    ([], 4, check("gpu_count", FAIL, 0, 4, "no GPU visible")),
+])
+def test_the_gpu_count_against_the_promise_says_how_snapshots_were_judged(rows, expected, gpu_count):
+    checks = core.analyse(rows, {}, gpus_expected=expected)
+    assert checks[:2] == [check("nvidia_driver", PASS, "580.159.04" if rows else None), gpu_count]
+
+
+def test_the_driver_version_from_the_table_else_from_the_first_row():
+    assert core.analyse([_row(0, "a", driver_version="1"), _row(1, "b", driver_version="2")], {})[0]["measured"] == "1"
+    assert core.analyse([_row(0, "a")], {"driver": "595.80"})[0]["measured"] == "595.80"
+    assert core.analyse([_row(0, "a")], {"driver": None})[0]["measured"] == "580.159.04"
+
+
+def test_a_driver_error_is_the_first_check_and_the_last_but_the_environments():
+    assert core.analyse([], {}, error="nvidia-smi not found", env={"NVIDIA_VISIBLE_DEVICES": "void"}) == [
+        check("nvidia_driver", FAIL, detail="nvidia-smi not found"),
+        check("nvidia_visible_devices", FAIL, "void", "all or device ids", "the container runtime mounted no GPU")]
+
+
+def test_analyse_reads_the_node_state_it_is_given_and_only_that():
+    rows = [_row(0, "a", **{"pci.bus_id": "00000000:3B:00.0", "memory.used": 50, "memory.total": 100})]
+    state = {"apps": [{"gpu": "a", "pid": 1, "name": "x", "used": 50}],
+             "nvlink": {0: {"links": {0: None, 1: 26.5}, "errors": {}}},
+             "log": "NVRM: Xid (PCI:0000:3b:00): 79, gone\n", "log_why": None}
+    names = [c["name"] for c in core.analyse(rows, {}, state=state, sharing="mps")]
+    assert names == ["nvidia_driver", "gpu_count", "gpu0.memory_in_use", "gpu0.nvlink", "gpu0.xid"]
+    by = {c["name"]: c for c in core.analyse(rows, {}, state=state, sharing="mps")}
+    assert by["gpu0.memory_in_use"]["verdict"] == WARN and by["gpu0.xid"]["verdict"] == FAIL
+    without_log = {k: v for k, v in state.items() if k not in ("log", "log_why")}
+    assert [c["name"] for c in core.analyse(rows, {}, state=without_log)][-1] == "gpu0.nvlink"
+    assert core.analyse(rows, {}, state={"log": None, "log_why": "no dmesg"})[-1] == check(
+        "xid", SKIP, detail="kernel log not readable here (no dmesg)", required=False)
+
+
+def test_an_xid_of_a_gpu_without_an_index_is_labelled_by_its_row():
+    assert core.xid_checks([{"pci.bus_id": "0000:3b:00.0"}], "NVRM: Xid (PCI:0000:3b:00): 31\n") == [
+        check("gpu?.xid", WARN, "31", "none", "application Xids since boot", required=False)]

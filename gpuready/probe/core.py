@@ -201,7 +201,7 @@ def run_nvidia_smi(fields=QUERY_FIELDS, runner=subprocess.run, which=shutil.whic
                      timeout=60)
         if out.returncode == 0:
             table = runner([binary], capture_output=True, text=True, timeout=60)
-            rows = parse_query_csv(out.stdout, fields)
+            rows = parse_query_csv(out.stdout)  # --format=csv: the header names the fields
             if any(row.get("mig.mode.current") == "Enabled" for row in rows):
                 listing = runner([binary, "-L"], capture_output=True, text=True, timeout=60)
                 rows = with_mig_devices(rows, parse_mig_devices(listing.stdout))
@@ -396,13 +396,16 @@ def read_kernel_log(runner=subprocess.run, which=shutil.which):
         return None, f"{why}; {KMSG}: {e.strerror}"
     chunks = []
     try:
-        while len(chunks) < 100_000:
-            chunks.append(os.read(fd, 8192).decode(errors="replace"))
+        while len(chunks) < 100_000:  # /dev/kmsg: a record (its own line) per read, EAGAIN past the last
+            chunk = os.read(fd, 8192)
+            if not chunk:  # the end of a file that is not /dev/kmsg
+                break
+            chunks.append(chunk.decode(errors="replace"))
     except OSError:  # EAGAIN: the end of the buffer
         pass
     finally:
         os.close(fd)
-    return "\n".join(chunks), None
+    return "".join(chunks), None
 
 
 def xid_checks(rows, log, why=None, before=None):
@@ -444,7 +447,7 @@ def parse_nvlink(text):
         counter = re.fullmatch(r"([A-Za-z][\w ]*?): (\d+)", rest)
         if speed or "inactive" in rest.lower():
             gpu["links"][n] = float(speed.group(1)) if speed else None
-        elif counter and re.search(r"error|replay|recover|crc", counter.group(1), re.I):
+        elif counter and re.search(r"error|replay|recover|crc", counter.group(1).lower()):
             gpu["errors"][(n, counter.group(1))] = int(counter.group(2))
     return gpus
 

@@ -19,13 +19,13 @@ from gpuready.probe.core import FAIL, PASS, SKIP, WARN, check
 
 
 def test_a_gpu_failing_every_query_check_says_each_fault_and_its_fix():
-    row = {"index": 3, "ecc.errors.uncorrected.volatile.total": 2, "remapped_rows.failure": "Yes",
+    row = {"index": 3, "ecc.errors.uncorrected.volatile.total": 1, "remapped_rows.failure": "Yes",
            "remapped_rows.pending": "Yes", "retired_pages.pending": "Yes",
            "clocks_event_reasons.active": 0x1 | 0x4 | 0x40, "pcie.link.gen.current": 4, "pcie.link.gen.max": 5,
            "pcie.link.width.current": 16, "pcie.link.width.max": 16, "utilization.gpu": 50,
            "temperature.gpu.tlimit": 4.5}
     assert core.gpu_checks(row) == [
-        check("gpu3.ecc_uncorrected", FAIL, 2, 0, "uncorrected ECC errors since the driver loaded: results may be "
+        check("gpu3.ecc_uncorrected", FAIL, 1, 0, "uncorrected ECC errors since the driver loaded: results may be "
                                                   "wrong"),
         check("gpu3.row_remap_failure", FAIL, "Yes", "No", "row remapping failed: replace the GPU"),
         check("gpu3.row_remap_pending", WARN, "Yes", "No", "a GPU reset is needed to remap rows"),
@@ -972,3 +972,48 @@ def test_analyse_reads_the_node_state_it_is_given_and_only_that():
 def test_an_xid_of_a_gpu_without_an_index_is_labelled_by_its_row():
     assert core.xid_checks([{"pci.bus_id": "0000:3b:00.0"}], "NVRM: Xid (PCI:0000:3b:00): 31\n") == [
         check("gpu?.xid", WARN, "31", "none", "application Xids since boot", required=False)]
+
+
+def test_compute_apps_without_a_memory_column_or_with_a_memory_nvidia_smi_cannot_read():
+    text = "pid, process_name, gpu_uuid\n5, a, GPU-x\n"
+    assert core.parse_apps(text) == [{"gpu": "GPU-x", "pid": 5, "name": "a", "used": None}]
+    text = "pid, process_name, used_gpu_memory [MiB], gpu_uuid\n5, a, unknown, GPU-x\n"
+    assert core.parse_apps(text) == [{"gpu": "GPU-x", "pid": 5, "name": "a", "used": None}]
+
+
+def test_a_stray_line_inside_the_compute_apps_csv_does_not_end_it():
+    text = APPS_CSV.splitlines()[0] + "\nWARNING: infoROM is corrupted at gpu 0000:3B:00.0\n5, kept, 1 MiB, GPU-x\n"
+    assert core.parse_apps(text) == [{"gpu": "GPU-x", "pid": 5, "name": "kept", "used": 1}]
+
+
+def test_a_kernel_log_tool_that_cannot_start_is_named_in_at_most_120_characters(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "KMSG", str(tmp_path / "kmsg"))
+
+    def runner(argv, **kwargs):
+        raise OSError("e" * 300)
+    assert core.read_kernel_log(runner=runner, which=_which) == (
+        None, f"{'e' * 120}; {tmp_path / 'kmsg'}: No such file or directory")
+
+
+def test_kmsg_read_whole_across_reads_with_bytes_that_are_not_utf8(tmp_path, monkeypatch):
+    """A record split across two reads stays one line; bytes that are not UTF-8 are replaced, not fatal."""
+    kmsg = tmp_path / "kmsg"
+    xid = b"NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n"
+    kmsg.write_bytes(b"x" * 8180 + b"\n" + b"\xff\xfe\n" + xid)
+    monkeypatch.setattr(core, "KMSG", str(kmsg))
+    text, why = core.read_kernel_log(runner=Node(), which=lambda name: None)
+    assert why is None and text.endswith("\n\ufffd\ufffd\n" + xid.decode())
+    assert core.parse_xids(text) == [("0:3b:00", 79, "pid=0, GPU has fallen off the bus.")]
+
+
+def test_kmsg_opened_without_waiting_for_a_writer(tmp_path, monkeypatch):
+    """/dev/kmsg is read without blocking: a reader that waited would hang the probe (a FIFO shows it here)."""
+    fifo = tmp_path / "kmsg"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(core, "KMSG", str(fifo))
+    assert core.read_kernel_log(runner=Node(), which=lambda name: None) == ("", None)
+
+
+def test_nvlink_counters_of_any_case_are_read():
+    text = "GPU 0: H100 (UUID: GPU-0)\n\t Link 3: crc errors: 4\n\t Link 3: data rx: 9\n"
+    assert core.parse_nvlink(text) == {0: {"links": {}, "errors": {(3, "crc errors"): 4}}}

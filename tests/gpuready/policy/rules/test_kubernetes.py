@@ -109,6 +109,10 @@ def test_an_operator_installing_what_the_node_image_ships_is_told_what_to_switch
     assert said(toolkit, "no-double-driver") == _twice("toolkit", "toolkit.enabled")
     off = {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
     assert said(violations(edited(eks, RELEASE, PLUGIN, _operator(off))), "no-double-driver") == []
+    # an image gpuready knows nothing of (a custom AMI) ships nothing it knows of
+    custom = edited(eks, NODE_GROUP, "eks-gpu", setting("amiType", "CUSTOM"))
+    assert said(violations(edited(custom, RELEASE, PLUGIN, _operator({}))), "no-double-driver") == [
+        *_twice("driver", "driver.enabled")[1:], *_twice("toolkit", "toolkit.enabled")[1:]]
 
 
 def test_a_pool_of_unknown_image_leaves_only_the_installing_releases_undecided(eks):

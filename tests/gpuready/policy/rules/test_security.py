@@ -99,6 +99,11 @@ def test_gpu_nodes_with_a_small_volume_are_told_where_it_comes_from(eks, batch):
     two = violations(edited(eks, LAUNCH_TEMPLATE, "eks-gpu", bigger_second))
     assert said(two, "gpu-root-volume-size")[0] == ("advisory", "eks-gpu", _small("launch template eks-gpu", 80))
 
+    # a launch template without volumes: EKS ignores the group's diskSize, the AMI's root volume it is
+    blank = edited(eks, LAUNCH_TEMPLATE, "eks-gpu", lambda inputs: {**inputs, "blockDeviceMappings": []})
+    assert said(violations(blank), "gpu-root-volume-size")[0] == (
+        "advisory", "eks-gpu", _small("the AMI's default root volume", 30))
+
     def own(inputs):
         del inputs["launchTemplate"]
         return inputs

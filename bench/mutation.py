@@ -45,20 +45,19 @@ one hanging mutant cost a minute."""
 PACKAGES = {"components": "gpuready_components", "stacks": "gpuready_stacks", "platforms": "gpuready_platforms"}
 """Folders that install under another name (pyproject.toml's ``package-dir``)."""
 
-_RULES_TESTS = ("tests/gpuready/policy/test_rules.py", "tests/gpuready/policy/test_config.py")
-
 MODULES = {
     "gpuready/probe/core.py": ("tests/gpuready/probe/test_core_exact.py", "tests/gpuready/probe/test_core_torch.py",
                                "tests/gpuready/probe/test_core.py",
                                "tests/gpuready/probe/test_node_state.py", "tests/gpuready/probe/test_capture_input.py"),
     "components/inputs.py": ("tests/components/test_inputs.py", "tests/components/eks_gpu/test_validation.py",
                              "tests/components/batch_gpu/test_validation.py"),
-    "gpuready/policy/rules/batch.py": _RULES_TESTS,
-    "gpuready/policy/rules/capacity.py": _RULES_TESTS,
-    "gpuready/policy/rules/kubernetes.py": _RULES_TESTS,
-    "gpuready/policy/rules/scaling.py": _RULES_TESTS,
-    "gpuready/policy/rules/security.py": _RULES_TESTS,
-    "gpuready/policy/rules/queues.py": ("tests/gpuready/policy/test_queue_rules.py",),
+    "gpuready/policy/rules/batch.py": ("tests/gpuready/policy/rules/test_batch.py",),
+    "gpuready/policy/rules/capacity.py": ("tests/gpuready/policy/rules/test_capacity.py",),
+    "gpuready/policy/rules/kubernetes.py": ("tests/gpuready/policy/rules/test_kubernetes.py",),
+    "gpuready/policy/rules/scaling.py": ("tests/gpuready/policy/rules/test_scaling.py",),
+    "gpuready/policy/rules/security.py": ("tests/gpuready/policy/rules/test_security.py",),
+    "gpuready/policy/rules/queues.py": ("tests/gpuready/policy/rules/test_queues.py",
+                                        "tests/gpuready/policy/test_queue_rules.py"),
     "components/platforms.py": ("tests/components/test_platforms.py", "tests/stacks/test_platforms.py",
                                 "tests/gpuready/smoke/test_dispatch.py", "tests/platforms", "tests/test_layers.py"),
     "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py"),

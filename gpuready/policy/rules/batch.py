@@ -91,12 +91,10 @@ gpu_job_fits = stack_rule(
     MANDATORY, _check_job_fits)
 
 def _multi_node_problems(queue) -> list[str]:
-    """Why ``queue`` cannot run a multi-node parallel job (empty: it can)."""
+    """Why ``queue``, a GPU queue (so one with a compute environment in the stack), cannot run a multi-node parallel
+    job (empty: it can)."""
     problems = []
-    environments = _environments(queue)
-    if not environments:
-        return [f"{queue.name} has no compute environment in the stack"]
-    for env in environments:
+    for env in _environments(queue):
         reader = facts(env)
         if reader.resource_type != "EC2":
             problems.append(f"{env.name} is {reader.resource_type} capacity (Batch runs multi-node jobs on EC2 "

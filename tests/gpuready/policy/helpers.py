@@ -92,3 +92,27 @@ def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optiona
 def broken(report: PolicyReport) -> set[tuple[str, str, str]]:
     """(rule, level, resource name or 'stack') of every violation."""
     return {(v.policy, v.level, v.resource or "stack") for v in report.violations}
+
+
+def edited(rendering: Rendering, type_: str, name: Optional[str] = None,
+           change: Optional[Callable[[dict], Optional[dict]]] = None) -> Rendering:
+    """A copy of ``rendering`` whose resources of ``type_`` (and ``name``) get the inputs ``change(inputs)`` returns
+    (a deep copy of theirs is passed), or are dropped when ``change`` is None or returns None: the stack as the engine
+    would receive it after that edit, without rendering it again."""
+    import copy
+    import dataclasses
+
+    resources = []
+    for resource in rendering.resources:
+        if resource.type == type_ and (name is None or resource.name == name):
+            inputs = change(copy.deepcopy(resource.inputs)) if change else None
+            if inputs is None:
+                continue
+            resource = dataclasses.replace(resource, inputs=inputs)
+        resources.append(resource)
+    return dataclasses.replace(rendering, resources=resources)
+
+
+def said(report: PolicyReport, rule: str) -> list[tuple[str, str, str]]:
+    """(level, resource name or 'stack', whole message) of each violation of ``rule``, in the order reported."""
+    return [(v.level, v.resource or "stack", v.message) for v in report.violations if v.policy == rule]

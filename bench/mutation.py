@@ -71,6 +71,8 @@ DESELECT = {
         "tests/platforms/test_gpu_vm.py::test_it_touches_nothing_outside_its_folder_and_its_one_registration",
         "tests/platforms/test_gpu_vm.py::test_installed_like_a_builtin_it_plans_from_its_entry_point_alone",
         "tests/platforms/test_gpu_vm.py::test_installed_like_a_builtin_the_component_package_serves_it"),
+    # the provider's tests in its own process (the same tests run on the same server in a thread, which mutmut sees)
+    "components/package.py": ("tests/provider/test_process.py::own_process",),
 }
 """Tests that cannot run on a mutated copy: mutmut's switch between mutants is code its copy imports, so the probe's
 file no longer runs with the standard library alone (what that test checks, of the real file); a scan of the whole

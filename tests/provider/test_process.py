@@ -77,10 +77,17 @@ def wire(value: Any) -> Any:
     return value
 
 
+@pytest.fixture(scope="module", params=[engine.provider, engine.provider_in_thread], ids=["own_process", "in_thread"])
+def start(request) -> Any:
+    """How the provider is started: in a process of its own, as the engine starts the plugin; then the same server in
+    a thread of the test's process, where a mutation test sees (and switches) the provider's code."""
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[Any, str, engine.Monitor]]:
-    """(provider stub, monitor address, monitor): one provider process and one monitor for the module."""
-    with engine.callbacks() as (address, monitor, _), engine.provider(address) as stub:
+def served(start) -> Iterator[tuple[Any, str, engine.Monitor]]:
+    """(provider stub, monitor address, monitor): one provider and one monitor for the module."""
+    with engine.callbacks() as (address, monitor, _), start(address) as stub:
         yield stub, address, monitor
 
 
@@ -200,10 +207,10 @@ def test_an_input_no_args_field_takes_is_refused_by_name(served):
     assert engine.input_errors(refused.value) == [("job.vcpu", "job.vcpu is not an input of GpuJobArgs")]
 
 
-def test_under_preview_construct_registers_the_same_resources_and_leaves_what_the_cloud_computes_unknown():
+def test_under_preview_construct_registers_the_same_resources_and_leaves_what_the_cloud_computes_unknown(start):
     """``pulumi preview``: the engine sends dryRun, the monitor answers no id or ARN; the provider still builds every
     component, and an output the cloud computes comes back unknown, not missing."""
-    with engine.callbacks(preview=True) as (address, monitor, _), engine.provider(address) as stub:
+    with engine.callbacks(preview=True) as (address, monitor, _), start(address) as stub:
         for token, args in CASES.items():
             name = f"v{len(monitor.records)}"
             before = len(monitor.records)
@@ -215,8 +222,8 @@ def test_under_preview_construct_registers_the_same_resources_and_leaves_what_th
     assert answered["state"]["releases"] == ["nvidia-device-plugin", "dcgm-exporter"]
 
 
-def test_under_preview_the_job_queue_arn_is_unknown_not_missing():
-    with engine.callbacks(preview=True) as (address, _, _), engine.provider(address) as stub:
+def test_under_preview_the_job_queue_arn_is_unknown_not_missing(start):
+    with engine.callbacks(preview=True) as (address, _, _), start(address) as stub:
         answered = engine.construct(stub, address, "gpuready:aws:BatchGpuEnvironment", "preview", wire(BATCH),
                                     preview=True)
     assert isinstance(answered["state"]["jobQueueArn"], Unknown)

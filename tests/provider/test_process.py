@@ -229,3 +229,53 @@ def test_under_preview_the_job_queue_arn_is_unknown_not_missing(start):
     assert isinstance(answered["state"]["jobQueueArn"], Unknown)
     assert answered["state"]["jobQueueName"] == "preview-gpu"
     assert answered["state"]["maxTotalGpus"] == check(BATCH).max_total_gpus  # plain facts, known at preview
+
+
+JOINED = EksGpuClusterArgs(subnet_ids=["subnet-aaaaaaaa"], autoscaler=AutoscalerArgs(mode="none"),
+                           existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="k"),
+                           node_group=GpuNodeGroupArgs(instance_types=["g6e.xlarge"]))
+
+
+@pytest.mark.parametrize(("token", "inputs", "path", "reason"), [
+    ("gpuready:aws:BatchGpuEnvironment", {**wire(BATCH), "job": "g6e.xlarge"}, "job",
+     "job must be an object, not 'g6e.xlarge'"),
+    ("gpuready:aws:BatchGpuEnvironment", {k: v for k, v in wire(BATCH).items() if k != "subnetIds"}, "subnetIds",
+     "Missing required input 'subnetIds' on 'BatchGpuEnvironmentArgs'"),
+    ("gpuready:aws:EksGpuCluster", {**wire(JOINED), "existingCluster": {"name": "prod"}}, "existingCluster.kubeconfig",
+     "Missing required input 'existingCluster.kubeconfig' on 'ExistingClusterArgs'"),
+], ids=["an object given as a string", "a required input left out", "a required field of an object left out"])
+def test_an_input_of_the_wrong_shape_or_missing_is_refused_on_its_path(served, token, inputs, path, reason):
+    """What a program whose language's SDK does not hold it back (YAML) can send: the engine's input error names the
+    property's path (dotted, as the schema names it) and says what is wrong."""
+    stub, address, _ = served
+    with pytest.raises(grpc.RpcError) as refused:
+        engine.construct(stub, address, token, "shape", inputs)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details() == reason
+    assert engine.input_errors(refused.value) == [(path, reason)]
+
+
+def test_a_type_the_package_does_not_serve_is_refused_by_name(served):
+    stub, address, monitor = served
+    before = len(monitor.records)
+    with pytest.raises(grpc.RpcError) as refused:
+        engine.construct(stub, address, "gpuready:aws:GpuCluster", "unserved", wire(BATCH))
+    assert "gpuready:aws:GpuCluster is not a component of the gpuready package" in refused.value.details()
+    assert len(monitor.records) == before
+
+
+def test_under_preview_an_args_object_sent_whole_as_an_unknown_value_is_refused_with_the_fix(start):
+    """``existingCluster: cluster.something`` whose value a first ``pulumi preview`` does not know: the component
+    must check the cluster's name at construction, so the provider refuses it on that property and says how to give
+    it instead."""
+    cluster = f"urn:pulumi:{engine.STACK}::{engine.PROJECT}::aws:eks/cluster:Cluster::made-elsewhere"
+    with engine.callbacks(preview=True) as (address, monitor, _), start(address) as stub:
+        with pytest.raises(grpc.RpcError) as refused:
+            engine.construct(stub, address, "gpuready:aws:EksGpuCluster", "unknown-cluster",
+                             {**wire(JOINED), "existingCluster": rpc.UNKNOWN}, preview=True,
+                             dependencies={"existingCluster": [cluster]})
+        assert monitor.records == []
+    reason = ("existingCluster must be known when the component is constructed: give its fields as values or outputs, "
+              "not the whole object as the output of an unknown value")
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert engine.input_errors(refused.value) == [("existingCluster", reason)]

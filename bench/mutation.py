@@ -59,7 +59,8 @@ MODULES = {
     "gpuready/policy/rules/queues.py": ("tests/gpuready/policy/test_queue_rules.py",),
     "components/platforms.py": ("tests/components/test_platforms.py", "tests/stacks/test_platforms.py",
                                 "tests/gpuready/smoke/test_dispatch.py", "tests/platforms", "tests/test_layers.py"),
-    "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py"),
+    "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py",
+                              "tests/components/test_package.py"),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

@@ -89,10 +89,16 @@ def registered():
         platforms.unregister(name)
 
 
+class Bare:
+    pass
+
+
 def test_a_platforms_own_args_are_served_as_its_resource_and_types(registered):
     registered(_lab(Served(lambda: Rig, RigArgs, "gpuready:lab:Rig", Contract("lab", ()),
-                           {(RigArgs, "tier"): Choice("Tier", lambda: TIERS)})))
+                           {(RigArgs, "tier"): Choice("Tier", lambda: TIERS)}),
+                    Served(lambda: Bare, Args, "gpuready:lab:Bare", Contract("lab", ()))))
     schema = package.schema()
+    assert schema["resources"]["gpuready:lab:Bare"]["description"] == ""  # a component without a docstring
     assert schema["resources"]["gpuready:lab:Rig"] == {
         "isComponent": True, "description": "A rig of GPUs in the lab.",
         "inputProperties": {
@@ -186,12 +192,16 @@ def test_unwrap_reads_an_annotation_as_written(hint, unwrapped):
     assert package.unwrap(hint) == unwrapped
 
 
-def test_an_input_error_says_its_reason():
+@pytest.mark.parametrize(("inputs", "path", "reason"), [
+    ({"subnetIds": ["subnet-aaaaaaaa"]}, "instanceTypes",
+     "Missing required input 'instanceTypes' on 'BatchGpuEnvironmentArgs'"),
+    (["g6e.xlarge"], "", "args must be an object, not ['g6e.xlarge']"),
+])
+def test_an_input_error_says_its_path_and_reason(inputs, path, reason):
     with pytest.raises(package.InputError) as refused:
-        package.to_args(BatchGpuEnvironmentArgs, {"subnetIds": ["subnet-aaaaaaaa"]})
-    assert str(refused.value) == refused.value.reason == \
-        "Missing required input 'instanceTypes' on 'BatchGpuEnvironmentArgs'"
-    assert refused.value.path == "instanceTypes"
+        package.to_args(BatchGpuEnvironmentArgs, inputs)
+    assert str(refused.value) == refused.value.reason == reason
+    assert refused.value.path == path
 
 
 def test_the_engines_inputs_become_the_args_their_annotations_say():

@@ -242,6 +242,8 @@ MADE_ELSEWHERE = f"urn:pulumi:{engine.STACK}::{engine.PROJECT}::aws:eks/cluster:
 @pytest.mark.parametrize(("token", "inputs", "path", "reason", "dependencies"), [
     ("gpuready:aws:BatchGpuEnvironment", {**wire(BATCH), "job": "g6e.xlarge"}, "job",
      "job must be an object, not 'g6e.xlarge'", None),
+    ("gpuready:aws:BatchGpuEnvironment", {**wire(BATCH), "teams": [{"name": "ml", "gpu": 4}]}, "teams[0].gpu",
+     "teams[0].gpu is not an input of TeamArgs", None),
     ("gpuready:aws:BatchGpuEnvironment", {k: v for k, v in wire(BATCH).items() if k != "subnetIds"}, "subnetIds",
      "Missing required input 'subnetIds' on 'BatchGpuEnvironmentArgs'", None),
     ("gpuready:aws:EksGpuCluster", {**wire(JOINED), "existingCluster": {"name": "prod"}}, "existingCluster.kubeconfig",
@@ -252,7 +254,7 @@ MADE_ELSEWHERE = f"urn:pulumi:{engine.STACK}::{engine.PROJECT}::aws:eks/cluster:
     ("gpuready:aws:EksGpuCluster", {**wire(JOINED), "autoscaler": {"mode": "sideways"}}, "autoscaler.mode",
      "autoscaler.mode (stack: gpuready:autoscaler) = 'sideways': not an autoscaler. Fix: use one of "
      "cluster-autoscaler, karpenter, auto-mode, none", None),
-], ids=["an object given as a string", "a required input left out", "a required field of an object left out",
+], ids=["an object given as a string", "a list item's misspelt field", "a required input left out", "a required field of an object left out",
         "a required field of an object sent whole with its resource left out",
         "a bad value the message names with its stack setting"])
 def test_an_input_of_the_wrong_shape_or_missing_is_refused_on_its_path(served, token, inputs, path, reason,

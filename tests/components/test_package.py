@@ -61,8 +61,14 @@ class RigArgs:
     """Labels."""
     sizes: tuple[int, ...] = ()
     """Sizes."""
-    pair: tuple[str, float] = ("A100", 80.0)
-    """A model and its memory."""
+    pair: tuple[str, int] = ("A100", 80)
+    """A model and its memory in GiB."""
+    ratio: float = 1.0
+    """A ratio."""
+    quotas: Mapping[str, int] = field(default_factory=dict)
+    """GPUs by team."""
+    nodes: Mapping[str, LinkArgs] = field(default_factory=dict)
+    """Links by name."""
     settings: Args = field(default_factory=Args)
     """Settings."""
 
@@ -112,7 +118,12 @@ def test_a_platforms_own_args_are_served_as_its_resource_and_types(registered):
             "sizes": {"type": "array", "items": {"type": "integer", "plain": True}, "plain": True,
                       "description": "Sizes."},
             "pair": {"type": "array", "items": {"$ref": "pulumi.json#/Any"}, "plain": True,
-                     "description": "A model and its memory."},
+                     "description": "A model and its memory in GiB."},
+            "ratio": {"type": "number", "plain": True, "description": "A ratio."},
+            "quotas": {"type": "object", "additionalProperties": {"type": "integer", "plain": True}, "plain": True,
+                       "description": "GPUs by team."},
+            "nodes": {"type": "object", "additionalProperties": {"$ref": "#/types/gpuready:lab:Link", "plain": True},
+                      "plain": True, "description": "Links by name."},
             "settings": {"$ref": "#/types/gpuready:lab:Args", "plain": True, "description": "Settings."}},
         "requiredInputs": ["name"], "properties": {}, "required": []}
     assert schema["types"]["gpuready:lab:Link"] == {
@@ -192,28 +203,40 @@ def test_unwrap_reads_an_annotation_as_written(hint, unwrapped):
     assert package.unwrap(hint) == unwrapped
 
 
-@pytest.mark.parametrize(("inputs", "path", "reason"), [
-    ({"subnetIds": ["subnet-aaaaaaaa"]}, "instanceTypes",
+@pytest.mark.parametrize(("args", "inputs", "path", "reason"), [
+    (BatchGpuEnvironmentArgs, {"subnetIds": ["subnet-aaaaaaaa"]}, "instanceTypes",
      "Missing required input 'instanceTypes' on 'BatchGpuEnvironmentArgs'"),
-    (["g6e.xlarge"], "", "args must be an object, not ['g6e.xlarge']"),
+    (BatchGpuEnvironmentArgs, ["g6e.xlarge"], "", "args must be an object, not ['g6e.xlarge']"),
+    (RigArgs, {"name": "r", "nodes": {"a": {"nam": "b"}}}, "nodes.a.nam", "nodes.a.nam is not an input of LinkArgs"),
+    (RigArgs, {"name": "r", "links": [{"name": "a"}, {"name": "b", "next": {}}]}, "links[1].next.name",
+     "Missing required input 'links[1].next.name' on 'LinkArgs'"),
 ])
-def test_an_input_error_says_its_path_and_reason(inputs, path, reason):
+def test_an_input_error_says_its_path_and_reason(args, inputs, path, reason):
     with pytest.raises(package.InputError) as refused:
-        package.to_args(BatchGpuEnvironmentArgs, inputs)
+        package.to_args(args, inputs)
     assert str(refused.value) == refused.value.reason == reason
     assert refused.value.path == path
 
 
 def test_the_engines_inputs_become_the_args_their_annotations_say():
-    """The wire carries every number as a float and lists for tuples: an int field gets an int, a tuple field a
-    tuple (of what its items' annotations say), a map its values; a field not sent keeps its default."""
+    """The wire carries every number as a float and lists for tuples: an int field gets an int (a float field keeps
+    its float), a tuple field a tuple (of what its items' annotations say), a map its values as their annotation
+    says; a field not sent keeps its default."""
     rig = package.to_args(RigArgs, {"name": "r", "size": 8.0, "links": [{"name": "a", "next": {"name": "b"}}],
                                     "labels": {"team": "ml"}, "sizes": [1.0, 2.0], "pair": ["H100", 80.0],
-                                    "settings": {"note": "n"}})
+                                    "ratio": 2.0, "quotas": {"ml": 4.0}, "settings": {"note": "n"}})
     assert rig == RigArgs(name="r", size=8, links=[LinkArgs("a", LinkArgs("b"))], labels={"team": "ml"},
-                          sizes=(1, 2), pair=("H100", 80.0), settings=Args("n"))
+                          sizes=(1, 2), pair=("H100", 80), ratio=2.0, quotas={"ml": 4}, settings=Args("n"))
     assert type(rig.size) is int and type(rig.sizes) is tuple and all(type(s) is int for s in rig.sizes)
-    assert type(rig.pair) is tuple and type(rig.links) is list
+    assert type(rig.pair) is tuple and type(rig.pair[1]) is int and type(rig.links) is list
+    assert type(rig.ratio) is float and type(rig.quotas["ml"]) is int
+
+
+@pytest.mark.parametrize("value", [["r"], {"first": "r"}, "8"], ids=["a list", "an object", "a number's digits"])
+def test_a_value_of_another_type_than_its_field_s_is_passed_as_sent(value):
+    """For the component's own check to refuse it, with the message a Python program gets."""
+    assert package.to_args(RigArgs, {"name": value}).name == value
+    assert package.to_args(RigArgs, {"name": "r", "size": value}).size == value
 
 
 @dataclass(frozen=True)

@@ -203,11 +203,20 @@ def test_unwrap_reads_an_annotation_as_written(hint, unwrapped):
     assert package.unwrap(hint) == unwrapped
 
 
+@dataclass(frozen=True)
+class NamedLinkArgs:
+    """A name and a link, as one fixed-length tuple."""
+
+    pair: tuple[str, LinkArgs]
+    """The name, then the link."""
+
+
 @pytest.mark.parametrize(("args", "inputs", "path", "reason"), [
     (BatchGpuEnvironmentArgs, {"subnetIds": ["subnet-aaaaaaaa"]}, "instanceTypes",
      "Missing required input 'instanceTypes' on 'BatchGpuEnvironmentArgs'"),
     (BatchGpuEnvironmentArgs, ["g6e.xlarge"], "", "args must be an object, not ['g6e.xlarge']"),
     (RigArgs, {"name": "r", "nodes": {"a": {"nam": "b"}}}, "nodes.a.nam", "nodes.a.nam is not an input of LinkArgs"),
+    (NamedLinkArgs, {"pair": ["a", {"nam": "b"}]}, "pair[1].nam", "pair[1].nam is not an input of LinkArgs"),
     (RigArgs, {"name": "r", "links": [{"name": "a"}, {"name": "b", "next": {}}]}, "links[1].next.name",
      "Missing required input 'links[1].next.name' on 'LinkArgs'"),
 ])

@@ -60,7 +60,8 @@ MODULES = {
                                         "tests/gpuready/policy/test_queue_rules.py"),
     "components/platforms.py": ("tests/components/test_platforms.py", "tests/stacks/test_platforms.py",
                                 "tests/gpuready/smoke/test_dispatch.py", "tests/platforms", "tests/test_layers.py"),
-    "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py"),
+    "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py",
+                              "tests/components/test_package.py"),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""
@@ -72,6 +73,8 @@ DESELECT = {
         "tests/platforms/test_gpu_vm.py::test_it_touches_nothing_outside_its_folder_and_its_one_registration",
         "tests/platforms/test_gpu_vm.py::test_installed_like_a_builtin_it_plans_from_its_entry_point_alone",
         "tests/platforms/test_gpu_vm.py::test_installed_like_a_builtin_the_component_package_serves_it"),
+    # the provider's tests in its own process (the same tests run on the same server in a thread, which mutmut sees)
+    "components/package.py": ("tests/provider/test_process.py::own_process",),
 }
 """Tests that cannot run on a mutated copy: mutmut's switch between mutants is code its copy imports, so the probe's
 file no longer runs with the standard library alone (what that test checks, of the real file); a scan of the whole

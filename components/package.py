@@ -322,7 +322,8 @@ def to_args(cls: type, inputs: Mapping[str, Any], path: str = "") -> Any:
     """An instance of dataclass ``cls`` from the schema-named ``inputs`` (nested types, lists and numbers as the
     annotations say: the wire carries every number as a float, and lists for tuples)."""
     if not isinstance(inputs, Mapping):
-        raise InputError(path, f"{path or 'args'} must be an object, not {inputs!r}")
+        where = path.removesuffix(".")  # a nested object's path ends in the dot its fields' names follow
+        raise InputError(where, f"{where or 'args'} must be an object, not {inputs!r}")
     hints = _hints(cls)
     by_name = {camel(f.name): f for f in dataclasses.fields(cls)}
     unknown = sorted(set(inputs) - set(by_name))

@@ -6,8 +6,10 @@ renders a program."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
+import threading
 from concurrent import futures
 from typing import Any, Callable, Iterator, Mapping, Optional
 
@@ -133,6 +135,46 @@ def provider(engine_address: str, env: Optional[dict[str, str]] = None) -> Itera
     in the plugin's folder, with ``env`` or this process's environment); yields a stub on the port it prints."""
     with plugin_channel([sys.executable, "-u", str(PLUGIN), engine_address], PLUGIN, "provider", env) as channel:
         yield provider_pb2_grpc.ResourceProviderStub(channel)
+
+
+@contextlib.contextmanager
+def provider_in_thread(engine_address: str) -> Iterator[provider_pb2_grpc.ResourceProviderStub]:
+    """The same server ``provider/__main__.py`` runs (Pulumi's ``ProviderServicer`` over a
+    :class:`~gpuready_components.package.GpureadyProvider`, on an asyncio gRPC server), in a thread of this process;
+    yields a stub on its port. The engine's calls take the same path as in the plugin's process, and what they run
+    is this process's ``gpuready_components.package``, which a mutation test can see and switch."""
+    from pulumi.provider.server import ProviderServicer
+    from pulumi.runtime._grpc_settings import _GRPC_CHANNEL_OPTIONS
+
+    from gpuready_components.package import GpureadyProvider
+
+    ready: futures.Future = futures.Future()
+
+    async def serve() -> None:
+        try:
+            server = grpc.aio.server(options=_GRPC_CHANNEL_OPTIONS)
+            provider_pb2_grpc.add_ResourceProviderServicer_to_server(
+                ProviderServicer(GpureadyProvider(), [engine_address], engine_address), server)
+            port = server.add_insecure_port("127.0.0.1:0")
+            await server.start()
+        except BaseException as e:  # noqa: BLE001 (the provider failed to start: the test sees why)
+            ready.set_exception(e)
+            return
+        done = asyncio.Event()
+        ready.set_result((port, asyncio.get_running_loop(), done))
+        await done.wait()
+        await server.stop(grace=None)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), name="provider", daemon=True)
+    thread.start()
+    port, loop, done = ready.result(timeout=120)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=30)
+            yield provider_pb2_grpc.ResourceProviderStub(channel)
+    finally:
+        loop.call_soon_threadsafe(done.set)
+        thread.join(timeout=30)
 
 
 def construct(stub: provider_pb2_grpc.ResourceProviderStub, monitor_address: str, token: str, name: str,

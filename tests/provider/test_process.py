@@ -26,7 +26,7 @@ from gpuready_components.batch_gpu import BatchGpuEnvironmentArgs, GpuJobArgs, M
 from gpuready_components.batch_gpu.validation import check
 from gpuready_components.eks_gpu import ClusterArgs as EksClusterArgs
 from gpuready_components.eks_gpu import AutoscalerArgs, EksGpuClusterArgs, ExistingClusterArgs
-from gpuready_components.eks_gpu import GpuNodeGroupArgs
+from gpuready_components.eks_gpu import GpuNodeGroupArgs, SystemNodeGroupArgs
 from gpuready_components.errors import ConfigError
 from gpuready_components.gke_gpu import ClusterArgs as GkeClusterArgs
 from gpuready_components.gke_gpu import GkeGpuClusterArgs, GpuNodePoolArgs
@@ -77,10 +77,17 @@ def wire(value: Any) -> Any:
     return value
 
 
+@pytest.fixture(scope="module", params=[engine.provider, engine.provider_in_thread], ids=["own_process", "in_thread"])
+def start(request) -> Any:
+    """How the provider is started: in a process of its own, as the engine starts the plugin; then the same server in
+    a thread of the test's process, where a mutation test sees (and switches) the provider's code."""
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[Any, str, engine.Monitor]]:
-    """(provider stub, monitor address, monitor): one provider process and one monitor for the module."""
-    with engine.callbacks() as (address, monitor, _), engine.provider(address) as stub:
+def served(start) -> Iterator[tuple[Any, str, engine.Monitor]]:
+    """(provider stub, monitor address, monitor): one provider and one monitor for the module."""
+    with engine.callbacks() as (address, monitor, _), start(address) as stub:
         yield stub, address, monitor
 
 
@@ -200,10 +207,10 @@ def test_an_input_no_args_field_takes_is_refused_by_name(served):
     assert engine.input_errors(refused.value) == [("job.vcpu", "job.vcpu is not an input of GpuJobArgs")]
 
 
-def test_under_preview_construct_registers_the_same_resources_and_leaves_what_the_cloud_computes_unknown():
+def test_under_preview_construct_registers_the_same_resources_and_leaves_what_the_cloud_computes_unknown(start):
     """``pulumi preview``: the engine sends dryRun, the monitor answers no id or ARN; the provider still builds every
     component, and an output the cloud computes comes back unknown, not missing."""
-    with engine.callbacks(preview=True) as (address, monitor, _), engine.provider(address) as stub:
+    with engine.callbacks(preview=True) as (address, monitor, _), start(address) as stub:
         for token, args in CASES.items():
             name = f"v{len(monitor.records)}"
             before = len(monitor.records)
@@ -215,10 +222,93 @@ def test_under_preview_construct_registers_the_same_resources_and_leaves_what_th
     assert answered["state"]["releases"] == ["nvidia-device-plugin", "dcgm-exporter"]
 
 
-def test_under_preview_the_job_queue_arn_is_unknown_not_missing():
-    with engine.callbacks(preview=True) as (address, _, _), engine.provider(address) as stub:
+def test_under_preview_the_job_queue_arn_is_unknown_not_missing(start):
+    with engine.callbacks(preview=True) as (address, _, _), start(address) as stub:
         answered = engine.construct(stub, address, "gpuready:aws:BatchGpuEnvironment", "preview", wire(BATCH),
                                     preview=True)
     assert isinstance(answered["state"]["jobQueueArn"], Unknown)
     assert answered["state"]["jobQueueName"] == "preview-gpu"
     assert answered["state"]["maxTotalGpus"] == check(BATCH).max_total_gpus  # plain facts, known at preview
+
+
+JOINED = EksGpuClusterArgs(subnet_ids=["subnet-aaaaaaaa"], autoscaler=AutoscalerArgs(mode="none"),
+                           existing_cluster=ExistingClusterArgs(name="prod", kubeconfig="k"),
+                           node_group=GpuNodeGroupArgs(instance_types=["g6e.xlarge"]))
+
+
+MADE_ELSEWHERE = f"urn:pulumi:{engine.STACK}::{engine.PROJECT}::aws:eks/cluster:Cluster::made-elsewhere"
+
+
+@pytest.mark.parametrize(("token", "inputs", "path", "reason", "dependencies"), [
+    ("gpuready:aws:BatchGpuEnvironment", {**wire(BATCH), "job": "g6e.xlarge"}, "job",
+     "job must be an object, not 'g6e.xlarge'", None),
+    ("gpuready:aws:BatchGpuEnvironment", {**wire(BATCH), "teams": [{"name": "ml", "gpu": 4}]}, "teams[0].gpu",
+     "teams[0].gpu is not an input of TeamArgs", None),
+    ("gpuready:aws:BatchGpuEnvironment", {k: v for k, v in wire(BATCH).items() if k != "subnetIds"}, "subnetIds",
+     "Missing required input 'subnetIds' on 'BatchGpuEnvironmentArgs'", None),
+    ("gpuready:aws:EksGpuCluster", {**wire(JOINED), "existingCluster": {"name": "prod"}}, "existingCluster.kubeconfig",
+     "Missing required input 'existingCluster.kubeconfig' on 'ExistingClusterArgs'", None),
+    ("gpuready:aws:EksGpuCluster", {**wire(JOINED), "existingCluster": {"name": "prod"}}, "existingCluster.kubeconfig",
+     "Missing required input 'existingCluster.kubeconfig' on 'ExistingClusterArgs'",
+     {"existingCluster": [MADE_ELSEWHERE]}),
+    ("gpuready:aws:EksGpuCluster", {**wire(JOINED), "autoscaler": {"mode": "sideways"}}, "autoscaler.mode",
+     "autoscaler.mode (stack: gpuready:autoscaler) = 'sideways': not an autoscaler. Fix: use one of "
+     "cluster-autoscaler, karpenter, auto-mode, none", None),
+], ids=["an object given as a string", "a list item's misspelt field", "a required input left out", "a required field of an object left out",
+        "a required field of an object sent whole with its resource left out",
+        "a bad value the message names with its stack setting"])
+def test_an_input_of_the_wrong_shape_or_missing_is_refused_on_its_path(served, token, inputs, path, reason,
+                                                                       dependencies):
+    """What a program whose language's SDK does not hold it back (YAML) can send: the engine's input error names the
+    property's path (dotted, as the schema names it, whatever else the message names) and says what is wrong."""
+    stub, address, _ = served
+    with pytest.raises(grpc.RpcError) as refused:
+        engine.construct(stub, address, token, "shape", inputs, dependencies=dependencies)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details() == reason
+    assert engine.input_errors(refused.value) == [(path, reason)]
+
+
+def test_a_type_the_package_does_not_serve_is_refused_by_name(served):
+    stub, address, monitor = served
+    with pytest.raises(grpc.RpcError) as refused:
+        engine.construct(stub, address, "gpuready:aws:GpuCluster", "unserved", wire(BATCH))
+    assert "gpuready:aws:GpuCluster is not a component of the gpuready package" in refused.value.details()
+    assert [r.urn for r in monitor.records if r.urn.endswith("::unserved")] == []
+
+
+def test_under_preview_an_args_object_sent_whole_as_an_unknown_value_is_refused_with_the_fix(start):
+    """``existingCluster: cluster.something`` whose value a first ``pulumi preview`` does not know: the component
+    must check the cluster's name at construction, so the provider refuses it on that property and says how to give
+    it instead."""
+    with engine.callbacks(preview=True) as (address, monitor, _), start(address) as stub:
+        with pytest.raises(grpc.RpcError) as refused:
+            engine.construct(stub, address, "gpuready:aws:EksGpuCluster", "unknown-cluster",
+                             {**wire(JOINED), "existingCluster": rpc.UNKNOWN}, preview=True,
+                             dependencies={"existingCluster": [MADE_ELSEWHERE]})
+        assert monitor.records == []
+    reason = ("existingCluster must be known when the component is constructed: give its fields as values or outputs, "
+              "not the whole object as the output of an unknown value")
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert engine.input_errors(refused.value) == [("existingCluster", reason)]
+
+
+def test_each_input_field_of_an_object_sent_whole_with_its_resource_keeps_the_dependency(served):
+    """``cluster: {secretsKmsKeyArn: key.arn, systemNodes: {...}}`` from an engine that sends no output values: the
+    key's ARN, a field after one left unset, still makes the cluster wait for the key, and the object's own nested
+    objects (the system node group's) are kept as given."""
+    stub, address, monitor = served
+    key = f"urn:pulumi:{engine.STACK}::{engine.PROJECT}::aws:kms/key:Key::secrets"
+    args = dataclasses.replace(CASES["gpuready:aws:EksGpuCluster"], cluster=EksClusterArgs(
+        secrets_kms_key_arn="arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        system_nodes=SystemNodeGroupArgs(instance_types=["m7i.xlarge"], size=3)))
+    before = len(monitor.records)
+    engine.construct(stub, address, "gpuready:aws:EksGpuCluster", "keyed", wire(args),
+                     dependencies={"cluster": [key]})
+    made = monitor.records[before:]
+    (cluster,) = [r for r in made if r.type == "aws:eks/cluster:Cluster"]
+    assert cluster.inputs["encryptionConfig"]["provider"]["keyArn"] == args.cluster.secrets_kms_key_arn
+    assert key in cluster.property_dependencies["encryptionConfig"]
+    (system,) = [r for r in made if r.type == "aws:eks/nodeGroup:NodeGroup" and r.inputs["instanceTypes"] ==
+                 ["m7i.xlarge"]]
+    assert system.inputs["scalingConfig"]["desiredSize"] == 3

@@ -430,6 +430,7 @@ def test_mig_devices_join_the_rows_whose_mode_is_on():
     ("595.80", "driver_version", "595.80"), ("12 GB", "x", "12 GB"), ("P0", "pstate", "P0"),
     ("[N/A]", "x", None), ("N/A", "x", None), ("", "x", None), ("[Some New Marker]", "x", None),
     (core.LOST, "memory.used", core.LOST), ("1" * 40, "x", float("1" * 40)), ("Enabled", "x", "Enabled"),
+    ("1" * 29, "x", int("1" * 29)), ("1" * 30, "x", float("1" * 30)),
 ])
 def test_a_query_cell_as_python(text, field, expected):
     got = core.value(text, field)
@@ -438,7 +439,8 @@ def test_a_query_cell_as_python(text, field, expected):
 
 @pytest.mark.parametrize("header,field", [
     ("memory.total [MiB]", "memory.total"), (" power.draw [W] ", "power.draw"), ("index", "index"),
-    ("odd [a]b]", "odd [a]b]"), ("name [x", "name [x"), ("x]", "x]"),
+    ("odd [a]b]", "odd [a]b]"), ("name [x", "name [x"), ("x]", "x]"), ("[MiB]", ""), ("x [a] [b]", "x [a]"),
+    ("x [a]]", "x [a]]"),
 ])
 def test_a_header_cell_without_its_unit(header, field):
     assert core._field(header) == field
@@ -850,8 +852,11 @@ def test_main_passes_its_options_to_the_probe_and_prints_one_report_line(argv, c
 
 def test_main_exits_1_when_the_probe_fails(monkeypatch, capsys):
     monkeypatch.setattr(core, "probe", lambda **kwargs: {"verdict": FAIL})
-    monkeypatch.setattr(core.sys, "argv", ["probe.py"])  # no options: sys.argv read
+    seen = {}
+    monkeypatch.setattr(core, "probe", lambda **kwargs: seen.update(kwargs) or {"verdict": FAIL})
+    monkeypatch.setattr(core.sys, "argv", ["probe.py", "--gpus", "2"])  # no argv given: the command line's
     assert core.main() == 1 and core.find_report(capsys.readouterr().out) == {"verdict": FAIL}
+    assert seen["gpus_expected"] == 2
 
 
 def test_a_driver_with_no_gpu_behind_it_fails_on_what_was_seen_not_on_a_promise(monkeypatch):
@@ -899,7 +904,8 @@ def test_the_sustained_tier_runs_on_the_full_probe_only_for_the_seconds_asked(mo
     assert calls == ([(torch, 2, seconds, core, runner, _which)] if burns else [])
     assert "gpu0.bf16_matmul_tflops" in names and (report["verdict"] == FAIL) is burns
     size = 4096 if quick else 8192
-    assert ("randn", "cuda:0", (size, size), "bfloat16") in torch.log
+    assert [e for e in torch.log if e[0] == "randn"][0] == ("randn", "cuda:0", (size, size), "bfloat16")
+    assert node.calls.count("-q") == 1  # read again after the load without -q: its rows are not used
 
 
 def test_the_probe_passes_how_gpus_are_shared_to_the_memory_check(monkeypatch):
@@ -1017,3 +1023,11 @@ def test_kmsg_opened_without_waiting_for_a_writer(tmp_path, monkeypatch):
 def test_nvlink_counters_of_any_case_are_read():
     text = "GPU 0: H100 (UUID: GPU-0)\n\t Link 3: crc errors: 4\n\t Link 3: data rx: 9\n"
     assert core.parse_nvlink(text) == {0: {"links": {}, "errors": {(3, "crc errors"): 4}}}
+
+
+def test_comment_prompt_and_unreadable_lines_of_a_capture_are_skipped_not_the_end():
+    text = ("index, name, memory.total [MiB]\n"
+            "# a, note, here\n  # an, indented, note\n$ echo a,b,c\n"
+            + "x" * 200_000 + ", y, z\n"  # past csv's field limit: no cell of nvidia-smi's
+            + "0, NVIDIA L4, 23034 MiB\n")
+    assert core.parse_query_csv(text) == [{"index": 0, "name": "NVIDIA L4", "memory.total": 23034}]

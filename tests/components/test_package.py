@@ -290,6 +290,10 @@ def test_an_args_object_sent_whole_as_one_output_gives_each_input_field_its_reso
         carried = [placement.network.subnet, placement.name]
         return placement.zone, [(await o.future(), await o.resources()) for o in carried], subnet
 
-    zone, carried, subnet = asyncio.run(read())
+    loop = asyncio.new_event_loop()  # not asyncio.run: it leaves the main thread no current loop for later tests
+    try:
+        zone, carried, subnet = loop.run_until_complete(read())
+    finally:
+        loop.close()
     assert zone is None
     assert carried == [("subnet-aaaaaaaa", {subnet}), ("rig", {subnet})]

@@ -45,8 +45,10 @@ def holding(needs: Needs, instances: Iterable[catalog.GpuInstanceType]) -> list[
 
 
 def largest(instances: Iterable[catalog.GpuInstanceType], count: int) -> list[catalog.GpuInstanceType]:
-    """The ``count`` biggest instance types (GPUs, then vCPUs, then memory): what to quote when a job fits none."""
-    return sorted(instances, key=lambda i: (i.gpus, i.vcpus, i.memory_mib), reverse=True)[:count]
+    """The ``count`` biggest distinct instance types (GPUs, then vCPUs, then memory): what to quote when a job fits
+    none (a type offered by several compute environments is quoted once)."""
+    distinct = {i.name: i for i in instances}.values()
+    return sorted(distinct, key=lambda i: (i.gpus, i.vcpus, i.memory_mib), reverse=True)[:count]
 
 
 def capacity(instance: catalog.GpuInstanceType) -> str:

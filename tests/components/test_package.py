@@ -7,8 +7,7 @@ back into those dataclasses."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Sequence, Union
 
 import pulumi
@@ -97,6 +96,17 @@ def registered():
 
 class Bare:
     pass
+
+
+def test_only_kubernetes_platforms_node_images_are_offered_to_the_gpu_software(registered):
+    """The NVIDIA layer installs on Kubernetes nodes: a platform that runs no Kubernetes nodes adds no node image to
+    its ``nodeImage`` enum, whatever images it describes."""
+    def images():
+        return {e["value"] for e in package.schema()["types"]["gpuready:k8s:NodeImage"]["enum"]}
+    before = images()
+    assert "eks/AL2023_x86_64_NVIDIA" in before
+    registered(replace(_lab(), node_images={"lab/gpu-vm": object()}))
+    assert images() == before
 
 
 def test_a_platforms_own_args_are_served_as_its_resource_and_types(registered):

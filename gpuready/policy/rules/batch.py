@@ -53,8 +53,9 @@ def _check_runnable_timeout(resources, config):
                                                "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY)")
         slow = [a for a in actions if int(a.get("maxTimeSeconds", 0)) > limit * 60]
         if slow:
-            yield queue, (f"cancels RUNNABLE jobs only after {int(max(a['maxTimeSeconds'] for a in slow)) // 60} "
-                          f"minutes, more than the {limit} allowed"), f"set maxTimeSeconds to {limit * 60} or less"
+            minutes = max(int(a["maxTimeSeconds"]) for a in slow) / 60
+            yield queue, (f"cancels RUNNABLE jobs only after {minutes:.4g} minutes, more than the {limit} allowed"), \
+                f"set maxTimeSeconds to {limit * 60} or less"
 
     yield from each(of_kind(resources, BatchJobQueue), check)
 

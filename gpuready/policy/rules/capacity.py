@@ -39,6 +39,11 @@ gpu_scale_to_zero = resource_rule(
     {"allow": {"type": "array", "items": {"type": "string"}, "default": []}})
 
 
+def _dollars(usd: float) -> str:
+    """``usd`` to the cent, or to its last digit when it has fractions of a cent (a cap of $22.318 is not $22.32)."""
+    return f"{usd:,.2f}" if round(usd, 2) == usd else f"{usd:,.6f}".rstrip("0")
+
+
 def _check_caps(resources, config):
     max_gpus, max_usd = config.get("maxGpus"), config.get("maxUsdPerHour")
     if max_gpus is None and max_usd is None:
@@ -46,7 +51,7 @@ def _check_caps(resources, config):
     found, unknown = known(of_kind(resources, *capacity_readers()), lambda r: facts(r).capacity())
     pools = [p for p in found if p]
     gpus = sum(p.max_gpus for p in pools)
-    usd = round(sum(p.max_usd_per_hour for p in pools), 2)
+    usd = round(sum(p.max_usd_per_hour for p in pools), 2)  # compared with the cap as shown: to the cent
     # Capacity whose size is unknown only adds: known capacity over a cap is a violation, under it undecided.
     at_least = "at least " if unknown else ""
     if max_gpus is not None and gpus > max_gpus:
@@ -56,7 +61,8 @@ def _check_caps(resources, config):
         yield unknown
     if max_usd is not None and usd > max_usd:
         yield None, (f"can cost {at_least}${usd:,.2f}/h on demand at full scale, more than the cap of "
-                     f"${max_usd:,.2f}/h"), "lower maxVcpus / max nodes, or raise maxUsdPerHour in the policy config"
+                     f"${_dollars(max_usd)}/h"), \
+            "lower maxVcpus / max nodes, or raise maxUsdPerHour in the policy config"
     elif max_usd is not None and unknown:
         yield unknown
 

@@ -28,6 +28,8 @@ def test_a_job_fits_when_gpus_vcpus_and_usable_memory_all_fit_one_instance():
 def test_largest_orders_by_gpus_then_vcpus_then_memory():
     rows = [_row(n) for n in ("g6.xlarge", "g6.12xlarge", "g6.2xlarge", "g6e.12xlarge")]
     assert [r.name for r in fit.largest(rows, 3)] == ["g6e.12xlarge", "g6.12xlarge", "g6.2xlarge"]
+    # a type that several compute environments offer is one offer, not two
+    assert [r.name for r in fit.largest(rows + rows, 3)] == ["g6e.12xlarge", "g6.12xlarge", "g6.2xlarge"]
 
 
 def test_validation_policy_and_smoke_diagnosis_agree_on_the_same_job():

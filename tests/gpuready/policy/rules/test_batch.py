@@ -190,3 +190,29 @@ def test_efa_devices_without_unlimited_memlock_are_told_how_many(multinode):
             "mandatory", GANG, f"{GANG}: passes EFA devices (32) without an unlimited memlock ulimit: libfabric cannot "
             "register memory and NCCL falls back to sockets or fails. Fix: add ulimits [{name: memlock, softLimit: "
             "-1, hardLimit: -1}] to the container")]
+
+
+def test_a_limit_passed_by_seconds_is_told_in_minutes_and_their_fraction(batch):
+    late = edited(batch, QUEUE, "gpu-gpu", _actions(("RUNNABLE", 3630, "CANCEL")))
+    assert said(violations(late, {"gpu-queue-runnable-timeout": {"maxRunnableMinutes": 60}}),
+                "gpu-queue-runnable-timeout") == [(
+        "mandatory", "gpu-gpu", "gpu-gpu: cancels RUNNABLE jobs only after 60.5 minutes, more than the 60 allowed. "
+        "Fix: set maxTimeSeconds to 3600 or less")]
+
+
+def test_each_node_range_of_a_gang_must_fit_not_only_the_first(multinode):
+    """Both compute environments offer p5.48xlarge: it is quoted once."""
+    def ranges(inputs):
+        nodes = json.loads(inputs["nodeProperties"])
+        first = nodes["nodeRangeProperties"][0]
+        first["targetNodes"] = "0"
+        second = json.loads(json.dumps(first))
+        second["targetNodes"] = "1:"
+        second["container"]["resourceRequirements"][0]["value"] = "16"
+        nodes["nodeRangeProperties"].append(second)
+        inputs["nodeProperties"] = json.dumps(nodes)
+        return inputs
+    assert said(violations(edited(multinode, JOBDEF, GANG, ranges)), "gpu-job-fits") == [(
+        "mandatory", GANG, f"{GANG}: asks for 16 GPU, 192 vCPU, 1992294 MiB, which no GPU compute environment in the "
+        "stack offers (largest: p5.48xlarge (8 GPU, 192 vCPU, 1992294 MiB usable)), so it sits in RUNNABLE forever. "
+        "Fix: ask for less, or add an instance type that holds it")]

@@ -41,8 +41,11 @@ def test_gpu_capacity_kept_running_is_told_how_much_unless_allowed(eks):
     ({"maxUsdPerHour": 1}, ["stack: can cost $22.32/h on demand at full scale, more than the cap of $1.00/h. "
                             f"{USD_FIX}"]),
     ({"maxGpus": 20, "maxUsdPerHour": 22.32}, []),  # at the caps (the cost as shown, to the cent)
+    # a cap with fractions of a cent: the cost, to the cent, is over it, and the cap is shown as given
+    ({"maxUsdPerHour": 22.318}, ["stack: can cost $22.32/h on demand at full scale, more than the cap of $22.318/h. "
+                                 f"{USD_FIX}"]),
     ({}, []),
-], ids=["both over", "GPUs only", "dollars only", "at the caps", "no caps"])
+], ids=["both over", "GPUs only", "dollars only", "at the caps", "a cap in fractions of a cent", "no caps"])
 def test_capacity_over_a_cap_is_told_with_both_figures(eks, caps, said_over):
     report = violations(eks, {"gpu-capacity-caps": caps} if caps else None)
     assert said(report, "gpu-capacity-caps") == [("mandatory", "stack", m) for m in said_over]

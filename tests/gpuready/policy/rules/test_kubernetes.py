@@ -162,3 +162,19 @@ def test_gkes_managed_dcgm_counts_as_metrics():
     unmanaged = edited(gke, "gcp:container/cluster:Cluster", change=lambda i: {**i, "monitoringConfig": {
         "enableComponents": ["SYSTEM_COMPONENTS"]}})
     assert said(violations(unmanaged), "gpu-metrics") == [BLIND]
+
+
+def test_a_release_that_sets_no_tolerations_is_judged_on_its_pinned_charts_defaults(eks):
+    def unset(inputs):
+        inputs["values"].pop("tolerations")
+        return inputs
+    # the device plugin chart's own tolerations take nvidia.com/gpu (any value) on every daemonset it runs
+    assert said(violations(edited(eks, RELEASE, PLUGIN, unset)), "gpu-taint-tolerated") == []
+    # the DCGM exporter chart's tolerate only the control plane: without ours it never runs on a GPU node
+    assert said(violations(edited(eks, RELEASE, DCGM, unset)), "gpu-taint-tolerated") == [
+        _untolerated(DCGM, "dcgm-exporter", "tolerations", ("nvidia.com/gpu", "true", "NoSchedule"), pool)
+        for pool in ("eks-gpu", "eks-gpu-4x")]
+
+
+def test_the_dcgm_exporter_release_is_the_gpu_metrics_the_rule_asks_for(eks):
+    assert said(violations(eks), "gpu-metrics") == []

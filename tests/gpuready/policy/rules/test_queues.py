@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpuready.plan.render import run
+from gpuready.resources import aws
 from tests.gpuready.queue_programs import program
 
 from ..helpers import edited, said, violations
@@ -118,6 +119,14 @@ def test_a_pool_no_queue_reaches_is_told_the_label_that_would_select_it(queues):
         "back jobs that name no queue). Fix: give a ClusterQueue nvidia.com/gpu quota on a ResourceFlavor whose "
         "nodeLabels its nodes carry (eks.amazonaws.com/nodegroup: <its name>), or add gpu-l40s to this rule's allow "
         "list")]
+    # a platform whose nodes carry no label naming their pool (a plug-in's may not): the flavors that select by that
+    # label select nothing, and the fix names no label
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(aws.EksNodeGroup, "NAME_LABEL", "")
+        report = violations(edited(queues, CLUSTER_QUEUE, "inference", _spec(no_l40s)))
+    assert [(name, message.partition(". Fix: ")[2]) for _, name, message in said(report, "gpu-pool-queued")] == [
+        (pool, "give a ClusterQueue nvidia.com/gpu quota on a ResourceFlavor whose nodeLabels its nodes carry, or add "
+               f"{pool} to this rule's allow list") for pool in ("gpu-l4", "gpu-l40s")]
 
 
 def _quota(flavor, gpus):

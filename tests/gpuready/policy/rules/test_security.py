@@ -64,6 +64,12 @@ def test_a_gpu_launch_template_whose_containers_reach_the_metadata_is_told_its_h
     assert said(report, "launch-template-imdsv2") == []
 
 
+def test_a_batch_compute_environments_launch_template_is_held_to_the_same_hop_limit(batch):
+    assert said(violations(batch), "imds-hop-limit") == []
+    report = violations(edited(batch, LAUNCH_TEMPLATE, "gpu-gpu", _metadata(httpPutResponseHopLimit=2)))
+    assert said(report, "imds-hop-limit") == [("mandatory", "gpu-gpu", _hops("2").replace("eks-gpu:", "gpu-gpu:"))]
+
+
 def test_an_unencrypted_volume_is_told_by_its_device(eks):
     def plain(inputs):
         first = inputs["blockDeviceMappings"][0]

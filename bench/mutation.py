@@ -165,6 +165,8 @@ def run(module: str, jobs: int, keep: Path | None, again: bool = False) -> dict:
         shutil.rmtree(where)
     where.mkdir(parents=True, exist_ok=True)
     stage(module, where)
+    if again:  # mutmut maps new tests to the functions they reach, not old tests to new functions: map them all anew
+        (where / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     start = time.monotonic()
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     runs = [[]] + ([earlier["survivors"] + earlier["untested"]] if earlier and (earlier["survivors"] or

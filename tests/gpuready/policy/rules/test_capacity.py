@@ -38,8 +38,8 @@ def test_gpu_capacity_kept_running_is_told_how_much_unless_allowed(eks):
                                                "stack: can cost $22.32/h on demand at full scale, more than the cap of "
                                                f"$22.31/h. {USD_FIX}"]),
     ({"maxGpus": 19}, [f"stack: can run 20 GPUs at once, more than the cap of 19. {GPUS_FIX}"]),
-    ({"maxUsdPerHour": 1}, ["stack: can cost $22.32/h on demand at full scale, more than the cap of $1.00/h. "
-                            f"{USD_FIX}"]),
+    ({"maxUsdPerHour": 1.5}, ["stack: can cost $22.32/h on demand at full scale, more than the cap of $1.50/h. "
+                              f"{USD_FIX}"]),
     ({"maxGpus": 20, "maxUsdPerHour": 22.32}, []),  # at the caps (the cost as shown, to the cent)
     # a cap with fractions of a cent: the cost, to the cent, is over it, and the cap is shown as given
     ({"maxUsdPerHour": 22.318}, ["stack: can cost $22.32/h on demand at full scale, more than the cap of $22.318/h. "

@@ -17,7 +17,7 @@ import requests
 
 from gpuready.plan import render as render_module
 from gpuready.plan.render import mock_id, run
-from gpuready_components import aws_instances
+from gpuready_components import aws_instances, inputs
 from gpuready_components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, GpuAgentPoolArgs
 from gpuready_components.aks_gpu import ClusterArgs as AksClusterArgs
 from gpuready_components.aks_gpu import facts as aks_facts
@@ -477,3 +477,22 @@ def test_subnets_that_resolve_to_the_same_id_create_no_compute_environment(monke
         _run(program)
     registered = {r.type for r in monitors[-1].records}
     assert SUBNET in registered and CE not in registered
+
+
+@pytest.mark.parametrize("fate", ["failed", "cancelled"])
+def test_an_input_whose_resource_failed_upstream_is_left_to_pulumi_not_raised_by_the_component(fate):
+    """The engine reports the failure of the resource an input comes from; the component neither raises it as its own
+    error at construction nor takes the input as known."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        future = loop.create_future()
+        future.set_exception(RuntimeError("the VPC failed")) if fate == "failed" else future.cancel()
+        output = pulumi.Output._from_data(future)
+        assert inputs.settled(output) is inputs.NOT_YET
+        assert inputs.settled([output, "subnet-aaaaaaaa"]) is inputs.NOT_YET
+        if fate == "failed":
+            assert str(future.exception()) == "the VPC failed"  # retrieved: no warning at exit
+    finally:
+        loop.close()

@@ -485,14 +485,13 @@ def test_an_input_whose_resource_failed_upstream_is_left_to_pulumi_not_raised_by
     error at construction nor takes the input as known."""
     import asyncio
 
-    loop = asyncio.new_event_loop()
+    future = asyncio.get_event_loop().create_future()  # the loop Pulumi's runtime uses in these tests
+    future.set_exception(RuntimeError("the VPC failed")) if fate == "failed" else future.cancel()
+    output = pulumi.Output._from_data(future)
     try:
-        future = loop.create_future()
-        future.set_exception(RuntimeError("the VPC failed")) if fate == "failed" else future.cancel()
-        output = pulumi.Output._from_data(future)
         assert inputs.settled(output) is inputs.NOT_YET
         assert inputs.settled([output, "subnet-aaaaaaaa"]) is inputs.NOT_YET
-        if fate == "failed":
-            assert str(future.exception()) == "the VPC failed"  # retrieved: no warning at exit
-    finally:
-        loop.close()
+    finally:  # Pulumi keeps a failed output to report at the program's end; this test is no program
+        output._untrack()
+        if not future.cancelled():
+            future.exception()  # retrieved: no "never retrieved" warning

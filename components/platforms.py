@@ -18,6 +18,7 @@ This module imports nothing of gpuready's: the platforms' own modules import it.
 from __future__ import annotations
 
 import importlib.metadata
+import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, Callable, Iterator, Mapping, Optional
@@ -118,15 +119,27 @@ class Registry:
         self._platforms: dict[str, Platform] = {}
         self._derived: dict[str, Any] = {}
         self._loaded = False
+        self._entered = False
+        self._loading = threading.RLock()
+        """Held while the entry points load: a look-up from another thread (the gRPC threads of a provider or an
+        engine) waits for all of them; the loading thread's own look-ups come back in and see those loaded so far."""
 
     def _load(self) -> dict[str, Platform]:
-        if not self._loaded:
-            self._loaded = True  # first: a plugin module that looks a platform up while it loads sees the others
-            for entry in sorted(importlib.metadata.entry_points(group=self._group), key=lambda e: e.name):
-                platform = entry.load()
-                if not isinstance(platform, Platform):
-                    raise TypeError(f"entry point {entry.name} = {entry.value} ({self._group}) is not a Platform")
-                self.register(platform)
+        if self._loaded:
+            return self._platforms
+        with self._loading:
+            if self._loaded or self._entered:
+                return self._platforms
+            self._entered = True  # a plugin module that looks a platform up while it loads sees the others
+            try:
+                for entry in sorted(importlib.metadata.entry_points(group=self._group), key=lambda e: e.name):
+                    platform = entry.load()
+                    if not isinstance(platform, Platform):
+                        raise TypeError(f"entry point {entry.name} = {entry.value} ({self._group}) is not a "
+                                        "Platform")
+                    self.register(platform)
+            finally:
+                self._loaded = True
         return self._platforms
 
     def register(self, platform: Platform) -> Platform:

@@ -105,7 +105,7 @@ def test_only_kubernetes_platforms_node_images_are_offered_to_the_gpu_software(r
         return {e["value"] for e in package.schema()["types"]["gpuready:k8s:NodeImage"]["enum"]}
     before = images()
     assert "eks/AL2023_x86_64_NVIDIA" in before
-    registered(replace(_lab(), node_images={"lab/gpu-vm": object()}))
+    registered(replace(_lab(), node_images={"lab/rig": object()}))
     assert images() == before
 
 

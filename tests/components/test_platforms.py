@@ -78,6 +78,24 @@ def test_a_registry_reads_its_own_group_by_name_and_nothing_else(tmp_path, monke
     assert platforms.Registry("gpuready.no-such-group").all() == ()
 
 
+def test_a_look_up_from_another_thread_while_the_entry_points_load_waits_for_them(tmp_path, monkeypatch):
+    """A provider's or engine's gRPC threads may look a platform up at the same moment: none sees a half-loaded
+    registry (an offline id then came out as ``vpc-id``, not EC2's shape, and the component refused it)."""
+    import threading
+    import time
+
+    (tmp_path / "slow_platform.py").write_text("import time\ntime.sleep(0.5)\n"
+                                               "from gpuready_platforms.aks import PLATFORM\n")
+    _installed(tmp_path, monkeypatch, "gpuready.test-slow", {"slow": "slow_platform:PLATFORM"})
+    registry, seen = platforms.Registry("gpuready.test-slow"), {}
+    first = threading.Thread(target=lambda: seen.setdefault("first", registry.all()))
+    first.start()
+    time.sleep(0.1)  # the first thread is importing the slow module
+    seen["second"] = registry.all()
+    first.join()
+    assert [p.name for p in seen["second"]] == [p.name for p in seen["first"]] == ["aks"]
+
+
 def test_an_entry_point_that_is_not_a_platform_is_refused_naming_it(tmp_path, monkeypatch):
     _installed(tmp_path, monkeypatch, "gpuready.test-bad", {"odd": "gpuready_components.platforms:SINGLE"})
     with pytest.raises(TypeError, match=r"^entry point odd = gpuready_components.platforms:SINGLE "

@@ -5,6 +5,7 @@ with gpuready installed) rewrites them; ``python docs/gen_reference.py --check``
 - ``reference/cli.md``: every command and option, from ``gpuready.cli``'s argparse parser
 - ``reference/policy-rules.md``: every policy rule with its enforcement level, from ``gpuready.policy.rules``
 - ``reference/checks.md``: every readiness check of the probe, from ``gpuready.probe.checks``
+- ``reference/gpu-alerts.md``: every GPU health alert, from ``gpuready_components.k8s_gpu.health``
 
 ``tests/docs/test_reference.py`` regenerates them in memory and fails when a checked-in page differs.
 """
@@ -144,10 +145,30 @@ def readiness_checks() -> str:
     return "".join(parts)
 
 
+def gpu_alerts() -> str:
+    from gpuready_components.k8s_gpu import health
+
+    parts = [HEADER, "# GPU alert reference\n\n",
+             "The GPU health alerts gpuready gives the Prometheus Operator (`gpuready:prometheusOperator: true`: a "
+             "`PrometheusRule` named `gpuready-gpu-health` beside the DCGM exporter), from "
+             "`components/k8s_gpu/health.py`: each with the probe checks that judge the same failure on a node, the "
+             "DCGM fields it reads (the exporter is given the chart's own metric list and these), and what to do. "
+             "Each is tested with `promtool test rules` on series that must fire it and series that must not "
+             "(`tests/components/k8s_gpu/test_health.py`). Alerts read the exporter's labels (`Hostname` is the "
+             "node); `GpuMissing` also reads kube-state-metrics' `kube_node_status_capacity` and is left out with "
+             "MIG. See [GPU health](../health.md).\n\n",
+             "| alert | severity | fires after | probe checks | DCGM fields | what to do |\n|---|---|---|---|---|---|\n"]
+    parts += [f"| `{s.alert}` | {s.severity} | {s.for_ if s.for_ != '0m' else 'at once'} | "
+              f"{', '.join(f'`{c}`' for c in s.probe) or '-'} | {', '.join(f'`{f}`' for f in s.fields) or '`up`'} | "
+              f"{_cell(s.action)} |\n" for s in health.SIGNALS]
+    return "".join(parts)
+
+
 def pages() -> dict[str, str]:
     """Path under ``docs/`` -> the page the code gives now."""
     return {"reference/configuration.md": configuration(), "reference/cli.md": cli(),
-            "reference/policy-rules.md": policy_rules(), "reference/checks.md": readiness_checks()}
+            "reference/policy-rules.md": policy_rules(), "reference/checks.md": readiness_checks(),
+            "reference/gpu-alerts.md": gpu_alerts()}
 
 
 def main(argv: list[str]) -> int:

@@ -35,8 +35,12 @@ SOFTWARE = (
             "there (named in the `metaflowProfile` output)", ("software.job_namespace",), GpuSoftwareOptions),
     Setting("jobServiceAccount", str, "the service account created for GPU jobs (no permissions of its own)",
             ("software.job_service_account",), GpuSoftwareOptions),
-    Setting("prometheusOperator", bool, "create a ServiceMonitor for the DCGM exporter; needs the Prometheus "
-            "Operator's CRDs in the cluster", ("software.prometheus_operator",), GpuSoftwareOptions),
+    Setting("prometheusOperator", bool, "create a ServiceMonitor for the DCGM exporter and a PrometheusRule of GPU "
+            "health alerts; needs the Prometheus Operator's CRDs in the cluster", ("software.prometheus_operator",),
+            GpuSoftwareOptions),
+    Setting("prometheusLabels", dict, "labels the Prometheus picks the ServiceMonitor and PrometheusRule by "
+            "(kube-prometheus-stack: `release: <its release name>`) (map)", ("software.prometheus_labels",),
+            GpuSoftwareOptions),
 )
 """The keys of the NVIDIA software, the same on every Kubernetes platform."""
 

@@ -89,8 +89,12 @@ class GpuSoftwareOptions:
     """Run NVIDIA's DCGM exporter on GPU nodes: utilisation, memory, temperature, power and XID errors on :9400.
     Default: on (GKE: off when its managed DCGM metrics are on)."""
     prometheus_operator: bool = False
-    """Create a ServiceMonitor for the DCGM exporter. Only when the Prometheus Operator's CRDs are in the cluster:
+    """Create a ServiceMonitor for the DCGM exporter and a PrometheusRule of GPU health alerts
+    (:mod:`~gpuready_components.k8s_gpu.health`). Only when the Prometheus Operator's CRDs are in the cluster:
     without them the release fails."""
+    prometheus_labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels for the ServiceMonitor and the PrometheusRule, as the Prometheus's ``serviceMonitorSelector`` and
+    ``ruleSelector`` pick them (kube-prometheus-stack: ``release: <its release name>``)."""
     burn_in: Optional[BurnInArgs] = None
     """Admit new GPU nodes only after a burn-in (the platform component adds the taint to the GPU pools)."""
     namespace: str = facts.NAMESPACE

@@ -83,6 +83,12 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                 cleanup_on_fail=True,
                 timeout=900,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=quota)))
+        if install.prometheus_rule is not None:  # the Prometheus Operator's CRD is in the cluster already
+            rule = install.prometheus_rule
+            k8s.apiextensions.CustomResource(
+                f"{name}-gpu-alerts", api_version=rule["apiVersion"], kind=rule["kind"],
+                metadata={**rule["metadata"], "namespace": namespace.metadata.name}, spec=rule["spec"],
+                opts=pulumi.ResourceOptions(parent=self))
         if args.options.burn_in is not None:
             self._burn_in(name, args, namespace, [*releases, *quota])
         self.namespace = namespace.metadata.name

@@ -14,7 +14,7 @@ import dataclasses
 import yaml
 
 from .. import platforms
-from . import facts
+from . import facts, health
 from .args import GpuSoftwareOptions, K8sGpuSoftwareArgs
 from .validation import check
 
@@ -41,6 +41,8 @@ class InstallPlan:
     resource_quota: Optional[dict[str, Any]] = None
     """ResourceQuota manifest the namespace needs before the releases (where the platform admits critical pods
     only under one), or ``None``."""
+    prometheus_rule: Optional[dict[str, Any]] = None
+    """The PrometheusRule of GPU health alerts (with the Prometheus Operator and an exporter of ours), or ``None``."""
 
     def provider(self, software: str) -> Optional[str]:
         """Who provides ``software`` on the GPU nodes: ``node image``, a chart name, or ``None``."""
@@ -102,12 +104,21 @@ def _device_plugin_release(options: GpuSoftwareOptions, image: facts.NodeImage, 
     return Release("device-plugin", facts.CHARTS["nvidia-device-plugin"], values, installs)
 
 
+def _service_monitor(options: GpuSoftwareOptions) -> dict[str, Any]:
+    """The exporter chart's ``serviceMonitor`` values: always said (both charts create one by default, which fails
+    where the Prometheus Operator's CRD is missing), with the labels its Prometheus selects by."""
+    labels = dict(options.prometheus_labels)
+    return {"enabled": options.prometheus_operator, **({"additionalLabels": labels} if labels else {})}
+
+
 def _dcgm_exporter_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
                            extra: Sequence[facts.Taint]) -> Release:
     values: dict[str, Any] = {
         "tolerations": gpu_tolerations(platform, extra),
         "affinity": gpu_node_affinity(platform),
-        "serviceMonitor": {"enabled": options.prometheus_operator},
+        "serviceMonitor": _service_monitor(options),
+        # the chart's own list and every field the GPU alerts read (the chart's list leaves several out)
+        "customMetrics": health.counters_csv(),
     }
     if image.driver_root:
         # A driver outside the usual paths (GKE): the exporter requests no GPU, so nothing mounts it for it.
@@ -152,7 +163,9 @@ def _operator_release(options: GpuSoftwareOptions, image: facts.NodeImage, platf
         "devicePlugin": device_plugin,
         "gfd": {"enabled": options.gpu_feature_discovery},
         "dcgmExporter": {"enabled": options.dcgm_exporter,
-                         "serviceMonitor": {"enabled": options.prometheus_operator}},
+                         "serviceMonitor": _service_monitor(options),
+                         "config": {"name": health.METRICS_CONFIG_MAP, "create": True,
+                                    "data": health.counters_csv()}},
         "migManager": {"enabled": mig_manager},
         # The operator places its operands on nodes NFD labels as NVIDIA; they and NFD's worker must tolerate the
         # platform's GPU taint, or no operand ever runs there.
@@ -213,8 +226,13 @@ def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
                     _dcgm_exporter_release(options, image, platform, extra)
                     if options.dcgm_exporter else None]
     installed = tuple(r for r in releases if r is not None)
+    exporter = next((r.chart.name for r in installed if "dcgm-exporter" in r.installs), None)
     return InstallPlan(
         image, platform, installed,
         node_labels={facts.MIG_CONFIG_LABEL: options.mig.config} if _mig_manager(options, image) else {},
         resource_quota=critical_pods_quota(options.namespace)
-        if (installed or options.burn_in is not None) and platform.critical_pods_need_quota else None)
+        if (installed or options.burn_in is not None) and platform.critical_pods_need_quota else None,
+        prometheus_rule=health.prometheus_rule(
+            options.namespace, exporter_job=health.EXPORTER_JOBS[exporter],
+            replicas=options.time_slicing_replicas or 1, mig=options.mig is not None,
+            labels=dict(options.prometheus_labels)) if exporter and options.prometheus_operator else None)

@@ -124,3 +124,14 @@ def test_no_quota_where_the_platform_admits_critical_pods_or_nothing_is_installe
     assert _render(render, "aks/driver-installed").of_type(QUOTA) == []
     # GKE provides driver, device plugin and (managed) metrics: no release, no namespace, no quota.
     assert _render(render, "gke/driver-installed", dcgm_exporter=False).of_type(QUOTA) == []
+
+
+def test_the_gpu_alerts_are_a_prometheus_rule_beside_the_exporter_only_with_the_operator(render):
+    assert _render(render).of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule") == []
+    rendering = _render(render, prometheus_operator=True, prometheus_labels={"release": "monitoring"})
+    (rule,) = rendering.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
+    assert rule.name == "gpu-gpu-alerts"
+    assert rule.inputs["metadata"] == {"name": "gpuready-gpu-health", "namespace": facts.NAMESPACE, "labels": {
+        "app.kubernetes.io/managed-by": "gpuready", "release": "monitoring"}}
+    assert [r["alert"] for r in rule.inputs["spec"]["groups"][0]["rules"]][:2] == [
+        "GpuXidHardwareError", "GpuXidApplicationError"]

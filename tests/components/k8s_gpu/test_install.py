@@ -77,6 +77,10 @@ def test_service_monitor_only_when_the_prometheus_operator_is_there():
         assert key(_plan("eks/AL2023_x86_64_NVIDIA", install=mode).releases) == {"enabled": False}
         assert key(_plan("eks/AL2023_x86_64_NVIDIA", install=mode, prometheus_operator=True).releases) == \
             {"enabled": True}
+        labelled = _plan("eks/AL2023_x86_64_NVIDIA", install=mode, prometheus_operator=True,
+                         prometheus_labels={"release": "monitoring"})
+        assert key(labelled.releases) == {"enabled": True, "additionalLabels": {"release": "monitoring"}}
+        assert labelled.prometheus_rule["metadata"]["labels"]["release"] == "monitoring"
     # Both charts default to creating one, which fails where the CRD is missing: we always say which.
     assert charts.defaults("dcgm-exporter")["serviceMonitor"]["enabled"] is True
     assert charts.defaults("gpu-operator")["dcgmExporter"]["serviceMonitor"]["enabled"] is True

@@ -1116,3 +1116,11 @@ def test_processes_saved_after_the_gpus_without_their_command_line_are_not_gpus(
     """``--query-compute-apps`` output (its header as the real H100 printed it) appended to the GPUs' query."""
     apps = "pid, process_name, used_gpu_memory [MiB], gpu_uuid\n4242, python3, 40000 MiB, GPU-0a1b\n"
     assert core.parse_query_csv(IDLE + apps) == [IDLE_ROW]
+
+
+def test_a_field_asked_by_another_name_comes_back_under_its_own():
+    """``clocks.sm`` is headed ``clocks.current.sm`` (the real H100's header): the header is the command's, not a
+    GPU, and its names are the fields' own."""
+    text = ("$ nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu --format=csv\n"
+            "clocks.current.sm [MHz], clocks.max.sm [MHz], temperature.gpu\n345 MHz, 1980 MHz, 37\n")
+    assert core.parse_query_csv(text) == [{"clocks.current.sm": 345, "clocks.max.sm": 1980, "temperature.gpu": 37}]

@@ -144,9 +144,11 @@ def parse_query_csv(text, fields=None):
         except csv.Error:  # a cell longer than csv's limit, or a NUL: not nvidia-smi's
             continue
         header = [_field(c) for c in cells]
+        # a header as long as the command's field list is its header: nvidia-smi heads a field asked by an alias
+        # with the field's own name (clocks.sm as clocks.current.sm, gpu_uuid as uuid)
         if all(re.fullmatch(r"[a-z_][\w.]*", c) for c in header) and \
                 any(c.split(".")[0] in FAMILIES for c in header) and \
-                (header == names[:len(header)] or not names or header[0] in ("index", "name", "timestamp")):
+                (len(header) == len(names) or not names or header[0] in ("index", "name", "timestamp")):
             names = header
             continue
         if names and len(cells) == len(names):

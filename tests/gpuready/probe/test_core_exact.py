@@ -14,6 +14,7 @@ import pytest
 
 from gpuready.probe import core
 from gpuready.probe.core import FAIL, PASS, SKIP, WARN, check
+from tests.gpuready.conftest import CAPTURES
 
 # --- one GPU's --query-gpu row --------------------------------------------------------------------------------------
 
@@ -191,6 +192,21 @@ def test_the_tables_processes_rows():
 """
     assert core.parse_apps(table) == [{"gpu": 0, "pid": 4242, "name": "python3 train.py", "used": 40000},
                                       {"gpu": 1, "pid": 77, "name": "nvidia-cuda-mps-server", "used": 30}]
+
+
+def test_processes_accounted_after_they_ran_are_not_processes_on_the_gpus():
+    """``--query-accounted-apps`` (accounting mode) lists processes that have run, ended ones too: their pid and
+    peak memory are no process holding a GPU now; only the compute apps' rows are."""
+    text = ("$ nvidia-smi --query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid --format=csv\n" + APPS_CSV
+            + "$ nvidia-smi --query-accounted-apps=pid,gpu_utilization,mem_utilization,max_memory_usage,time "
+              "--format=csv\n"
+            "pid, gpu_utilization [%], mem_utilization [%], max_memory_usage [MiB], time [ms]\n"
+            "4242, 97 %, 41 %, 40000 MiB, 360000 ms\n31337, 88 %, 30 %, 12000 MiB, 5000 ms\n")
+    assert core.parse_apps(text) == [
+        {"gpu": "GPU-aaaa", "pid": 4242, "name": "python3", "used": 40000},
+        {"gpu": "GPU-bbbb", "pid": 77, "name": "nvidia-cuda-mps-server", "used": 30},
+        {"gpu": "GPU-aaaa", "pid": 9, "name": "/usr/bin/x", "used": None},
+    ]
 
 
 def _gpu(index, used, total=81559, **more):
@@ -815,6 +831,20 @@ def test_the_probe_reads_the_node_loads_it_and_fails_what_rose_under_its_load(mo
     assert node.calls.count("-q") == 1 and node.calls.count("dmesg") == 2 and node.calls.count("load") == 1
 
 
+def test_a_kernel_log_readable_only_after_the_load_judges_no_xid(tmp_path, monkeypatch):
+    """dmesg refused before the load, answered after it: the Xid it shows may be from before the load (here the
+    GPU fell off the bus at some earlier time), so the probe says only that the log was not readable."""
+    monkeypatch.setattr(core, "KMSG", str(tmp_path / "kmsg"))
+    _, node, runner = _probe_node(monkeypatch, dmesg=[
+        (1, "", "dmesg: read kernel buffer failed: Operation not permitted\n"),
+        "[  10.1] NVRM: Xid (PCI:0000:01:00): 79, pid=0, GPU has fallen off the bus.\n"])
+    report = core.probe(gpus_expected=2, runner=runner, which=_which)
+    assert [c for c in report["checks"] if "xid" in c["name"]] == [check(
+        "xid", SKIP, detail="kernel log not readable here (dmesg: read kernel buffer failed: Operation not "
+                            f"permitted; {tmp_path / 'kmsg'}: No such file or directory)", required=False)]
+    assert report["verdict"] == WARN  # the stand-in PyTorch's host copies warn; no Xid fails the node
+    assert node.calls.count("dmesg") == 2
+
 def test_the_probe_without_a_driver_stops_at_the_driver_and_touches_no_framework(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
@@ -1031,3 +1061,66 @@ def test_comment_prompt_and_unreadable_lines_of_a_capture_are_skipped_not_the_en
             + "x" * 200_000 + ", y, z\n"  # past csv's field limit: no cell of nvidia-smi's
             + "0, NVIDIA L4, 23034 MiB\n")
     assert core.parse_query_csv(text) == [{"index": 0, "name": "NVIDIA L4", "memory.total": 23034}]
+
+
+# --- which line of a capture is a header ----------------------------------------------------------------------------
+
+def test_the_legacy_capture_parses_whole_with_a_header_of_one_dotted_field():
+    """SOURCE 3's header, ``utilization.gpu [%]``, names no field without a dot: still a header, not a GPU."""
+    rows = core.parse_query_csv((CAPTURES / "legacy_na_vs_not_supported.txt").read_text())
+    laptop = {"memory.total": 2004, "memory.free": 2004, "memory.used": 0, "temperature.gpu": 44, "fan.speed": None,
+              "utilization.gpu": 0, "utilization.memory": 0}
+    assert rows == [laptop, laptop, {
+        "gpu_name": "GeForce GTX 770", "utilization.gpu": None, "utilization.memory": None, "temperature.gpu": 52,
+        "power.draw": None, "power.limit": None, "fan.speed": 52, "pstate": "P0", "clocks.current.graphics": None,
+        "clocks.current.memory": None, "power.max_limit": None, "power.default_limit": None},
+        {"utilization.gpu": None}]
+
+
+# the real H100's outputs of 2026-11-26 (tests/data/nvidia-smi/h100-device-2026-11-26), as saved: no command line
+IDLE = """\
+index, clocks.current.sm [MHz], clocks.max.sm [MHz], power.draw [W], power.limit [W], enforced.power.limit [W], \
+temperature.gpu, clocks_event_reasons.active
+0, 345 MHz, 1980 MHz, 72.96 W, 700.00 W, 700.00 W, 37, 0x0000000000000001
+"""
+IDLE_ROW = {"index": 0, "clocks.current.sm": 345, "clocks.max.sm": 1980, "power.draw": 72.96, "power.limit": 700.0,
+            "enforced.power.limit": 700.0, "temperature.gpu": 37, "clocks_event_reasons.active": 1}
+BURN = """\
+timestamp, index, clocks.current.sm [MHz], power.draw.instant [W], power.draw.average [W], temperature.gpu, \
+clocks_event_reasons.active
+2026/11/26 15:31:24.465, 0, 345 MHz, 73.58 W, 72.97 W, 37, 0x0000000000000001
+"""
+BURN_ROW = {"timestamp": "2026/11/26 15:31:24.465", "index": 0, "clocks.current.sm": 345,
+            "power.draw.instant": 73.58, "power.draw.average": 72.97, "temperature.gpu": 37,
+            "clocks_event_reasons.active": 1}
+NAMES = "name, memory.total [MiB], memory.used [MiB]\nNVIDIA H100 80GB HBM3, 81559 MiB, 0 MiB\n"
+NAMES_ROW = {"name": "NVIDIA H100 80GB HBM3", "memory.total": 81559, "memory.used": 0}
+
+
+def test_a_saved_query_without_its_command_line_is_read_by_its_header():
+    """``nvidia-smi --query-gpu=memory.used,memory.total --format=csv > file``: the header alone names the fields,
+    whichever field comes first."""
+    text = "memory.used [MiB], memory.total [MiB]\n19818 MiB, 81559 MiB\n"
+    assert core.parse_query_csv(text) == [{"memory.used": 19818, "memory.total": 81559}]
+
+
+@pytest.mark.parametrize("first,second", [((BURN, BURN_ROW), (IDLE, IDLE_ROW)), ((IDLE, IDLE_ROW), (BURN, BURN_ROW)),
+                                          ((IDLE, IDLE_ROW), (NAMES, NAMES_ROW))])
+def test_queries_saved_one_after_another_each_start_at_their_header(first, second):
+    """Outputs appended to one file without their command lines: a header led by index, timestamp or name starts
+    the next section, its rows read by its own fields."""
+    assert core.parse_query_csv(first[0] + second[0]) == [first[1], second[1]]
+
+
+def test_processes_saved_after_the_gpus_without_their_command_line_are_not_gpus():
+    """``--query-compute-apps`` output (its header as the real H100 printed it) appended to the GPUs' query."""
+    apps = "pid, process_name, used_gpu_memory [MiB], gpu_uuid\n4242, python3, 40000 MiB, GPU-0a1b\n"
+    assert core.parse_query_csv(IDLE + apps) == [IDLE_ROW]
+
+
+def test_a_field_asked_by_another_name_comes_back_under_its_own():
+    """``clocks.sm`` is headed ``clocks.current.sm`` (the real H100's header): the header is the command's, not a
+    GPU, and its names are the fields' own."""
+    text = ("$ nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu --format=csv\n"
+            "clocks.current.sm [MHz], clocks.max.sm [MHz], temperature.gpu\n345 MHz, 1980 MHz, 37\n")
+    assert core.parse_query_csv(text) == [{"clocks.current.sm": 345, "clocks.max.sm": 1980, "temperature.gpu": 37}]

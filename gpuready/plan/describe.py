@@ -300,6 +300,20 @@ def _resource_quota(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
     return {"pods": (spec.get("hard") or {}).get("pods"), **({"priority classes": "; ".join(scopes)} if scopes else {})}
 
 
+def _prometheus_rule(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    rule = kubernetes.PrometheusRule(r.inputs)
+    severities: dict[str, int] = {}
+    for alert in rule.alerts:
+        severity = (alert.get("labels") or {}).get("severity", "none")
+        severities[severity] = severities.get(severity, 0) + 1
+    picked = {k: v for k, v in rule.labels.items() if k != "app.kubernetes.io/managed-by"}
+    order = sorted(severities, key=lambda s: (("critical", "warning", "info").index(s)
+                                             if s in ("critical", "warning", "info") else 3, s))
+    return {"alerts": f"{len(rule.alerts)} ({', '.join(f'{severities[s]} {s}' for s in order)})",
+            "selected by": ", ".join(f"{k}={v}" for k, v in picked.items()) or
+            "no label: a Prometheus that selects rules by label does not load it (gpuready:prometheusLabels)"}
+
+
 Describer = Callable[[RenderedResource, Rendering], dict[str, Any]]
 AWS: Mapping[type[Resource], Describer] = MappingProxyType({
     aws.BatchComputeEnvironment: _batch_compute_environment,
@@ -315,6 +329,7 @@ KUBERNETES: Mapping[type[Resource], Describer] = MappingProxyType({
     kubernetes.HelmRelease: _helm_release,
     kubernetes.Namespace: _namespace,
     kubernetes.ResourceQuota: _resource_quota,
+    kubernetes.PrometheusRule: _prometheus_rule,
 })
 """The same for the Kubernetes resources every Kubernetes platform's stack makes."""
 GCP: Mapping[type[Resource], Describer] = MappingProxyType({

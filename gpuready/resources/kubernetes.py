@@ -54,6 +54,22 @@ Namespace = plain("Namespace", "kubernetes:core/v1:Namespace")
 ResourceQuota = plain("ResourceQuota", "kubernetes:core/v1:ResourceQuota")
 
 
+class PrometheusRule(Resource):
+    """A ``PrometheusRule`` (the GPU health alerts, ``gpuready_components.k8s_gpu.health``) as the CustomResource
+    sends it."""
+
+    TOKEN = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+
+    @property
+    def alerts(self) -> list[Mapping[str, Any]]:
+        return [rule for group in (self.props.get("spec") or {}).get("groups") or ()
+                for rule in group.get("rules") or () if "alert" in rule]
+
+    @property
+    def labels(self) -> Mapping[str, Any]:
+        return (self.props.get("metadata") or {}).get("labels") or {}
+
+
 class KarpenterNodePool(Resource):
     """A Karpenter / EKS Auto Mode NodePool: capped by its ``nvidia.com/gpu`` limit."""
 

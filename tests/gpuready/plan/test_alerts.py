@@ -1,0 +1,39 @@
+"""``gpuready plan`` on a Kubernetes stack with the Prometheus Operator: the GPU alerts it would create, how many of
+each severity, and whether the Prometheus's selector would pick them."""
+
+from __future__ import annotations
+
+import json
+
+from gpuready.cli import main
+from tests.conftest import ROOT
+
+
+def _plan(tmp_path, capsys, labels: dict | None) -> tuple[str, dict]:
+    text = (ROOT / "stacks" / "Pulumi.eks.yaml").read_text().replace(
+        "config:\n", "config:\n  gpuready:prometheusOperator: true\n" + (
+            "  gpuready:prometheusLabels:\n" + "".join(f"    {k}: {v}\n" for k, v in labels.items())
+            if labels else ""), 1)
+    stack = tmp_path / "Pulumi.eks.yaml"
+    stack.write_text(text)
+    assert main(["plan", "--stack-file", str(stack), "--no-policies"]) == 0
+    out = capsys.readouterr().out
+    assert main(["plan", "--stack-file", str(stack), "--no-policies", "--json"]) == 0
+    return out, json.loads(capsys.readouterr().out)
+
+
+def test_the_alerts_are_shown_with_their_severities_and_the_label_the_prometheus_picks(tmp_path, capsys):
+    text, result = _plan(tmp_path, capsys, {"release": "monitoring"})
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "monitoring.coreos.com/v1:PrometheusRule" in line)
+    assert lines[at].split() == ["kubernetes:monitoring.coreos.com/v1:PrometheusRule", "eks-gpu-software-gpu-alerts"]
+    assert [line.strip() for line in lines[at + 1:at + 3]] == [
+        "alerts: 12 (5 critical, 4 warning, 3 info)", "selected by: release=monitoring"]
+    (rule,) = [r for r in result["resources"] if r["type"].endswith(":PrometheusRule")]
+    assert rule["facts"] == {"alerts": "12 (5 critical, 4 warning, 3 info)", "selected by": "release=monitoring"}
+
+
+def test_a_rule_with_no_label_is_told_a_selecting_prometheus_ignores_it(tmp_path, capsys):
+    _, result = _plan(tmp_path, capsys, None)
+    (rule,) = [r for r in result["resources"] if r["type"].endswith(":PrometheusRule")]
+    assert rule["facts"]["selected by"].startswith("no label: a Prometheus that selects rules by label does not load")

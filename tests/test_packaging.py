@@ -78,7 +78,7 @@ def test_the_wheel_holds_the_packages_and_the_reference_stacks(dist):
     renamed = {"gpuready": "gpuready", "components": "gpuready_components", "stacks": "gpuready_stacks",
                "platforms": "gpuready_platforms"}
     sources = {f"{renamed[p.relative_to(ROOT).parts[0]]}/{'/'.join(p.relative_to(ROOT).parts[1:])}"
-               for top in renamed for p in (ROOT / top).rglob("*") if p.suffix in (".py", ".csv")}
+               for top in renamed for p in (ROOT / top).rglob("*") if p.suffix in (".py", ".csv", ".json")}
     stack_files = {f"gpuready_stacks/{p.name}" for p in (ROOT / "stacks").glob("Pulumi.*.yaml")}
     assert {"gpuready_stacks/Pulumi.aws-batch.yaml", "gpuready_stacks/Pulumi.eks.yaml"} <= stack_files
     assert names - {n for n in names if n.startswith(info + "/")} == \

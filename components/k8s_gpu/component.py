@@ -8,7 +8,7 @@ import pulumi
 
 from .. import platforms
 from ..sdk import require
-from . import facts
+from . import facts, health
 from .args import K8sGpuSoftwareArgs
 from .burn_in import manifests as burn_in_manifests
 from .install import InstallPlan, node_taints, plan
@@ -89,6 +89,10 @@ class K8sGpuSoftware(pulumi.ComponentResource):
                 f"{name}-gpu-alerts", api_version=rule["apiVersion"], kind=rule["kind"],
                 metadata={**rule["metadata"], "namespace": namespace.metadata.name}, spec=rule["spec"],
                 opts=pulumi.ResourceOptions(parent=self))
+            dashboard = health.dashboard_config_map(args.options.namespace)
+            k8s.core.v1.ConfigMap(
+                f"{name}-gpu-dashboard", metadata={**dashboard["metadata"], "namespace": namespace.metadata.name},
+                data=dashboard["data"], opts=pulumi.ResourceOptions(parent=self))
         if args.options.burn_in is not None:
             self._burn_in(name, args, namespace, [*releases, *quota])
         self.namespace = namespace.metadata.name

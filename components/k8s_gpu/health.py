@@ -9,6 +9,7 @@ collected never fires). :func:`prometheus_rule` is the ``PrometheusRule`` the Pr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Optional
 
@@ -204,3 +205,20 @@ def prometheus_rule(namespace: str, *, exporter_job: str, replicas: int = 1, mig
         "spec": {"groups": [{"name": RULE_GROUP,
                              "rules": alerting_rules(exporter_job=exporter_job, replicas=replicas, mig=mig)}]},
     }
+
+
+DASHBOARD = Path(__file__).with_name("dcgm-exporter-dashboard.json")
+"""NVIDIA's Grafana dashboard for the exporter, unchanged: NVIDIA/dcgm-exporter @ 4.5.3-4.8.2 (commit
+691c92762eb551313c825f6efe4ceeee20982801, the pinned chart's tag), ``grafana/dcgm-exporter-dashboard.json`` (also
+grafana.com dashboard 12239)."""
+DASHBOARD_LABEL = MappingProxyType({"grafana_dashboard": "1"})
+"""The label Grafana's dashboard sidecar loads ConfigMaps by (kube-prometheus-stack's ``grafana.sidecar.dashboards``
+``label`` and ``labelValue``)."""
+
+
+def dashboard_config_map(namespace: str) -> dict[str, Any]:
+    """NVIDIA's dashboard as a ConfigMap Grafana's sidecar loads."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "gpuready-dcgm-dashboard", "namespace": namespace,
+                         "labels": {"app.kubernetes.io/managed-by": "gpuready", **DASHBOARD_LABEL}},
+            "data": {DASHBOARD.name: DASHBOARD.read_text()}}

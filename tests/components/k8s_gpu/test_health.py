@@ -4,6 +4,7 @@ the Prometheus Operator's CRD, and every metric an alert reads in the list the e
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -287,3 +288,14 @@ def test_each_alert_names_probe_checks_that_exist():
     names = {name for row in CHECKS for name in row.names}
     for signal in health.SIGNALS:
         assert set(signal.probe) <= names, (signal.alert, set(signal.probe) - names)
+
+
+def test_nvidias_dashboard_ships_for_grafanas_sidecar_and_reads_only_collected_metrics():
+    config = health.dashboard_config_map("nvidia-gpu")
+    assert config["metadata"]["labels"]["grafana_dashboard"] == "1"
+    (text,) = config["data"].values()
+    dashboard = json.loads(text)
+    assert dashboard["title"] == "NVIDIA DCGM Exporter Dashboard"
+    queried = set(re.findall(r"DCGM_FI_\w+", text))
+    assert queried and queried <= set(_csv_fields(health.counters_csv())), queried - set(_csv_fields(
+        health.counters_csv()))

@@ -1,10 +1,11 @@
 """EKS GPU capacity: a GPU managed node group in a new or existing cluster, with the shared NVIDIA software."""
 
 from .args import AutoscalerArgs, ClusterArgs, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs, SystemNodeGroupArgs
+from .repair import NodeRepairArgs
 from .validation import EksCapacity
 
 __all__ = ["AutoscalerArgs", "ClusterArgs", "EksCapacity", "EksGpuCluster", "EksGpuClusterArgs", "ExistingClusterArgs",
-           "GpuNodeGroupArgs", "SystemNodeGroupArgs"]
+           "GpuNodeGroupArgs", "NodeRepairArgs", "SystemNodeGroupArgs"]
 
 
 def __getattr__(name: str):

@@ -10,6 +10,7 @@ import pulumi
 from ..teams import TeamArgs
 from ..k8s_gpu.args import ExistingClusterArgs, ExtraInstanceTypeArgs, GpuSoftwareOptions
 from . import facts
+from .repair import NodeRepairArgs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +77,9 @@ class GpuNodeGroupArgs:
     of one subnet, else the first of the component's) and a ``cluster`` placement group, and a security group lets
     them reach each other on every port; the AWS EFA device plugin advertises ``vpc.amazonaws.com/efa``. Managed node
     groups only (autoscaler ``cluster-autoscaler`` or ``none``)."""
+    repair: NodeRepairArgs = field(default_factory=NodeRepairArgs)
+    """Automatic repair of failing GPU nodes (managed node groups; on by default): see :class:`NodeRepairArgs`.
+    Karpenter repairs through its ``nodeRepair`` feature gate (on), Auto Mode by itself."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ from ..k8s_gpu.kubeconfig import kubeconfig
 from ..k8s_gpu.kueue import Flavor, flavor
 from ..teams import Pool
 from ..sdk import require
-from . import autoscaler, efa, facts, karpenter
+from . import autoscaler, efa, facts, karpenter, repair
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
@@ -101,6 +101,12 @@ class EksGpuCluster(GpuCluster):
         taint = self._gpu_nodes("eks", {**gpu_labels(ng), **plan(software).node_labels})
         node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster, cluster_name, node_role,
                                                                   node_policies, tags)
+        if node_groups and ng.repair.enabled and system_nodes:
+            # the agent whose conditions node repair acts on; an existing cluster must run it already (an add-on
+            # made twice fails)
+            aws.eks.Addon(f"{name}-node-monitoring-agent", cluster_name=cluster_name,
+                          addon_name=repair.MONITORING_ADDON, tags=tags,
+                          opts=pulumi.ResourceOptions(parent=self, depends_on=list(system_nodes)))
 
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=child)
         self.autoscaler = None
@@ -334,6 +340,7 @@ class EksGpuCluster(GpuCluster):
                         for t in (taint, *startup_taints(args))],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),
+                node_repair_config=repair.node_repair_config(ng.repair),
                 tags={**tags, **self._types.stamps("aws", group.instance_types)},  # the GPU facts of declared types
                 # desiredSize is the autoscaler's to move once the group exists.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,

@@ -106,7 +106,9 @@ def node_class(role_name: Any, subnet_ids: Any, cluster_name: Any, volume_gib: i
 
 def values(cluster_name: Any, queue_name: Any, node_selector: Mapping[str, Any]) -> dict[str, Any]:
     """The chart values (every key exists in the pinned chart's values.yaml; tests check it)."""
-    return {"settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+    # nodeRepair: Karpenter replaces a node whose GPU condition (the node monitoring agent's) stays false
+    return {"settings": {"clusterName": cluster_name, "interruptionQueue": queue_name,
+                         "featureGates": {"nodeRepair": True}},
             "serviceAccount": {"name": sf.KARPENTER_SERVICE_ACCOUNT},
             "nodeSelector": dict(node_selector)}
 

@@ -86,6 +86,14 @@ def _check_node_group(ng: GpuNodeGroupArgs, types: catalog.Catalog) -> tuple[cat
         raise ConfigError("node_group.root_volume_gib", ng.root_volume_gib, f"must be between {low} and {high} GiB",
                           "use 100 GiB or more for deep-learning images")
     check_labels("node_group.labels", ng.labels, facts.GPU_NODE_LABELS)
+    repair = ng.repair
+    for key, value, low, high in (("max_parallel", repair.max_parallel, 1, None),
+                                  ("max_unhealthy_percent", repair.max_unhealthy_percent, 1, 100),
+                                  ("wait_minutes", repair.wait_minutes, 1, None)):
+        if not isinstance(value, int) or value < low or (high is not None and value > high):
+            raise ConfigError(f"node_group.repair.{key}", value,
+                              f"EKS takes {low} or more" + (f" and at most {high}" if high else ""),
+                              f"set a whole number {'between %d and %d' % (low, high) if high else 'of 1 or more'}")
     return rows
 
 

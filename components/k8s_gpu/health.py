@@ -16,6 +16,9 @@ from typing import Any, Optional
 XID_HARDWARE = (48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140)
 """Xids of the GPU's hardware or its links (NVIDIA's Xid catalogue): drain the node, reset or replace the GPU. The
 probe's ``XID_DRAIN`` (tests hold them equal: the probe runs on nodes with the standard library alone)."""
+XID_REPLACE = (64, 79)
+"""Hardware Xids a reset does not cure: a row remap that failed (no spare rows left), a GPU fallen off the bus. The
+node is replaced (the cloud gives other hardware); every other hardware Xid is cured by a reset, so the node reboots."""
 XID_APPLICATION = (13, 31, 43, 45)
 """Xids of an application's fault (illegal access, page fault, stopped or killed channel): the GPU is fine."""
 

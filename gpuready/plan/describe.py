@@ -164,7 +164,25 @@ def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
         or "none",
         "labels": [f"{k}={v}" for k, v in sorted(group.labels.items())],
         "instances": _instances(group),
+        **({"repair": _node_repair(r.inputs["nodeRepairConfig"])} if "nodeRepairConfig" in r.inputs else {}),
     }
+
+
+def _node_repair(config: dict[str, Any]) -> str:
+    """A managed node group's ``nodeRepairConfig`` in a line: what is rebooted or replaced, and the limits."""
+    if not config.get("enabled"):
+        return "off"
+    actions: dict[str, int] = {}
+    for override in config.get("nodeRepairConfigOverrides") or ():
+        actions[override.get("repairAction")] = actions.get(override.get("repairAction"), 0) + 1
+    said = ", ".join(f"{action.lower()} on {n} GPU reasons" for action, n in sorted(actions.items())) or \
+        "EKS's default actions"
+    limits = [f"{int(v)} at a time" for v in [config.get("maxParallelNodesRepairedCount")] if v is not None] + \
+        [f"{int(v)}% at a time" for v in [config.get("maxParallelNodesRepairedPercentage")] if v is not None] + \
+        [f"stops above {int(v)}% unhealthy" for v in [config.get("maxUnhealthyNodeThresholdPercentage")]
+         if v is not None] + \
+        [f"stops above {int(v)} unhealthy" for v in [config.get("maxUnhealthyNodeThresholdCount")] if v is not None]
+    return "; ".join([said, *limits])
 
 
 def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:

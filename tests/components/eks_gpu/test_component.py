@@ -158,7 +158,8 @@ def test_every_child_is_parented_with_stable_names(built):
                       "ml-cluster-autoscaler", "ml-cluster-autoscaler", "ml-cluster-autoscaler", "ml-gpu", "ml-gpu",
                       "ml-gpu-4x", "ml-gpu-node", "ml-gpu-node-AmazonEC2ContainerRegistryPullOnly",
                       "ml-gpu-node-AmazonEKSWorkerNodePolicy", "ml-gpu-node-AmazonEKS_CNI_Policy", "ml-gpu-software",
-                      "ml-k8s", "ml-oidc", "ml-pod-identity-agent", "ml-secrets", "ml-system", "ml-system"]
+                      "ml-k8s", "ml-node-monitoring-agent", "ml-oidc", "ml-pod-identity-agent", "ml-secrets",
+                      "ml-system", "ml-system"]
 
 
 def test_a_new_cluster_gets_untainted_system_nodes_for_the_controllers(built):

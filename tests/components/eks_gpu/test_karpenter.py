@@ -68,7 +68,10 @@ def test_release_is_the_pinned_oci_chart_with_known_values(built):
     assert set(values["settings"]) <= set(defaults["settings"]) and set(values) <= set(defaults)
     assert set(values["serviceAccount"]) <= set(defaults["serviceAccount"])
     queue = one(rendering, "aws:sqs/queue:Queue", "ml-karpenter")
-    assert values["settings"] == {"clusterName": "ml", "interruptionQueue": queue.outputs["name"]}
+    assert values["settings"] == {"clusterName": "ml", "interruptionQueue": queue.outputs["name"],
+                                  "featureGates": {"nodeRepair": True}}
+    # node repair is a gate the pinned chart has (off by default): replacing nodes whose GPUs fail
+    assert defaults["settings"]["featureGates"]["nodeRepair"] is False
     assert values["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "ml-system"}
     waits_for = {urn.rsplit("::", 1)[1] + " " + urn.split("::")[2].rsplit("$", 1)[-1] for urn in release.dependencies}
     assert {"ml-karpenter aws:iam/rolePolicy:RolePolicy",

@@ -37,3 +37,13 @@ def test_a_rule_with_no_label_is_told_a_selecting_prometheus_ignores_it(tmp_path
     _, result = _plan(tmp_path, capsys, None)
     (rule,) = [r for r in result["resources"] if r["type"].endswith(":PrometheusRule")]
     assert rule["facts"]["selected by"].startswith("no label: a Prometheus that selects rules by label does not load")
+
+
+def test_each_eks_gpu_node_group_shows_its_repair_and_its_limits(capsys):
+    assert main(["plan", "--stack", "eks", "--no-policies", "--json"]) == 0
+    groups = {r["name"]: r["facts"] for r in json.loads(capsys.readouterr().out)["resources"]
+              if r["type"] == "aws:eks/nodeGroup:NodeGroup"}
+    for name in ("eks-gpu", "eks-gpu-4x"):
+        assert groups[name]["repair"] == ("reboot on 14 GPU reasons, replace on 4 GPU reasons; 1 at a time; stops "
+                                          "above 20% unhealthy")
+    assert "repair" not in groups["eks-system"]

@@ -11,7 +11,7 @@ from gpuready_components.batch_gpu import fit
 from gpuready_components.eks_gpu import facts as eks_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, ec2_id, get, plain, true
+from .base import GpuPool, PoolCapacity, Repair, Resource, Site, api_taint, dig, ec2_id, get, plain, true
 
 
 
@@ -335,6 +335,21 @@ class EksNodeGroup(GpuPool):
     @property
     def ami_type(self) -> str:
         return self.props.get("amiType") or "AL2_x86_64 (EKS's default)"
+
+    @property
+    def repair(self) -> Optional[Repair]:
+        """``nodeRepairConfig`` (EKS's default: off); counts read against the group's maximum size."""
+        config = self.props.get("nodeRepairConfig") or {}
+        if not config.get("enabled"):
+            return Repair(False)
+        most = max(float((self.props.get("scalingConfig") or {}).get("maxSize") or 1), 1.0)
+
+        def share(count: str, percent: str) -> Optional[float]:
+            if config.get(percent) is not None:
+                return float(config[percent]) / 100
+            return float(config[count]) / most if config.get(count) is not None else None
+        return Repair(True, share("maxParallelNodesRepairedCount", "maxParallelNodesRepairedPercentage"),
+                      share("maxUnhealthyNodeThresholdCount", "maxUnhealthyNodeThresholdPercentage"))
 
     def image_without_driver(self) -> Optional[tuple[str, str]]:
         if self.ami_type not in (*eks_facts.GPU_AMI_TYPES, *eks_facts.RETIRED_AMI_TYPES, "CUSTOM"):

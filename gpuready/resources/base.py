@@ -100,6 +100,20 @@ class PoolCapacity:
     """The GPU facts of its types (declared types' unpriced)."""
 
 
+@dataclass(frozen=True)
+class Repair:
+    """How a platform repairs a pool's failing nodes, as the pool's inputs say."""
+
+    on: bool
+    parallel: Optional[float] = None
+    """The share of the pool's nodes repaired at once (1.0: all of them); ``None``: the platform's own pace."""
+    stops_above: Optional[float] = None
+    """The share of unhealthy nodes above which repair stops; ``None``: it never stops (or, with ``own_limits``, the
+    platform's own rule)."""
+    own_limits: bool = False
+    """The platform bounds repair itself (GKE, AKS): nothing in the pool to set."""
+
+
 class GpuPool(Resource):
     """Capacity that launches GPU instances: a Batch compute environment, a node group, a node pool, an agent pool."""
 
@@ -126,6 +140,12 @@ class GpuPool(Resource):
     def labels(self) -> dict[str, str]:
         """The labels the pool sets on its nodes."""
         return {}
+
+    @property
+    def repair(self) -> Optional[Repair]:
+        """How its failing nodes are repaired; ``None``: nothing in the pool says (a platform that repairs by itself
+        with no setting, or capacity no node repair applies to)."""
+        return None
 
     @property
     def node_labels(self) -> dict[str, str]:

@@ -8,7 +8,7 @@ from gpuready_components import catalog
 from gpuready_components.gke_gpu import facts as gke_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, Site, api_taint, dig, get, plain
+from .base import GpuPool, PoolCapacity, Repair, Resource, Site, api_taint, dig, get, plain
 
 
 
@@ -51,6 +51,11 @@ class GkeNodePool(GpuPool):
     @property
     def node_config(self) -> Mapping[str, Any]:
         return self.props.get("nodeConfig") or {}
+
+    @property
+    def repair(self) -> Optional[Repair]:
+        """``management.autoRepair`` (GKE's default for a new pool: on), at GKE's own pace."""
+        return Repair(bool((self.props.get("management") or {}).get("autoRepair", True)), own_limits=True)
 
     @property
     def instance_types(self) -> list[str]:

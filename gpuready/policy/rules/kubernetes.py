@@ -11,7 +11,7 @@ from gpuready_components.k8s_gpu.scheduling import tolerates
 from gpuready.resources import gcp, kubernetes, kubernetes_pools, read, tokens
 
 from ..gpu import facts, of_kind
-from ..rule import MANDATORY, each, known, resource_rule, stack_rule
+from ..rule import ADVISORY, MANDATORY, each, known, resource_rule, stack_rule
 
 def node_taints(pool) -> list[k8s_facts.Taint]:
     """The taints a pool's nodes register with, as Kubernetes spells them."""
@@ -141,4 +141,38 @@ gpu_metrics = stack_rule(
     "A cluster with GPU nodes runs a DCGM exporter (its chart or the GPU Operator's) or the platform's managed DCGM.",
     MANDATORY, _check_metrics)
 
-RULES = [gpu_taint_tolerated, no_double_driver, helm_pinned_version, gpu_metrics]
+def _check_repair(resources, config):
+    pools, unknown = gpu_pools(resources)
+
+    def check_pool(pool):
+        repair = facts(pool).repair
+        if repair is None:
+            return
+        if not repair.on:
+            yield pool, ("GPU nodes that fail (a fallen-off GPU, double-bit ECC errors, a dead NVLink) stay in the "
+                         "pool until someone notices"), \
+                "turn node repair on (EksGpuCluster node_group.repair, nodeRepairConfig.enabled; GKE " \
+                "management.autoRepair)"
+            return
+        if repair.own_limits:
+            return
+        if repair.stops_above is None or repair.stops_above >= 1:
+            yield pool, ("node repair never stops: one cause that fails every node (a bad driver, an AMI) would "
+                         "reboot or replace the whole pool, and jobs with it"), \
+                "set maxUnhealthyNodeThresholdPercentage (gpuready's default: 20)"
+        if repair.parallel is not None and repair.parallel >= 1:
+            yield pool, "node repair may take every node of the pool at once", \
+                "set maxParallelNodesRepairedCount to 1 (or a small share)"
+
+    yield from each(pools, check_pool)
+    if unknown:
+        yield unknown
+
+
+gpu_pool_repair = stack_rule(
+    "gpu-pool-repair",
+    "Kubernetes GPU pools repair failing nodes automatically (EKS nodeRepairConfig, GKE auto-repair; AKS and "
+    "EKS Auto Mode always do), with limits that stop one bad cause from draining the whole pool.",
+    ADVISORY, _check_repair)
+
+RULES = [gpu_taint_tolerated, no_double_driver, helm_pinned_version, gpu_metrics, gpu_pool_repair]

@@ -178,3 +178,55 @@ def test_a_release_that_sets_no_tolerations_is_judged_on_its_pinned_charts_defau
 
 def test_the_dcgm_exporter_release_is_the_gpu_metrics_the_rule_asks_for(eks):
     assert said(violations(eks), "gpu-metrics") == []
+
+
+REPAIR_OFF = ("eks-gpu: GPU nodes that fail (a fallen-off GPU, double-bit ECC errors, a dead NVLink) stay in the pool "
+              "until someone notices. Fix: turn node repair on (EksGpuCluster node_group.repair, "
+              "nodeRepairConfig.enabled; GKE management.autoRepair)")
+NEVER_STOPS = ("eks-gpu: node repair never stops: one cause that fails every node (a bad driver, an AMI) would reboot or "
+               "replace the whole pool, and jobs with it. Fix: set maxUnhealthyNodeThresholdPercentage (gpuready's "
+               "default: 20)")
+ALL_AT_ONCE = ("eks-gpu: node repair may take every node of the pool at once. Fix: set maxParallelNodesRepairedCount to "
+               "1 (or a small share)")
+
+
+def _repair(**change):
+    def edit(inputs):
+        config = inputs["nodeRepairConfig"]
+        for key, value in change.items():
+            if value is None:
+                config.pop(key, None)
+            else:
+                config[key] = value
+        return inputs
+    return edit
+
+
+def test_a_gpu_pool_without_repair_or_with_repair_that_could_drain_it_is_told(eks):
+    assert said(violations(eks), "gpu-pool-repair") == []
+    off = edited(eks, NODE_GROUP, "eks-gpu", lambda i: {k: v for k, v in i.items() if k != "nodeRepairConfig"})
+    assert said(violations(off), "gpu-pool-repair") == [("advisory", "eks-gpu", REPAIR_OFF)]
+    disabled = edited(eks, NODE_GROUP, "eks-gpu", setting("nodeRepairConfig", {"enabled": False}))
+    assert said(violations(disabled), "gpu-pool-repair") == [("advisory", "eks-gpu", REPAIR_OFF)]
+    endless = edited(eks, NODE_GROUP, "eks-gpu", _repair(maxUnhealthyNodeThresholdPercentage=None))
+    assert said(violations(endless), "gpu-pool-repair") == [("advisory", "eks-gpu", NEVER_STOPS)]
+    whole = edited(eks, NODE_GROUP, "eks-gpu", _repair(maxUnhealthyNodeThresholdPercentage=None,
+                                                        maxUnhealthyNodeThresholdCount=4))  # the group's max size
+    assert said(violations(whole), "gpu-pool-repair") == [("advisory", "eks-gpu", NEVER_STOPS)]
+    for parallel in ({"maxParallelNodesRepairedCount": None, "maxParallelNodesRepairedPercentage": 100},
+                     {"maxParallelNodesRepairedCount": 4}):
+        rushed = edited(eks, NODE_GROUP, "eks-gpu", _repair(**parallel))
+        assert said(violations(rushed), "gpu-pool-repair") == [("advisory", "eks-gpu", ALL_AT_ONCE)]
+    # a CPU group is not this rule's
+    cpu = edited(eks, NODE_GROUP, "eks-system", lambda i: {k: v for k, v in i.items() if k != "nodeRepairConfig"})
+    assert said(violations(cpu), "gpu-pool-repair") == []
+
+
+def test_a_gke_gpu_pool_without_auto_repair_is_told_and_its_pace_is_gkes():
+    gke = render_stack("gke")
+    assert said(violations(gke), "gpu-pool-repair") == []
+    off = edited(gke, "gcp:container/nodePool:NodePool", change=lambda i: {
+        **i, "management": {**(i.get("management") or {}), "autoRepair": False}})
+    told = said(violations(off), "gpu-pool-repair")
+    assert told and all(level == "advisory" and "stay in the pool until someone notices" in message
+                        for level, _, message in told)

@@ -18,7 +18,8 @@ from tests.gpuready.policy.helpers import render_stack
 
 RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, "aks": {},
               "eks-karpenter": {"gpuready:autoscaler": "karpenter"},
-              "gke-gpu-operator": {"gpuready:install": "gpu-operator"}}
+              "gke-gpu-operator": {"gpuready:install": "gpu-operator"},
+              "aks-alerts": {"gpuready:prometheusOperator": "true"}}
 """Reference stacks (and variants of their config) that together create every type the stacks use."""
 NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy, aws.IamUserPolicyAttachment,
                            aws.IamGroupPolicyAttachment, gcp.IamBinding}

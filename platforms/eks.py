@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
-from gpuready_components.eks_gpu import facts, scaler_facts
+from gpuready_components.eks_gpu import facts, reservation, scaler_facts
 from gpuready_components.eks_gpu.args import AutoscalerArgs, ClusterArgs, EksGpuClusterArgs, GpuNodeGroupArgs
 from gpuready_components.eks_gpu.outputs import OUTPUTS
 from gpuready_components.platforms import Platform
@@ -31,6 +31,9 @@ PLATFORM = Platform(
     served=(Served(_component, EksGpuClusterArgs, facts.TYPE_TOKEN, OUTPUTS, MappingProxyType({
         (GpuNodeGroupArgs, "ami_type"): Choice("AmiType", lambda: plain(facts.GPU_AMI_TYPES)),
         (GpuNodeGroupArgs, "capacity_type"): Choice("CapacityType", lambda: plain(facts.CAPACITY_TYPES)),
+        (reservation.CapacityReservationArgs, "kind"): Choice("ReservationKind", lambda: plain(reservation.KINDS)),
+        (reservation.CapacityReservationArgs, "preference"): Choice("ReservationPreference",
+                                                                     lambda: plain(reservation.PREFERENCES)),
         (ClusterArgs, "log_types"): Choice("ClusterLogType", lambda: plain(facts.LOG_TYPES)),
         (AutoscalerArgs, "mode"): Choice("AutoscalerMode", lambda: dict(scaler_facts.MODES)),
     })),),

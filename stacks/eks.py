@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from gpuready_components.aws_network import AwsNetwork, AwsNetworkArgs
-from gpuready_components.eks_gpu import (AutoscalerArgs, ClusterArgs, EksGpuCluster, EksGpuClusterArgs, ExistingClusterArgs,
-                                GpuNodeGroupArgs)
+from gpuready_components.eks_gpu import (AutoscalerArgs, CapacityReservationArgs, ClusterArgs, EksGpuCluster,
+                                        EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs)
 from gpuready_components.errors import ConfigError
 
 from . import extra_types
 from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
-from .settings import Setting
+from .settings import Setting, args_of
 
 NG = GpuNodeGroupArgs
+R = CapacityReservationArgs
+_R = "node_group.reservation."
 SETTINGS = kubernetes_settings(
     "cluster.public_access_cidrs", "EKS's `publicAccessCidrs`",
     Setting("instanceTypes", list, "GPU instance types, one architecture; split into one node group per GPU count "
@@ -33,6 +35,19 @@ SETTINGS = kubernetes_settings(
     Setting("efa", bool, "Elastic Fabric Adapter for multi-node NCCL: EFA types only (same interface count), one "
             "subnet, a cluster placement group and the AWS EFA device plugin; exports `gpuFabric: efa`",
             ("node_group.efa",), NG),
+    Setting("reservation", dict, "reserved capacity the GPU node group launches into: `{kind: capacity-block, id: "
+            "cr-...}` (an EC2 Capacity Block for ML: capacity type `CAPACITY_BLOCK`, one instance type) or `{kind: "
+            "odcr, id | resourceGroupArn | preference: open}` (an On-Demand Capacity Reservation); optional known "
+            "facts `instanceType`, `availabilityZone`, `count`, `end`, checked at preview", ("node_group.reservation",),
+            default={}, sub=(
+                Setting("kind", str, fields=(_R + "kind",)),  # required: no default
+                Setting("id", str, fields=(_R + "id",), feeds=R),
+                Setting("resourceGroupArn", str, fields=(_R + "resource_group_arn",), feeds=R),
+                Setting("preference", str, fields=(_R + "preference",), feeds=R),
+                Setting("instanceType", str, fields=(_R + "instance_type",), feeds=R),
+                Setting("availabilityZone", str, fields=(_R + "availability_zone",), feeds=R),
+                Setting("count", int, fields=(_R + "count",), feeds=R),
+                Setting("end", str, fields=(_R + "end",), feeds=R))),
     Setting("nodeLabels", dict, "extra node labels (map); `nvidia.com/gpu.present=true` is always set",
             ("node_group.labels",), NG),
     Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default 1.34, pinned so the "
@@ -83,9 +98,20 @@ def build(config: StackConfig) -> None:
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         autoscaler=AutoscalerArgs(**config.args(
             "autoscaler", kubernetes_version=read("kubernetesVersion") if existing else None)),
-        node_group=GpuNodeGroupArgs(**config.args("node_group")),
+        node_group=GpuNodeGroupArgs(**config.args("node_group", reservation=_reservation(config))),
         software=software_options(config),
         extra_instance_types=extra_types.args(config),
         teams=teams.args(config),
     )))
     export(cluster)
+
+
+def _reservation(config: StackConfig) -> CapacityReservationArgs | None:
+    """``gpuready:reservation`` as the node group's reservation (none when the key is absent or empty)."""
+    value = config.read("reservation")
+    if not value:
+        return None
+    if "kind" not in value:
+        raise ConfigError("gpuready:reservation.kind", None, "the reservation's kind is required",
+                          "set kind: capacity-block or kind: odcr")
+    return CapacityReservationArgs(**args_of(SETTINGS["reservation"], value))

@@ -2,9 +2,10 @@
 
 from .args import AutoscalerArgs, ClusterArgs, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs, SystemNodeGroupArgs
 from .repair import NodeRepairArgs
+from .reservation import CapacityReservationArgs
 from .validation import EksCapacity
 
-__all__ = ["AutoscalerArgs", "ClusterArgs", "EksCapacity", "EksGpuCluster", "EksGpuClusterArgs", "ExistingClusterArgs",
+__all__ = ["AutoscalerArgs", "CapacityReservationArgs", "ClusterArgs", "EksCapacity", "EksGpuCluster", "EksGpuClusterArgs", "ExistingClusterArgs",
            "GpuNodeGroupArgs", "NodeRepairArgs", "SystemNodeGroupArgs"]
 
 

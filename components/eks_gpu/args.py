@@ -11,6 +11,7 @@ from ..teams import TeamArgs
 from ..k8s_gpu.args import ExistingClusterArgs, ExtraInstanceTypeArgs, GpuSoftwareOptions
 from . import facts
 from .repair import NodeRepairArgs
+from .reservation import CapacityReservationArgs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +81,10 @@ class GpuNodeGroupArgs:
     repair: NodeRepairArgs = field(default_factory=NodeRepairArgs)
     """Automatic repair of failing GPU nodes (managed node groups; on by default): see :class:`NodeRepairArgs`.
     Karpenter repairs through its ``nodeRepair`` feature gate (on), Auto Mode by itself."""
+    reservation: Optional[CapacityReservationArgs] = None
+    """Reserved capacity to launch into: a Capacity Block for ML or an On-Demand Capacity Reservation (see
+    :class:`~gpuready_components.eks_gpu.reservation.CapacityReservationArgs`); managed node groups only
+    (autoscaler ``cluster-autoscaler`` or ``none``). A Capacity Block sets ``capacityType`` ``CAPACITY_BLOCK``."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ from ..k8s_gpu.kubeconfig import kubeconfig
 from ..k8s_gpu.kueue import Flavor, flavor
 from ..teams import Pool
 from ..sdk import require
-from . import autoscaler, efa, facts, karpenter, repair
+from . import autoscaler, efa, facts, karpenter, repair, reservation
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
 from .nodepool import node_pool
@@ -208,14 +208,14 @@ class EksGpuCluster(GpuCluster):
 
     def _launch_template(self, name: str, what: str, device: str, gib: int, kms_key_id: Any, tags: dict[str, str],
                          efa_interfaces: int = 0, instance_types: Sequence[str] = (), security_groups: Any = None,
-                         placement_group: Any = None):
+                         placement_group: Any = None, reserved: Optional[reservation.CapacityReservationArgs] = None):
         """IMDSv2 only (hop limit 1: pods cannot reach the node role) and one encrypted gp3 volume; with
         ``efa_interfaces``, the EFA interfaces ``instance_types`` take (:func:`efa_layout`; ``security_groups`` on
         each) in ``placement_group`` (EKS refuses a subnet in the template: the node group's subnets place the
-        interfaces)."""
-        efa_args: dict[str, Any] = {}
+        interfaces); with ``reserved``, the reservation the instances launch into (:func:`_reservation_args`)."""
+        efa_args: dict[str, Any] = _reservation_args(reserved)
         if efa_interfaces:
-            efa_args = dict(
+            efa_args.update(
                 network_interfaces=[aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                     network_card_index=card, device_index=device, interface_type=kind,
                     security_groups=security_groups, delete_on_termination="true")
@@ -318,7 +318,8 @@ class EksGpuCluster(GpuCluster):
                             security_groups=groups, placement_group=placement)
             subnet_ids = pulumi.Output.from_input(subnet_ids).apply(lambda ids: list(ids)[:1])
         launch_template = self._launch_template(f"{name}-gpu", "GPU nodes", facts.GPU_AMI_TYPES[ng.ami_type].data_device,
-                                                ng.root_volume_gib, ng.root_volume_kms_key_id, tags, **efa_args)
+                                                ng.root_volume_gib, ng.root_volume_kms_key_id, tags,
+                                                reserved=ng.reservation, **efa_args)
 
         node_groups = []
         for group in cap.groups:
@@ -329,7 +330,7 @@ class EksGpuCluster(GpuCluster):
                 node_role_arn=node_role.arn,
                 subnet_ids=subnet_ids,
                 ami_type=ng.ami_type,
-                capacity_type=ng.capacity_type,
+                capacity_type=reservation.capacity_type(ng.reservation, ng.capacity_type),
                 instance_types=list(group.instance_types),
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                     min_size=ng.min_size, max_size=ng.max_size,
@@ -348,3 +349,20 @@ class EksGpuCluster(GpuCluster):
                 template_tags(group.gpus, labels, [taint], efa_resources(cap.efa_interfaces))))
         return node_groups
 
+
+def _reservation_args(res: Optional[reservation.CapacityReservationArgs]) -> dict[str, Any]:
+    """The launch template inputs that put the nodes into ``res`` (none without one): a Capacity Block's market type
+    and id, an ODCR's target (id or resource group) or ``open`` preference."""
+    if res is None:
+        return {}
+    target = None
+    if res.id is not None or res.resource_group_arn is not None:
+        target = aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+            capacity_reservation_id=res.id, capacity_reservation_resource_group_arn=res.resource_group_arn)
+    preference = reservation.OPEN if res.preference_of == reservation.OPEN else None
+    out: dict[str, Any] = dict(capacity_reservation_specification=aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+        capacity_reservation_preference=preference, capacity_reservation_target=target))
+    if res.kind in reservation.MARKET_TYPE:
+        out["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type=reservation.MARKET_TYPE[res.kind])
+    return out

@@ -19,7 +19,7 @@ from ..inputs import at_least, checked, checked_list, exactly, pattern
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.install import startup_taints as k8s_startup_taints
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
-from . import facts
+from . import facts, reservation
 from . import scaler_facts as sf
 from .args import EksGpuClusterArgs, GpuNodeGroupArgs
 from .scale_from_zero import GpuGroup, ScaleGroup, resolve, split, template_tags
@@ -303,6 +303,9 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
     ng = args.node_group
     groups = split(rows)
     efa = _check_efa(ng, mode, rows)
+    if ng.reservation is not None:
+        reservation.check(ng.reservation, capacity_type=ng.capacity_type, instance_types=ng.instance_types,
+                          max_size=ng.max_size, mode=mode, managed_modes=(sf.CLUSTER_AUTOSCALER, sf.NONE))
     _check_scale_from_zero(args, mode, groups, rows, efa)
     price = {r.name: r.price_usd_hour or 0.0 for r in rows}
     if mode in (sf.AUTO_MODE, sf.KARPENTER):  # one NodePool of every type, capped at max_size nodes of the largest

@@ -60,15 +60,20 @@ def _subnets(subnets: list[Any]) -> str:
     return f"{len(subnets)} (one Availability Zone)" if len(subnets) == 1 else f"{len(subnets)}"
 
 
-def _efa_of(resources: dict[str, Any], rendering: Rendering) -> int:
-    """EFA interfaces per instance: those of the launch template the compute environment launches with."""
+def _template(wanted: Any, rendering: Rendering) -> aws.LaunchTemplate | None:
+    """The rendered launch template of id ``wanted``, read; None when the stack renders none of that id."""
     from .render import mock_id
 
-    wanted = (resources.get("launchTemplate") or {}).get("launchTemplateId")
     for r in rendering.resources:
         if r.type == aws.LaunchTemplate.TOKEN and wanted in (r.outputs.get("id"), mock_id(r.type, r.name)):
-            return aws.LaunchTemplate(r.inputs).efa_interfaces
-    return 0
+            return aws.LaunchTemplate(r.inputs)
+    return None
+
+
+def _efa_of(resources: dict[str, Any], rendering: Rendering) -> int:
+    """EFA interfaces per instance: those of the launch template the compute environment launches with."""
+    template = _template((resources.get("launchTemplate") or {}).get("launchTemplateId"), rendering)
+    return template.efa_interfaces if template else 0
 
 
 def _batch_job_queue(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -103,6 +108,8 @@ def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any
     facts: dict[str, Any] = {"IMDS tokens": template.http_tokens}
     if template.efa_interfaces:
         facts["EFA interfaces"] = template.efa_interfaces
+    if template.reservation:
+        facts["reservation"] = template.reservation
     for mapping in template.volumes:
         ebs = mapping.get("ebs") or {}
         facts[f"volume {mapping.get('deviceName')}"] = (
@@ -158,7 +165,7 @@ def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
     scaling = r.inputs.get("scalingConfig") or {}
     return {
         "AMI": r.inputs.get("amiType", "AL2_x86_64"),
-        "capacity": r.inputs.get("capacityType", "ON_DEMAND"),
+        "capacity": _node_group_capacity(r, rendering),
         "nodes": f"{int(scaling.get('minSize', 0))}-{int(scaling.get('maxSize', 0))}",
         "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in r.inputs.get("taints") or []]
         or "none",
@@ -166,6 +173,14 @@ def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
         "instances": _instances(group),
         **({"repair": _node_repair(r.inputs["nodeRepairConfig"])} if "nodeRepairConfig" in r.inputs else {}),
     }
+
+
+def _node_group_capacity(r: RenderedResource, rendering: Rendering) -> str:
+    """``ON_DEMAND``, ``SPOT``, or ``reserved (capacity-block cr-...)`` / ``reserved (odcr ...)`` when its launch
+    template names reserved capacity."""
+    template = _template((r.inputs.get("launchTemplate") or {}).get("id"), rendering)
+    reserved = template.reservation if template else None
+    return f"reserved ({reserved})" if reserved else r.inputs.get("capacityType", "ON_DEMAND")
 
 
 def _node_repair(config: dict[str, Any]) -> str:

@@ -230,6 +230,20 @@ class LaunchTemplate(Resource):
         return None if hops is None else int(hops)
 
     @property
+    def reservation(self) -> Optional[str]:
+        """The reserved capacity its instances launch into: ``capacity-block cr-...`` (market type
+        ``capacity-block``), ``odcr cr-...`` / ``odcr ARN`` (a targeted On-Demand Capacity Reservation), ``odcr open``
+        (any matching open one); None when it names none."""
+        spec = self.props.get("capacityReservationSpecification") or {}
+        target = spec.get("capacityReservationTarget") or {}
+        named = target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn")
+        if dig(self.props, "instanceMarketOptions.marketType", None) == "capacity-block":
+            return f"capacity-block {named}"
+        if named:
+            return f"odcr {named}"
+        return "odcr open" if spec.get("capacityReservationPreference") == "open" else None
+
+    @property
     def volumes(self) -> list[Mapping[str, Any]]:
         """Its block device mappings."""
         return list(self.props.get("blockDeviceMappings") or [])

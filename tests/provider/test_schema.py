@@ -92,3 +92,22 @@ def test_the_schema_is_json_the_engine_reads():
     assert json.loads(text)["name"] == "gpuready" and json.loads(text)["version"] == package.version()
     refs = [p.get("$ref") or p.get("items", {}).get("$ref") for _, p in _properties()]
     assert {r.removeprefix("#/types/") for r in refs if r and r.startswith("#/types/")} <= set(SCHEMA["types"])
+
+
+def test_the_node_groups_reservation_is_served_with_its_enums_and_constructed_as_its_args():
+    from gpuready_components.eks_gpu import CapacityReservationArgs, EksGpuClusterArgs, reservation
+
+    types = SCHEMA["types"]
+    node_group = types["gpuready:aws:GpuNodeGroup"]["properties"]["reservation"]
+    assert node_group["$ref"] == "#/types/gpuready:aws:CapacityReservation"
+    served = types["gpuready:aws:CapacityReservation"]
+    assert served["required"] == ["kind"]
+    assert served["properties"]["kind"]["$ref"] == "#/types/gpuready:aws:ReservationKind"
+    assert [v["value"] for v in types["gpuready:aws:ReservationKind"]["enum"]] == list(reservation.KINDS)
+    assert [v["value"] for v in types["gpuready:aws:ReservationPreference"]["enum"]] == list(reservation.PREFERENCES)
+    args = package.to_args(EksGpuClusterArgs, {
+        "nodeGroup": {"instanceTypes": ["p5.48xlarge"],
+                      "reservation": {"kind": "capacity-block", "id": "cr-0123456789abcdef0", "count": 2}},
+        "subnetIds": ["subnet-aaaaaaaa"]})
+    assert args.node_group.reservation == CapacityReservationArgs(kind="capacity-block", id="cr-0123456789abcdef0",
+                                                                  count=2)

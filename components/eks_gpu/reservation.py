@@ -1,0 +1,145 @@
+"""Reserved capacity for the EKS GPU node group: an EC2 Capacity Block for ML or an On-Demand Capacity Reservation
+(ODCR), brought by id (or, for an ODCR, a resource group's ARN) and written into the node group's launch template.
+
+A Capacity Block is one instance type in one Availability Zone, a fixed count, from a start to an end time: the node
+group takes ``capacityType`` ``CAPACITY_BLOCK`` and its launch template ``instanceMarketOptions.marketType``
+``capacity-block`` and the block's id as ``capacityReservationTarget``. An ODCR keeps ``ON_DEMAND``; its launch
+template names the reservation (targeted) or lets the instances use any matching open reservation (``open``).
+The enum values are EC2's and EKS's (botocore's models: ``CapacityTypes``, ``MarketType``,
+``CapacityReservationPreference``; the tests read them)."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from ..errors import ConfigError
+
+CAPACITY_BLOCK = "capacity-block"
+ODCR = "odcr"
+KINDS = (CAPACITY_BLOCK, ODCR)
+"""The ``kind`` values of :class:`CapacityReservationArgs`."""
+OPEN = "open"
+TARGETED = "targeted"
+PREFERENCES = (OPEN, TARGETED)
+"""An ODCR's ``preference``: ``open`` (any matching open reservation) or ``targeted`` (the one named)."""
+NODE_GROUP_CAPACITY_TYPE = {CAPACITY_BLOCK: "CAPACITY_BLOCK", ODCR: "ON_DEMAND"}
+"""EKS ``capacityType`` of a node group on each kind (botocore EKS shape ``CapacityTypes``)."""
+MARKET_TYPE = {CAPACITY_BLOCK: "capacity-block"}
+"""EC2 launch template ``InstanceMarketOptions.MarketType`` of each kind that has one (EC2 shape ``MarketType``)."""
+RESERVATION_ID = re.compile(r"cr-[0-9a-f]{17}")
+"""A capacity reservation id as EC2 makes them (``cr-0123456789abcdef0``; botocore's ``CapacityReservationId`` is a
+plain string, so the shape is EC2's documented examples')."""
+RESOURCE_GROUP_ARN = re.compile(r"arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,128}")
+"""A resource group's ARN (an ODCR group: ``arn:aws:resource-groups:REGION:ACCOUNT:group/NAME``)."""
+
+_FIELD = "node_group.reservation"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CapacityReservationArgs:
+    """Reserved GPU capacity the node group launches into: a Capacity Block for ML (``kind`` ``capacity-block``) or an
+    On-Demand Capacity Reservation (``kind`` ``odcr``). The known facts (``instance_type``, ``availability_zone``,
+    ``count``, ``end``) are optional; given, they are checked at preview against the node group."""
+
+    kind: str
+    """``capacity-block`` (an EC2 Capacity Block for ML: capacity type ``CAPACITY_BLOCK``, one instance type) or
+    ``odcr`` (an On-Demand Capacity Reservation: capacity type ``ON_DEMAND``)."""
+    id: Optional[str] = None
+    """The reservation's id (``cr-`` and 17 hex digits); a Capacity Block needs it."""
+    resource_group_arn: Optional[str] = None
+    """An ODCR only: a resource group of reservations to launch into, instead of ``id``."""
+    preference: Optional[str] = None
+    """An ODCR only: ``targeted`` (the default with ``id`` or ``resource_group_arn``: launch into that reservation)
+    or ``open`` (launch into any matching open reservation; give no id)."""
+    instance_type: Optional[str] = None
+    """The reserved instance type, when known: the node group must launch only it."""
+    availability_zone: Optional[str] = None
+    """The reservation's Availability Zone, when known (documentation; the node group's subnets must be in it)."""
+    count: Optional[int] = None
+    """Instances reserved, when known: a Capacity Block's ``max_size`` may not exceed it (nodes past it never come)."""
+    end: Optional[str] = None
+    """When the reservation ends (ISO date or date-time, UTC), when known: an end in the past is refused."""
+
+    @property
+    def preference_of(self) -> str:
+        """``open`` or ``targeted``: the given ``preference``, else targeted when an id or ARN is given."""
+        if self.preference:
+            return self.preference
+        return TARGETED if (self.id or self.resource_group_arn) else OPEN
+
+
+def _end(value: str) -> datetime.datetime:
+    when = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+
+
+def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: Sequence[str], max_size: int,
+          mode: str, managed_modes: Sequence[str], now: Optional[datetime.datetime] = None) -> None:
+    """Raise :class:`ConfigError` for a reservation the node group cannot launch into."""
+    if res.kind not in KINDS:
+        raise ConfigError(f"{_FIELD}.kind", res.kind, "not a reservation kind", f"use {' or '.join(KINDS)}")
+    if mode not in managed_modes:
+        raise ConfigError("autoscaler.mode", mode, "a reservation is named in the managed node group's launch "
+                          "template", f"use {' or '.join(managed_modes)}")
+    if capacity_type == "SPOT":
+        raise ConfigError("node_group.capacity_type", capacity_type, f"a {res.kind} reservation is not Spot capacity",
+                          "use ON_DEMAND (the reservation sets the node group's capacity type)")
+    if res.id is not None and not RESERVATION_ID.fullmatch(res.id):
+        raise ConfigError(f"{_FIELD}.id", res.id, "not a capacity reservation id (cr- and 17 hex digits)",
+                          "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`")
+    if res.resource_group_arn is not None and not RESOURCE_GROUP_ARN.fullmatch(res.resource_group_arn):
+        raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, "not a resource group ARN",
+                          "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
+    if res.kind == CAPACITY_BLOCK:
+        if res.id is None or res.resource_group_arn is not None or res.preference is not None:
+            raise ConfigError(f"{_FIELD}.id", res.id, "a Capacity Block is launched into by its id alone",
+                              "set id to the block's cr-... id (no resource_group_arn, no preference)")
+        if len(instance_types) != 1:
+            raise ConfigError("node_group.instance_types", list(instance_types),
+                              "a Capacity Block reserves one instance type", "list only the block's instance type")
+    else:
+        if res.preference is not None and res.preference not in PREFERENCES:
+            raise ConfigError(f"{_FIELD}.preference", res.preference, "not an ODCR preference",
+                              f"use {' or '.join(PREFERENCES)}")
+        if res.id is not None and res.resource_group_arn is not None:
+            raise ConfigError(f"{_FIELD}.id", res.id, "an ODCR is targeted by an id or a resource group ARN, not both",
+                              "keep one of id and resource_group_arn")
+        named = res.id is not None or res.resource_group_arn is not None
+        if res.preference_of == OPEN and named:
+            raise ConfigError(f"{_FIELD}.preference", res.preference, "open launches into any matching "
+                              "reservation, so it names none", "drop id/resource_group_arn, or use targeted")
+        if res.preference_of == TARGETED and not named:
+            raise ConfigError(f"{_FIELD}.preference", res.preference, "targeted needs the reservation to target",
+                              "set id (cr-...) or resource_group_arn, or use open")
+    if res.instance_type is not None and res.instance_type not in instance_types:
+        raise ConfigError("node_group.instance_types", list(instance_types),
+                          f"the reservation holds {res.instance_type} only", f"use instance_types [{res.instance_type}]")
+    if res.count is not None:
+        if res.count < 1:
+            raise ConfigError(f"{_FIELD}.count", res.count, "a reservation holds 1 instance or more",
+                              "set the reserved instance count, or leave it out")
+        if res.kind == CAPACITY_BLOCK and max_size > res.count:
+            raise ConfigError("node_group.max_size", max_size, f"the Capacity Block holds {res.count} instances, "
+                              "so the nodes past them never come", f"set max_size to {res.count} or less")
+    if res.end is not None:
+        try:
+            end = _end(res.end)
+        except ValueError:
+            raise ConfigError(f"{_FIELD}.end", res.end, "not an ISO date", "write it like 2026-12-31 or "
+                              "2026-12-31T11:30:00Z") from None
+        if end <= (now or datetime.datetime.now(datetime.timezone.utc)):
+            raise ConfigError(f"{_FIELD}.end", res.end, "the reservation has ended",
+                              "buy or name a current reservation, or remove node_group.reservation")
+
+
+def capacity_type(res: Optional[CapacityReservationArgs], capacity_type: str) -> str:
+    """The node group's EKS ``capacityType``: the reservation's, else the one given."""
+    return NODE_GROUP_CAPACITY_TYPE[res.kind] if res is not None else capacity_type
+
+
+def describe(res: CapacityReservationArgs) -> str:
+    """``capacity-block cr-...``, ``odcr cr-...``, ``odcr open``: what plan shows."""
+    return f"{res.kind} {res.id or res.resource_group_arn or OPEN}"

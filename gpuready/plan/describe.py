@@ -192,12 +192,15 @@ def _node_repair(config: dict[str, Any]) -> str:
         actions[override.get("repairAction")] = actions.get(override.get("repairAction"), 0) + 1
     said = ", ".join(f"{action.lower()} on {n} GPU reasons" for action, n in sorted(actions.items())) or \
         "EKS's default actions"
-    limits = [f"{int(v)} at a time" for v in [config.get("maxParallelNodesRepairedCount")] if v is not None] + \
-        [f"{int(v)}% at a time" for v in [config.get("maxParallelNodesRepairedPercentage")] if v is not None] + \
-        [f"stops above {int(v)}% unhealthy" for v in [config.get("maxUnhealthyNodeThresholdPercentage")]
-         if v is not None] + \
-        [f"stops above {int(v)} unhealthy" for v in [config.get("maxUnhealthyNodeThresholdCount")] if v is not None]
+    limits = [words.format(int(config[key])) for key, words in _REPAIR_LIMITS if config.get(key) is not None]
     return "; ".join([said, *limits])
+
+
+_REPAIR_LIMITS = (("maxParallelNodesRepairedCount", "{} at a time"),
+                  ("maxParallelNodesRepairedPercentage", "{}% at a time"),
+                  ("maxUnhealthyNodeThresholdPercentage", "stops above {}% unhealthy"),
+                  ("maxUnhealthyNodeThresholdCount", "stops above {} unhealthy"))
+"""``nodeRepairConfig``'s limits (EKS: a count or a percentage of each) and how the plan says them."""
 
 
 def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:

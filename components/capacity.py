@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+import datetime
+from typing import Any, Mapping, Optional, Sequence
 
 
 def best_fill(budget: int, items: Sequence[tuple[int, float]]) -> float:
@@ -17,3 +18,59 @@ def best_fill(budget: int, items: Sequence[tuple[int, float]]) -> float:
             if 0 < cost <= spent:
                 best[spent] = max(best[spent], best[spent - cost] + value)
     return best[budget]
+
+
+RESERVATIONS_ONLY = "reservations-only.gpuready.io"
+"""The tag (GCP: label; Kubernetes: annotation) a component puts on a GPU pool whose stack said its nodes come from
+reserved capacity only (``reservation.only``), value ``"true"``: the policy pack then flags the pool if its settings
+would still launch on-demand or Spot nodes when the reservation is full (``gpu-reservation-fallback``). A tag key
+every cloud accepts (AWS tags; GCP and Kubernetes label keys may not hold ``/`` twice, nor capitals)."""
+RESERVATION_START = "reservation-start.gpuready.io"
+RESERVATION_END = "reservation-end.gpuready.io"
+RESERVATION_COUNT = "reservation-count.gpuready.io"
+"""Tags (labels, annotations) with a reservation's facts the stack was given, put on the pool beside
+:data:`RESERVATIONS_ONLY`, so that ``gpuready plan`` shows the window and the policy pack knows whether it is active:
+times as :func:`stamp_time` writes them, the count as digits."""
+_STAMP_TIME = "%Y%m%dt%H%M%Sz"
+
+
+def parse_time(value: str) -> datetime.datetime:
+    """An ISO 8601 date or date-time (``2026-12-31``, ``2026-12-31T11:30:00Z``), or one :func:`stamp_time` wrote, in
+    UTC (a time with no zone is read as UTC). Raises ``ValueError`` for anything else."""
+    try:
+        return datetime.datetime.strptime(value, _STAMP_TIME).replace(tzinfo=datetime.timezone.utc)
+    except ValueError:
+        pass
+    when = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return when.astimezone(datetime.timezone.utc) if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+
+
+def stamp_time(value: str) -> str:
+    """``2026-12-31T11:30:00Z`` as ``20261231t113000z`` (ISO 8601's basic format, lower case): a value every cloud's
+    tags and labels and Kubernetes' label values accept (GCP labels take no ``:`` and no capitals)."""
+    return parse_time(value).strftime(_STAMP_TIME)
+
+
+def reservation_stamps(*, only: bool = False, start: Optional[str] = None, end: Optional[str] = None,
+                       count: Optional[int] = None) -> dict[str, str]:
+    """The stamps of a pool on a reservation, those known only."""
+    return {**({RESERVATIONS_ONLY: "true"} if only else {}),
+            **({RESERVATION_START: stamp_time(start)} if start else {}),
+            **({RESERVATION_END: stamp_time(end)} if end else {}),
+            **({RESERVATION_COUNT: str(int(count))} if count is not None else {})}
+
+
+def read_reservation_stamps(stamps: Any) -> dict[str, Any]:
+    """The facts :func:`reservation_stamps` wrote: ``start`` / ``end`` (ISO 8601, UTC), ``count``; those present and
+    readable only (an unknown value of a preview is skipped)."""
+    if not isinstance(stamps, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    for key, name in ((RESERVATION_START, "start"), (RESERVATION_END, "end")):
+        try:
+            out[name] = parse_time(stamps[key]).strftime("%Y-%m-%dT%H:%M:%SZ") if key in stamps else None
+        except (TypeError, ValueError):
+            pass
+    if str(stamps.get(RESERVATION_COUNT, "")).isdigit():
+        out["count"] = int(stamps[RESERVATION_COUNT])
+    return {k: v for k, v in out.items() if v is not None}

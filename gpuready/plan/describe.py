@@ -109,7 +109,7 @@ def _launch_template(r: RenderedResource, rendering: Rendering) -> dict[str, Any
     if template.efa_interfaces:
         facts["EFA interfaces"] = template.efa_interfaces
     if template.reservation:
-        facts["reservation"] = template.reservation
+        facts["reservation"] = str(template.reservation)
     for mapping in template.volumes:
         ebs = mapping.get("ebs") or {}
         facts[f"volume {mapping.get('deviceName')}"] = (

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from gpuready_components.batch_gpu import facts as batch_facts
 from gpuready_components.batch_gpu import fit
 from gpuready_components.eks_gpu import facts as eks_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Repair, Resource, Site, api_taint, dig, ec2_id, get, plain, true
+from .base import (ON_DEMAND, RESERVED, SPOT, GpuPool, PoolCapacity, Repair, Reservation, Resource, Site, Source,
+                   api_taint, dig, ec2_id, get, plain, true)
 
 
 
@@ -230,18 +231,24 @@ class LaunchTemplate(Resource):
         return None if hops is None else int(hops)
 
     @property
-    def reservation(self) -> Optional[str]:
-        """The reserved capacity its instances launch into: ``capacity-block cr-...`` (market type
-        ``capacity-block``), ``odcr cr-...`` / ``odcr ARN`` (a targeted On-Demand Capacity Reservation), ``odcr open``
-        (any matching open one); None when it names none."""
+    def reservation(self) -> Optional[Reservation]:
+        """The reserved capacity its instances launch into: a Capacity Block (market type ``capacity-block``), a
+        targeted On-Demand Capacity Reservation (by id: a launch fails when it is full; by resource group: on-demand
+        past it, unless the preference is ``capacity-reservations-only``), or any matching open one (``open``: on-demand
+        past it); ``None`` when it names none. EC2's words (botocore ``CapacityReservationPreference``)."""
         spec = self.props.get("capacityReservationSpecification") or {}
         target = spec.get("capacityReservationTarget") or {}
-        named = target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn")
+        preference = spec.get("capacityReservationPreference")
+        only = preference == "capacity-reservations-only"
         if dig(self.props, "instanceMarketOptions.marketType", None) == "capacity-block":
-            return f"capacity-block {named}"
-        if named:
-            return f"odcr {named}"
-        return "odcr open" if spec.get("capacityReservationPreference") == "open" else None
+            return Reservation("capacity-block", target.get("capacityReservationId") or "?", False)
+        if target.get("capacityReservationId"):
+            return Reservation("odcr", target["capacityReservationId"], False)
+        if target.get("capacityReservationResourceGroupArn"):
+            return Reservation("odcr", target["capacityReservationResourceGroupArn"], not only)
+        if preference == "open":
+            return Reservation("odcr", "open", True)
+        return None
 
     @property
     def volumes(self) -> list[Mapping[str, Any]]:
@@ -349,6 +356,18 @@ class EksNodeGroup(GpuPool):
     @property
     def ami_type(self) -> str:
         return self.props.get("amiType") or "AL2_x86_64 (EKS's default)"
+
+    def source(self, linked: Sequence[Resource] = ()) -> Source:
+        """``capacityType`` (``CAPACITY_BLOCK``: reserved), and the reservation its launch template (in ``linked``)
+        names: reserved first, then on-demand where EC2 falls back to it."""
+        reserved = next((t.reservation for t in linked if isinstance(t, LaunchTemplate) and t.reservation), None)
+        kind = self.props.get("capacityType") or "ON_DEMAND"
+        if kind == "SPOT":
+            return Source((SPOT,), only=self.said_only)
+        if reserved is None:
+            return Source((RESERVED,) if kind == "CAPACITY_BLOCK" else (ON_DEMAND,), only=self.said_only)
+        return Source((RESERVED, ON_DEMAND) if reserved.falls_back else (RESERVED,), self.stamped_reservation(reserved),
+                      self.said_only)
 
     @property
     def repair(self) -> Optional[Repair]:

@@ -3,12 +3,14 @@ platforms that carry them."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Optional
+from typing import Any, ClassVar, Mapping, Optional, Sequence
 
 from gpuready_components import catalog
+from gpuready_components.capacity import RESERVATIONS_ONLY, read_reservation_stamps
 from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
 from gpuready_components.k8s_gpu.facts import Taint
 
@@ -114,6 +116,59 @@ class Repair:
     """The platform bounds repair itself (GKE, AKS): nothing in the pool to set."""
 
 
+RESERVED = "reserved"
+ON_DEMAND = "on-demand"
+SPOT = "spot"
+FLEX_START = "flex-start"
+CAPACITY_KINDS = (RESERVED, ON_DEMAND, SPOT, FLEX_START)
+"""Where a pool's nodes come from, in the order ``gpuready plan`` shows them: capacity bought ahead (a Capacity
+Block, an ODCR, a GKE reservation, an Azure capacity reservation group), on-demand, Spot, and capacity a queue waits
+for (GKE's Dynamic Workload Scheduler flex-start)."""
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Reserved capacity a pool launches into, as its inputs (and the resources they name) say."""
+
+    kind: str
+    """The cloud's word for it: ``capacity-block``, ``odcr``, ``reservation`` (GKE), ``capacity-reservation-group``."""
+    target: str
+    """What is targeted: the reservation's id, name or ARN; ``open`` / ``any`` for any matching one."""
+    falls_back: bool
+    """Nodes launch as on-demand (or Spot) when the reservation is full, ended or absent."""
+    prepaid: bool = True
+    """Paid whether used or not (every reservation gpuready knows is: a Capacity Block up front, the others by the
+    hour)."""
+    start: Optional[str] = None
+    """When it starts (ISO 8601, UTC), when the inputs say."""
+    end: Optional[str] = None
+    """When it ends (ISO 8601, UTC), when the inputs say."""
+    count: Optional[int] = None
+    """Instances (nodes) reserved, when the inputs say."""
+    zone: Optional[str] = None
+    """Its zone, when the inputs say."""
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a pool's nodes come from: the capacity kinds it may launch (:data:`CAPACITY_KINDS`, preferred first)
+    and the reservation it launches into."""
+
+    kinds: tuple[str, ...] = (ON_DEMAND,)
+    reservation: Optional[Reservation] = None
+    only: bool = False
+    """The stack said reservations only (:data:`~gpuready_components.capacity.RESERVATIONS_ONLY` on the pool): a kind
+    other than ``reserved`` (or ``flex-start``) among ``kinds`` is then a fault."""
+
+    @property
+    def falls_back(self) -> bool:
+        """It may launch on-demand or Spot nodes (past its reservation, or with none)."""
+        return ON_DEMAND in self.kinds or SPOT in self.kinds
+
+
 class GpuPool(Resource):
     """Capacity that launches GPU instances: a Batch compute environment, a node group, a node pool, an agent pool."""
 
@@ -146,6 +201,22 @@ class GpuPool(Resource):
         """How its failing nodes are repaired; ``None``: nothing in the pool says (a platform that repairs by itself
         with no setting, or capacity no node repair applies to)."""
         return None
+
+    def source(self, linked: Sequence[Resource] = ()) -> Source:
+        """Where its nodes come from. ``linked``: the readers of the resources its inputs name that say more (its
+        launch templates, read from :attr:`LAUNCH_TEMPLATE_INPUT`); the default: on-demand."""
+        return Source(only=self.said_only)
+
+    def stamped_reservation(self, reservation: Reservation) -> Reservation:
+        """``reservation`` with the facts the stack was given (start, end, count) that a component stamped on the
+        pool (:func:`~gpuready_components.capacity.reservation_stamps`)."""
+        return dataclasses.replace(reservation, **read_reservation_stamps(self.props.get(self.STAMPS)))
+
+    @property
+    def said_only(self) -> bool:
+        """The stack said its nodes come from reserved capacity only (gpuready's stamp among :attr:`STAMPS`)."""
+        stamps = self.props.get(self.STAMPS)
+        return isinstance(stamps, Mapping) and true(stamps.get(RESERVATIONS_ONLY))
 
     @property
     def node_labels(self) -> dict[str, str]:

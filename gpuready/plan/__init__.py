@@ -9,7 +9,8 @@ from typing import Any, Optional
 from ..errors import UserError
 from ..project import Project, find_project, load_project, load_stack_config
 from ..resources import PoolCapacity
-from .describe import Pool, capacities, describe
+from ..resources.base import CAPACITY_KINDS, RESERVED, Source
+from .describe import Pool, capacities, describe, pool
 from .secrets import SECRET, redact
 
 
@@ -26,6 +27,17 @@ class PlannedResource:
 
 
 @dataclass(frozen=True)
+class KindCapacity:
+    """The stack's GPUs of one kind of capacity at full scale: a pool counts under its preferred kind, and its GPUs
+    past a reservation's known count under the kind it falls back to."""
+
+    kind: str
+    gpus: int
+    usd_per_hour: float
+    pools: list[str]
+
+
+@dataclass(frozen=True)
 class Capacity:
     """The most GPU capacity the stack can run at once, from the catalog (and the facts of declared types)."""
 
@@ -34,6 +46,10 @@ class Capacity:
     max_usd_per_hour: float
     gpu_models: list[str]
     price_note: str
+    by_kind: list[KindCapacity] = field(default_factory=list)
+    """The GPUs by where they come from (reserved, on-demand, Spot, flex-start), those the stack has."""
+    committed_usd_per_hour: float = 0.0
+    """What the stack's reservations cost by the hour whether used or not."""
 
 
 @dataclass(frozen=True)
@@ -129,10 +145,27 @@ def _redacted_policy(report: Any, secrets: frozenset) -> Any:
                         undecided=redact(dict(report.undecided), secrets))
 
 
-def _capacity(capacities: list[tuple[str, PoolCapacity]]) -> Capacity:
-    found = [Pool(name, c.cloud, c.instance_types, c.max_gpus, c.max_usd_per_hour, c.unknown_types)
-             for name, c in capacities]
-    rows = list({(r.cloud, r.name): r for _, c in capacities for r in c.rows}.values())
+def _by_kind(pools: list[Pool]) -> list[KindCapacity]:
+    """:attr:`Capacity.by_kind`, in :data:`CAPACITY_KINDS` order."""
+    gpus: dict[str, float] = {}
+    usd: dict[str, float] = {}
+    names: dict[str, list[str]] = {}
+    for p in pools:
+        per_gpu = p.max_usd_per_hour / p.max_gpus if p.max_gpus else 0.0
+        shares = [(p.kinds[0], p.reserved_gpus or p.max_gpus)] if p.kinds[0] != RESERVED or len(p.kinds) == 1 else \
+            [(RESERVED, p.reserved_gpus), (p.kinds[1], p.max_gpus - p.reserved_gpus)]
+        for kind, n in shares:
+            if n or not p.max_gpus:
+                gpus[kind] = gpus.get(kind, 0) + n
+                usd[kind] = usd.get(kind, 0.0) + n * per_gpu
+                names.setdefault(kind, []).append(p.resource)
+    return [KindCapacity(kind, int(gpus[kind]), round(usd[kind], 2), names[kind]) for kind in CAPACITY_KINDS
+            if kind in gpus]
+
+
+def _capacity(capacities: list[tuple[str, PoolCapacity, Source]]) -> Capacity:
+    found = [pool(name, c, source) for name, c, source in capacities]
+    rows = list({(r.cloud, r.name): r for _, c, _ in capacities for r in c.rows}.values())
     dates = sorted({f"{r.price_region} {r.price_date}" for r in rows if r.price_usd_hour is not None})
     unpriced = sorted({r.name for r in rows if r.price_usd_hour is None} | {t for p in found for t in p.unknown_types})
     note = f"on-demand list prices ({'; '.join(dates)})" if dates else "no catalog prices"
@@ -140,7 +173,8 @@ def _capacity(capacities: list[tuple[str, PoolCapacity]]) -> Capacity:
         note += f"; not priced: {', '.join(unpriced)}"
     return Capacity(pools=found, max_gpus=sum(p.max_gpus for p in found),
                     max_usd_per_hour=round(sum(p.max_usd_per_hour for p in found), 2),
-                    gpu_models=sorted({r.gpu_model for r in rows}), price_note=note)
+                    gpu_models=sorted({r.gpu_model for r in rows}), price_note=note, by_kind=_by_kind(found),
+                    committed_usd_per_hour=round(sum(p.committed_usd_per_hour for p in found), 2))
 
 
 def _scaling(rendering: Any) -> Optional[dict[str, Any]]:

@@ -13,11 +13,12 @@ import ipaddress
 import json
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from gpuready_components import platforms
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
+from ..resources.base import ON_DEMAND, RESERVED, Source
 from .render import RenderedResource, Rendering
 
 
@@ -32,6 +33,18 @@ class Pool:
     max_usd_per_hour: float
     unknown_types: tuple[str, ...]
     """Types with no GPU facts (neither in the catalog nor declared by the stack): no GPUs, no price."""
+    kinds: tuple[str, ...] = (ON_DEMAND,)
+    """Where its nodes come from, preferred first (:data:`gpuready.resources.base.CAPACITY_KINDS`)."""
+    reservation: Optional[str] = None
+    """The reservation it launches into (``capacity-block cr-...``), when it names one."""
+    window: Optional[str] = None
+    """The reservation's window as far as known (``2026-12-01T00:00:00Z to 2026-12-15T11:30:00Z``, ``until ...``)."""
+    reserved_gpus: int = 0
+    """Its GPUs that come from the reservation: the reserved instances' (when the count is known, at most
+    ``max_gpus``), else all of them when its first kind is reserved."""
+    committed_usd_per_hour: float = 0.0
+    """What the reservation costs by the hour whether used or not (its reserved instances at list price; when the
+    count is unknown, the pool's reserved GPUs)."""
 
 
 def _instances(pool: Any) -> list[str]:
@@ -386,12 +399,47 @@ def describe(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     return describer(r, rendering) if describer else {}
 
 
-def capacities(rendering: Rendering) -> list[tuple[str, PoolCapacity]]:
-    """(name, capacity) of every resource that can launch GPUs."""
+def _linked(pool: Resource, rendering: Rendering, readers: Sequence[tuple[Any, Resource]]) -> list[Resource]:
+    """What ``pool``'s :meth:`~gpuready.resources.base.GpuPool.source` reads beside it: the launch templates its
+    :attr:`LAUNCH_TEMPLATE_INPUT` names, or (a pool with none: a Karpenter NodePool picks its EC2NodeClass by name)
+    every resource of the stack."""
+    field_ = getattr(pool, "LAUNCH_TEMPLATE_INPUT", "")
+    if not field_:
+        return [reader for _, reader in readers]
+    named = pool.props.get(field_) or {}
+    named = named.get("launchTemplate") or {} if "launchTemplate" in named else named
+    ids = [named.get(key) for key in ("id", "launchTemplateId") if named.get(key)]
+    return [t for t in (_template(i, rendering) for i in ids) if t is not None]
+
+
+def capacities(rendering: Rendering) -> list[tuple[str, PoolCapacity, Source]]:
+    """(name, capacity, where its nodes come from) of every resource that can launch GPUs."""
+    readers = [(r, read(r.type, r.inputs)) for r in rendering.resources]
     found = []
-    for r in rendering.resources:
-        reader = read(r.type, r.inputs)
+    for r, reader in readers:
         capacity = reader.capacity() if isinstance(reader, capacity_readers()) else None
         if capacity:
-            found.append((r.name, capacity))
+            source = reader.source(_linked(reader, rendering, readers)) if callable(getattr(reader, "source", None)) \
+                else Source()
+            found.append((r.name, capacity, source))
     return found
+
+
+def pool(name: str, capacity: PoolCapacity, source: Source) -> Pool:
+    """``capacity`` as the plan shows it, with its reserved GPUs and what they commit."""
+    res = source.reservation
+    per_node = max((row.gpus for row in capacity.rows), default=0)
+    reserved = 0
+    if source.kinds[:1] == (RESERVED,):
+        reserved = capacity.max_gpus if res is None or res.count is None else min(capacity.max_gpus, res.count * per_node)
+    usd_per_gpu = capacity.max_usd_per_hour / capacity.max_gpus if capacity.max_gpus else 0.0
+    committed = reserved * usd_per_gpu
+    if res is not None and res.count is not None and source.kinds[:1] == (RESERVED,):
+        committed = res.count * per_node * usd_per_gpu  # paid for every reserved instance, used or not
+    window = None
+    if res is not None and (res.start or res.end):
+        window = f"{res.start} to {res.end}" if res.start and res.end else \
+            f"until {res.end}" if res.end else f"from {res.start}"
+    return Pool(name, capacity.cloud, capacity.instance_types, capacity.max_gpus, capacity.max_usd_per_hour,
+                capacity.unknown_types, source.kinds, str(res) if res else None, window, reserved,
+                round(committed, 2))

@@ -47,6 +47,7 @@ def render_text(result: PlanResult) -> str:
                      f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")
     else:
         lines.append("  no GPU capacity found in this stack")
+    lines += _kind_lines(cap)
     if result.caps is not None:
         lines.append(f"  caps: {', '.join(f'{k} {v:g}' for k, v in result.caps.items())}" if result.caps else
                      "  no caps: nothing limits GPUs or $/h; pass --policy-config FILE setting gpu-capacity-caps' "
@@ -78,6 +79,24 @@ def render_text(result: PlanResult) -> str:
 
 METAFLOW_OUTPUTS = {"metaflowProfile": "gpu", "metaflowMultiNodeProfile": "gpu-multinode"}
 """Output -> the Metaflow profile name the README saves it under."""
+
+
+def _kind_lines(cap: Any) -> list[str]:
+    """The GPUs by kind of capacity, each reservation's pools, and what reservations commit (nothing when every GPU
+    is on-demand: the total says it all)."""
+    if [k.kind for k in cap.by_kind] in ([], ["on-demand"]):
+        return []
+    lines = ["  by kind (at the list prices above; Spot and reservations bill at their own rates):"]
+    lines += [f"    {k.kind}: {k.gpus} GPUs, ${k.usd_per_hour:,.2f}/h ({', '.join(k.pools)})" for k in cap.by_kind]
+    for pool in cap.pools:
+        if pool.reservation:
+            known = [pool.window or "window not given", f"{pool.reserved_gpus} GPUs reserved",
+                     f"${pool.committed_usd_per_hour:,.2f}/h committed"]
+            fallback = f"; past it: {', '.join(pool.kinds[1:])}" if len(pool.kinds) > 1 else "; nothing past it"
+            lines.append(f"    {pool.resource} on {pool.reservation}: {', '.join(known)}{fallback}")
+    if cap.committed_usd_per_hour:
+        lines.append(f"  committed: ${cap.committed_usd_per_hour:,.2f}/h, paid whether the GPUs are used or not")
+    return lines
 
 
 def _metaflow_lines(outputs: dict[str, Any]) -> list[str]:

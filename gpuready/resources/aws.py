@@ -40,6 +40,11 @@ class BatchComputeEnvironment(GpuPool):
     def instance_types(self) -> list[str]:
         return list(self.resources.get("instanceTypes") or [])
 
+    def source(self, linked: Sequence[Resource] = ()) -> Source:
+        """``computeResources.type``: ``SPOT`` (and ``FARGATE_SPOT``) Spot, else on-demand."""
+        spot = str(self.resources.get("type", "")).endswith("SPOT")
+        return Source((SPOT,) if spot else (ON_DEMAND,), only=self.said_only)
+
     @property
     def image_types(self) -> Optional[list[Any]]:
         """The Batch image types it launches (Batch's default when none is given); ``None`` with an explicit AMI.
@@ -343,6 +348,8 @@ class EksNodeGroup(GpuPool):
     SUBNET_INPUT = "subnetIds"
     NAME_LABEL = "eks.amazonaws.com/nodegroup"  # EKS user guide: labels EKS applies to managed node group nodes
     NAME_INPUT = "nodeGroupName"
+    RESERVED_ONLY_FIX = ("target the reservation alone in the launch template (a reservation id, or a resource group "
+                         "with preference capacity-reservations-only) on capacity type ON_DEMAND or CAPACITY_BLOCK")
 
     @classmethod
     def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:

@@ -190,6 +190,8 @@ class GpuPool(Resource):
     """The label the platform puts on each node with the name of the pool it belongs to ('' none)."""
     NAME_INPUT: ClassVar[str] = ""
     """The input holding that name ('' none)."""
+    RESERVED_ONLY_FIX: ClassVar[str] = "launch into the reservation alone"
+    """How to keep its nodes on its reservation alone, in the platform's words (a policy fix)."""
 
     @property
     def labels(self) -> dict[str, str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from gpuready.resources import capacity_readers, gpu_pools, read, tokens
 from gpuready.resources.aws import BatchComputeEnvironment, EksNodeGroup
 
-from ..gpu import facts, of_kind
-from ..rule import ADVISORY, MANDATORY, known, resource_rule, stack_rule
+from ..gpu import facts, of_kind, source
+from ..rule import ADVISORY, MANDATORY, each, known, resource_rule, stack_rule
 
 def _check_nvidia_image(resource_type, name, props, config):
     pool = read(resource_type, props)
@@ -22,21 +22,25 @@ gpu_nvidia_image = resource_rule(
     MANDATORY, tokens(BatchComputeEnvironment, EksNodeGroup), _check_nvidia_image)
 
 
-def _check_scale_to_zero(resource_type, name, props, config):
-    pool = read(resource_type, props)
-    if not pool.is_gpu or name in (config.get("allow") or []):
-        return
-    minimum, field = pool.minimum
-    if minimum > 0:
-        yield (f"keeps {minimum} of its GPU capacity running when idle ({field})",
-               "scale it to 0, or add the resource's name to this rule's allow list in the policy config")
+def _check_scale_to_zero(resources, config):
+    from .reservations import reserved_first
+
+    def check(resource):
+        pool = facts(resource)
+        if not pool.is_gpu or resource.name in (config.get("allow") or []):
+            return
+        minimum, field = pool.minimum
+        if minimum > 0 and not reserved_first(source(resource, resources)):
+            yield resource, f"keeps {minimum} of its GPU capacity running when idle ({field})", \
+                "scale it to 0, or add the resource's name to this rule's allow list in the policy config"
+    yield from each(of_kind(resources, *gpu_pools()), check)
 
 
-gpu_scale_to_zero = resource_rule(
+gpu_scale_to_zero = stack_rule(
     "gpu-scale-to-zero",
-    "GPU capacity scales to zero when idle (min vCPUs 0, min nodes 0) unless the resource is allow-listed.",
-    MANDATORY, lambda: tokens(*gpu_pools()), _check_scale_to_zero,
-    {"allow": {"type": "array", "items": {"type": "string"}, "default": []}})
+    "GPU capacity scales to zero when idle (min vCPUs 0, min nodes 0) unless the resource is allow-listed or runs on a "
+    "prepaid reservation (paid whether used or not: gpu-reservation-idle).",
+    MANDATORY, _check_scale_to_zero, {"allow": {"type": "array", "items": {"type": "string"}, "default": []}})
 
 
 def _dollars(usd: float) -> str:

@@ -40,6 +40,10 @@ def test_a_capacity_block_group_is_capacity_block_and_its_template_names_the_blo
      {"capacityReservationTarget": {
          "capacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/gpus"}}),
     (CapacityReservationArgs(kind="odcr", preference="open"), {"capacityReservationPreference": "open"}),
+    (CapacityReservationArgs(kind="odcr", resource_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/gpus",
+                             only=True),
+     {"capacityReservationPreference": "capacity-reservations-only", "capacityReservationTarget": {
+         "capacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/gpus"}}),
 ])
 def test_an_odcr_group_stays_on_demand_and_its_template_targets_or_opens(render, res, spec):
     rendering, _ = build(render, {"reservation": res})
@@ -74,7 +78,10 @@ def test_every_value_emitted_is_in_the_vendors_models():
 @pytest.mark.parametrize("node_group", [BLOCK, {"reservation": CapacityReservationArgs(kind="odcr", preference="open")},
                                         {"reservation": CapacityReservationArgs(
                                             kind="odcr", resource_group_arn="arn:aws:resource-groups:us-east-1:"
-                                                                            "123456789012:group/gpus")}])
+                                                                            "123456789012:group/gpus")},
+                                        {"reservation": CapacityReservationArgs(
+                                            kind="odcr", only=True, resource_group_arn="arn:aws:resource-groups:"
+                                                                                      "us-east-1:123456789012:group/g")}])
 def test_the_rendered_template_is_a_valid_create_launch_template_request(render, node_group):
     """The provider's field names map to EC2's RequestLaunchTemplateData members (camelCase -> PascalCase)."""
     lt = one(build(render, node_group)[0], LT, "ml-gpu")
@@ -121,6 +128,11 @@ def _block(**changes):
                                              resource_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/g")},
      {}, "node_group.reservation.id", "not both"),
     (BLOCK, {"autoscaler": AutoscalerArgs(mode="karpenter")}, "autoscaler.mode", "managed node group"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", only=True)}, {}, "node_group.reservation.only",
+     "launches on-demand when no matching reservation has room"),
+    ({**BLOCK, "reservation": _block(start="2999-02-01", end="2999-01-01")}, {}, "node_group.reservation.start",
+     "not before the end 2999-01-01"),
+    ({**BLOCK, "reservation": _block(start="next week")}, {}, "node_group.reservation.start", "not an ISO date"),
 ])
 def test_impossible_reservations_are_refused(node_group, overrides, field, words):
     with pytest.raises(ConfigError) as error:
@@ -130,7 +142,7 @@ def test_impossible_reservations_are_refused(node_group, overrides, field, words
     assert "\n" not in str(error.value)
 
 
-def test_an_odcr_smaller_than_max_size_is_fine_the_rest_launch_on_demand():
+def test_an_odcr_smaller_than_max_size_is_accepted_the_reservation_may_grow():
     check(args({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, count=1)}))
 
 
@@ -139,3 +151,17 @@ def test_the_reservation_id_shape_is_ec2s():
     assert not reservation.RESERVATION_ID.fullmatch("cr-0123456789ABCDEF0")
     assert reservation.describe(_block()) == f"capacity-block {BLOCK_ID}"
     assert reservation.describe(CapacityReservationArgs(kind="odcr")) == "odcr open"
+
+
+def test_the_groups_carry_the_reservations_known_facts_as_tags_for_plan_and_policy(render):
+    block = CapacityReservationArgs(kind="capacity-block", id=BLOCK_ID, instance_type="p5.48xlarge", count=2,
+                                    start="2026-11-20T11:30:00Z", end="2999-01-01", only=True)
+    rendering, _ = build(render, {**BLOCK, "reservation": block})
+    tags = one(rendering, NODE_GROUP, "ml-gpu").inputs["tags"]
+    assert {k: v for k, v in tags.items() if k.endswith("gpuready.io")} == {
+        "reservations-only.gpuready.io": "true", "reservation-start.gpuready.io": "20261120t113000z",
+        "reservation-end.gpuready.io": "29990101t000000z", "reservation-count.gpuready.io": "2"}
+    # Tag values EC2/EKS accept (botocore TagValue: at most 256 characters; the stamps are letters and digits).
+    value = EKS.shape_for("TagValue")
+    assert all(len(v) <= value.metadata["max"] for v in tags.values())
+    assert not any(k.endswith("gpuready.io") for k in one(rendering, NODE_GROUP, "ml-system").inputs["tags"])

@@ -52,3 +52,57 @@ def test_without_a_reservation_the_capacity_type_is_shown_as_before(capsys):
     _, groups, templates = _groups(["--stack", "eks"], capsys)
     assert {groups[g]["capacity"] for g in ("eks-gpu", "eks-gpu-4x")} == {"ON_DEMAND"}
     assert all("reservation" not in facts for facts in templates.values())
+
+
+def _stack_with(tmp_path, reservation: str, max_size: int = 2):
+    text = STACK.read_text()
+    start, end = text.index("  gpuready:reservation:\n"), text.index("  gpuready:install:")
+    text = text[:start] + "  gpuready:reservation:\n" + reservation + text[end:]
+    text = text.replace("  gpuready:maxSize: 2\n", f"  gpuready:maxSize: {max_size}\n")
+    stack = tmp_path / "Pulumi.eks-reserved.yaml"
+    stack.write_text(text)
+    return stack
+
+
+def _capacity(args: list[str], capsys) -> tuple[list[str], dict]:
+    assert main(["plan", *args, "--no-policies"]) == 0
+    text = capsys.readouterr().out
+    assert main(["plan", *args, "--no-policies", "--json"]) == 0
+    section = text[text.index("Capacity at full scale:"):].split("\n\n")[0]
+    return section.splitlines(), json.loads(capsys.readouterr().out)["capacity"]
+
+
+def test_capacity_by_kind_shows_the_block_its_window_and_what_it_commits(tmp_path, capsys):
+    stack = _stack_with(tmp_path, f"    kind: capacity-block\n    id: {BLOCK}\n    instanceType: p5.48xlarge\n"
+                        "    count: 2\n    start: 2026-11-20T11:30:00Z\n    end: 2999-12-01T11:30:00Z\n")
+    lines, capacity = _capacity(["--stack-file", str(stack)], capsys)
+    assert lines[3:] == [
+        "  by kind (at the list prices above; Spot and reservations bill at their own rates):",
+        "    reserved: 16 GPUs, $110.08/h (eks-gpu)",
+        f"    eks-gpu on capacity-block {BLOCK}: 2026-11-20T11:30:00Z to 2999-12-01T11:30:00Z, 16 GPUs reserved, "
+        "$110.08/h committed; nothing past it",
+        "  committed: $110.08/h, paid whether the GPUs are used or not"]
+    assert capacity["by_kind"] == [{"kind": "reserved", "gpus": 16, "usd_per_hour": 110.08, "pools": ["eks-gpu"]}]
+    assert capacity["committed_usd_per_hour"] == 110.08
+    pool = capacity["pools"][0]
+    assert (pool["kinds"], pool["reservation"], pool["reserved_gpus"]) == (["reserved"], f"capacity-block {BLOCK}", 16)
+
+
+def test_an_odcr_group_smaller_than_the_pool_commits_its_count_and_falls_back_past_it(tmp_path, capsys):
+    # 1 reserved p5.48xlarge of a group of up to 3 (maxSize 3): the rest launch on demand past the resource group.
+    stack = _stack_with(tmp_path, "    kind: odcr\n    resourceGroupArn: arn:aws:resource-groups:us-east-1:123456789012:"
+                        "group/gpus\n    count: 1\n", max_size=3)
+    lines, capacity = _capacity(["--stack-file", str(stack)], capsys)
+    assert capacity["by_kind"] == [{"kind": "reserved", "gpus": 8, "usd_per_hour": 55.04, "pools": ["eks-gpu"]},
+                                   {"kind": "on-demand", "gpus": 16, "usd_per_hour": 110.08, "pools": ["eks-gpu"]}]
+    assert capacity["committed_usd_per_hour"] == 55.04
+    assert ("    eks-gpu on odcr arn:aws:resource-groups:us-east-1:123456789012:group/gpus: window not given, 8 GPUs "
+            "reserved, $55.04/h committed; past it: on-demand") in lines
+
+
+def test_an_all_on_demand_stack_shows_no_kinds_in_text_but_json_has_them(capsys):
+    lines, capacity = _capacity(["--stack", "eks"], capsys)
+    assert not any("by kind" in line or "committed" in line for line in lines)
+    assert capacity["by_kind"] == [{"kind": "on-demand", "gpus": capacity["max_gpus"],
+                                    "usd_per_hour": capacity["max_usd_per_hour"], "pools": ["eks-gpu", "eks-gpu-4x"]}]
+    assert capacity["committed_usd_per_hour"] == 0

@@ -98,7 +98,7 @@ def test_batch_capacity_at_full_scale_is_the_components_own_figure(stack, config
     """What the component's validation exports (maxTotalGpus, maxUsdPerHour) is what ``gpuready plan`` and the
     capacity caps rule read from the rendered compute environments."""
     rendering = render_stack(stack, **config)
-    found = [capacity for _, capacity in capacities(rendering)]
+    found = [capacity for _, capacity, _ in capacities(rendering)]
     environments = [r for r in rendering.resources if r.type == aws.BatchComputeEnvironment.TOKEN]
     assert len(found) == len(environments) - ("gpuready:cpuQueue" in config)  # every GPU environment, none other
     assert (rendering.outputs["maxTotalGpus"], rendering.outputs["maxUsdPerHour"]) == \

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..aws_instances import ARM64_GPU_FAMILIES  # noqa: F401 (arm64 GPU families: one list for every AWS component)
-from ..k8s_gpu.facts import ALL_NODE_SOFTWARE, DRIVER_TOOLKIT, GPU_LABELS, Chart, NodeFacts, NodeImage, Taint
+from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER_TOOLKIT, GPU_LABELS, CapacityLabel, Chart, NodeFacts, NodeImage,
+                             Taint)
 
 TYPE_TOKEN = "gpuready:aws:EksGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
@@ -103,7 +104,19 @@ NODES = NodeFacts(
                       "node.kubernetes.io/instance-type": "g6.xlarge"}),
     "EKS applies no GPU label or taint of its own: gpuready_components.eks_gpu sets both on the managed node group, so "
     "kubelet registers the node with them (EKS user guide, managed node group labels and taints)",
-    sharing_fix="use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure")
+    sharing_fix="use ami_type AL2023_x86_64_NVIDIA, whose device plugin the charts configure",
+    capacity_labels=(
+        # Karpenter's well-known labels (karpenter.sh/capacity-type: on-demand, spot, reserved; the EC2NodeClass
+        # provider's karpenter.k8s.aws/capacity-reservation-type (default or capacity-block) and -id, listed as
+        # well-known in the 1.13.0 NodePool CRD), then the label EKS puts on managed node group nodes with the
+        # group's capacity type (EKS user guide, managed node groups; values: botocore EKS CapacityTypes).
+        CapacityLabel("karpenter.sh/capacity-type", MappingProxyType(
+            {"on-demand": "on-demand", "spot": "spot", "reserved": "reserved"})),
+        CapacityLabel("karpenter.k8s.aws/capacity-reservation-type", reservation=True,
+                      shown=MappingProxyType({"default": "odcr"})),
+        CapacityLabel("karpenter.k8s.aws/capacity-reservation-id", reservation=True),
+        CapacityLabel("eks.amazonaws.com/capacityType", MappingProxyType(
+            {"ON_DEMAND": "on-demand", "SPOT": "spot", "CAPACITY_BLOCK": "reserved"}))))
 """How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
 
 NODE_IMAGES = MappingProxyType({

@@ -6,7 +6,8 @@ platform x node image x install mode against "nothing installed twice, nothing m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
 from types import MappingProxyType
 
 from ..queue_facts import GPU_RESOURCE, KUEUE_API, OVERCOMMIT_ANNOTATION  # noqa: F401 (shared with the readers)
@@ -77,6 +78,40 @@ AKS version): it simulates a new node without it, so a pending GPU pod still sca
 node that carries it as still starting (kubernetes/autoscaler FAQ; release notes of cluster-autoscaler 1.29.0)."""
 
 @dataclass(frozen=True)
+class CapacityLabel:
+    """A label a platform (or its node provisioner) puts on each node that says where the node's capacity comes
+    from: a kind of capacity by value, or the reservation it runs on."""
+
+    key: str
+    kinds: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    """The label's values -> the kind of capacity (``reserved``, ``on-demand``, ``spot``, ``flex-start``)."""
+    reservation: bool = False
+    """The value names the reservation (its id, name or type): the node is on reserved capacity."""
+    kind: str = ""
+    """The kind of capacity any value of the label means (a label whose presence says it)."""
+    shown: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    """A reservation label's values as ``gpuready`` shows them (Karpenter's ``default`` type is an ODCR)."""
+
+
+def capacity_of(labels: Mapping[str, str], facts: Sequence[CapacityLabel]) -> Optional[str]:
+    """Where a node's capacity comes from, read from its ``labels`` by ``facts`` (its platform's
+    :attr:`NodeFacts.capacity_labels`): ``reserved (capacity-block cr-...)``, ``spot``, ``on-demand``...; ``None``
+    when no label says."""
+    kind, named = None, []
+    for fact in facts:
+        value = labels.get(fact.key)
+        if value is None:
+            continue
+        if fact.reservation:
+            named.append(fact.shown.get(value, value))
+        found = fact.kinds.get(value) or fact.kind or ("reserved" if fact.reservation else None)
+        kind = kind or found
+    if not kind:
+        return None
+    return f"{kind} ({' '.join(named)})" if named else kind
+
+
+@dataclass(frozen=True)
 class NodeFacts:
     """How a platform's GPU nodes look when they register: their taint, and the labels they carry from boot."""
 
@@ -96,6 +131,8 @@ class NodeFacts:
     """The taint its GPU nodes boot with under burn-in admission: one its scaler treats as a startup taint."""
     sharing_fix: str = ""
     """Where GPU sharing goes when the node image runs a device plugin the charts do not configure."""
+    capacity_labels: tuple[CapacityLabel, ...] = ()
+    """The labels that say where a node's capacity comes from (:func:`capacity_of`), most telling first."""
 
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, TextIO
 
 from gpuready_components import platforms
 from gpuready_components.images import SMOKE_IMAGE
+from gpuready_components.k8s_gpu.facts import capacity_of
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, burn, core
@@ -403,10 +404,12 @@ class KubernetesTarget(KubernetesRun):
         self.gpus, self.explain_after = request.gpus or 1, explain_after
         self.pod: Optional[str] = None
         self.phase: Optional[str] = None
+        self.platform: Optional[str] = None
 
     def preflight(self) -> bool:
         stack = StackOutputs(self.outputs, kubernetes_platforms())
         self.choose_team(stack)
+        self.platform = stack.platform
         if self.team is not None:
             refused = kueue.too_large(self.team, self.teams, self.gpus, f"a job of {self.gpus} GPUs")
             if refused:
@@ -446,6 +449,8 @@ class KubernetesTarget(KubernetesRun):
     def collect(self) -> None:
         self.result.checks.append(Check("job_status", core.PASS if self.phase == "Succeeded" else core.FAIL,
                                         self.phase, "Succeeded"))
+        self.result.job.update(ran_on(self.client, self.core_api, self.calls, self.pod, self.namespace, self.platform,
+                                      self.deadline))
         found = core.find_report(probe_logs(self.client, self.core_api, self.calls, self.pod, self.namespace,
                                             self.deadline))
         self.result.add_probe(ProbeReport.from_json(found) if found else None)
@@ -473,6 +478,38 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
                               namespace=namespace, explain_after=explain_after, progress=progress, clock=clock)
     target.admission_poll = admission_poll
     return drive(target)
+
+
+def node_capacity(platform: Optional[str], labels: Mapping[str, str]) -> Optional[str]:
+    """Where a node of ``platform`` gets its capacity, as its ``labels`` say (:func:`capacity_of` with the platform's
+    :attr:`~gpuready_components.k8s_gpu.facts.NodeFacts.capacity_labels`); ``None`` where they do not say."""
+    try:
+        facts = platforms.node_facts(platform).capacity_labels if platform else ()
+    except KeyError:
+        return None
+    return capacity_of(labels, facts)
+
+
+def ran_on(client: Any, core_api: Any, calls: "BoundedCalls", pod: Optional[str], namespace: str,
+           platform: Optional[str], deadline: float) -> dict[str, Any]:
+    """``node``, its ``instance_type`` and ``capacity`` (:func:`node_capacity`) of the node ``pod`` ran on; what
+    could be read (nothing for no pod, one never scheduled, or a node gone or not readable: 403, 404)."""
+    if pod is None:
+        return {}
+    try:
+        node = calls(core_api.read_namespaced_pod, pod, namespace, deadline=max(deadline, calls.clock() + CLEANUP_GRACE))
+        name = node.spec.node_name if node.spec else None
+        if not name:
+            return {}
+        labels = calls(core_api.read_node, name, deadline=max(deadline, calls.clock() + CLEANUP_GRACE)).metadata.labels \
+            or {}
+    except client.exceptions.ApiException as error:
+        if error.status in (403, 404):
+            return {}
+        raise
+    capacity = node_capacity(platform, labels)
+    return {"node": name, "instance_type": labels.get("node.kubernetes.io/instance-type"),
+            **({"capacity": capacity} if capacity else {})}
 
 
 def probe_logs(client: Any, core_api: Any, calls: "BoundedCalls", pod: Optional[str], namespace: str,

@@ -56,6 +56,9 @@ def render_text(result: SmokeResult) -> str:
     rows = [(c.verdict.upper(), c.name, _cell(c.measured), _cell(c.expected), c.detail) for c in result.checks]
     widths = [max(len(r[i]) for r in rows + [("VERDICT", "CHECK", "MEASURED", "EXPECTED", "")]) for i in range(4)]
     lines = [f"{result.title} on {result.target}" + (f" ({result.job.get('id')})" if result.job.get("id") else ""), ""]
+    if result.job.get("node"):
+        about = ", ".join(filter(None, (result.job.get("instance_type"), result.job.get("capacity"))))
+        lines += [f"Ran on node {result.job['node']}" + (f" ({about})" if about else ""), ""]
     if result.probe and result.probe.gpus:
         lines += result.probe.gpu_lines() + [""]
     lines.append("  ".join(h.ljust(w) for h, w in zip(("VERDICT", "CHECK", "MEASURED", "EXPECTED"), widths))

@@ -47,6 +47,9 @@ class SweepRow:
     node: str
     """The node's name, or on Batch the instance (its container instance, else the probe's host)."""
     instance_type: Optional[str] = None
+    capacity: Optional[str] = None
+    """Where the node's capacity comes from, as its labels say (``reserved (capacity-block cr-...)``, ``spot``,
+    ``on-demand``); ``None`` where no label says (Batch, or a platform that labels none)."""
     gpu_model: Optional[str] = None
     gpus: Optional[int] = None
     health: str = "unknown"
@@ -158,12 +161,16 @@ HEADER = ("VERDICT", "NODE", "TYPE", "GPUS", "MODEL", "HEALTH", "GEMM TFLOP/S", 
 
 
 def render_text(result: SweepResult) -> str:
-    """A table, a row per node; GEMM and HBM read ``measured/typical`` (the slowest GPU's)."""
-    rows = [(r.verdict.upper(), r.node, r.instance_type or "-", "-" if r.gpus is None else str(r.gpus),
-             r.gpu_model or "-", r.health, r.gemm_tflops.text(), r.hbm_gbps.text(), r.detail) for r in result.rows]
-    widths = [max(len(x[i]) for x in rows + [HEADER]) for i in range(len(HEADER))]
+    """A table, a row per node; GEMM and HBM read ``measured/typical`` (the slowest GPU's); a CAPACITY column when a
+    node's labels say where its capacity comes from."""
+    capacity = any(r.capacity for r in result.rows)
+    header = HEADER[:3] + ("CAPACITY",) + HEADER[3:] if capacity else HEADER
+    rows = [(r.verdict.upper(), r.node, r.instance_type or "-", *((r.capacity or "-",) if capacity else ()),
+             "-" if r.gpus is None else str(r.gpus), r.gpu_model or "-", r.health, r.gemm_tflops.text(),
+             r.hbm_gbps.text(), r.detail) for r in result.rows]
+    widths = [max(len(x[i]) for x in rows + [header]) for i in range(len(header))]
     lines = [f"GPU sweep on {result.target}" + (f" ({result.job.get('name')})" if result.job.get("name") else ""),
-             "", "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)) + "  DETAIL"]
+             "", "  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  DETAIL"]
     lines += ["  ".join(v.ljust(w) for v, w in zip(x, widths)) + ("  " + x[-1] if x[-1] else "") for x in rows]
     if not rows:
         lines.append("(no GPU node swept)")

@@ -105,17 +105,19 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
         swept: list[tuple[str, int]] = []
         for node in found:
             name, gpus = node["metadata"]["name"], allocatable_gpus(node)
-            kind = (node["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL)
+            node_labels = node["metadata"].get("labels") or {}
+            kind, capacity = node_labels.get(INSTANCE_TYPE_LABEL), kubernetes.node_capacity(stack.platform, node_labels)
             if (node.get("spec") or {}).get("unschedulable"):
-                result.rows.append(sweep.SweepRow(node=name, instance_type=kind, verdict=core.SKIP,
+                result.rows.append(sweep.SweepRow(node=name, instance_type=kind, capacity=capacity, verdict=core.SKIP,
                                                   detail="cordoned (spec.unschedulable): not swept"))
             elif gpus < 1:
                 result.rows.append(sweep.row(name, None, instance_type=kind, problem=(
                     "advertises no allocatable nvidia.com/gpu: the device plugin is not running there, or its GPUs "
                     "are lost (not swept)")))
+                result.rows[-1].capacity = capacity
             else:
                 swept.append((name, gpus))
-                result.rows.append(sweep.SweepRow(node=name, instance_type=kind))
+                result.rows.append(sweep.SweepRow(node=name, instance_type=kind, capacity=capacity))
         self.config_map, self.jobs = manifests(run_name, self.namespace, swept, taints, labels, self.request.timeout,
                                                self.request.full, sharing=stack.get("gpuSharing"))
         self.jobs = [self.queue(job) for job in self.jobs]  # each Job its own Workload in the team's queue
@@ -200,6 +202,7 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
 
 def _replace(old: sweep.SweepRow, new: sweep.SweepRow) -> sweep.SweepRow:
     """``old`` (the row already in the result) made ``new``."""
+    new.capacity = new.capacity or old.capacity  # read from the node's labels before the job ran
     old.__dict__.update(new.__dict__)
     return old
 

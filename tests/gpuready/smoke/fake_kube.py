@@ -138,6 +138,10 @@ class FakeKube:
                         return self._send(text, {"kind": "Status", "status": "Failure", "code": text,
                                                  "reason": "BadRequest" if text == 400 else "NotFound"})
                     return self._send(200, text.encode(), "text/plain")
+                if "/pods/" in path:  # a pod read by name, as the last watch event left it
+                    found = [pod for pod in fake.pods if pod["metadata"]["name"] == path.split("/")[-1]]
+                    if found:
+                        return self._send(200, found[0])
                 if path.endswith("/pods") and query.get("watch") in ("true", "1"):
                     return self._watch(float(query.get("timeoutSeconds", "1")), query.get("labelSelector", ""))
                 if path == "/apis/jobset.x-k8s.io/v1alpha2" and fake.jobset:  # API discovery

@@ -18,6 +18,7 @@ from gpuready_components import platforms
 from gpuready_components.k8s_gpu.scheduling import schedulable
 from gpuready.probe import core
 from gpuready.smoke import kubernetes as target
+from gpuready.smoke.result import render_text
 from tests.gpuready.conftest import H100
 
 PLATFORMS = {p.name: p.node for p in platforms.every(kubernetes=True)}
@@ -257,3 +258,34 @@ def test_cli_json_carries_the_findings(kube, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["findings"][0]["kind"] == "scaling-up" and report["findings"][0]["waiting"] is True
     assert report["findings"][0]["quote"].startswith("pod triggered scale-up: [{eks-gpu-1x-")
+
+
+def _labelled_node(name, **labels):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+        "node.kubernetes.io/instance-type": "p5.48xlarge", "nvidia.com/gpu.present": "true", **labels}},
+        "status": {"allocatable": {"nvidia.com/gpu": "8"}}}
+
+
+@pytest.mark.parametrize("labels, capacity", [
+    ({"eks.amazonaws.com/capacityType": "CAPACITY_BLOCK"}, "reserved"),
+    ({"karpenter.sh/capacity-type": "reserved", "karpenter.k8s.aws/capacity-reservation-type": "default",
+      "karpenter.k8s.aws/capacity-reservation-id": "cr-0123456789abcdef0"}, "reserved (odcr cr-0123456789abcdef0)"),
+    ({"karpenter.sh/capacity-type": "spot"}, "spot"),
+    ({}, None),
+])
+def test_the_result_says_which_node_ran_the_probe_and_where_its_capacity_came_from(kube, fake_smi, labels, capacity):
+    fake_smi(H100, row=0)
+    server, outputs = kube(logs=_report_logs(), nodes=[_labelled_node("node-0", **labels)])
+    result = target.run(outputs, timeout=30, progress=io.StringIO())
+    assert result.verdict == "pass", result.checks
+    assert (result.job["node"], result.job["instance_type"], result.job.get("capacity")) == \
+        ("node-0", "p5.48xlarge", capacity)
+    shown = ", ".join(filter(None, ("p5.48xlarge", capacity)))
+    assert f"Ran on node node-0 ({shown})" in render_text(result).splitlines()
+
+
+def test_a_node_gone_before_it_is_read_leaves_the_verdict_alone(kube, fake_smi):
+    fake_smi(H100, row=0)
+    server, outputs = kube(logs=_report_logs())  # no node named node-0: the API server answers 404
+    result = target.run(outputs, timeout=30, progress=io.StringIO())
+    assert result.verdict == "pass" and "node" not in result.job

@@ -13,7 +13,7 @@ import pytest
 
 from gpuready.cli import main
 from gpuready.probe import core
-from gpuready.smoke import sweep_kubernetes as target
+from gpuready.smoke import sweep, sweep_kubernetes as target
 from tests.gpuready.conftest import H100
 
 
@@ -166,3 +166,30 @@ def test_no_gpu_node_is_a_failing_sweep_that_says_why(kube, capsys, tmp_path):
     path.write_text(json.dumps(outputs))
     assert main(["sweep", "--outputs", str(path)]) == 1
     assert "scaled to zero has no node to sweep" in capsys.readouterr().out and server.created == []
+
+
+def test_each_row_says_where_its_node_came_from_when_the_labels_say(kube, fake_smi, capsys, tmp_path):
+    healthy = _probe_logs(fake_smi)
+    block = _node("gpu-block")
+    block["metadata"]["labels"].update({"karpenter.sh/capacity-type": "reserved",
+                                        "karpenter.k8s.aws/capacity-reservation-type": "capacity-block",
+                                        "karpenter.k8s.aws/capacity-reservation-id": "cr-0123456789abcdef0"})
+    spot = _node("gpu-spot")
+    spot["metadata"]["labels"]["eks.amazonaws.com/capacityType"] = "SPOT"
+    plain = _node("gpu-plain")
+    server, outputs = kube(nodes=[block, spot, plain], node_logs={n: healthy for n in ("gpu-block", "gpu-spot",
+                                                                                      "gpu-plain")})
+    result = target.run(outputs, timeout=30, progress=io.StringIO())
+    assert {r.node: r.capacity for r in result.rows} == {
+        "gpu-block": "reserved (capacity-block cr-0123456789abcdef0)", "gpu-spot": "spot", "gpu-plain": None}
+    text = sweep.render_text(result).splitlines()
+    assert text[2].split()[:4] == ["VERDICT", "NODE", "TYPE", "CAPACITY"]
+    assert "reserved (capacity-block cr-0123456789abcdef0)" in next(line for line in text if "gpu-block" in line)
+    assert next(line for line in text if "gpu-plain" in line).split()[3] == "-"
+    assert [r["capacity"] for r in result.to_json()["rows"]] == [r.capacity for r in result.rows]
+
+
+def test_no_capacity_column_when_no_node_says(kube, fake_smi):
+    server, outputs = kube(nodes=[_node("gpu-a")], node_logs={"gpu-a": _probe_logs(fake_smi)})
+    result = target.run(outputs, timeout=30, progress=io.StringIO())
+    assert "CAPACITY" not in sweep.render_text(result)

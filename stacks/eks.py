@@ -79,6 +79,9 @@ def build(config: StackConfig) -> None:
     """Declare the stack's resources and export what ``gpuready smoke`` reads."""
     read = config.read
     tags, network = read("tags"), read("network")
+    reserved = _reservation(config)
+    zone = reserved.availability_zone if reserved else None
+    gpu_subnets: dict = {}
     if network.get("subnetIds"):
         subnet_ids = network["subnetIds"]
     else:
@@ -88,8 +91,10 @@ def build(config: StackConfig) -> None:
         vpc = AwsNetwork("gpu", AwsNetworkArgs(
             cidr_block=network.get("cidrBlock", SETTINGS["network.cidrBlock"].value),
             availability_zones=network.get("availabilityZones", SETTINGS["network.availabilityZones"].value),
-            tags=tags))
+            first_zone=zone, tags=tags))
         subnet_ids = vpc.private_subnet_ids
+        if zone:  # a reservation launches in its zone only: the GPU nodes get that zone's subnet
+            gpu_subnets = {"subnet_ids": subnet_ids[:1]}
 
     existing = existing_cluster(config)
     public = read("endpointPublicAccess")
@@ -101,7 +106,7 @@ def build(config: StackConfig) -> None:
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         autoscaler=AutoscalerArgs(**config.args(
             "autoscaler", kubernetes_version=read("kubernetesVersion") if existing else None)),
-        node_group=GpuNodeGroupArgs(**config.args("node_group", reservation=_reservation(config))),
+        node_group=GpuNodeGroupArgs(**config.args("node_group", reservation=reserved, **gpu_subnets)),
         software=software_options(config),
         extra_instance_types=extra_types.args(config),
         teams=teams.args(config),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Optional
 
 import pulumi
@@ -40,6 +41,11 @@ class AwsNetwork(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags = {"gpuready:component": name, **args.tags}
         zones = aws.get_availability_zones_output(state="available").names
+        if args.first_zone is not None:
+            if not ZONE.fullmatch(args.first_zone):
+                raise ConfigError("first_zone", args.first_zone, "not an Availability Zone name",
+                                  "use a name such as us-east-1a (the reservation's AvailabilityZone)")
+            zones = zones.apply(lambda names: _first(args.first_zone, names))
 
         vpc = aws.ec2.Vpc(name, cidr_block=args.cidr_block, enable_dns_hostnames=True, enable_dns_support=True,
                           tags={**tags, "Name": name}, opts=child)
@@ -74,3 +80,15 @@ class AwsNetwork(pulumi.ComponentResource):
         self.vpc_id = vpc.id
         self.register_outputs({"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids,
                                "publicSubnetIds": self.public_subnet_ids})
+
+
+ZONE = re.compile(r"[a-z]{2}(-[a-z0-9]+)+[a-z]")
+"""An Availability Zone's name (``us-east-1a``, a Local Zone's ``us-east-1-bos-1a``), as EC2 names them."""
+
+
+def _first(zone: str, names: list[str]) -> list[str]:
+    """The region's available zones ``names`` with ``zone`` first; a :class:`ConfigError` when it is not one."""
+    if zone not in names:
+        raise ConfigError("first_zone", zone, f"not an available zone of the region ({', '.join(names)})",
+                          "deploy to the reservation's region, or name its zone")
+    return [zone, *(n for n in names if n != zone)]

@@ -34,3 +34,23 @@ def test_bad_network_inputs_fail_with_the_field(render, overrides, field):
     with pytest.raises(ConfigError) as e:
         render(lambda: AwsNetwork("net", AwsNetworkArgs(**overrides)))
     assert e.value.field == field
+
+
+def test_a_reservations_zone_comes_first_and_the_others_follow_in_the_regions_order(render):
+    rendering = render(lambda: AwsNetwork("net", AwsNetworkArgs(availability_zones=2, first_zone="us-east-1c")))
+    zones = {s.name: s.inputs["availabilityZone"] for s in rendering.of_type(SUBNET)}
+    assert (zones["net-private-0"], zones["net-private-1"]) == ("us-east-1c", "us-east-1a")
+    assert (zones["net-public-0"], zones["net-public-1"]) == ("us-east-1c", "us-east-1a")
+
+
+def test_a_zone_that_is_not_a_zone_name_fails_at_construction(render):
+    with pytest.raises(ConfigError) as e:
+        render(lambda: AwsNetwork("net", AwsNetworkArgs(first_zone="use1-az1")))
+    assert e.value.field == "first_zone" and "us-east-1a" in e.value.fix
+
+
+def test_a_zone_the_region_does_not_have_fails_at_preview(render):
+    with pytest.raises(Exception) as e:
+        render(lambda: AwsNetwork("net", AwsNetworkArgs(first_zone="us-west-2a")))
+    assert "first_zone" in str(e.value) and "not an available zone of the region (us-east-1a, us-east-1b, " \
+        "us-east-1c)" in str(e.value)

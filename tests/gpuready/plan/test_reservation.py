@@ -106,3 +106,15 @@ def test_an_all_on_demand_stack_shows_no_kinds_in_text_but_json_has_them(capsys)
     assert capacity["by_kind"] == [{"kind": "on-demand", "gpus": capacity["max_gpus"],
                                     "usd_per_hour": capacity["max_usd_per_hour"], "pools": ["eks-gpu", "eks-gpu-4x"]}]
     assert capacity["committed_usd_per_hour"] == 0
+
+
+def test_the_gpu_nodes_launch_in_the_reservations_zone_and_the_cluster_keeps_two(tmp_path, capsys):
+    stack = _stack_with(tmp_path, f"    kind: capacity-block\n    id: {BLOCK}\n    instanceType: p5.48xlarge\n"
+                        "    count: 2\n    availabilityZone: us-east-1b\n")
+    assert main(["plan", "--stack-file", str(stack), "--no-policies", "--json"]) == 0
+    resources = json.loads(capsys.readouterr().out)["resources"]
+    named = {r["name"]: r["inputs"]["availabilityZone"] for r in resources if r["type"] == "aws:ec2/subnet:Subnet"}
+    assert (named["gpu-private-0"], named["gpu-private-1"]) == ("us-east-1b", "us-east-1a")
+    groups = {r["name"]: r["inputs"]["subnetIds"] for r in resources if r["type"] == "aws:eks/nodeGroup:NodeGroup"}
+    assert len(groups["eks-gpu"]) == 1 and len(groups["eks-system"]) == 2
+    assert groups["eks-gpu"][0] == groups["eks-system"][0]  # gpu-private-0: the block's zone

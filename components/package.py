@@ -88,6 +88,8 @@ KINDS: Mapping[str, dict[str, Any]] = {
     contracts.TAINTS.name: {"type": "array", "items": {"$ref": "#/types/gpuready:k8s:Taint"}},
     contracts.TEAMS.name: {"type": "array",
                            "items": {"type": "object", "additionalProperties": {"$ref": "pulumi.json#/Any"}}},
+    contracts.RESERVATIONS.name: {"type": "array",
+                                  "items": {"type": "object", "additionalProperties": {"$ref": "pulumi.json#/Any"}}},
 }
 """An output contract's kinds as schema types (a taint: the ``Taint`` type the args use too)."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ..capacity import parse_time, reservation_stamps
 from ..errors import ConfigError
@@ -174,3 +174,11 @@ def stamps(res: Optional[CapacityReservationArgs]) -> dict[str, str]:
     if res is None:
         return {}
     return reservation_stamps(only=res.only, start=res.start, end=res.end, count=res.count)
+
+
+def output(res: CapacityReservationArgs) -> dict[str, Any]:
+    """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, and the
+    facts given."""
+    known = {"start": res.start, "end": res.end, "count": res.count, "zone": res.availability_zone}
+    return {"kind": res.kind, "target": res.id or res.resource_group_arn or OPEN, "only": res.only,
+            **{k: v for k, v in known.items() if v is not None}}

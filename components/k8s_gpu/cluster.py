@@ -45,6 +45,9 @@ class GpuCluster(pulumi.ComponentResource):
     gpu_efa_interfaces: Optional[int] = None
     """EFA interfaces of each GPU node (with ``gpu_fabric`` ``efa``): the ``vpc.amazonaws.com/efa`` devices a pod
     asks for to use them all."""
+    gpu_reservations: Optional[Any] = None
+    """The reservations its GPU pools launch into (output ``gpuReservations``: a list of ``{pool, kind, target,
+    only, start, end, count, zone}``, the facts known); None: none."""
     outputs: dict[str, Any]
     """What the component registered: the platform's output contract (``outputs.py``), for the stack to export."""
     teams: tuple[TeamArgs, ...] = ()
@@ -138,6 +141,7 @@ class GpuCluster(pulumi.ComponentResource):
             "metaflowProfile": metaflow.kubernetes_profile(
                 namespace=self.software.job_namespace, service_account=self.software.job_service_account,
                 node_labels=self.gpu_node_labels, taints=self.gpu_node_taints),
+            "gpuReservations": self.gpu_reservations,
             "teams": kueue.team_outputs(self.teams, self.flavors, kueue.Profile(
                 self.software.job_service_account, self.gpu_node_labels, self.gpu_node_taints)) or None,
         })

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..outputs import LABELS, NUMBER, STRING, STRING_MAP, STRINGS, TAINT, TAINTS, TEAMS, WHOLE, Contract, Output
+from ..outputs import (LABELS, NUMBER, RESERVATIONS, STRING, STRING_MAP, STRINGS, TAINT, TAINTS, TEAMS, WHOLE, Contract,
+                       Output)
 
 
 def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract:
@@ -31,6 +32,10 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
         Output("metaflowProfile", STRING_MAP, "a Metaflow profile for @kubernetes(gpu=N) steps on the GPU nodes: save "
                "it as ~/.metaflowconfig/config_gpu.json"),
+        Output("gpuReservations", RESERVATIONS, "the reservations the GPU pools launch into: {pool, kind, target, "
+               "only, and start, end, count, zone where the stack was given them}, which gpuready smoke reads to say "
+               "why a GPU pod waits (not started, ended, every reserved instance in use)", smoke=True,
+               when="on a reservation"),
         Output("teams", TEAMS, "the teams sharing the GPUs, each with its Kueue queue: {name, namespace, localQueue, "
                "clusterQueue, cohort, gpus, borrow, lend, weight, flavors, metaflowProfile} (metaflowProfile: the "
                "team's namespace and METAFLOW_KUBERNETES_LABELS naming its queue)", smoke=True, when="with teams"),

@@ -22,6 +22,7 @@ from gpuready_components.k8s_gpu.facts import capacity_of
 from ..errors import UserError
 from ..probe import Check, ProbeReport, burn, core
 from . import kueue, scaler
+from .scaler import reservations
 from .outputs import StackOutputs
 from .result import SmokeResult
 from .retry import Backoff, HeldInterrupt, persist, retry
@@ -221,9 +222,11 @@ def explain_pending(client: Any, api: Any, namespace: str, pod: str, context: sc
     selector = ",".join(f"{k}={v}" for k, v in context.node_labels.items())
     nodes = [plain(n) for n in core_api.list_node(label_selector=selector, _request_timeout=limits).items] \
         if selector else []
-    return scaler.explain(pod_events, context, pending_for=pending_for, status=status, status_events=status_events,
-                          nodeclaims=claims, nodeclaim_events=claim_events, since=since,
-                          now=datetime.now(timezone.utc)) + scaler.scheduler(pod_events, nodes, context)
+    now = datetime.now(timezone.utc)
+    return reservations.explain(context, nodes, now) + \
+        scaler.explain(pod_events, context, pending_for=pending_for, status=status, status_events=status_events,
+                       nodeclaims=claims, nodeclaim_events=claim_events, since=since, now=now) + \
+        scaler.scheduler(pod_events, nodes, context)
 
 
 def read_if_allowed(client: Any, call: Callable[[], Any]) -> tuple[bool, Any]:
@@ -419,7 +422,7 @@ class KubernetesTarget(KubernetesRun):
         self.name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
         self.context = scaler.Context(gpus=self.gpus, node_labels=dict(labels), taints=tuple(taints),
                                       autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
-                                      platform=stack.platform)
+                                      platform=stack.platform, reservations=tuple(stack.get("gpuReservations", [])))
         self.config_map, self.manifest = manifests(self.name, self.namespace, self.gpus, taints, labels,
                                                    self.request.timeout, self.request.full,
                                                    sharing=stack.get("gpuSharing"))

@@ -30,6 +30,8 @@ class Context:
     taints: tuple[Mapping[str, str], ...] = ()
     autoscaler: Optional[str] = None
     platform: Optional[str] = None
+    reservations: tuple[Mapping[str, Any], ...] = ()
+    """The reservations the stack's GPU pools launch into (output ``gpuReservations``)."""
 
 
 @dataclass(frozen=True)

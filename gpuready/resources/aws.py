@@ -348,6 +348,9 @@ class EksNodeGroup(GpuPool):
     SUBNET_INPUT = "subnetIds"
     NAME_LABEL = "eks.amazonaws.com/nodegroup"  # EKS user guide: labels EKS applies to managed node group nodes
     NAME_INPUT = "nodeGroupName"
+    REPAIR_FIXES = ("turn node repair on (EksGpuCluster node_group.repair, nodeRepairConfig.enabled)",
+                    "set maxUnhealthyNodeThresholdPercentage (gpuready's default: 20)",
+                    "set maxParallelNodesRepairedCount to 1 (or a small share)")
     RESERVED_ONLY_FIX = ("target the reservation alone in the launch template (a reservation id, or a resource group "
                          "with preference capacity-reservations-only) on capacity type ON_DEMAND or CAPACITY_BLOCK")
 

@@ -190,6 +190,11 @@ class GpuPool(Resource):
     """The label the platform puts on each node with the name of the pool it belongs to ('' none)."""
     NAME_INPUT: ClassVar[str] = ""
     """The input holding that name ('' none)."""
+    REPAIR_FIXES: ClassVar[tuple[str, str, str]] = (
+        "turn the pool's node repair on", "set a share of unhealthy nodes above which repair stops",
+        "repair one node (or a small share) at a time")
+    """How to turn its node repair on, bound how far it goes, and how many nodes it takes at once, in the
+    platform's words (the ``gpu-pool-repair`` policy's fixes)."""
     RESERVED_ONLY_FIX: ClassVar[str] = "launch into the reservation alone"
     """How to keep its nodes on its reservation alone, in the platform's words (a policy fix)."""
 

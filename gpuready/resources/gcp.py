@@ -47,6 +47,8 @@ class GkeNodePool(GpuPool):
     CLUSTER_INPUT = "cluster"
     NAME_LABEL = "cloud.google.com/gke-nodepool"  # the label GKE sets on every node with its node pool's name
     NAME_INPUT = "name"
+    REPAIR_FIXES = ("turn auto-repair on (management.autoRepair; gpuready's node pools have it)",
+                    *GpuPool.REPAIR_FIXES[1:])  # GKE bounds repair itself (Repair.own_limits)
 
     @property
     def node_config(self) -> Mapping[str, Any]:

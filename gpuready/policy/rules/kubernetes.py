@@ -145,24 +145,22 @@ def _check_repair(resources, config):
     pools, unknown = gpu_pools(resources)
 
     def check_pool(pool):
-        repair = facts(pool).repair
+        reader = facts(pool)
+        repair = reader.repair
         if repair is None:
             return
+        turn_on, bound, one_at_a_time = reader.REPAIR_FIXES
         if not repair.on:
             yield pool, ("GPU nodes that fail (a fallen-off GPU, double-bit ECC errors, a dead NVLink) stay in the "
-                         "pool until someone notices"), \
-                "turn node repair on (EksGpuCluster node_group.repair, nodeRepairConfig.enabled; GKE " \
-                "management.autoRepair)"
+                         "pool until someone notices"), turn_on
             return
         if repair.own_limits:
             return
         if repair.stops_above is None or repair.stops_above >= 1:
             yield pool, ("node repair never stops: one cause that fails every node (a bad driver, an AMI) would "
-                         "reboot or replace the whole pool, and jobs with it"), \
-                "set maxUnhealthyNodeThresholdPercentage (gpuready's default: 20)"
+                         "reboot or replace the whole pool, and jobs with it"), bound
         if repair.parallel is not None and repair.parallel >= 1:
-            yield pool, "node repair may take every node of the pool at once", \
-                "set maxParallelNodesRepairedCount to 1 (or a small share)"
+            yield pool, "node repair may take every node of the pool at once", one_at_a_time
 
     yield from each(pools, check_pool)
     if unknown:

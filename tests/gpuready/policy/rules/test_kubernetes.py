@@ -182,7 +182,7 @@ def test_the_dcgm_exporter_release_is_the_gpu_metrics_the_rule_asks_for(eks):
 
 REPAIR_OFF = ("eks-gpu: GPU nodes that fail (a fallen-off GPU, double-bit ECC errors, a dead NVLink) stay in the pool "
               "until someone notices. Fix: turn node repair on (EksGpuCluster node_group.repair, "
-              "nodeRepairConfig.enabled; GKE management.autoRepair)")
+              "nodeRepairConfig.enabled)")
 NEVER_STOPS = ("eks-gpu: node repair never stops: one cause that fails every node (a bad driver, an AMI) would reboot or "
                "replace the whole pool, and jobs with it. Fix: set maxUnhealthyNodeThresholdPercentage (gpuready's "
                "default: 20)")
@@ -228,5 +228,6 @@ def test_a_gke_gpu_pool_without_auto_repair_is_told_and_its_pace_is_gkes():
     off = edited(gke, "gcp:container/nodePool:NodePool", change=lambda i: {
         **i, "management": {**(i.get("management") or {}), "autoRepair": False}})
     told = said(violations(off), "gpu-pool-repair")
-    assert told and all(level == "advisory" and "stay in the pool until someone notices" in message
-                        for level, _, message in told)
+    assert told and all(level == "advisory" and message.endswith(
+        "stay in the pool until someone notices. Fix: turn auto-repair on (management.autoRepair; gpuready's node "
+        "pools have it)") for level, _, message in told)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -82,7 +83,7 @@ def violations(rendering: Rendering, config: Optional[dict] = None, tmp: Optiona
     """The rules' report on ``rendering``; with ``decided``, checks that every rule decided every resource."""
     path = None
     if config is not None:
-        path = (tmp or Path("/tmp")) / "policy-config.json"
+        path = Path(tmp or tempfile.mkdtemp(prefix="gpuready-policy-")) / "policy-config.json"
         path.write_text(json.dumps(config))
     report = run_policies(rendering, path)
     assert not decided or report.undecided == {}, report.undecided

@@ -38,7 +38,8 @@ SETTINGS = kubernetes_settings(
     Setting("reservation", dict, "reserved capacity the GPU node group launches into: `{kind: capacity-block, id: "
             "cr-...}` (an EC2 Capacity Block for ML: capacity type `CAPACITY_BLOCK`, one instance type) or `{kind: "
             "odcr, id | resourceGroupArn | preference: open}` (an On-Demand Capacity Reservation); optional known "
-            "facts `instanceType`, `availabilityZone`, `count`, `end`, checked at preview", ("node_group.reservation",),
+            "facts `instanceType`, `availabilityZone`, `count`, `start`, `end`, checked at preview; `only: true`: no "
+            "node outside the reservation", ("node_group.reservation",),
             default={}, sub=(
                 Setting("kind", str, fields=(_R + "kind",)),  # required: no default
                 Setting("id", str, fields=(_R + "id",), feeds=R),
@@ -47,7 +48,9 @@ SETTINGS = kubernetes_settings(
                 Setting("instanceType", str, fields=(_R + "instance_type",), feeds=R),
                 Setting("availabilityZone", str, fields=(_R + "availability_zone",), feeds=R),
                 Setting("count", int, fields=(_R + "count",), feeds=R),
-                Setting("end", str, fields=(_R + "end",), feeds=R))),
+                Setting("end", str, fields=(_R + "end",), feeds=R),
+                Setting("start", str, fields=(_R + "start",), feeds=R),
+                Setting("only", bool, fields=(_R + "only",), feeds=R))),
     Setting("nodeLabels", dict, "extra node labels (map); `nvidia.com/gpu.present=true` is always set",
             ("node_group.labels",), NG),
     Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default 1.34, pinned so the "

@@ -342,7 +342,8 @@ class EksGpuCluster(GpuCluster):
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),
                 node_repair_config=repair.node_repair_config(ng.repair),
-                tags={**tags, **self._types.stamps("aws", group.instance_types)},  # the GPU facts of declared types
+                # the GPU facts of declared types, and the reservation's known facts
+                tags={**tags, **self._types.stamps("aws", group.instance_types), **reservation.stamps(ng.reservation)},
                 # desiredSize is the autoscaler's to move once the group exists.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=node_policies,
                                             ignore_changes=["scalingConfig.desiredSize"])),
@@ -359,7 +360,7 @@ def _reservation_args(res: Optional[reservation.CapacityReservationArgs]) -> dic
     if res.id is not None or res.resource_group_arn is not None:
         target = aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
             capacity_reservation_id=res.id, capacity_reservation_resource_group_arn=res.resource_group_arn)
-    preference = reservation.OPEN if res.preference_of == reservation.OPEN else None
+    preference = reservation.preference(res)
     out: dict[str, Any] = dict(capacity_reservation_specification=aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
         capacity_reservation_preference=preference, capacity_reservation_target=target))
     if res.kind in reservation.MARKET_TYPE:

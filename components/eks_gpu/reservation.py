@@ -13,8 +13,9 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
+from ..capacity import parse_time, reservation_stamps
 from ..errors import ConfigError
 
 CAPACITY_BLOCK = "capacity-block"
@@ -62,6 +63,12 @@ class CapacityReservationArgs:
     """Instances reserved, when known: a Capacity Block's ``max_size`` may not exceed it (nodes past it never come)."""
     end: Optional[str] = None
     """When the reservation ends (ISO date or date-time, UTC), when known: an end in the past is refused."""
+    start: Optional[str] = None
+    """When the reservation starts (ISO date or date-time, UTC), when known: shown by ``gpuready plan``, and read by
+    the policy pack (a reservation not yet active may sit at zero nodes)."""
+    only: bool = False
+    """Reservations only: no node of the group launches outside the reservation (a Capacity Block and an ODCR by id
+    never do; an ODCR resource group then gets EC2's ``capacity-reservations-only`` preference; ``open`` cannot)."""
 
     @property
     def preference_of(self) -> str:
@@ -69,11 +76,6 @@ class CapacityReservationArgs:
         if self.preference:
             return self.preference
         return TARGETED if (self.id or self.resource_group_arn) else OPEN
-
-
-def _end(value: str) -> datetime.datetime:
-    when = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
 
 
 def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: Sequence[str], max_size: int,
@@ -124,13 +126,21 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
         if res.kind == CAPACITY_BLOCK and max_size > res.count:
             raise ConfigError("node_group.max_size", max_size, f"the Capacity Block holds {res.count} instances, "
                               "so the nodes past them never come", f"set max_size to {res.count} or less")
+    if res.only and res.kind == ODCR and res.preference_of == OPEN:
+        raise ConfigError(f"{_FIELD}.only", True, "an open ODCR preference launches on-demand when no matching "
+                          "reservation has room", "target the reservation by id or resource_group_arn, or set only false")
+    for key, value in (("start", res.start), ("end", res.end)):
+        if value is not None:
+            try:
+                parse_time(value)
+            except ValueError:
+                raise ConfigError(f"{_FIELD}.{key}", value, "not an ISO date", "write it like 2026-12-31 or "
+                                  "2026-12-31T11:30:00Z") from None
+    if res.start is not None and res.end is not None and parse_time(res.start) >= parse_time(res.end):
+        raise ConfigError(f"{_FIELD}.start", res.start, f"it is not before the end {res.end}",
+                          "copy start and end from `aws ec2 describe-capacity-reservations`")
     if res.end is not None:
-        try:
-            end = _end(res.end)
-        except ValueError:
-            raise ConfigError(f"{_FIELD}.end", res.end, "not an ISO date", "write it like 2026-12-31 or "
-                              "2026-12-31T11:30:00Z") from None
-        if end <= (now or datetime.datetime.now(datetime.timezone.utc)):
+        if parse_time(res.end) <= (now or datetime.datetime.now(datetime.timezone.utc)):
             raise ConfigError(f"{_FIELD}.end", res.end, "the reservation has ended",
                               "buy or name a current reservation, or remove node_group.reservation")
 
@@ -143,3 +153,32 @@ def capacity_type(res: Optional[CapacityReservationArgs], capacity_type: str) ->
 def describe(res: CapacityReservationArgs) -> str:
     """``capacity-block cr-...``, ``odcr cr-...``, ``odcr open``: what plan shows."""
     return f"{res.kind} {res.id or res.resource_group_arn or OPEN}"
+
+
+def preference(res: CapacityReservationArgs) -> Optional[str]:
+    """The launch template's ``capacityReservationPreference``: ``open``; ``capacity-reservations-only`` for a
+    reservations-only ODCR resource group (EC2 would launch on-demand past the group otherwise); else none (a target
+    alone: a launch into a full reservation by id fails rather than falling back)."""
+    if res.preference_of == OPEN:
+        return OPEN
+    return RESERVATIONS_ONLY if res.only and res.resource_group_arn is not None else None
+
+
+RESERVATIONS_ONLY = "capacity-reservations-only"
+"""EC2's preference that launches into the targeted reservation or group only (botocore
+``CapacityReservationPreference``)."""
+
+
+def stamps(res: Optional[CapacityReservationArgs]) -> dict[str, str]:
+    """The tags that tell readers the reservation's known facts (:func:`gpuready_components.capacity.reservation_stamps`)."""
+    if res is None:
+        return {}
+    return reservation_stamps(only=res.only, start=res.start, end=res.end, count=res.count)
+
+
+def output(res: CapacityReservationArgs) -> dict[str, Any]:
+    """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, and the
+    facts given."""
+    known = {"start": res.start, "end": res.end, "count": res.count, "zone": res.availability_zone}
+    return {"kind": res.kind, "target": res.id or res.resource_group_arn or OPEN, "only": res.only,
+            **{k: v for k, v in known.items() if v is not None}}

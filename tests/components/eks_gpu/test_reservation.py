@@ -120,7 +120,11 @@ def _block(**changes):
     ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID,
                                              resource_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/g")},
      {}, "node_group.reservation.id", "not both"),
-    (BLOCK, {"autoscaler": AutoscalerArgs(mode="karpenter")}, "autoscaler.mode", "managed node group"),
+    (BLOCK, {"autoscaler": AutoscalerArgs(mode="auto-mode")}, "autoscaler.mode", "default NodeClass"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", tags={"team": "ml"})}, {},
+     "node_group.reservation.tags", "not by tags"),
+    ({**BLOCK, "reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, count=1, only=True)}, {},
+     "node_group.max_size", "only: true"),
 ])
 def test_impossible_reservations_are_refused(node_group, overrides, field, words):
     with pytest.raises(ConfigError) as error:

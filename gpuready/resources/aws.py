@@ -40,6 +40,17 @@ class BatchComputeEnvironment(GpuPool):
     def instance_types(self) -> list[str]:
         return list(self.resources.get("instanceTypes") or [])
 
+    def source(self, linked: Sequence[Resource] = ()) -> Source:
+        """``computeResources.type`` (``SPOT``, ``FARGATE_SPOT``: Spot; else on-demand) and the reservation its launch
+        template (in ``linked``) names: reserved first, then on-demand where EC2 falls back to it."""
+        if str(self.resources.get("type", "")).endswith("SPOT"):
+            return Source((SPOT,), only=self.said_only)
+        reserved = next((t.reservation for t in linked if isinstance(t, LaunchTemplate) and t.reservation), None)
+        if reserved is None:
+            return Source((ON_DEMAND,), only=self.said_only)
+        return Source((RESERVED, ON_DEMAND) if reserved.falls_back else (RESERVED,), self.stamped_reservation(reserved),
+                      self.said_only)
+
     @property
     def image_types(self) -> Optional[list[Any]]:
         """The Batch image types it launches (Batch's default when none is given); ``None`` with an explicit AMI.

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 from ..capacity import parse_time, reservation_stamps
 from ..catalog import GpuInstanceType
-from ..eks_gpu.reservation import OPEN, PREFERENCES, RESERVATION_ID, RESERVATIONS_ONLY, RESOURCE_GROUP_ARN, TARGETED
+from ..eks_gpu.reservation import OPEN, PREFERENCES, RESERVATIONS_ONLY, TARGETED, check_names
 from ..errors import ConfigError
 
 ODCR = "odcr"
@@ -73,12 +73,7 @@ def check(res: BatchReservationArgs, *, capacity: Sequence[str], instance_types:
     if list(capacity) != ["on-demand"]:
         raise ConfigError("capacity", list(capacity), "a reservation is on-demand capacity, not Spot",
                           "use ['on-demand']")
-    if res.id is not None and not RESERVATION_ID.fullmatch(res.id):
-        raise ConfigError(f"{_FIELD}.id", res.id, "not a capacity reservation id (cr- and 17 hex digits)",
-                          "copy the id from `aws ec2 describe-capacity-reservations`")
-    if res.resource_group_arn is not None and not RESOURCE_GROUP_ARN.fullmatch(res.resource_group_arn):
-        raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, "not a resource group ARN",
-                          "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
+    check_names(_FIELD, res.id, res.resource_group_arn)
     named = res.id is not None or res.resource_group_arn is not None
     if res.id is not None and res.resource_group_arn is not None:
         raise ConfigError(f"{_FIELD}.id", res.id, "an ODCR is targeted by an id or a resource group ARN, not both",

@@ -109,12 +109,7 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
     if karpenter and res.resource_group_arn is not None:
         raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, "Karpenter selects reservations by "
                           "id or tags, not by resource group", "give id, or tags the group's reservations carry")
-    if res.id is not None and not RESERVATION_ID.fullmatch(res.id):
-        raise ConfigError(f"{_FIELD}.id", res.id, "not a capacity reservation id (cr- and 17 hex digits)",
-                          "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`")
-    if res.resource_group_arn is not None and not RESOURCE_GROUP_ARN.fullmatch(res.resource_group_arn):
-        raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, "not a resource group ARN",
-                          "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
+    check_names(_FIELD, res.id, res.resource_group_arn)
     if res.kind == CAPACITY_BLOCK:
         if res.id is None or res.resource_group_arn is not None or res.preference is not None:
             raise ConfigError(f"{_FIELD}.id", res.id, "a Capacity Block is launched into by its id alone",
@@ -164,6 +159,17 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
         if parse_time(res.end) <= (now or datetime.datetime.now(datetime.timezone.utc)):
             raise ConfigError(f"{_FIELD}.end", res.end, "the reservation has ended",
                               "buy or name a current reservation, or remove node_group.reservation")
+
+
+def check_names(field: str, id: Optional[str], resource_group_arn: Optional[str]) -> None:
+    """Raise :class:`ConfigError` for a reservation id or resource group ARN not of EC2's shape (``field``: the
+    reservation's key, e.g. ``node_group.reservation``)."""
+    if id is not None and not RESERVATION_ID.fullmatch(id):
+        raise ConfigError(f"{field}.id", id, "not a capacity reservation id (cr- and 17 hex digits)",
+                          "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`")
+    if resource_group_arn is not None and not RESOURCE_GROUP_ARN.fullmatch(resource_group_arn):
+        raise ConfigError(f"{field}.resource_group_arn", resource_group_arn, "not a resource group ARN",
+                          "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
 
 
 def _check_tags(res: CapacityReservationArgs, karpenter: bool) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pulumi
 
 from gpuready_components.aws_network import AwsNetwork, AwsNetworkArgs
-from gpuready_components.batch_gpu import (BatchGpuEnvironment, BatchGpuEnvironmentArgs, CpuQueueArgs, GpuJobArgs,
-                                  MultiNodeArgs)
+from gpuready_components.batch_gpu import (BatchGpuEnvironment, BatchGpuEnvironmentArgs, BatchReservationArgs,
+                                           CpuQueueArgs, GpuJobArgs, MultiNodeArgs)
 from gpuready_components.errors import ConfigError
 
 from . import extra_types, teams
 from .config import StackConfig
 from .settings import Setting, Settings, args_of
 
-B, JOB, NET = BatchGpuEnvironmentArgs, GpuJobArgs, AwsNetworkArgs
+B, JOB, NET, RES = BatchGpuEnvironmentArgs, GpuJobArgs, AwsNetworkArgs, BatchReservationArgs
 SETTINGS = Settings(
     Setting("instanceTypes", list, "GPU instance types from the catalog, e.g. `[g6.xlarge, g6.12xlarge]`",
             ("instance_types",), default=[], required=True),
@@ -51,6 +51,21 @@ SETTINGS = Settings(
                 Setting("maxVcpus", int, fields=("multi_node.max_vcpus",), feeds=MultiNodeArgs, most=10_000),
                 Setting("vcpus", int, fields=("multi_node.vcpus",), feeds=MultiNodeArgs),
                 Setting("memoryMiB", int, fields=("multi_node.memory_mib",), feeds=MultiNodeArgs))),
+    Setting("reservation", dict, "an On-Demand Capacity Reservation the GPU compute environment launches into "
+            "(capacity `[on-demand]`): `{kind: odcr, id | resourceGroupArn | preference: open}`; optional known facts "
+            "`instanceType`, `availabilityZone`, `count`, `start`, `end`, checked at preview; `only: true`: no "
+            "instance outside it. A Capacity Block is refused: Batch ignores the market type it needs",
+            ("reservation",), default={}, sub=(
+                Setting("kind", str, fields=("reservation.kind",), feeds=RES),
+                Setting("id", str, fields=("reservation.id",), feeds=RES),
+                Setting("resourceGroupArn", str, fields=("reservation.resource_group_arn",), feeds=RES),
+                Setting("preference", str, fields=("reservation.preference",), feeds=RES),
+                Setting("instanceType", str, fields=("reservation.instance_type",), feeds=RES),
+                Setting("availabilityZone", str, fields=("reservation.availability_zone",), feeds=RES),
+                Setting("count", int, fields=("reservation.count",), feeds=RES),
+                Setting("start", str, fields=("reservation.start",), feeds=RES),
+                Setting("end", str, fields=("reservation.end",), feeds=RES),
+                Setting("only", bool, fields=("reservation.only",), feeds=RES))),
     Setting("cpuQueue", dict, "also create a CPU-only queue with its own compute environment, "
             "`{instanceTypes, maxVcpus}`", ("cpu_queue",), sub=(
                 Setting("instanceTypes", list, fields=("cpu_queue.instance_types",), feeds=CpuQueueArgs),
@@ -109,6 +124,8 @@ def build(config: StackConfig) -> None:
         job=GpuJobArgs(**args_of(SETTINGS["job"], read("job"))),
         multi_node=MultiNodeArgs(**args_of(SETTINGS["multiNode"], multi_node)) if multi_node is not None else None,
         cpu_queue=CpuQueueArgs(**args_of(SETTINGS["cpuQueue"], cpu_queue)) if cpu_queue is not None else None,
+        reservation=BatchReservationArgs(**args_of(SETTINGS["reservation"], read("reservation")))
+        if read("reservation") else None,
         extra_instance_types=extra_types.args(config),
         teams=teams.args(config),
     )))

@@ -37,7 +37,9 @@ SETTINGS = kubernetes_settings(
             ("node_group.efa",), NG),
     Setting("reservation", dict, "reserved capacity the GPU node group launches into: `{kind: capacity-block, id: "
             "cr-...}` (an EC2 Capacity Block for ML: capacity type `CAPACITY_BLOCK`, one instance type) or `{kind: "
-            "odcr, id | resourceGroupArn | preference: open}` (an On-Demand Capacity Reservation); optional known "
+            "odcr, id | resourceGroupArn | tags | preference: open}` (an On-Demand Capacity Reservation; `tags`: "
+            "Karpenter only, every ODCR carrying them); with `autoscaler: karpenter` the EC2NodeClass selects it and "
+            "the NodePool prefers reserved capacity; optional known "
             "facts `instanceType`, `availabilityZone`, `count`, `start`, `end`, checked at preview; `only: true`: no "
             "node outside the reservation", ("node_group.reservation",),
             default={}, sub=(
@@ -50,7 +52,8 @@ SETTINGS = kubernetes_settings(
                 Setting("count", int, fields=(_R + "count",), feeds=R),
                 Setting("end", str, fields=(_R + "end",), feeds=R),
                 Setting("start", str, fields=(_R + "start",), feeds=R),
-                Setting("only", bool, fields=(_R + "only",), feeds=R))),
+                Setting("only", bool, fields=(_R + "only",), feeds=R),
+                Setting("tags", dict, fields=(_R + "tags",), feeds=R))),
     Setting("nodeLabels", dict, "extra node labels (map); `nvidia.com/gpu.present=true` is always set",
             ("node_group.labels",), NG),
     Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default 1.34, pinned so the "

@@ -1,10 +1,11 @@
 """AWS Batch GPU platform: compute environments, a GPU-only job queue, GPU and multi-node job definitions."""
 
 from .args import BatchGpuEnvironmentArgs, CpuQueueArgs, GpuJobArgs, MultiNodeArgs
+from .reservation import BatchReservationArgs
 from .validation import BatchCapacity
 
-__all__ = ["BatchCapacity", "BatchGpuEnvironment", "BatchGpuEnvironmentArgs", "CpuQueueArgs", "GpuJobArgs",
-           "MultiNodeArgs"]
+__all__ = ["BatchCapacity", "BatchGpuEnvironment", "BatchGpuEnvironmentArgs", "BatchReservationArgs", "CpuQueueArgs",
+           "GpuJobArgs", "MultiNodeArgs"]
 
 
 def __getattr__(name: str):

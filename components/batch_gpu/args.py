@@ -11,6 +11,7 @@ from ..k8s_gpu.args import ExtraInstanceTypeArgs
 from ..images import SMOKE_IMAGE
 from ..teams import TeamArgs
 from . import facts
+from .reservation import BatchReservationArgs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +104,11 @@ class BatchGpuEnvironmentArgs:
     """KMS key for the root volume; the account's default EBS key when omitted."""
     job: GpuJobArgs = field(default_factory=GpuJobArgs)
     """The GPU job definition registered with the queue (used by ``gpuready smoke``)."""
+    reservation: Optional[BatchReservationArgs] = None
+    """An On-Demand Capacity Reservation the GPU compute environment launches into (see
+    :class:`~gpuready_components.batch_gpu.reservation.BatchReservationArgs`): named in the GPU launch template;
+    ``capacity`` must be ``['on-demand']``. Capacity Blocks are refused (Batch ignores the market type they need);
+    the multi-node and CPU environments launch outside it."""
     multi_node: Optional[MultiNodeArgs] = None
     """Also create a multi-node compute environment, queue and job definition (see :class:`MultiNodeArgs`)."""
     cpu_queue: Optional[CpuQueueArgs] = None

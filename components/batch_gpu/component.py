@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 import pulumi
 
 from ..aws_instances import efa_layout
+from . import reservation
 from .. import metaflow
 from ..errors import ConfigError
 from ..sdk import require
@@ -161,11 +162,12 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         roles = self._iam(name, args, tags)
         groups = self._security_groups(name, args, tags)
         template = self._launch_template(f"{name}-gpu", "gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 "
-                                         "root volume", args, tags)
+                                         "root volume", args, tags, reserved=args.reservation)
         environments = [self._compute_environment(
             f"{name}-gpu-{kind}", roles, tags, capacity=kind, min_vcpus=args.min_vcpus if order == 1 else 0,
             max_vcpus=args.max_vcpus, instance_types=list(args.instance_types), subnets=args.subnet_ids,
-            security_group_ids=groups, launch_template=template, image_type=args.image_type, image_id=args.image_id)
+            security_group_ids=groups, launch_template=template, image_type=args.image_type, image_id=args.image_id,
+            stamps=reservation.stamps(args.reservation))
             for order, kind in enumerate(args.capacity, start=1)]
         time_limits = _time_limits(args)
         queue = self._queue(f"{name}-gpu", environments, tags, time_limits)
@@ -182,6 +184,9 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 name, args, cap.multi_node, roles, groups, log_group.name, time_limits, tags)
             multi_node_teams_queue = self._teams_queue(
                 f"{name}-multi-node-teams", [multi_node_environment], args, tags, time_limits) if cap.shares else None
+        if args.cpu_queue and args.reservation is not None:  # CPU instances launch outside the GPU reservation
+            template = self._launch_template(f"{name}-cpu", "gpuready Batch CPU instances: IMDSv2 only, encrypted "
+                                             "gp3 root volume", args, tags)
         cpu_queue = self._cpu_queue(name, args, roles, groups, template, tags) if args.cpu_queue else None
 
         self.job_queue_name = queue.name
@@ -246,8 +251,11 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         return [group.id]
 
     def _launch_template(self, name: str, description: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str],
-                         network_interfaces: Optional[list[Any]] = None):
-        """A launch template for GPU instances: IMDSv2 only with a hop limit of 1, an encrypted gp3 root volume."""
+                         network_interfaces: Optional[list[Any]] = None,
+                         reserved: Optional[reservation.BatchReservationArgs] = None):
+        """A launch template for GPU instances: IMDSv2 only with a hop limit of 1, an encrypted gp3 root volume;
+        with ``reserved``, the reservation its instances launch into (:func:`.reservation.specification`)."""
+        spec = reservation.specification(reserved) if reserved is not None else None
         return aws.ec2.LaunchTemplate(
             name,
             description=description,
@@ -261,16 +269,24 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                     volume_size=args.root_volume_gib, volume_type="gp3", encrypted="true",
                     kms_key_id=args.root_volume_kms_key_id, delete_on_termination="true"))],
             network_interfaces=network_interfaces,
+            capacity_reservation_specification=None if spec is None else
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_preference=spec.get("capacity_reservation_preference"),
+                capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                    **spec["capacity_reservation_target"]) if "capacity_reservation_target" in spec else None),
             tags=tags, opts=pulumi.ResourceOptions(parent=self))
 
     def _compute_environment(self, name: str, roles: _Roles, tags: dict[str, str], *, capacity: str,
                              max_vcpus: int, instance_types: Sequence[str], subnets: Any, security_group_ids: Any,
                              launch_template: Any, image_type: str, image_id: Optional[str] = None,
-                             min_vcpus: int = 0, allocation: Optional[str] = None, placement_group: Any = None):
+                             min_vcpus: int = 0, allocation: Optional[str] = None, placement_group: Any = None,
+                             stamps: Optional[dict[str, str]] = None):
         """A managed compute environment of ``capacity`` (``on-demand`` or ``spot``: its resource type and, unless
         ``allocation`` is given, its allocation strategy) whose instances run as ``roles``' instance profile and
-        launch from ``launch_template``; every GPU, multi-node and CPU environment is one."""
+        launch from ``launch_template``; every GPU, multi-node and CPU environment is one. ``stamps``: the
+        reservation's known facts, for the GPU environments on one."""
         resource_type, strategy = facts.CAPACITY[capacity]
+        stamps = stamps or {}
         return aws.batch.ComputeEnvironment(
             name,
             type="MANAGED",
@@ -298,7 +314,7 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
                 terminate_jobs_on_update=False, job_execution_timeout_minutes=facts.UPDATE_JOB_TIMEOUT_MINUTES),
             # The GPU facts of types the stack declared travel with the environment: the policy pack and the smoke
             # diagnosis read it in processes whose catalog lacks them.
-            tags={**tags, **self._types.stamps("aws", instance_types)},
+            tags={**tags, **self._types.stamps("aws", instance_types), **stamps},
             # desiredvCpus is Batch's to move as it scales.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["computeResources.desiredVcpus"]))
 

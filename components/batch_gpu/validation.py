@@ -16,6 +16,7 @@ from .. import catalog
 from ..aws_instances import (ENA_ONLY_FIRST_CARD, SECURITY_GROUP_ID, SUBNET_ID, VPC_ID, arch, ec2_instance_types,
                              gpu_instances)
 from ..errors import ConfigError
+from . import reservation
 from ..inputs import at_least, checked, checked_list
 from ..teams import Pool
 from . import facts
@@ -198,6 +199,9 @@ def check(args: BatchGpuEnvironmentArgs, today: Optional[datetime.date] = None) 
                           "use 100 GiB or more for deep-learning images")
     _check_job("job", args.job, rows, args.max_vcpus, types)
 
+    if args.reservation is not None:
+        reservation.check(args.reservation, capacity=args.capacity, instance_types=args.instance_types, rows=rows,
+                          max_vcpus=args.max_vcpus)
     multi_node = _check_multi_node(args.multi_node, rows, types) if args.multi_node is not None else None
 
     minutes = args.runnable_timeout_minutes

@@ -83,8 +83,9 @@ class GpuNodeGroupArgs:
     Karpenter repairs through its ``nodeRepair`` feature gate (on), Auto Mode by itself."""
     reservation: Optional[CapacityReservationArgs] = None
     """Reserved capacity to launch into: a Capacity Block for ML or an On-Demand Capacity Reservation (see
-    :class:`~gpuready_components.eks_gpu.reservation.CapacityReservationArgs`); managed node groups only
-    (autoscaler ``cluster-autoscaler`` or ``none``). A Capacity Block sets ``capacityType`` ``CAPACITY_BLOCK``."""
+    :class:`~gpuready_components.eks_gpu.reservation.CapacityReservationArgs`): managed node groups (autoscaler
+    ``cluster-autoscaler`` or ``none``: a Capacity Block sets ``capacityType`` ``CAPACITY_BLOCK``) or Karpenter (the
+    EC2NodeClass selects it, the NodePool prefers ``reserved`` capacity); not Auto Mode."""
 
 
 @dataclass(frozen=True, kw_only=True)

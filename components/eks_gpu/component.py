@@ -20,7 +20,7 @@ from ..sdk import require
 from . import autoscaler, efa, facts, karpenter, repair, reservation
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
-from .nodepool import node_pool
+from .nodepool import capacity_types, node_pool
 from .outputs import OUTPUTS
 from .scale_from_zero import template_tags
 from .validation import (EksCapacity, catalog_of, check, checked_inputs, efa_resources, gpu_labels, group_labels,
@@ -112,9 +112,10 @@ class EksGpuCluster(GpuCluster):
         self.autoscaler = None
         selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
         if node_pools:
-            spec = node_pool(self.pool_labels(sf.NODE_POOL_NAME, self.gpu_node_labels), taint, ng.instance_types, ng.capacity_type, cap.max_gpus,
+            spec = node_pool(self.pool_labels(sf.NODE_POOL_NAME, self.gpu_node_labels), taint, ng.instance_types,
+                             capacity_types(ng.reservation, ng.capacity_type), cap.max_gpus,
                              sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args),
-                             self._types.stamps("aws", ng.instance_types))
+                             {**self._types.stamps("aws", ng.instance_types), **reservation.stamps(ng.reservation)})
             if auto_mode:
                 pool = k8s.apiextensions.CustomResource(
                     f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"],
@@ -123,7 +124,8 @@ class EksGpuCluster(GpuCluster):
             else:
                 self.autoscaler, pool = karpenter.install(
                     self, name, cluster_name, ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
-                    selector, system_nodes, tags, provider, ng.root_volume_gib, ng.root_volume_kms_key_id, spec)
+                    selector, system_nodes, tags, provider, ng.root_volume_gib, ng.root_volume_kms_key_id, spec,
+                    ng.reservation)
             self.node_group_name = pulumi.Output.from_input(sf.NODE_POOL_NAME)
             self.node_group_names = pulumi.Output.from_input([sf.NODE_POOL_NAME])
             gpu_capacity = [pool]

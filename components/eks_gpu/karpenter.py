@@ -5,14 +5,16 @@ rules, the node role and its access entry, the pinned chart, and the GPU EC2Node
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 
 from ..sdk import require
 from . import autoscaler
 from . import facts
+from . import reservation
 from . import scaler_facts as sf
+from .reservation import CapacityReservationArgs
 
 aws = require("pulumi_aws")
 k8s = require("pulumi_kubernetes")
@@ -82,9 +84,20 @@ def queue_policy(queue_arn: str) -> str:
     ]})
 
 
+def reservation_terms(res: CapacityReservationArgs) -> list[dict[str, Any]]:
+    """The EC2NodeClass's ``capacityReservationSelectorTerms`` for ``res``: its id (an ODCR or a Capacity Block), the
+    tags its ODCRs carry, or every ``open`` ODCR (``instanceMatchCriteria``)."""
+    if res.id is not None:
+        return [{"id": res.id}]
+    if res.tags:
+        return [{"tags": dict(res.tags)}]
+    return [{"instanceMatchCriteria": reservation.OPEN}]
+
+
 def node_class(role_name: Any, subnet_ids: Any, cluster_name: Any, volume_gib: int, kms_key_id: Any,
-               tags: Mapping[str, str]) -> dict[str, Any]:
-    """The GPU EC2NodeClass: the pinned AL2023 alias, one encrypted gp3 volume, IMDSv2 at hop limit 1."""
+               tags: Mapping[str, str], reserved: Optional[CapacityReservationArgs] = None) -> dict[str, Any]:
+    """The GPU EC2NodeClass: the pinned AL2023 alias, one encrypted gp3 volume, IMDSv2 at hop limit 1; with
+    ``reserved``, the reservations it selects (:func:`reservation_terms`)."""
     ebs = {"volumeSize": f"{volume_gib}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}
     if kms_key_id is not None:
         ebs["kmsKeyID"] = kms_key_id
@@ -100,6 +113,7 @@ def node_class(role_name: Any, subnet_ids: Any, cluster_name: Any, volume_gib: i
             "metadataOptions": {"httpEndpoint": "enabled", "httpTokens": "required",
                                 "httpPutResponseHopLimit": facts.IMDS_HOP_LIMIT, "httpProtocolIPv6": "disabled"},
             "tags": dict(tags),
+            **({"capacityReservationSelectorTerms": reservation_terms(reserved)} if reserved is not None else {}),
         },
     }
 
@@ -115,8 +129,10 @@ def values(cluster_name: Any, queue_name: Any, node_selector: Mapping[str, Any])
 
 def install(parent: pulumi.Resource, name: str, cluster_name: Any, subnet_ids: Any, node_selector: Mapping[str, Any],
             depends_on: Sequence[pulumi.Resource], tags: Mapping[str, str], provider: Any, volume_gib: int,
-            kms_key_id: Any, node_pool: Mapping[str, Any]) -> tuple[Any, Any]:
-    """Everything Karpenter needs; returns (the release, the GPU NodePool)."""
+            kms_key_id: Any, node_pool: Mapping[str, Any],
+            reserved: Optional[CapacityReservationArgs] = None) -> tuple[Any, Any]:
+    """Everything Karpenter needs; returns (the release, the GPU NodePool). ``reserved``: the reservation the
+    EC2NodeClass selects."""
     child = pulumi.ResourceOptions(parent=parent)
     node_role = aws.iam.Role(f"{name}-karpenter-node", assume_role_policy=json.dumps({
         "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"},
@@ -147,7 +163,7 @@ def install(parent: pulumi.Resource, name: str, cluster_name: Any, subnet_ids: A
         timeout=600, opts=pulumi.ResourceOptions(parent=parent, provider=provider,
                                                  depends_on=[*waits, entry, *attachments, *depends_on]))
     cr = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[release])
-    spec = node_class(node_role.name, subnet_ids, cluster_name, volume_gib, kms_key_id, tags)
+    spec = node_class(node_role.name, subnet_ids, cluster_name, volume_gib, kms_key_id, tags, reserved)
     nodeclass = k8s.apiextensions.CustomResource(f"{name}-gpu-nodeclass", api_version=spec["apiVersion"],
                                                  kind=spec["kind"], metadata=spec["metadata"], spec=spec["spec"],
                                                  opts=cr)

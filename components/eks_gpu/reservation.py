@@ -6,17 +6,22 @@ group takes ``capacityType`` ``CAPACITY_BLOCK`` and its launch template ``instan
 ``capacity-block`` and the block's id as ``capacityReservationTarget``. An ODCR keeps ``ON_DEMAND``; its launch
 template names the reservation (targeted) or lets the instances use any matching open reservation (``open``).
 The enum values are EC2's and EKS's (botocore's models: ``CapacityTypes``, ``MarketType``,
-``CapacityReservationPreference``; the tests read them)."""
+``CapacityReservationPreference``; the tests read them).
+
+With Karpenter the reservation is selected by the EC2NodeClass (``capacityReservationSelectorTerms``: by id, by the
+reservations' tags, or every open one) and the GPU NodePool admits Karpenter's ``reserved`` capacity type, which
+Karpenter prefers to Spot and on-demand (``only``: the NodePool admits ``reserved`` alone); see :mod:`.karpenter`."""
 
 from __future__ import annotations
 
 import datetime
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..capacity import parse_time, reservation_stamps
 from ..errors import ConfigError
+from . import scaler_facts as sf
 
 CAPACITY_BLOCK = "capacity-block"
 ODCR = "odcr"
@@ -69,32 +74,42 @@ class CapacityReservationArgs:
     only: bool = False
     """Reservations only: no node of the group launches outside the reservation (a Capacity Block and an ODCR by id
     never do; an ODCR resource group then gets EC2's ``capacity-reservations-only`` preference; ``open`` cannot)."""
+    tags: Optional[Mapping[str, str]] = None
+    """Karpenter only, an ODCR only: select every reservation carrying these tags (``capacityReservationSelectorTerms``
+    ``tags``), instead of ``id``; a launch template names a reservation by id or resource group, not by tags."""
 
     @property
     def preference_of(self) -> str:
         """``open`` or ``targeted``: the given ``preference``, else targeted when an id or ARN is given."""
         if self.preference:
             return self.preference
-        return TARGETED if (self.id or self.resource_group_arn) else OPEN
+        return TARGETED if (self.id or self.resource_group_arn or self.tags) else OPEN
 
 
 def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: Sequence[str], max_size: int,
           mode: str, managed_modes: Sequence[str], now: Optional[datetime.datetime] = None) -> None:
-    """Raise :class:`ConfigError` for a reservation the node group cannot launch into."""
+    """Raise :class:`ConfigError` for a reservation the GPU nodes cannot launch into: those of the managed node groups
+    (``mode`` among ``managed_modes``: the launch template names it) or of Karpenter's NodePool (the EC2NodeClass
+    selects it); a scaler in :data:`~.scaler_facts.RESERVATION_UNSUPPORTED` is refused with its reason."""
     if res.kind not in KINDS:
         raise ConfigError(f"{_FIELD}.kind", res.kind, "not a reservation kind", f"use {' or '.join(KINDS)}")
-    if mode not in managed_modes:
+    karpenter = mode == sf.KARPENTER
+    if mode in sf.RESERVATION_UNSUPPORTED:
+        raise ConfigError("autoscaler.mode", mode, sf.RESERVATION_UNSUPPORTED[mode],
+                          f"use {' or '.join((sf.KARPENTER, *managed_modes))}")
+    if not karpenter and mode not in managed_modes:
         raise ConfigError("autoscaler.mode", mode, "a reservation is named in the managed node group's launch "
-                          "template", f"use {' or '.join(managed_modes)}")
-    if capacity_type == "SPOT":
-        raise ConfigError("node_group.capacity_type", capacity_type, f"a {res.kind} reservation is not Spot capacity",
+                          "template", f"use {' or '.join((sf.KARPENTER, *managed_modes))}")
+    if capacity_type == "SPOT" and not (karpenter and res.kind == ODCR and not res.only):
+        raise ConfigError("node_group.capacity_type", capacity_type, f"a {res.kind} reservation is not Spot capacity"
+                          + (" and a Capacity Block pool mixes no Spot" if karpenter else ""),
                           "use ON_DEMAND (the reservation sets the node group's capacity type)")
-    if res.id is not None and not RESERVATION_ID.fullmatch(res.id):
-        raise ConfigError(f"{_FIELD}.id", res.id, "not a capacity reservation id (cr- and 17 hex digits)",
-                          "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`")
-    if res.resource_group_arn is not None and not RESOURCE_GROUP_ARN.fullmatch(res.resource_group_arn):
-        raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, "not a resource group ARN",
-                          "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
+    if res.tags is not None:
+        _check_tags(res, karpenter)
+    if karpenter and res.resource_group_arn is not None:
+        raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, "Karpenter selects reservations by "
+                          "id or tags, not by resource group", "give id, or tags the group's reservations carry")
+    check_names(_FIELD, res.id, res.resource_group_arn)
     if res.kind == CAPACITY_BLOCK:
         if res.id is None or res.resource_group_arn is not None or res.preference is not None:
             raise ConfigError(f"{_FIELD}.id", res.id, "a Capacity Block is launched into by its id alone",
@@ -109,13 +124,13 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
         if res.id is not None and res.resource_group_arn is not None:
             raise ConfigError(f"{_FIELD}.id", res.id, "an ODCR is targeted by an id or a resource group ARN, not both",
                               "keep one of id and resource_group_arn")
-        named = res.id is not None or res.resource_group_arn is not None
+        named = res.id is not None or res.resource_group_arn is not None or res.tags is not None
         if res.preference_of == OPEN and named:
             raise ConfigError(f"{_FIELD}.preference", res.preference, "open launches into any matching "
                               "reservation, so it names none", "drop id/resource_group_arn, or use targeted")
         if res.preference_of == TARGETED and not named:
             raise ConfigError(f"{_FIELD}.preference", res.preference, "targeted needs the reservation to target",
-                              "set id (cr-...) or resource_group_arn, or use open")
+                              "set id (cr-...) or resource_group_arn (Karpenter: or tags), or use open")
     if res.instance_type is not None and res.instance_type not in instance_types:
         raise ConfigError("node_group.instance_types", list(instance_types),
                           f"the reservation holds {res.instance_type} only", f"use instance_types [{res.instance_type}]")
@@ -123,8 +138,9 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
         if res.count < 1:
             raise ConfigError(f"{_FIELD}.count", res.count, "a reservation holds 1 instance or more",
                               "set the reserved instance count, or leave it out")
-        if res.kind == CAPACITY_BLOCK and max_size > res.count:
-            raise ConfigError("node_group.max_size", max_size, f"the Capacity Block holds {res.count} instances, "
+        if (res.kind == CAPACITY_BLOCK or res.only) and max_size > res.count:
+            what = "Capacity Block" if res.kind == CAPACITY_BLOCK else "reservation (only: true)"
+            raise ConfigError("node_group.max_size", max_size, f"the {what} holds {res.count} instances, "
                               "so the nodes past them never come", f"set max_size to {res.count} or less")
     if res.only and res.kind == ODCR and res.preference_of == OPEN:
         raise ConfigError(f"{_FIELD}.only", True, "an open ODCR preference launches on-demand when no matching "
@@ -143,6 +159,27 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
         if parse_time(res.end) <= (now or datetime.datetime.now(datetime.timezone.utc)):
             raise ConfigError(f"{_FIELD}.end", res.end, "the reservation has ended",
                               "buy or name a current reservation, or remove node_group.reservation")
+
+
+def check_names(field: str, id: Optional[str], resource_group_arn: Optional[str]) -> None:
+    """Raise :class:`ConfigError` for a reservation id or resource group ARN not of EC2's shape (``field``: the
+    reservation's key, e.g. ``node_group.reservation``)."""
+    if id is not None and not RESERVATION_ID.fullmatch(id):
+        raise ConfigError(f"{field}.id", id, "not a capacity reservation id (cr- and 17 hex digits)",
+                          "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`")
+    if resource_group_arn is not None and not RESOURCE_GROUP_ARN.fullmatch(resource_group_arn):
+        raise ConfigError(f"{field}.resource_group_arn", resource_group_arn, "not a resource group ARN",
+                          "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
+
+
+def _check_tags(res: CapacityReservationArgs, karpenter: bool) -> None:
+    """Tags select ODCRs for Karpenter alone, and name no id beside them."""
+    if not karpenter:
+        raise ConfigError(f"{_FIELD}.tags", dict(res.tags or {}), "a launch template names a reservation by id or "
+                          "resource group, not by tags", "give id or resource_group_arn (or use autoscaler karpenter)")
+    if res.kind != ODCR or res.id is not None or not res.tags:
+        raise ConfigError(f"{_FIELD}.tags", dict(res.tags or {}), "tags select ODCRs instead of an id",
+                          "give an ODCR's id or a non-empty map of its tags, not both (a Capacity Block: its id)")
 
 
 def capacity_type(res: Optional[CapacityReservationArgs], capacity_type: str) -> str:

@@ -109,6 +109,18 @@ AUTO_MODE_NODE_POLICIES = (
 """The node role of Auto Mode nodes (no CNI policy: Auto Mode runs the network itself)."""
 CAPACITY_TYPES = MappingProxyType({"ON_DEMAND": "on-demand", "SPOT": "spot"})
 """EKS capacity type -> ``karpenter.sh/capacity-type`` value."""
+KARPENTER_RESERVED = "reserved"
+"""The ``karpenter.sh/capacity-type`` of capacity reservations (ODCRs and Capacity Blocks alike), which Karpenter
+prefers to ``spot``, and ``spot`` to ``on-demand`` (kubernetes-sigs/karpenter v1.13.0 ``pkg/apis/v1/labels.go``
+``CapacityType*``; the provider's v1.13 NodePool docs give the order)."""
+KARPENTER_PREFERENCE = (KARPENTER_RESERVED, "spot", "on-demand")
+"""Karpenter's capacity types, the one it launches first first."""
+RESERVATION_UNSUPPORTED = MappingProxyType({
+    AUTO_MODE: "gpuready's Auto Mode GPU NodePool uses the built-in default NodeClass, which selects no reservation "
+               "(AWS documents capacityReservationSelectorTerms on a custom eks.amazonaws.com NodeClass, whose schema "
+               "gpuready has no vendor copy of to check against)",
+})
+"""Scalers that cannot put the GPU nodes on a reservation, with the reason (an error says it)."""
 
 KARPENTER_CHART = Chart(
     "oci://public.ecr.aws/karpenter/karpenter", "", "1.13.0",

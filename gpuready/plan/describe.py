@@ -167,10 +167,19 @@ def _eks_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     template = pool.template.get("spec") or {}
     return {
         "node class": (template.get("nodeClassRef") or {}).get("name"),
+        "capacity": _node_pool_capacity(pool, rendering),
         "GPU limit": "none" if pool.gpu_limit is None else pool.gpu_limit,
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in pool.taints] or "none",
         "instances": _instances(pool),
     }
+
+
+def _node_pool_capacity(pool: kubernetes.KarpenterNodePool, rendering: Rendering) -> str:
+    """Its capacity types, Karpenter's first choice first (``reserved (capacity-reservation cr-...), on-demand``)."""
+    classes = [kubernetes.KarpenterNodeClass(r.inputs) for r in rendering.of_type(kubernetes.KarpenterNodeClass.TOKEN)]
+    source = pool.source(classes)
+    return ", ".join(f"{kind} ({source.reservation})" if kind == RESERVED and source.reservation else kind
+                     for kind in source.kinds)
 
 
 def _eks_node_group(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:

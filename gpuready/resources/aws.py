@@ -31,6 +31,8 @@ class BatchComputeEnvironment(GpuPool):
     CLOUD = "aws"
     PLATFORM = "aws-batch"
     LAUNCH_TEMPLATE_INPUT = SUBNET_INPUT = "computeResources"
+    RESERVED_ONLY_FIX = ("target the reservation alone in the launch template (a reservation id, or a resource group "
+                         "with preference capacity-reservations-only) on an EC2 (not Spot) environment")
 
     @property
     def resources(self) -> Mapping[str, Any]:
@@ -41,9 +43,15 @@ class BatchComputeEnvironment(GpuPool):
         return list(self.resources.get("instanceTypes") or [])
 
     def source(self, linked: Sequence[Resource] = ()) -> Source:
-        """``computeResources.type``: ``SPOT`` (and ``FARGATE_SPOT``) Spot, else on-demand."""
-        spot = str(self.resources.get("type", "")).endswith("SPOT")
-        return Source((SPOT,) if spot else (ON_DEMAND,), only=self.said_only)
+        """``computeResources.type`` (``SPOT``, ``FARGATE_SPOT``: Spot; else on-demand) and the reservation its launch
+        template (in ``linked``) names: reserved first, then on-demand where EC2 falls back to it."""
+        if str(self.resources.get("type", "")).endswith("SPOT"):
+            return Source((SPOT,), only=self.said_only)
+        reserved = next((t.reservation for t in linked if isinstance(t, LaunchTemplate) and t.reservation), None)
+        if reserved is None:
+            return Source((ON_DEMAND,), only=self.said_only)
+        return Source((RESERVED, ON_DEMAND) if reserved.falls_back else (RESERVED,), self.stamped_reservation(reserved),
+                      self.said_only)
 
     @property
     def image_types(self) -> Optional[list[Any]]:

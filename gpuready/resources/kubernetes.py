@@ -5,17 +5,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import catalog, queue_facts
+from gpuready_components.capacity import RESERVATIONS_ONLY, read_reservation_stamps
 from gpuready_components.eks_gpu import scaler_facts as sf
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
 from . import quantity
-from .base import PoolCapacity, Resource, get, plain, stamped, true
+from .base import ON_DEMAND, RESERVED, SPOT, PoolCapacity, Reservation, Resource, Source, get, plain, stamped, true
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+_KARPENTER_KINDS = {sf.KARPENTER_RESERVED: RESERVED, "spot": SPOT, "on-demand": ON_DEMAND}
+"""Karpenter's capacity types as gpuready's capacity kinds."""
 
 
 class HelmRelease(Resource):
@@ -70,12 +74,44 @@ class PrometheusRule(Resource):
         return (self.props.get("metadata") or {}).get("labels") or {}
 
 
+class KarpenterNodeClass(Resource):
+    """A Karpenter ``EC2NodeClass``: its name, and the capacity reservations it selects."""
+
+    TOKEN = f"kubernetes:{sf.KARPENTER_NODE_CLASS_API}:EC2NodeClass"
+    KIND = "capacity-reservation"
+    """The :class:`~gpuready.resources.base.Reservation` kind of what it selects: EC2 models a Capacity Block as an
+    ODCR and Karpenter selects both alike; which one it is shows at run time only (its status' ``reservationType``)."""
+
+    @property
+    def name(self) -> Optional[str]:
+        return (self.props.get("metadata") or {}).get("name")
+
+    @property
+    def reservation_terms(self) -> list[Mapping[str, Any]]:
+        """``spec.capacityReservationSelectorTerms``: by ``id``, by ``tags`` (and ``ownerID``), by
+        ``instanceMatchCriteria``."""
+        return list((self.props.get("spec") or {}).get("capacityReservationSelectorTerms") or ())
+
+    @property
+    def reservation(self) -> Optional[Reservation]:
+        """What it selects: a reservation's id, ``tags k=v,...``, ``open`` / ``targeted`` reservations, the terms
+        joined by `` or ``; ``None`` when it selects none (Karpenter then launches into no reservation).
+        ``falls_back`` is the NodePool's to say (:meth:`KarpenterNodePool.source`)."""
+        said = [term["id"] if term.get("id") else
+                " ".join(filter(None, (term.get("instanceMatchCriteria"), "tags " + ",".join(
+                    f"{k}={v}" for k, v in sorted(term["tags"].items())) if term.get("tags") else "")))
+                for term in self.reservation_terms]
+        return Reservation(self.KIND, " or ".join(said), False) if said else None
+
+
 class KarpenterNodePool(Resource):
     """A Karpenter / EKS Auto Mode NodePool: capped by its ``nvidia.com/gpu`` limit."""
 
     TOKEN = f"kubernetes:{sf.NODE_POOL_API}:NodePool"
     NAME_LABEL = "karpenter.sh/nodepool"
     """The label Karpenter sets on every node it launches with the NodePool's name."""
+    RESERVED_ONLY_FIX = "require karpenter.sh/capacity-type In [reserved] alone (gpuready: reservation only: true)"
+    """How to keep its nodes on reserved capacity alone (the ``gpu-reservation-fallback`` policy's fix)."""
 
     @property
     def node_labels(self) -> dict[str, str]:
@@ -113,6 +149,47 @@ class KarpenterNodePool(Resource):
     @property
     def gpu_limit(self) -> Any:
         return (self.spec.get("limits") or {}).get("nvidia.com/gpu")
+
+    @property
+    def annotations(self) -> Mapping[str, Any]:
+        """``metadata.annotations``: the GPU facts of declared types and a reservation's stamps (where a component
+        stamps a Karpenter pool)."""
+        return (self.props.get("metadata") or {}).get("annotations") or {}
+
+    @property
+    def node_class(self) -> Optional[str]:
+        """The name of the EC2NodeClass ``spec.template.spec.nodeClassRef`` names (``None``: another kind, e.g.
+        Auto Mode's ``NodeClass``)."""
+        ref = (self.template.get("spec") or {}).get("nodeClassRef") or {}
+        return ref.get("name") if ref.get("kind") == "EC2NodeClass" else None
+
+    @property
+    def capacity_types(self) -> list[str]:
+        """The ``karpenter.sh/capacity-type`` values its ``In`` requirement admits (Karpenter's default without one:
+        on-demand)."""
+        for req in (self.template.get("spec") or {}).get("requirements") or ():
+            if req.get("key") == CAPACITY_TYPE_LABEL and req.get("operator") == "In":
+                return list(req.get("values") or ())
+        return [ON_DEMAND]
+
+    @property
+    def said_only(self) -> bool:
+        """The stack said its nodes come from reserved capacity only (gpuready's annotation)."""
+        return true(self.annotations.get(RESERVATIONS_ONLY))
+
+    def source(self, linked: Sequence[Resource] = ()) -> Source:
+        """Its capacity types in Karpenter's preference order (reserved, Spot, on-demand), and the reservations the
+        EC2NodeClass it names (found among ``linked``, every reader of the stack) selects: without one, ``reserved``
+        admits nothing and is left out; on-demand or Spot beside it are where Karpenter falls back."""
+        kinds = tuple(_KARPENTER_KINDS[k] for k in sf.KARPENTER_PREFERENCE if k in self.capacity_types)
+        found = next((c.reservation for c in linked if isinstance(c, KarpenterNodeClass)
+                      and c.name == self.node_class and c.reservation), None)
+        if found is None:
+            return Source(tuple(k for k in kinds if k != RESERVED) or kinds, only=self.said_only)
+        fallback = any(k != RESERVED for k in kinds)
+        reservation = Reservation(found.kind, found.target, fallback,
+                                  **read_reservation_stamps(self.annotations))
+        return Source(kinds, reservation, self.said_only)
 
     def row(self, name: str) -> Optional[catalog.GpuInstanceType]:
         """The GPU facts of type ``name``: its catalog row, else those annotated on the NodePool for a type the stack

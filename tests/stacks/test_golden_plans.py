@@ -15,7 +15,8 @@ from gpuready.cli import main
 from tests.conftest import DATA
 
 GOLDEN = DATA / "golden"
-STACKS = ("aws-batch", "aws-batch-multinode", "eks", "eks-capacity-block", "gke", "aks")
+STACKS = ("aws-batch", "aws-batch-multinode", "aws-batch-reserved", "eks", "eks-capacity-block", "eks-karpenter-reserved",
+          "gke", "aks")
 
 
 def _plan(stack: str, capsys) -> dict:

@@ -182,3 +182,114 @@ def test_existing_cluster_can_get_karpenter(render):
     assert rendering.of_type(NODE_GROUP) == [] and eks.capacity.autoscaler == "karpenter"
     values = _release(rendering).inputs["values"]
     assert values["settings"]["clusterName"] == "prod" and values["nodeSelector"] == {}
+
+
+# Reservations: the EC2NodeClass selects them, the NodePool prefers Karpenter's `reserved` capacity type.
+
+BLOCK_ID = "cr-0123456789abcdef0"
+CORE_LABELS = (ROOT / "tests" / "data" / "karpenter-core-1.13.0" / "labels.go").read_text()
+
+
+def _capacity_types_of_karpenter() -> set[str]:
+    """The values Karpenter's core knows for ``karpenter.sh/capacity-type`` (its ``CapacityType*`` constants, each
+    listed in ``WellKnownValuesForRequirements``)."""
+    constants = dict(re.findall(r'\b(CapacityType\w+)\s*=\s*"([^"]+)"', CORE_LABELS))
+    well_known = re.search(r"CapacityTypeLabelKey: sets\.New\(([^)]*)\)", CORE_LABELS).group(1)
+    return {constants[name.strip()] for name in well_known.split(",") if name.strip()}
+
+
+def _reserved(render, reservation, node_group=None):
+    from gpuready_components.eks_gpu import CapacityReservationArgs
+
+    rendering, eks = build(render, {"instance_types": ["p5.48xlarge"], "max_size": 2,
+                                    "reservation": CapacityReservationArgs(**reservation), **(node_group or {})},
+                           **KARPENTER)
+    (nodeclass,) = rendering.of_type(NODE_CLASS)
+    (pool,) = rendering.of_type(NODE_POOL)
+    return _manifest(nodeclass), _manifest(pool)
+
+
+def _capacity_requirement(pool) -> list[str]:
+    (req,) = [r for r in pool["spec"]["template"]["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type"]
+    return req["values"]
+
+
+def test_karpenters_capacity_types_are_its_cores():
+    assert set(sf.KARPENTER_PREFERENCE) == _capacity_types_of_karpenter()
+    assert sf.KARPENTER_RESERVED in _capacity_types_of_karpenter()
+    assert set(sf.CAPACITY_TYPES.values()) < _capacity_types_of_karpenter()
+
+
+def test_reserved_capacity_needs_no_feature_gate_in_the_pinned_chart(built):
+    defaults = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+    assert defaults["settings"]["featureGates"]["reservedCapacity"] is True  # beta, on by default since v1.6
+    values = _release(built[0]).inputs["values"]
+    assert values["settings"]["featureGates"].get("reservedCapacity", True) is True
+
+
+@pytest.mark.parametrize("reservation, terms", [
+    ({"kind": "capacity-block", "id": BLOCK_ID}, [{"id": BLOCK_ID}]),
+    ({"kind": "odcr", "id": BLOCK_ID}, [{"id": BLOCK_ID}]),
+    ({"kind": "odcr", "tags": {"team": "ml"}}, [{"tags": {"team": "ml"}}]),
+    ({"kind": "odcr", "preference": "open"}, [{"instanceMatchCriteria": "open"}]),
+])
+def test_the_node_class_selects_the_reservation_as_its_crd_allows(render, reservation, terms):
+    nodeclass, pool = _reserved(render, reservation)
+    jsonschema.validate(nodeclass, _schema("karpenter.k8s.aws_ec2nodeclasses.yaml"))
+    jsonschema.validate(pool, _schema("karpenter.sh_nodepools.yaml"))
+    assert nodeclass["spec"]["capacityReservationSelectorTerms"] == terms
+    # reserved first, then on-demand (Karpenter launches reserved capacity first, whatever the order)
+    assert _capacity_requirement(pool) == ["reserved", "on-demand"]
+    assert set(_capacity_requirement(pool)) <= _capacity_types_of_karpenter()
+
+
+def test_no_reservation_selects_none_and_admits_no_reserved_capacity(built):
+    rendering, _ = built
+    (nodeclass,) = rendering.of_type(NODE_CLASS)
+    assert "capacityReservationSelectorTerms" not in nodeclass.inputs["spec"]
+    assert _capacity_requirement(_manifest(rendering.of_type(NODE_POOL)[0])) == ["on-demand"]
+
+
+def test_reservations_only_admits_reserved_alone_and_the_pool_says_so(render):
+    _, pool = _reserved(render, {"kind": "capacity-block", "id": BLOCK_ID, "only": True, "count": 2,
+                                 "start": "2999-01-01", "end": "2999-01-15T11:30:00Z"})
+    assert _capacity_requirement(pool) == ["reserved"]
+    annotations = pool["metadata"]["annotations"]
+    assert annotations["reservations-only.gpuready.io"] == "true"
+    assert annotations["reservation-end.gpuready.io"] == "29990115t113000z"
+    assert annotations["reservation-count.gpuready.io"] == "2"
+    jsonschema.validate(pool, _schema("karpenter.sh_nodepools.yaml"))
+
+
+def test_an_odcr_on_spot_prefers_the_reservation_then_spot(render):
+    _, pool = _reserved(render, {"kind": "odcr", "id": BLOCK_ID}, {"capacity_type": "SPOT"})
+    assert _capacity_requirement(pool) == ["reserved", "spot"]
+
+
+@pytest.mark.parametrize("node_group, field, words", [
+    ({"capacity_type": "SPOT", "reservation": {"kind": "capacity-block", "id": BLOCK_ID}},
+     "node_group.capacity_type", "mixes no Spot"),
+    ({"capacity_type": "SPOT", "reservation": {"kind": "odcr", "id": BLOCK_ID, "only": True}},
+     "node_group.capacity_type", "not Spot"),
+    ({"reservation": {"kind": "odcr", "resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g"}},
+     "node_group.reservation.resource_group_arn", "not by resource group"),
+    ({"reservation": {"kind": "capacity-block", "id": BLOCK_ID, "tags": {"team": "ml"}}},
+     "node_group.reservation.tags", "not both"),
+    ({"reservation": {"kind": "odcr", "tags": {}}}, "node_group.reservation.tags", "non-empty"),
+    ({"reservation": {"kind": "odcr", "tags": {"team": "ml"}, "preference": "open"}},
+     "node_group.reservation.preference", "names none"),
+    ({"reservation": {"kind": "capacity-block", "id": BLOCK_ID, "instance_type": "p4d.24xlarge"}},
+     "node_group.instance_types", "holds p4d.24xlarge only"),
+    ({"max_size": 3, "reservation": {"kind": "capacity-block", "id": BLOCK_ID, "count": 2}},
+     "node_group.max_size", "never come"),
+    ({"reservation": {"kind": "odcr", "id": BLOCK_ID, "end": "2020-01-01"}}, "node_group.reservation.end", "ended"),
+])
+def test_a_karpenter_pool_that_cannot_use_the_reservation_is_refused(node_group, field, words):
+    from gpuready_components.eks_gpu import CapacityReservationArgs
+
+    given = {"instance_types": ["p5.48xlarge"], "max_size": 2, **node_group,
+             "reservation": CapacityReservationArgs(**node_group["reservation"])}
+    with pytest.raises(ConfigError) as error:
+        check(args(given, **KARPENTER))
+    assert error.value.field == field and words in str(error.value)
+    assert "\n" not in str(error.value)

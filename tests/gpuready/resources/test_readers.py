@@ -18,6 +18,7 @@ from tests.gpuready.policy.helpers import render_stack
 
 RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, "aks": {},
               "eks-karpenter": {"gpuready:autoscaler": "karpenter"},
+              "eks-karpenter-reserved": {}, "aws-batch-reserved": {},
               "gke-gpu-operator": {"gpuready:install": "gpu-operator"},
               "aks-alerts": {"gpuready:prometheusOperator": "true"}}
 """Reference stacks (and variants of their config) that together create every type the stacks use."""
@@ -28,7 +29,8 @@ NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy,
 
 @pytest.fixture(scope="module")
 def rendered():
-    return {name: render_stack(name if name.startswith("aws-batch") else name.split("-")[0], **config)
+    return {name: render_stack(name if (ROOT / "stacks" / f"Pulumi.{name}.yaml").exists() else name.split("-")[0],
+                               **config)
             for name, config in RENDERINGS.items()}
 
 
@@ -251,3 +253,49 @@ def test_every_batch_environment_fact_reads_alike_from_the_stack_and_a_live_api_
     assert env.subnets == made["computeResources"]["subnets"] and env.subnet_count == 1
     own_ami = live("gpu-own-ami", ec2Configuration=[{"imageType": "ECS_AL2023_NVIDIA", "imageIdOverride": "ami-1"}])
     assert own_ami.image_types is None
+
+
+def _source(rendering, reader):
+    """Where each pool ``reader`` reads comes from, with every reader of the stack beside it (what plan passes)."""
+    every = [read(r.type, r.inputs) for r in rendering.resources]
+    return [pool.source([x for x in every if x is not None]) for _, pool in _all({"": rendering}, reader)]
+
+
+def test_a_karpenter_pool_on_a_reservation_prefers_it_and_falls_back_to_on_demand(rendered):
+    (source,) = _source(rendered["eks-karpenter-reserved"], kubernetes.KarpenterNodePool)
+    config = json.loads(rendered["eks-karpenter-reserved"].config["gpuready:reservation"])
+    assert source.kinds == ("reserved", "on-demand") and source.falls_back and not source.only
+    assert source.reservation.target == config["id"] and source.reservation.count == config["count"]
+    assert source.reservation.end == config["end"]
+    (plain_pool,) = _source(rendered["eks-karpenter"], kubernetes.KarpenterNodePool)
+    assert plain_pool.kinds == ("on-demand",) and plain_pool.reservation is None
+    (nodeclass,) = [c for _, c in _all(rendered, kubernetes.KarpenterNodeClass) if c.reservation]
+    assert nodeclass.reservation_terms == [{"id": config["id"]}]
+
+
+@pytest.mark.parametrize("values, only, kinds", [
+    (["spot", "on-demand", "reserved"], False, ("reserved", "spot", "on-demand")),
+    (["reserved"], True, ("reserved",)),
+    (["on-demand", "reserved"], False, ("reserved", "on-demand")),
+])
+def test_karpenter_capacity_types_read_in_karpenters_order(values, only, kinds):
+    pool = kubernetes.KarpenterNodePool({
+        "metadata": {"name": "p", "annotations": {"reservations-only.gpuready.io": "true"} if only else {}},
+        "spec": {"template": {"spec": {"nodeClassRef": {"kind": "EC2NodeClass", "name": "c"}, "requirements": [
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": values}]}}}})
+    by_tags = kubernetes.KarpenterNodeClass({"metadata": {"name": "c"}, "spec": {
+        "capacityReservationSelectorTerms": [{"tags": {"team": "ml"}}]}})
+    other = kubernetes.KarpenterNodeClass({"metadata": {"name": "other"}, "spec": {
+        "capacityReservationSelectorTerms": [{"id": "cr-0123456789abcdef0"}]}})
+    source = pool.source([other, by_tags])
+    assert source.kinds == kinds and source.only == only and source.falls_back == (len(kinds) > 1)
+    assert source.reservation.target == "tags team=ml"
+    assert pool.source([other]).reservation is None  # its own class selects none
+
+
+def test_a_batch_environment_on_a_reservation_reads_it_from_its_launch_template(rendered):
+    (source,) = _source(rendered["aws-batch-reserved"], aws.BatchComputeEnvironment)
+    assert source.kinds == ("reserved",) and not source.falls_back and source.only
+    assert source.reservation.target == "cr-0123456789abcdef0" and source.reservation.count == 2
+    assert all(s.reservation is None and s.kinds == ("on-demand",)
+               for s in _source(rendered["aws-batch"], aws.BatchComputeEnvironment))

@@ -9,7 +9,7 @@ from gpuready_components.gke_gpu import (ClusterArgs, ExistingClusterArgs, FlexS
 from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
-from .settings import Setting, args_of
+from .settings import Setting, args_of, object_of
 
 NP = GpuNodePoolArgs
 R, F = ReservationArgs, FlexStartArgs
@@ -104,10 +104,5 @@ def build(config: StackConfig) -> None:
 
 def _reservation(config: StackConfig) -> ReservationArgs | None:
     """``gpuready:reservation`` as the GPU pool's reservation (none when the key is absent or empty)."""
-    value = config.read("reservation")
-    if not value:
-        return None
-    if "affinity" not in value:
-        raise ConfigError("gpuready:reservation.affinity", None, "the reservation's affinity is required",
-                          "set affinity: specific (with name), any or none")
-    return ReservationArgs(**args_of(SETTINGS["reservation"], value))
+    return object_of(SETTINGS["reservation"], config.read("reservation"), ReservationArgs, "affinity",
+                     "set affinity: specific (with name), any or none")

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from ..capacity import parse_time
+from ..capacity import check_reservation_facts
 from ..errors import ConfigError
 from . import facts
 
@@ -94,30 +94,8 @@ def check_reservation(res: ReservationArgs, *, machine_type: str, node_locations
         if res.zone not in zones:
             raise ConfigError("node_pool.node_locations", zones, f"the reservation is in {res.zone}, and nodes "
                               "elsewhere never consume it", f"set node_locations [{res.zone}]")
-    if res.count is not None:
-        if res.count < 1:
-            raise ConfigError(f"{_FIELD}.count", res.count, "a reservation holds 1 VM or more",
-                              "set the reserved VM count, or leave it out")
-        if res.affinity == SPECIFIC and max_nodes > res.count:
-            raise ConfigError("node_pool.max_nodes", max_nodes, f"the reservation holds {res.count} VM(s), so the "
-                              "nodes past them are never created", f"set max_nodes to {res.count} or less")
-    start, end = (_time(f"{_FIELD}.{key}", value) for key, value in (("start", res.start), ("end", res.end)))
-    if end is not None and end <= (now or datetime.datetime.now(datetime.timezone.utc)):
-        raise ConfigError(f"{_FIELD}.end", res.end, "the reservation has ended",
-                          "name a current reservation, or remove node_pool.reservation")
-    if start is not None and end is not None and start >= end:
-        raise ConfigError(f"{_FIELD}.start", res.start, f"starts after it ends ({res.end})",
-                          "copy start and end from `gcloud compute reservations describe`")
-
-
-def _time(field: str, value: Optional[str]) -> Optional[datetime.datetime]:
-    if value is None:
-        return None
-    try:
-        return parse_time(value)
-    except (TypeError, ValueError):
-        raise ConfigError(field, value, "not an ISO date", "write it like 2026-12-31 or 2026-12-31T11:30:00Z") \
-            from None
+    check_reservation_facts(_FIELD, count=res.count, start=res.start, end=res.end, now=now,
+                            bound=("node_pool.max_nodes", max_nodes) if res.affinity == SPECIFIC else None)
 
 
 def check_flex_start(flex: FlexStartArgs, *, reservation: Optional[ReservationArgs], spot: bool, min_nodes: int,

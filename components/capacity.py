@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 from typing import Any, Mapping, Optional, Sequence
 
+from .errors import ConfigError
+
 
 def best_fill(budget: int, items: Sequence[tuple[int, float]]) -> float:
     """The largest total value of instances whose costs fit in ``budget``, any mix and any number of each.
@@ -74,3 +76,31 @@ def read_reservation_stamps(stamps: Any) -> dict[str, Any]:
     if str(stamps.get(RESERVATION_COUNT, "")).isdigit():
         out["count"] = int(stamps[RESERVATION_COUNT])
     return {k: v for k, v in out.items() if v is not None}
+
+
+def check_reservation_facts(field: str, *, count: Optional[int], start: Optional[str], end: Optional[str],
+                            bound: Optional[tuple[str, int]] = None, unit: str = "VM",
+                            now: Optional[datetime.datetime] = None) -> None:
+    """Raise :class:`~gpuready_components.errors.ConfigError` for the known facts of a reservation at ``field``
+    (``node_pool.reservation``) that cannot hold: a ``count`` below 1, a pool whose most nodes (``bound``: its key and
+    value) exceed a count that bounds them, a ``start`` or ``end`` that is not ISO 8601, an end past ``now``, a start
+    after the end."""
+    if count is not None and count < 1:
+        raise ConfigError(f"{field}.count", count, f"a reservation holds 1 {unit} or more",
+                          f"set the reserved {unit} count, or leave it out")
+    if count is not None and bound is not None and bound[1] > count:
+        raise ConfigError(bound[0], bound[1], f"the reservation holds {count} {unit}(s), so the nodes past them are "
+                          "never created", f"set {bound[0].rsplit('.', 1)[-1]} to {count} or less")
+    times = {}
+    for key, value in (("start", start), ("end", end)):
+        try:
+            times[key] = parse_time(value) if value is not None else None
+        except (TypeError, ValueError):
+            raise ConfigError(f"{field}.{key}", value, "not an ISO date",
+                              "write it like 2026-12-31 or 2026-12-31T11:30:00Z") from None
+    if times["end"] is not None and times["end"] <= (now or datetime.datetime.now(datetime.timezone.utc)):
+        raise ConfigError(f"{field}.end", end, "the reservation has ended",
+                          f"name a current reservation, or remove {field}")
+    if times["start"] is not None and times["end"] is not None and times["start"] >= times["end"]:
+        raise ConfigError(f"{field}.start", start, f"starts after it ends ({end})",
+                          "copy start and end from the reservation as the cloud describes it")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
-from gpuready_components.gke_gpu import facts
+from gpuready_components.gke_gpu import facts, reservation
 from gpuready_components.gke_gpu.args import ClusterArgs, GkeGpuClusterArgs, GpuNodePoolArgs, GpuSharingArgs
 from gpuready_components.gke_gpu.outputs import OUTPUTS
 from gpuready_components.platforms import Platform
@@ -32,6 +32,8 @@ PLATFORM = Platform(
         (GpuNodePoolArgs, "gpu_driver_version"):
             Choice("GpuDriverVersion", lambda: plain((*facts.DRIVER_INSTALLED, facts.DRIVER_DISABLED))),
         (ClusterArgs, "release_channel"): Choice("ReleaseChannel", lambda: plain(facts.RELEASE_CHANNELS)),
+        (reservation.ReservationArgs, "affinity"): Choice("ReservationAffinity",
+                                                          lambda: plain(reservation.AFFINITIES)),
     })),),
     targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
     pool_max_setting="gpuready:maxNodes", **parts(GCP, KUBERNETES))

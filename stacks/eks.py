@@ -11,7 +11,7 @@ from . import extra_types
 from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
-from .settings import Setting, args_of
+from .settings import Setting, args_of, object_of
 
 NG = GpuNodeGroupArgs
 R = CapacityReservationArgs
@@ -119,10 +119,5 @@ def build(config: StackConfig) -> None:
 
 def _reservation(config: StackConfig) -> CapacityReservationArgs | None:
     """``gpuready:reservation`` as the node group's reservation (none when the key is absent or empty)."""
-    value = config.read("reservation")
-    if not value:
-        return None
-    if "kind" not in value:
-        raise ConfigError("gpuready:reservation.kind", None, "the reservation's kind is required",
-                          "set kind: capacity-block or kind: odcr")
-    return CapacityReservationArgs(**args_of(SETTINGS["reservation"], value))
+    return object_of(SETTINGS["reservation"], config.read("reservation"), CapacityReservationArgs, "kind",
+                     "set kind: capacity-block or kind: odcr")

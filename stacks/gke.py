@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from gpuready_components.errors import ConfigError
-from gpuready_components.gke_gpu import (ClusterArgs, ExistingClusterArgs, GkeGpuCluster, GkeGpuClusterArgs, GpuNodePoolArgs,
-                                GpuSharingArgs)
+from gpuready_components.gke_gpu import (ClusterArgs, ExistingClusterArgs, FlexStartArgs, GkeGpuCluster, GkeGpuClusterArgs,
+                                GpuNodePoolArgs, GpuSharingArgs, ReservationArgs)
 
 from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
-from .settings import Setting, args_of
+from .settings import Setting, args_of, object_of
 
 NP = GpuNodePoolArgs
+R, F = ReservationArgs, FlexStartArgs
+_R, _F = "node_pool.reservation.", "node_pool.flex_start."
 SETTINGS = kubernetes_settings(
     "cluster.master_authorized_networks", "GKE's master authorized networks",
     Setting("location", str, "region (regional cluster) or zone of the cluster, e.g. `us-central1`", ("location",),
@@ -38,6 +40,25 @@ SETTINGS = kubernetes_settings(
             most=1_000),
     Setting("diskSizeGb", int, "boot disk per GPU node, holding container images", ("node_pool.disk_size_gb",), NP),
     Setting("nodeLabels", dict, "extra node labels (map)", ("node_pool.labels",), NP),
+    Setting("reservation", dict, "a Compute Engine reservation the GPU pool consumes: `{affinity: specific, name: "
+            "NAME}` (that reservation only; a shared one as `projects/PROJECT/reservations/NAME`), `{affinity: any}` "
+            "(any matching one, then on-demand) or `{affinity: none}`; `only: true` says reservations only; optional "
+            "known facts `machineType`, `zone`, `count`, `start`, `end`, checked at preview",
+            ("node_pool.reservation",), default={}, sub=(
+                Setting("affinity", str, fields=(_R + "affinity",)),  # required: no default
+                Setting("name", str, fields=(_R + "name",), feeds=R),
+                Setting("only", bool, fields=(_R + "only",), feeds=R),
+                Setting("machineType", str, fields=(_R + "machine_type",), feeds=R),
+                Setting("zone", str, fields=(_R + "zone",), feeds=R),
+                Setting("count", int, fields=(_R + "count",), feeds=R),
+                Setting("start", str, fields=(_R + "start",), feeds=R),
+                Setting("end", str, fields=(_R + "end",), feeds=R))),
+    Setting("flexStart", dict, "flex-start VMs (Dynamic Workload Scheduler) for the GPU pool: `{queued: true}` (queued "
+            "provisioning: a team's job waits in Kueue until all its nodes come; needs `teams`) or `{queued: false}`, "
+            "and `maxRunDurationSeconds` (at most 604800, seven days); no reservation, no Spot, `minNodes` 0",
+            ("node_pool.flex_start",), default={}, sub=(
+                Setting("queued", bool, fields=(_F + "queued",), feeds=F),
+                Setting("maxRunDurationSeconds", int, fields=(_F + "max_run_duration_seconds",), feeds=F))),
     Setting("managedDcgm", bool, "GKE's managed DCGM metrics in Cloud Monitoring; the DCGM exporter chart is then not "
             "installed", ("cluster.managed_dcgm",), ClusterArgs),
     Setting("releaseChannel", str, "GKE release channel of a new cluster: `REGULAR`, `RAPID`, `STABLE`, `EXTENDED`",
@@ -65,7 +86,7 @@ def build(config: StackConfig) -> None:
     if existing and read("cloudNat") is not None:
         raise ConfigError("gpuready:cloudNat", read("cloudNat"), "only read when the stack creates the cluster",
                           "remove it; your cluster's network keeps its own NAT")
-    network, sharing = read("network"), read("gpuSharing")
+    network, sharing, flex = read("network"), read("gpuSharing"), read("flexStart")
     cluster = GkeGpuCluster("gke", GkeGpuClusterArgs(**config.args(
         cluster=None if existing else ClusterArgs(**config.args(
             "cluster", network=network.get("network"), subnetwork=network.get("subnetwork"),
@@ -73,8 +94,15 @@ def build(config: StackConfig) -> None:
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         node_pool=GpuNodePoolArgs(**config.args(
             "node_pool", gpu_sharing=GpuSharingArgs(**args_of(SETTINGS["gpuSharing"], sharing))
-            if sharing is not None else None)),
+            if sharing is not None else None, reservation=_reservation(config),
+            flex_start=FlexStartArgs(**args_of(SETTINGS["flexStart"], flex)) if flex else None)),
         software=software_options(config),
         teams=teams.args(config),
     )))
     export(cluster)
+
+
+def _reservation(config: StackConfig) -> ReservationArgs | None:
+    """``gpuready:reservation`` as the GPU pool's reservation (none when the key is absent or empty)."""
+    return object_of(SETTINGS["reservation"], config.read("reservation"), ReservationArgs, "affinity",
+                     "set affinity: specific (with name), any or none")

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from gpuready_components.errors import ConfigError
+
 _UNSET: Any = object()
 
 
@@ -98,6 +100,17 @@ def args_of(setting: Setting, value: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of the args dataclass that the object ``setting`` (valued ``value``) feeds: each key
     given, under the name of the field it feeds; keys not given keep the dataclass's defaults."""
     return {sub.fields[0].rsplit(".", 1)[-1]: value[sub.key] for sub in setting.sub if sub.key in value}
+
+
+def object_of(setting: Setting, value: Any, feeds: type, required: str, fix: str) -> Any:
+    """The object setting ``setting`` (valued ``value``) as its args dataclass ``feeds``; ``None`` when absent or
+    empty. Its key ``required`` must be given (``ConfigError`` naming it, with ``fix``, otherwise)."""
+    if not value:
+        return None
+    if required not in value:
+        raise ConfigError(f"gpuready:{setting.key}.{required}", None, f"the {setting.key}'s {required} is required",
+                          fix)
+    return feeds(**args_of(setting, value))
 
 
 def _shown(value: Any) -> str:

@@ -1,10 +1,11 @@
 """GKE GPU capacity: a GPU node pool in a new or existing cluster, with the shared NVIDIA software."""
 
 from .args import ClusterArgs, ExistingClusterArgs, GkeGpuClusterArgs, GpuNodePoolArgs, GpuSharingArgs
+from .reservation import FlexStartArgs, ReservationArgs
 from .validation import GkeCapacity
 
-__all__ = ["ClusterArgs", "ExistingClusterArgs", "GkeCapacity", "GkeGpuCluster", "GkeGpuClusterArgs",
-           "GpuNodePoolArgs", "GpuSharingArgs"]
+__all__ = ["ClusterArgs", "ExistingClusterArgs", "FlexStartArgs", "GkeCapacity", "GkeGpuCluster", "GkeGpuClusterArgs",
+           "GpuNodePoolArgs", "GpuSharingArgs", "ReservationArgs"]
 
 
 def __getattr__(name: str):

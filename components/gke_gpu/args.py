@@ -9,6 +9,7 @@ import pulumi
 
 from ..teams import TeamArgs
 from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
+from .reservation import FlexStartArgs, ReservationArgs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +77,12 @@ class GpuNodePoolArgs:
     """Boot disk holding container images; deep-learning images are over 10 GB."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra Kubernetes labels of the GPU nodes."""
+    reservation: Optional[ReservationArgs] = None
+    """A Compute Engine reservation the pool consumes: by name (``specific``), any matching one, or none (see
+    :class:`~gpuready_components.gke_gpu.reservation.ReservationArgs`)."""
+    flex_start: Optional[FlexStartArgs] = None
+    """Flex-start VMs of the Dynamic Workload Scheduler, by default with queued provisioning through Kueue (see
+    :class:`~gpuready_components.gke_gpu.reservation.FlexStartArgs`); no reservation, no Spot, from 0 nodes."""
 
 
 @dataclass(frozen=True, kw_only=True)

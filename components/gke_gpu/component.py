@@ -13,11 +13,12 @@ from ..k8s_gpu.cluster import GpuCluster
 from ..k8s_gpu.component import K8sGpuSoftware
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.kubeconfig import kubeconfig
-from ..k8s_gpu.kueue import flavor
+from ..capacity import reservation_stamps
+from ..k8s_gpu.kueue import Provisioning, flavor
 from ..teams import Pool
 from ..k8s_gpu.validation import restricts
 from ..sdk import require
-from . import facts
+from . import facts, reservation
 from .args import ClusterArgs, GkeGpuClusterArgs
 from .outputs import OUTPUTS
 from .validation import GkeCapacity, check, checked_inputs, region
@@ -33,6 +34,30 @@ def gke_kubeconfig(cluster_name: str, endpoint: str, certificate_authority: str)
     get-credentials`` writes it."""
     return kubeconfig(cluster_name, f"https://{endpoint}", certificate_authority, "gke-gcloud-auth-plugin", [],
                       "gcloud components install gke-gcloud-auth-plugin")
+
+
+def _provisioning_args(res: Optional[reservation.ReservationArgs],
+                       flex: Optional[reservation.FlexStartArgs]) -> dict[str, Any]:
+    """The node config's reservation affinity, flex-start and run duration (none set: GKE's defaults)."""
+    affinity = reservation.affinity_of(res, flex)
+    named = res is not None and res.affinity == reservation.SPECIFIC
+    return {
+        "reservation_affinity": gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type=affinity, key=facts.RESERVATION_NAME_KEY if named else None,
+            values=[res.name] if named else None) if affinity else None,
+        "flex_start": True if flex is not None else None,
+        "max_run_duration": reservation.max_run_duration(flex),
+    }
+
+
+def _admission_check(flex: Optional[reservation.FlexStartArgs]) -> Optional[Provisioning]:
+    """Kueue's ProvisioningRequest admission check on a queued pool: GKE's class, and the run duration its requests
+    carry."""
+    if flex is None or not flex.queued:
+        return None
+    seconds = flex.max_run_duration_seconds
+    return Provisioning(facts.PROVISIONING_CLASS,
+                        {facts.MAX_RUN_DURATION_PARAMETER: str(seconds)} if seconds else {})
 
 
 class GkeGpuCluster(GpuCluster):
@@ -89,8 +114,15 @@ class GkeGpuCluster(GpuCluster):
                                       gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),))
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
                        **plan(software).node_labels}
-        taint = self._gpu_nodes("gke", {**node_labels, facts.ACCELERATOR_LABEL: cap.machine.accelerator})
-        node_labels = self.pool_labels(facts.GPU_POOL, node_labels)
+        flex, reserved = pool.flex_start, pool.reservation
+        queued = flex is not None and flex.queued
+        taint = self._gpu_nodes("gke", {**node_labels, facts.ACCELERATOR_LABEL: cap.machine.accelerator,
+                                        **facts.provisioning_labels(flex is not None, queued)},
+                                (facts.QUEUED_TAINT,) if queued else ())
+        # The stamps of a reservation's facts ride on the nodes' Kubernetes labels: GCE resource label keys take no '.'.
+        stamps = reservation_stamps(only=reserved.only, start=reserved.start, end=reserved.end,
+                                    count=reserved.count) if reserved is not None else {}
+        node_labels = {**self.pool_labels(facts.GPU_POOL, node_labels), **stamps}
         sharing = pool.gpu_sharing
         self.gpu_sharing = "mig" if cap.partition_size else \
             {"TIME_SHARING": "time-slicing", "MPS": "mps"}.get(sharing.strategy) if sharing else None
@@ -112,9 +144,12 @@ class GkeGpuCluster(GpuCluster):
             initial_node_count=pool.min_nodes,
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
                 total_min_node_count=pool.min_nodes, total_max_node_count=pool.max_nodes, location_policy="ANY"),
-            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            management=gcp.container.NodePoolManagementArgs(
+                auto_repair=facts.FLEX_START_AUTO_REPAIR if flex is not None else True, auto_upgrade=True),
+            queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if queued else None,
             node_config=self._node_config(
                 cap.machine.machine_type, account.email, pool.disk_size_gb, node_labels, labels,
+                provisioning=_provisioning_args(reserved, flex),
                 image_type=facts.IMAGE_TYPES[args.software.install],
                 # The GPU Operator's driver is an unsigned kernel module, which Secure Boot refuses to load.
                 secure_boot=cap.driver_version != facts.DRIVER_DISABLED, spot=pool.spot, accelerators=[accelerator],
@@ -130,16 +165,25 @@ class GkeGpuCluster(GpuCluster):
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[node_pool, *system_pools, *nat]))
         self._queues(name, [flavor(facts.GPU_POOL, cap.max_gpus, self.pool_labels(facts.GPU_POOL, self.gpu_node_labels),
-                                   [k8s_facts.Taint(**t) for t in self.gpu_node_taints], [cap.machine])],
+                                   [k8s_facts.Taint(**t) for t in self.gpu_node_taints], [cap.machine],
+                                   _admission_check(flex))],
                      {facts.NODE_POOL_LABEL: system_pools[0].name} if system_pools else {}, provider, [self.software])
 
         self.node_pool_name = node_pool.name
+        if reserved is not None and reserved.affinity != reservation.NONE:
+            self.gpu_reservations = node_pool.name.apply(lambda pool_name: [{
+                "pool": pool_name, "kind": "reservation", "target": reserved.name or reservation.ANY,
+                "only": reserved.only, **{k: v for k, v in (("start", reserved.start), ("end", reserved.end),
+                                                            ("count", reserved.count), ("zone", reserved.zone))
+                                          if v is not None}}])
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
 
     def _node_config(self, machine_type: str, service_account: Any, disk_gb: int, node_labels: dict[str, str],
                      resource_labels: dict[str, str], *, image_type: str, secure_boot: bool, spot: bool = False,
-                     accelerators: Optional[list] = None, taints: Optional[list] = None):
+                     accelerators: Optional[list] = None, taints: Optional[list] = None,
+                     provisioning: Optional[dict[str, Any]] = None):
         return gcp.container.NodePoolNodeConfigArgs(
+            **(provisioning or {}),
             machine_type=machine_type,
             image_type=image_type,
             disk_size_gb=disk_gb,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
-from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER, GPU_LABELS, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, NodeFacts,
-                              NodeImage, Taint)
+from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER, GPU_LABELS, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT,
+                              CapacityLabel, NodeFacts, NodeImage, Taint)
 
 TYPE_TOKEN = "gpuready:gcp:GkeGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
@@ -95,19 +95,6 @@ SYSTEM_MACHINE_TYPE = "e2-standard-4"
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 """The label GKE puts on every node of a GPU node pool, valued the pool's accelerator type (About GPUs in GKE)."""
 
-NODES = NodeFacts(
-    "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
-    (("cloud.google.com/gke-accelerator", "Exists", ()),),
-    MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-nodepool": "gpu"}),
-    "GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule and labels their nodes "
-    "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE). GKE admits critical pods "
-    "outside kube-system only under a ResourceQuota scoped to their PriorityClass, and on GKE 1.33+ the "
-    "toolkit misconfigures containerd unless it reads the config file (NVIDIA GPU Operator docs, Google GKE)",
-    critical_pods_need_quota=True, toolkit_env=(("RUNTIME_CONFIG_SOURCE", "file"),),
-    burn_in_taint=STARTUP_BURN_IN_TAINT,
-    sharing_fix="set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin "
-                "applies)")
-"""How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
 
 NODE_IMAGES = MappingProxyType({
     "gke/driver-installed": NodeImage(
@@ -129,3 +116,76 @@ NODE_IMAGES = MappingProxyType({
         "nothing NVIDIA on the node (for the GPU Operator)"),
 })
 """``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""
+
+
+# Where a GPU pool's nodes come from: a Compute Engine reservation, flex-start (Dynamic Workload Scheduler), Spot.
+RESERVATION_AFFINITY = MappingProxyType({
+    "specific": "SPECIFIC_RESERVATION",
+    "any": "ANY_RESERVATION",
+    "none": "NO_RESERVATION",
+})
+"""``reservation.affinity`` -> the node pool's ``nodeConfig.reservationAffinity.consumeReservationType`` (container
+v1 ``ReservationAffinity``): the one reservation named (node creation fails when it is full, ended or absent), any
+matching reservation (on-demand past them), or none."""
+RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
+"""``reservationAffinity.key`` that targets a ``SPECIFIC_RESERVATION`` by name (container v1 ``ReservationAffinity.key``
+'s description)."""
+RESERVATION_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+"""A reservation's name (compute v1 ``Reservation.name``'s ``pattern``)."""
+SHARED_RESERVATION = rf"projects/[a-z][-a-z0-9]{{4,28}}[a-z0-9]/reservations/{RESERVATION_NAME}"
+"""A reservation shared from another project, as GKE names it in ``reservationAffinity.values``
+(``projects/PROJECT/reservations/NAME``; GKE docs, Consuming reserved zonal resources)."""
+RESERVATION_NAME_LABEL = "cloud.google.com/reservation-name"
+RESERVATION_AFFINITY_LABEL = "cloud.google.com/reservation-affinity"
+"""Labels of a node on a specific reservation: the reservation's name and ``specific``; a workload selects reserved
+nodes by them (GKE docs, Consuming reserved zonal resources, Autopilot's nodeSelector; Google's xpk selects a
+reservation's nodes of a Standard pool by ``cloud.google.com/reservation-name``)."""
+FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
+"""Label, value ``"true"``, of a flex-start node; a workload selects Flex-start VMs by it (GKE docs, Run a small
+batch workload with GPUs and flex-start)."""
+QUEUED_LABEL = "cloud.google.com/gke-queued"
+QUEUED_TAINT = Taint("cloud.google.com/gke-queued", "true", "NoSchedule")
+"""The label (value ``"true"``) and taint GKE puts on the nodes of a queued-provisioning pool: only pods that tolerate
+it land there (GKE docs, Run a large-scale workload with flex-start with queued provisioning; Google's xpk selects
+flex-start nodes by the label and its workloads tolerate the taint)."""
+SPOT_LABEL = "cloud.google.com/gke-spot"
+"""Label, value ``"true"``, of a Spot VM node (GKE docs, Spot VMs)."""
+
+NODES = NodeFacts(
+    "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
+    (("cloud.google.com/gke-accelerator", "Exists", ()),),
+    MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-nodepool": "gpu"}),
+    "GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule and labels their nodes "
+    "cloud.google.com/gke-accelerator=ACCELERATOR (GKE docs, About GPUs in GKE). GKE admits critical pods "
+    "outside kube-system only under a ResourceQuota scoped to their PriorityClass, and on GKE 1.33+ the "
+    "toolkit misconfigures containerd unless it reads the config file (NVIDIA GPU Operator docs, Google GKE)",
+    critical_pods_need_quota=True, toolkit_env=(("RUNTIME_CONFIG_SOURCE", "file"),),
+    burn_in_taint=STARTUP_BURN_IN_TAINT,
+    sharing_fix="set GPU sharing on the node pool instead (GKE's time-sharing, which its own device plugin "
+                "applies)",
+    capacity_labels=(
+        CapacityLabel(FLEX_START_LABEL, MappingProxyType({"true": "flex-start"})),
+        CapacityLabel(SPOT_LABEL, MappingProxyType({"true": "spot"})),
+        CapacityLabel(RESERVATION_NAME_LABEL, reservation=True)))
+"""How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
+MAX_RUN_DURATION_SECONDS = 7 * 24 * 3600
+"""The longest a flex-start node runs (``nodeConfig.maxRunDuration``, also GKE's default): seven days (GKE docs,
+About flex-start provisioning mode)."""
+PROVISIONING_CLASS = "queued-provisioning.gke.io"
+"""The ProvisioningRequest class GKE's cluster autoscaler serves from queued-provisioning pools, by the Dynamic
+Workload Scheduler: what Kueue's ProvisioningRequestConfig names (GKE docs, flex-start with queued provisioning)."""
+MAX_RUN_DURATION_PARAMETER = "maxRunDurationSeconds"
+"""The ProvisioningRequest parameter of that class bounding how long its nodes run (GKE docs, as above)."""
+
+
+def provisioning_labels(flex_start: bool, queued: bool) -> dict[str, str]:
+    """The label GKE puts on the nodes of a flex-start pool (queued or not), by which workloads select them; none for
+    other pools."""
+    if not flex_start:
+        return {}
+    return {QUEUED_LABEL if queued else FLEX_START_LABEL: "true"}
+
+
+FLEX_START_AUTO_REPAIR = False
+"""Auto-repair of a flex-start pool: off, as GKE's flex-start guides create them (``--no-enable-autorepair``): a
+repaired node would be a new flex-start VM, obtained again."""

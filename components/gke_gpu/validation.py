@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..inputs import checked, pattern
 from ..k8s_gpu.args import GpuSoftwareOptions
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
-from . import facts
+from . import facts, reservation
 from .args import GkeGpuClusterArgs, GpuNodePoolArgs
 
 CLUSTER_NAME = pattern(facts.CLUSTER_NAME, "a GKE cluster name (up to 40 lowercase letters, digits and '-', from a "
@@ -232,6 +232,13 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
     install = args.software.install
     driver = _driver(pool, install)
     _check_pool(pool, install)
+    if pool.flex_start is not None:
+        reservation.check_flex_start(pool.flex_start, reservation=pool.reservation, spot=pool.spot,
+                                     min_nodes=pool.min_nodes, teams=bool(args.teams))
+    if pool.reservation is not None:
+        reservation.check_reservation(pool.reservation, machine_type=row.machine_type,
+                                      node_locations=pool.node_locations, location=args.location,
+                                      max_nodes=pool.max_nodes, spot=pool.spot)
     software = _software(args)
     node_image = facts.node_image(driver, facts.NO_GKE_DEVICE_PLUGIN_LABEL if install == "gpu-operator" else {})
     check_options("software", software, facts.NODE_IMAGES[node_image], node_image,

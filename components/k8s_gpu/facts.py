@@ -316,6 +316,13 @@ COHORT = "gpuready"
 """The one Cohort every team's ClusterQueue belongs to: they lend each other their idle GPUs."""
 FLAVOR_PREFIX = "gpu-"
 """A pool's ResourceFlavor is named ``gpu-<pool>``."""
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+"""``controllerName`` of Kueue's ProvisioningRequest admission check (Kueue's ``ProvisioningRequestControllerName``):
+before admitting a workload, Kueue asks the cluster autoscaler for its nodes with a ProvisioningRequest of the class a
+ProvisioningRequestConfig names, and admits it once they are provisioned. Kueue 0.19 runs it with no feature gate
+(``ProvisioningACC`` graduated and was removed; the chart's ``featureGates`` default is empty)."""
+PROVISIONING_CONFIG_KIND = "ProvisioningRequestConfig"
+"""The kind an AdmissionCheck's ``parameters`` name for that controller (group: Kueue's)."""
 PRIORITY_CLASSES = MappingProxyType({"gpuready-high": 1000, "gpuready-normal": 100, "gpuready-low": 10})
 """WorkloadPriorityClasses: a job names one with the ``kueue.x-k8s.io/priority-class`` label; a team's profile
 gives ``gpuready-normal``. Higher preempts lower within a team's quota (``withinClusterQueue: LowerPriority``)."""

@@ -26,6 +26,20 @@ from .install import gpu_toleration
 
 
 @dataclass(frozen=True)
+class Provisioning:
+    """Kueue's ProvisioningRequest admission check on a pool, as its platform gives it: Kueue admits a workload on the
+    pool's flavor only once the cluster autoscaler has provisioned the nodes a ProvisioningRequest of
+    ``provisioning_class`` asked for (GKE: ``queued-provisioning.gke.io``, served by the Dynamic Workload Scheduler)."""
+
+    provisioning_class: str
+    """The ProvisioningRequest class (``provisioningClassName``)."""
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    """Parameters of the class every ProvisioningRequest carries (GKE: ``maxRunDurationSeconds``)."""
+    managed_resources: tuple[str, ...] = (facts.GPU_RESOURCE,)
+    """Only the pod sets asking for these are provisioned this way (the others need no such nodes)."""
+
+
+@dataclass(frozen=True)
 class Flavor:
     """One GPU pool of the stack, as Kueue sees it: a ResourceFlavor."""
 
@@ -41,6 +55,8 @@ class Flavor:
     """Most vCPUs per GPU among the pool's types (rounded up)."""
     memory_gib_per_gpu: int
     """Most memory (GiB) per GPU among the pool's types (rounded up)."""
+    provisioning: Optional[Provisioning] = None
+    """Kueue's ProvisioningRequest admission check on the pool, when its nodes come only for a ProvisioningRequest."""
 
     @property
     def name(self) -> str:
@@ -48,17 +64,23 @@ class Flavor:
         return f"{facts.FLAVOR_PREFIX}{self.pool}"
 
     @property
+    def check(self) -> str:
+        """The name of its AdmissionCheck and ProvisioningRequestConfig (with :attr:`provisioning`)."""
+        return f"{self.name}-provisioning"
+
+    @property
     def as_pool(self) -> Pool:
         return Pool(self.pool, self.gpus)
 
 
 def flavor(pool: str, gpus: int, node_labels: Mapping[str, str], taints: Sequence[facts.Taint],
-           types: Sequence[catalog.GpuInstanceType]) -> Flavor:
+           types: Sequence[catalog.GpuInstanceType], provisioning: Optional[Provisioning] = None) -> Flavor:
     """The Flavor of a pool of ``types`` (its catalog rows): cpu and memory per GPU from the most generous type, so
-    that a team's cpu and memory quotas never bind before its GPU quota."""
+    that a team's cpu and memory quotas never bind before its GPU quota; ``provisioning``: the platform's admission
+    check on the pool, if any."""
     return Flavor(pool, gpus, MappingProxyType(dict(node_labels)), tuple(taints),
                   max(math.ceil(t.vcpus / t.gpus) for t in types),
-                  max(math.ceil(t.memory_gib / t.gpus) for t in types))
+                  max(math.ceil(t.memory_gib / t.gpus) for t in types), provisioning)
 
 
 def split(total: Optional[int], flavors: Sequence[Flavor]) -> list[Optional[int]]:
@@ -92,6 +114,22 @@ def resource_flavor(f: Flavor) -> dict[str, Any]:
     ``tolerations`` to its tolerations, so the pod lands on that pool's nodes."""
     return {"apiVersion": facts.KUEUE_API, "kind": "ResourceFlavor", "metadata": _meta(f.name),
             "spec": {"nodeLabels": dict(f.node_labels), "tolerations": [gpu_toleration(t) for t in f.taints]}}
+
+
+def provisioning_objects(f: Flavor) -> list[dict[str, Any]]:
+    """The ProvisioningRequestConfig and the AdmissionCheck of a pool with :attr:`Flavor.provisioning` (none
+    without): the check Kueue's provisioning controller runs, with the class and parameters its requests carry."""
+    p = f.provisioning
+    if p is None:
+        return []
+    config = {"apiVersion": facts.KUEUE_API, "kind": facts.PROVISIONING_CONFIG_KIND, "metadata": _meta(f.check),
+              "spec": {"provisioningClassName": p.provisioning_class, "managedResources": list(p.managed_resources),
+                       **({"parameters": dict(p.parameters)} if p.parameters else {})}}
+    check = {"apiVersion": facts.KUEUE_API, "kind": "AdmissionCheck", "metadata": _meta(f.check), "spec": {
+        "controllerName": facts.PROVISIONING_CONTROLLER,
+        "parameters": {"apiGroup": facts.KUEUE_API.split("/")[0], "kind": facts.PROVISIONING_CONFIG_KIND,
+                       "name": f.check}}}
+    return [config, check]
 
 
 def cohort(overcommit: bool = False) -> dict[str, Any]:
@@ -134,8 +172,11 @@ def cluster_queue(team: TeamArgs, flavors: Sequence[Flavor]) -> dict[str, Any]:
             _quota("memory", _scaled(gpus, f.memory_gib_per_gpu, "Gi"), _scaled(b, f.memory_gib_per_gpu, "Gi"),
                    _scaled(l, f.memory_gib_per_gpu, "Gi")),
         ]})
+    checks = [{"name": f.check, "onFlavors": [f.name]} for f in mine if f.provisioning is not None]
     return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": _meta(team.name), "spec": {
         "cohortName": facts.COHORT,
+        # A pool whose nodes come only for a ProvisioningRequest: its workloads wait for them before admission.
+        **({"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}),
         "namespaceSelector": {"matchLabels": {facts.TEAM_LABEL: team.name}},
         "resourceGroups": [{"coveredResources": [facts.GPU_RESOURCE, "cpu", "memory"], "flavors": entries}],
         # borrowWithinCohort is left out: Kueue allows it with classical preemption only, not with fair sharing.
@@ -157,11 +198,13 @@ def local_queue(team: TeamArgs) -> dict[str, Any]:
 
 
 def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False) -> list[dict[str, Any]]:
-    """Every object the teams need, in the order they can be created: namespaces, ResourceFlavors, the Cohort
-    (marked when ``overcommit``), the WorkloadPriorityClasses, ClusterQueues, LocalQueues. Empty without teams."""
+    """Every object the teams need, in the order they can be created: namespaces, ResourceFlavors, the
+    ProvisioningRequestConfigs and AdmissionChecks of pools with one, the Cohort (marked when ``overcommit``), the
+    WorkloadPriorityClasses, ClusterQueues, LocalQueues. Empty without teams."""
     if not teams:
         return []
-    return [*(namespace(t) for t in teams), *(resource_flavor(f) for f in flavors), cohort(overcommit),
+    return [*(namespace(t) for t in teams), *(resource_flavor(f) for f in flavors),
+            *(o for f in flavors for o in provisioning_objects(f)), cohort(overcommit),
             *priority_classes(),
             *(cluster_queue(t, flavors) for t in teams), *(local_queue(t) for t in teams)]
 

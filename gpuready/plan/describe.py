@@ -236,6 +236,17 @@ def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     }
 
 
+def _gke_pool_capacity(pool: gcp.GkeNodePool) -> str:
+    """``on-demand``, ``spot``, ``flex-start`` (``, queued provisioning``), or ``reserved (reservation NAME)`` (``,
+    then on-demand`` where nodes past the reservation launch on-demand)."""
+    source = pool.source()
+    if source.reservation is not None:
+        return f"reserved ({source.reservation})" + (", then on-demand" if source.falls_back else "")
+    if pool.flex_start:
+        return "flex-start" + (", queued provisioning" if pool.queued else "")
+    return source.kinds[0]
+
+
 def _gke_subnetwork(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     return {"region": r.inputs.get("region"), "nodes": r.inputs.get("ipCidrRange"),
             **{s.get("rangeName"): s.get("ipCidrRange") for s in r.inputs.get("secondaryIpRanges") or []},
@@ -272,7 +283,7 @@ def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
             facts["sharing"] = f"{sharing.get('gpuSharingStrategy')} x{int(sharing.get('maxSharedClientsPerGpu', 0))}"
         if accelerator.get("gpuPartitionSize"):
             facts["MIG partition"] = accelerator["gpuPartitionSize"]
-        facts["capacity"] = "spot" if config.get("spot") else "on-demand"
+        facts["capacity"] = _gke_pool_capacity(pool)
     facts["taints"] = [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in config.get("taints") or []] \
         or "none"
     if pool.labels:

@@ -185,7 +185,8 @@ class GpuPool(Resource):
     """The input built from the cluster the pool's nodes join, whose reader says ``private_nodes`` ('' none)."""
 
     STAMPS: ClassVar[str] = "tags"
-    """The input holding the GPU facts of the types the stack declared (:func:`stamped`)."""
+    """The input holding the GPU facts of the types the stack declared (:func:`stamped`) and a reservation's stamps
+    (a dotted path, ``nodeConfig.labels``, where the input is nested)."""
     NAME_LABEL: ClassVar[str] = ""
     """The label the platform puts on each node with the name of the pool it belongs to ('' none)."""
     NAME_INPUT: ClassVar[str] = ""
@@ -217,12 +218,12 @@ class GpuPool(Resource):
     def stamped_reservation(self, reservation: Reservation) -> Reservation:
         """``reservation`` with the facts the stack was given (start, end, count) that a component stamped on the
         pool (:func:`~gpuready_components.capacity.reservation_stamps`)."""
-        return dataclasses.replace(reservation, **read_reservation_stamps(self.props.get(self.STAMPS)))
+        return dataclasses.replace(reservation, **read_reservation_stamps(get(self.props, self.STAMPS)))
 
     @property
     def said_only(self) -> bool:
         """The stack said its nodes come from reserved capacity only (gpuready's stamp among :attr:`STAMPS`)."""
-        stamps = self.props.get(self.STAMPS)
+        stamps = get(self.props, self.STAMPS)
         return isinstance(stamps, Mapping) and true(stamps.get(RESERVATIONS_ONLY))
 
     @property
@@ -249,7 +250,7 @@ class GpuPool(Resource):
     def row(self, name: str) -> Optional[catalog.GpuInstanceType]:
         """The GPU facts of type ``name``: its catalog row, else those stamped on the resource for a type the stack
         declared (the catalog of the process reading it, the policy pack's, does not hold it); ``None``: no GPUs."""
-        return catalog.find(self.CLOUD, name) or stamped(self.CLOUD, name, self.props.get(self.STAMPS))
+        return catalog.find(self.CLOUD, name) or stamped(self.CLOUD, name, get(self.props, self.STAMPS))
 
     @property
     def gpu_rows(self) -> list[catalog.GpuInstanceType]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import catalog
 from gpuready_components.gke_gpu import facts as gke_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Repair, Resource, Site, api_taint, dig, get, plain
+from .base import (FLEX_START, ON_DEMAND, RESERVED, SPOT, GpuPool, PoolCapacity, Repair, Reservation, Resource, Site,
+                   Source, api_taint, dig, get, plain, true)
 
 
 
@@ -49,6 +50,36 @@ class GkeNodePool(GpuPool):
     NAME_INPUT = "name"
     REPAIR_FIXES = ("turn auto-repair on (management.autoRepair; gpuready's node pools have it)",
                     *GpuPool.REPAIR_FIXES[1:])  # GKE bounds repair itself (Repair.own_limits)
+    STAMPS = "nodeConfig.labels"  # GCE resource label keys take no '.', so a reservation's stamps are node labels
+
+    @property
+    def flex_start(self) -> bool:
+        return true(self.node_config.get("flexStart"))
+
+    @property
+    def queued(self) -> bool:
+        """Queued provisioning: its nodes come only for a ProvisioningRequest (``queuedProvisioning.enabled``)."""
+        return true((self.props.get("queuedProvisioning") or {}).get("enabled"))
+
+    def source(self, linked: Sequence[Resource] = ()) -> Source:
+        """Flex-start (``nodeConfig.flexStart``), Spot, a reservation (``reservationAffinity``: the one named, which a
+        node that does not fit fails on; any matching one, then on-demand unless ``ANY_RESERVATION_THEN_FAIL``), or
+        on-demand. An unset affinity reads as on-demand: the pool names no reservation."""
+        if self.flex_start:
+            return Source((FLEX_START,), only=self.said_only)
+        if true(self.node_config.get("spot")) or true(self.node_config.get("preemptible")):
+            return Source((SPOT,), only=self.said_only)
+        affinity = self.node_config.get("reservationAffinity") or {}
+        kind = affinity.get("consumeReservationType")
+        if kind == "SPECIFIC_RESERVATION":
+            values = affinity.get("values") or ["?"]
+            reserved = Reservation("reservation", values[0] if isinstance(values[0], str) else "?", False)
+        elif kind in ("ANY_RESERVATION", "ANY_RESERVATION_THEN_FAIL"):
+            reserved = Reservation("reservation", "any", kind == "ANY_RESERVATION")
+        else:
+            return Source((ON_DEMAND,), only=self.said_only)
+        return Source((RESERVED, ON_DEMAND) if reserved.falls_back else (RESERVED,), self.stamped_reservation(reserved),
+                      self.said_only)
 
     @property
     def node_config(self) -> Mapping[str, Any]:
@@ -56,7 +87,11 @@ class GkeNodePool(GpuPool):
 
     @property
     def repair(self) -> Optional[Repair]:
-        """``management.autoRepair`` (GKE's default for a new pool: on), at GKE's own pace."""
+        """``management.autoRepair`` (GKE's default for a new pool: on), at GKE's own pace; ``None`` for a pool of
+        queued provisioning (GKE's guide turns its auto-repair off: its nodes live for one request, at most
+        ``maxRunDuration``)."""
+        if self.queued:
+            return None
         return Repair(bool((self.props.get("management") or {}).get("autoRepair", True)), own_limits=True)
 
     @property
@@ -101,15 +136,19 @@ class GkeNodePool(GpuPool):
 
     @property
     def taints(self) -> list[Taint]:
-        return [api_taint(t) for t in get(self.props, "nodeConfig.taints") or []]
+        """Its own, and the one GKE puts on a queued-provisioning pool's nodes."""
+        return [api_taint(t) for t in get(self.props, "nodeConfig.taints") or []] + \
+            ([gke_facts.QUEUED_TAINT] if self.queued else [])
 
     @property
     def labels(self) -> dict[str, str]:
-        """The labels its nodes carry: the pool's own, and the accelerator label GKE sets on a GPU pool's nodes."""
+        """The labels its nodes carry: the pool's own, the accelerator label GKE sets on a GPU pool's nodes, and its
+        flex-start label."""
         accelerators = get(self.props, "nodeConfig.guestAccelerators") or []
         kind = accelerators[0].get("type") if accelerators and isinstance(accelerators[0], Mapping) else None
         return {**(self.node_config.get("labels") or {}),
-                **({gke_facts.ACCELERATOR_LABEL: kind} if isinstance(kind, str) else {})}
+                **({gke_facts.ACCELERATOR_LABEL: kind} if isinstance(kind, str) else {}),
+                **gke_facts.provisioning_labels(self.flex_start, self.queued)}
 
     @property
     def node_image(self) -> str:

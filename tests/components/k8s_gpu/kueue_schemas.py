@@ -17,6 +17,9 @@ from . import charts
 
 CRDS = ROOT / "tests" / "data" / "kueue-0.19.2-crds"
 KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
+"""The kinds every stack with teams makes; a pool with a ProvisioningRequest admission check adds
+``PROVISIONING_KINDS``."""
+PROVISIONING_KINDS = ("ProvisioningRequestConfig", "AdmissionCheck")
 
 
 @functools.lru_cache(maxsize=None)
@@ -30,11 +33,15 @@ def crds() -> dict[str, dict[str, Any]]:
 
 
 def _strict(schema: Any) -> Any:
-    """The schema refusing unknown fields wherever it lists properties and does not say it keeps unknown ones."""
+    """The schema refusing unknown fields wherever it lists properties and does not say it keeps unknown ones. A
+    pattern Go's RE2 takes with a flag after ``^`` (AdmissionCheck's ``^(?i)[a-z]...``) gets the flag first, as
+    Python's ``re`` needs it."""
     if isinstance(schema, dict):
         if "properties" in schema and "additionalProperties" not in schema \
                 and not schema.get("x-kubernetes-preserve-unknown-fields"):
             schema = {**schema, "additionalProperties": False}
+        if isinstance(schema.get("pattern"), str) and schema["pattern"].startswith("^(?i)"):
+            schema = {**schema, "pattern": "(?i)^" + schema["pattern"][len("^(?i)"):]}
         return {k: _strict(v) for k, v in schema.items()}
     return [_strict(v) for v in schema] if isinstance(schema, list) else schema
 

@@ -179,3 +179,26 @@ def test_team_outputs_name_the_queue_in_the_metaflow_profile():
     assert {k: research[k] for k in ("localQueue", "clusterQueue", "cohort", "gpus", "borrow", "lend", "weight")} == {
         "localQueue": "research", "clusterQueue": "research", "cohort": "gpuready", "gpus": 12, "borrow": 8,
         "lend": None, "weight": 1}
+
+
+def test_a_pool_with_a_provisioning_check_gets_its_config_check_and_only_its_flavor_checked():
+    provisioning = kueue.Provisioning("queued-provisioning.gke.io", {"maxRunDurationSeconds": "3600"})
+    flavors = (kueue.flavor("gpu", 4, {facts.POOL_LABEL: "gpu"}, [GPU], _rows("g6.xlarge"), provisioning), FLAVORS[1])
+    objects = kueue.objects(TEAMS, flavors)
+    for obj in objects:
+        if obj["kind"] != "Namespace":
+            kueue_schemas.validate(obj)
+    assert [o["kind"] for o in objects].count("AdmissionCheck") == 1
+    (check,) = [o for o in objects if o["kind"] == "AdmissionCheck"]
+    (config,) = [o for o in objects if o["kind"] in kueue_schemas.PROVISIONING_KINDS and o is not check]
+    assert check["spec"]["parameters"]["name"] == config["metadata"]["name"]
+    assert check["spec"]["controllerName"] == facts.PROVISIONING_CONTROLLER
+    queues = {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "ClusterQueue"}
+    for spec in queues.values():  # research uses both pools, inference only gpu: each checks gpu-gpu only
+        assert spec["admissionChecksStrategy"] == {"admissionChecks": [
+            {"name": check["metadata"]["name"], "onFlavors": ["gpu-gpu"]}]}
+    assert "admissionChecksStrategy" not in kueue.cluster_queue(TEAMS[0], FLAVORS)["spec"]
+    bad = copy.deepcopy(config)
+    bad["spec"]["provisioningClass"] = bad["spec"].pop("provisioningClassName")
+    with pytest.raises(jsonschema.ValidationError):
+        kueue_schemas.validate(bad)

@@ -59,6 +59,21 @@ def test_gpu_pools_read_the_instance_types_the_stack_config_names(rendered):
     assert gke.instance_types == [rendered["gke"].config["gpuready:machineType"]] and gke.gpu_rows[0].gpus >= 1
 
 
+@pytest.mark.parametrize("stack, kinds, target, only", [
+    ("gke-reservation", ("reserved",), "my-h100-reservation", True),
+    ("gke-flex-start", ("flex-start",), None, False),
+    ("gke", ("on-demand",), None, False),
+])
+def test_a_gke_pool_says_where_its_nodes_come_from(stack, kinds, target, only):
+    (pool,) = [read(r.type, r.inputs) for r in render_stack(stack).resources
+               if r.type == gcp.GkeNodePool.TOKEN and r.name.endswith("-gpu")]
+    source = pool.source()
+    assert (source.kinds, source.only) == (kinds, only)
+    assert (source.reservation.target if source.reservation else None) == target
+    if source.reservation:
+        assert source.reservation.count == 2  # the count the stack gave, stamped on the pool
+
+
 def test_taints_are_decoded_as_kubernetes_spells_them_and_match_what_the_stacks_export(rendered):
     """Each component encodes the GPU taint in its API's own spelling; the readers decode it back to the taint the
     stack exports for its pods to tolerate (EKS NO_SCHEDULE, GKE NO_SCHEDULE, AKS ``key=value:Effect``)."""

@@ -89,7 +89,7 @@ def test_bad_config_is_one_paragraph_and_exit_2(tmp_path, capsys, changes, expec
 
 def test_unknown_stack_lists_the_known_ones(capsys):
     assert main(["plan", "--stack", "nope"]) == 2
-    assert "stacks here: aks, aws-batch, aws-batch-multinode, eks, eks-capacity-block, gke" in capsys.readouterr().err
+    assert "stacks here: aks, aks-reservation, aws-batch, aws-batch-multinode, eks, eks-capacity-block, gke" in capsys.readouterr().err
 
 
 def test_no_stack_named_is_a_usage_error(capsys):

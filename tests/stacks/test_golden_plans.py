@@ -15,7 +15,7 @@ from gpuready.cli import main
 from tests.conftest import DATA
 
 GOLDEN = DATA / "golden"
-STACKS = ("aws-batch", "aws-batch-multinode", "eks", "eks-capacity-block", "gke", "aks")
+STACKS = ("aws-batch", "aws-batch-multinode", "eks", "eks-capacity-block", "gke", "aks", "aks-reservation")
 
 
 def _plan(stack: str, capsys) -> dict:

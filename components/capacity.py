@@ -102,5 +102,5 @@ def check_reservation_facts(field: str, *, count: Optional[int], start: Optional
         raise ConfigError(f"{field}.end", end, "the reservation has ended",
                           f"name a current reservation, or remove {field}")
     if times["start"] is not None and times["end"] is not None and times["start"] >= times["end"]:
-        raise ConfigError(f"{field}.start", start, f"starts after it ends ({end})",
+        raise ConfigError(f"{field}.start", start, f"it is not before the end {end}",
                           "copy start and end from the reservation as the cloud describes it")

@@ -7,6 +7,7 @@ from types import MappingProxyType, ModuleType
 from gpuready_components.aks_gpu import facts
 from gpuready_components.aks_gpu.args import AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
 from gpuready_components.aks_gpu.outputs import OUTPUTS
+from gpuready_components.aks_gpu.reservation import CapacityReservationGroupArgs
 from gpuready_components.platforms import Platform
 from gpuready_components.served import Choice, Served, plain
 
@@ -31,6 +32,7 @@ PLATFORM = Platform(
         (ClusterArgs, "deployer_principal_type"):
             Choice("DeployerPrincipalType", lambda: plain(facts.DEPLOYER_PRINCIPAL_TYPES)),
         (GpuAgentPoolArgs, "availability_zones"): Choice("AvailabilityZone", lambda: plain(facts.ZONES)),
+        (CapacityReservationGroupArgs, "zones"): Choice("AvailabilityZone", lambda: plain(facts.ZONES)),
     })),),
     targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
     pool_max_setting="gpuready:maxCount", **parts(AZURE, KUBERNETES))

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from gpuready_components.aks_gpu import AksGpuCluster, AksGpuClusterArgs, ClusterArgs, ExistingClusterArgs, GpuAgentPoolArgs
+from gpuready_components.aks_gpu import (AksGpuCluster, AksGpuClusterArgs, CapacityReservationGroupArgs, ClusterArgs,
+                                        ExistingClusterArgs, GpuAgentPoolArgs)
+from gpuready_components.errors import ConfigError
 
 from . import teams
 from .config import StackConfig
 from .kubernetes import api_allowed_cidrs, existing_cluster, export, kubernetes_settings, software_options
-from .settings import Setting
+from .settings import Setting, args_of
 
 AP = GpuAgentPoolArgs
+R = CapacityReservationGroupArgs
+_R = "node_pool.reservation."
 SETTINGS = kubernetes_settings(
     "cluster.authorized_ip_ranges", "AKS's API server authorized IP ranges",
     Setting("resourceGroupName", str, "existing resource group", ("resource_group_name",), required=True),
@@ -25,6 +29,18 @@ SETTINGS = kubernetes_settings(
     Setting("availabilityZones", list, "zones of the GPU pool (`1`, `2`, `3`)", ("node_pool.availability_zones",),
             AP),
     Setting("nodeLabels", dict, "extra node labels (map)", ("node_pool.labels",), AP),
+    Setting("reservation", dict, "an Azure capacity reservation group the GPU pool takes its VMs from: `{groupId: "
+            "/subscriptions/.../capacityReservationGroups/NAME}` (a new cluster then gets a user-assigned identity "
+            "with Contributor on the group's resource group); optional known facts `vmSize`, `count`, `zones`, "
+            "`start`, `end`, checked at preview; VMs past the reserved count come without its guarantee, so `only: "
+            "true` is refused, and so is Spot", ("node_pool.reservation",), default={}, sub=(
+                Setting("groupId", str, fields=(_R + "group_id",)),  # required: no default
+                Setting("vmSize", str, fields=(_R + "vm_size",), feeds=R),
+                Setting("count", int, fields=(_R + "count",), feeds=R),
+                Setting("zones", list, fields=(_R + "zones",), feeds=R),
+                Setting("start", str, fields=(_R + "start",), feeds=R),
+                Setting("end", str, fields=(_R + "end",), feeds=R),
+                Setting("only", bool, fields=(_R + "only",), feeds=R))),
     Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default: AKS's default)",
             ("cluster.kubernetes_version",), ClusterArgs),
     Setting("deployerAdmin", bool, "grant whoever runs `pulumi up` \"Azure Kubernetes Service RBAC Cluster Admin\" "
@@ -55,8 +71,20 @@ def build(config: StackConfig) -> None:
         location=location,
         cluster=None if existing else ClusterArgs(**config.args("cluster", authorized_ip_ranges=allowed)),
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
-        node_pool=GpuAgentPoolArgs(**config.args("node_pool")),
+        node_pool=GpuAgentPoolArgs(**config.args("node_pool", reservation=_reservation(config))),
         software=software_options(config),
         teams=teams.args(config),
     )))
     export(cluster)
+
+
+def _reservation(config: StackConfig) -> CapacityReservationGroupArgs | None:
+    """``gpuready:reservation`` as the GPU pool's capacity reservation group (none when the key is absent or empty)."""
+    value = config.read("reservation")
+    if not value:
+        return None
+    if "groupId" not in value:
+        raise ConfigError("gpuready:reservation.groupId", None, "the capacity reservation group's id is required",
+                          "set groupId: /subscriptions/SUB/resourceGroups/RG/providers/Microsoft.Compute/"
+                          "capacityReservationGroups/NAME")
+    return CapacityReservationGroupArgs(**args_of(SETTINGS["reservation"], value))

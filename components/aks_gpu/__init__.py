@@ -1,10 +1,11 @@
 """AKS GPU capacity: a GPU agent pool in a new or existing cluster, with the shared NVIDIA software."""
 
 from .args import AksGpuClusterArgs, ClusterArgs, ExistingClusterArgs, GpuAgentPoolArgs
+from .reservation import CapacityReservationGroupArgs
 from .validation import AksCapacity
 
-__all__ = ["AksCapacity", "AksGpuCluster", "AksGpuClusterArgs", "ClusterArgs", "ExistingClusterArgs",
-           "GpuAgentPoolArgs"]
+__all__ = ["AksCapacity", "AksGpuCluster", "AksGpuClusterArgs", "CapacityReservationGroupArgs", "ClusterArgs",
+           "ExistingClusterArgs", "GpuAgentPoolArgs"]
 
 
 def __getattr__(name: str):

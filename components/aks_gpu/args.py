@@ -9,6 +9,7 @@ import pulumi
 
 from ..teams import TeamArgs
 from ..k8s_gpu.args import ExistingClusterArgs, GpuSoftwareOptions
+from .reservation import CapacityReservationGroupArgs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +52,11 @@ class GpuAgentPoolArgs:
     """Zones of the pool (``1``, ``2``, ``3``) where the VM size is offered; empty: no zones."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra Kubernetes labels of the GPU nodes."""
+    reservation: Optional[CapacityReservationGroupArgs] = None
+    """An Azure capacity reservation group the pool takes its VMs from (see
+    :class:`~gpuready_components.aks_gpu.reservation.CapacityReservationGroupArgs`); Regular priority only. A new
+    cluster then runs on a user-assigned identity with Contributor on the group's resource group (system-assigned
+    otherwise, as before)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 import yaml
@@ -17,7 +17,7 @@ from ..k8s_gpu.kueue import flavor
 from ..teams import Pool
 from ..k8s_gpu.validation import restricts
 from ..sdk import require
-from . import facts
+from . import facts, reservation
 from .args import AksGpuClusterArgs, ClusterArgs
 from .outputs import OUTPUTS
 from .validation import AksCapacity, check, checked_inputs
@@ -53,9 +53,11 @@ class AksGpuCluster(GpuCluster):
         pool = args.node_pool
         cs = azure.containerservice
 
-        admins = []
+        admins, identity, reservation_access = [], None, []
         if args.cluster is not None:
-            cluster = self._cluster(name, args, args.cluster, tags)
+            if pool.reservation is not None:
+                identity, reservation_access = self._reservation_identity(name, args, pool.reservation, tags)
+            cluster = self._cluster(name, args, args.cluster, tags, identity)
             cluster_name = cluster.name
             admins = self._admins(name, args.cluster, cluster.id)
             credentials = cs.list_managed_cluster_user_credentials_output(
@@ -100,9 +102,11 @@ class AksGpuCluster(GpuCluster):
             enable_node_public_ip=False,
             availability_zones=list(pool.availability_zones) or None,
             vnet_subnet_id=args.cluster.vnet_subnet_id if args.cluster else None,
-            tags=tags,
-            # The autoscaler moves the count once the pool exists.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"]))
+            capacity_reservation_group_id=pool.reservation.group_id if pool.reservation else None,
+            tags={**tags, **reservation.stamps(pool.reservation)},  # the reservation's known facts
+            # The autoscaler moves the count once the pool exists. AKS uses the group through the cluster's
+            # identity: its role comes first.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"], depends_on=reservation_access))
 
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=pulumi.ResourceOptions(parent=self))
         self.software = K8sGpuSoftware(
@@ -117,6 +121,8 @@ class AksGpuCluster(GpuCluster):
                      dict(facts.SYSTEM_NODE_LABELS), provider, [self.software, *admins])
 
         self.node_pool_name = agent_pool.name
+        if pool.reservation is not None:  # the pool by the name its nodes' agentpool label carries
+            self.gpu_reservations = [{"pool": facts.GPU_POOL_NAME, **reservation.output(pool.reservation)}]
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
 
     def _admins(self, name: str, cluster: ClusterArgs, scope: pulumi.Output[str]) -> list:
@@ -135,7 +141,24 @@ class AksGpuCluster(GpuCluster):
                                     opts=pulumi.ResourceOptions(parent=self))
                 for resource, principal, kind in principals]
 
-    def _cluster(self, name: str, args: AksGpuClusterArgs, cluster: ClusterArgs, tags: dict[str, str]):
+    def _reservation_identity(self, name: str, args: AksGpuClusterArgs,
+                              res: reservation.CapacityReservationGroupArgs, tags: dict[str, str]) -> tuple[Any, list]:
+        """The new cluster's user-assigned identity (in the cluster's resource group) and its Contributor role on the
+        capacity reservation group's resource group: what AKS needs to put the agent pool's VMs in the group."""
+        identity = azure.managedidentity.UserAssignedIdentity(
+            f"{name}-identity", resource_group_name=args.resource_group_name, location=args.location, tags=tags,
+            opts=pulumi.ResourceOptions(parent=self))
+        role = azure.authorization.RoleAssignment(
+            f"{name}-reservation-contributor", principal_id=identity.principal_id,
+            principal_type=facts.MANAGED_IDENTITY_PRINCIPAL_TYPE, role_definition_id=reservation.contributor_role(
+                res.group_id), scope=reservation.scope(res.group_id),
+            description="gpuready: the AKS cluster's identity uses the GPU pool's capacity reservation group",
+            opts=pulumi.ResourceOptions(parent=self))
+        return identity, [role]
+
+    def _cluster(self, name: str, args: AksGpuClusterArgs, cluster: ClusterArgs, tags: dict[str, str],
+                 identity: Any = None):
+        """The managed cluster: on a system-assigned identity, or on ``identity`` (user-assigned) when given."""
         cs = azure.containerservice
         return cs.ManagedCluster(
             name,
@@ -143,7 +166,8 @@ class AksGpuCluster(GpuCluster):
             location=args.location,
             dns_prefix=name,
             kubernetes_version=cluster.kubernetes_version,
-            identity=cs.ManagedClusterIdentityArgs(type="SystemAssigned"),
+            identity=cs.ManagedClusterIdentityArgs(type=facts.IDENTITY_SYSTEM_ASSIGNED) if identity is None else
+            cs.ManagedClusterIdentityArgs(type=facts.IDENTITY_USER_ASSIGNED, user_assigned_identities=[identity.id]),
             agent_pool_profiles=[cs.ManagedClusterAgentPoolProfileArgs(
                 name=facts.SYSTEM_POOL_NAME, mode=facts.MODE_SYSTEM, vm_size=facts.SYSTEM_VM_SIZE,
                 count=cluster.system_nodes, os_type="Linux", os_sku=facts.OS_SKU, type="VirtualMachineScaleSets",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..k8s_gpu.facts import (DRIVER_TOOLKIT, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, NodeFacts, NodeImage,
-                              Taint)
+from ..k8s_gpu.facts import (DRIVER_TOOLKIT, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, CapacityLabel, NodeFacts,
+                              NodeImage, Taint)
 
 TYPE_TOKEN = "gpuready:azure:AksGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
@@ -55,6 +55,25 @@ GROUP_PRINCIPAL_TYPE = "Group"
 AAD_SERVER_APP_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 """The Azure Kubernetes Service AAD server application every AKS cluster with Entra ID accepts tokens for."""
 
+IDENTITY_SYSTEM_ASSIGNED = "SystemAssigned"
+IDENTITY_USER_ASSIGNED = "UserAssigned"
+"""``identity.type`` of a managed cluster (azure-mgmt-containerservice ``ResourceIdentityType``): system-assigned by
+default; user-assigned on a capacity reservation group, which a system-assigned identity cannot use (AKS docs,
+"Assign capacity reservation groups to AKS node pools")."""
+CAPACITY_RESERVATION_GROUP_ID = (r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Compute"
+                                 r"/capacityReservationGroups/[^/]+")
+"""A capacity reservation group's resource id, as ``capacityReservationGroupID`` takes it (case-insensitive), the form
+azure-mgmt-containerservice's ``AgentPool.capacity_reservation_group_id`` documents."""
+CONTRIBUTOR_ROLE = "b24988ac-6180-42a0-ab88-20f7382dd24c"
+"""Built-in role "Contributor" (Azure docs, "Azure built-in roles"): what the cluster's user-assigned identity needs on
+the capacity reservation group's resource group (AKS docs, "Assign capacity reservation groups to AKS node pools")."""
+MANAGED_IDENTITY_PRINCIPAL_TYPE = "ServicePrincipal"
+"""``principalType`` of a role assignment to a managed identity (a service principal in Entra ID)."""
+# AKS labels no node with the capacity reservation group it came from (AKS docs, "Use labels": the
+# kubernetes.azure.com/ labels AKS sets name the pool, mode, OS, image, accelerator, Spot priority; none the group):
+# only the agent pool's capacityReservationGroupID says it. The one capacity label AKS sets is Spot's, the key and
+# value of SPOT_TAINT (kubernetes.azure.com/scalesetpriority=spot).
+
 
 ACCELERATOR_LABEL = MappingProxyType({"kubernetes.azure.com/accelerator": "nvidia"})
 """The label AKS puts on every node of a GPU agent pool (AKS docs, Use labels)."""
@@ -65,7 +84,9 @@ NODES = NodeFacts(
     MappingProxyType({"kubernetes.azure.com/accelerator": "nvidia", "kubernetes.azure.com/agentpool": "gpu"}),
     "AKS labels GPU nodes kubernetes.azure.com/accelerator=nvidia (AKS docs, Use labels) and its GPU guide "
     "taints GPU pools sku=gpu:NoSchedule (AKS docs, Use GPUs on AKS)", burn_in_taint=STARTUP_BURN_IN_TAINT,
-    sharing_fix="use the device plugin the charts install")
+    sharing_fix="use the device plugin the charts install",
+    # Spot's label is the one capacity label AKS sets (see above): a reserved node reads as unlabelled, not on-demand.
+    capacity_labels=(CapacityLabel(SPOT_TAINT[0], MappingProxyType({SPOT_TAINT[1]: "spot"})),))
 """How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
 
 NODE_IMAGES = MappingProxyType({

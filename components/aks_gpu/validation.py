@@ -16,7 +16,7 @@ from .. import catalog
 from ..errors import ConfigError
 from ..inputs import checked, pattern
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
-from . import facts
+from . import facts, reservation
 from .args import AksGpuClusterArgs, ClusterArgs
 
 _LOCATION = re.compile(r"^[a-z]+[a-z0-9]*$")
@@ -143,6 +143,8 @@ def check(args: AksGpuClusterArgs) -> AksCapacity:
         raise ConfigError("node_pool.availability_zones", bad_zones, "not Azure availability zones",
                           "use 1, 2 and/or 3")
     check_labels("node_pool.labels", pool.labels, {})
+    if pool.reservation is not None:
+        reservation.check(pool.reservation, vm_size=pool.vm_size, spot=pool.spot, zones=pool.availability_zones)
     driver = facts.GPU_DRIVER_NONE if args.software.install == "gpu-operator" else facts.GPU_DRIVER_INSTALL
     node_image = "aks/driver-none" if driver == facts.GPU_DRIVER_NONE else "aks/driver-installed"
     check_options("software", args.software, facts.NODE_IMAGES[node_image], node_image,

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from ..capacity import parse_time, reservation_stamps
+from ..capacity import check_reservation_facts, reservation_stamps
 from ..errors import ConfigError
 from . import scaler_facts as sf
 
@@ -145,20 +145,7 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
     if res.only and res.kind == ODCR and res.preference_of == OPEN:
         raise ConfigError(f"{_FIELD}.only", True, "an open ODCR preference launches on-demand when no matching "
                           "reservation has room", "target the reservation by id or resource_group_arn, or set only false")
-    for key, value in (("start", res.start), ("end", res.end)):
-        if value is not None:
-            try:
-                parse_time(value)
-            except ValueError:
-                raise ConfigError(f"{_FIELD}.{key}", value, "not an ISO date", "write it like 2026-12-31 or "
-                                  "2026-12-31T11:30:00Z") from None
-    if res.start is not None and res.end is not None and parse_time(res.start) >= parse_time(res.end):
-        raise ConfigError(f"{_FIELD}.start", res.start, f"it is not before the end {res.end}",
-                          "copy start and end from `aws ec2 describe-capacity-reservations`")
-    if res.end is not None:
-        if parse_time(res.end) <= (now or datetime.datetime.now(datetime.timezone.utc)):
-            raise ConfigError(f"{_FIELD}.end", res.end, "the reservation has ended",
-                              "buy or name a current reservation, or remove node_group.reservation")
+    check_reservation_facts(_FIELD, count=None, start=res.start, end=res.end, now=now)
 
 
 def check_names(field: str, id: Optional[str], resource_group_arn: Optional[str]) -> None:

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from gpuready_components import platforms
+from gpuready_components.aks_gpu import facts as aks_facts
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
 from ..resources.base import ON_DEMAND, RESERVED, Source
@@ -301,10 +302,13 @@ def _aks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
            if (aad := r.inputs.get("aadProfile") or {}).get("adminGroupObjectIDs") else {}),
         "system pool": [f"{p.get('name')}: {int(p.get('count', 0))}x {p.get('vmSize')}"
                         for p in r.inputs.get("agentPoolProfiles") or []],
+        **({"identity": [f"user-assigned {str(i).rsplit('/', 1)[-1]}" for i in cluster.user_assigned_identities]}
+           if cluster.user_assigned_identities else {}),
     }
 
 
-_AZURE_ROLES = {"b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b": "Azure Kubernetes Service RBAC Cluster Admin"}
+_AZURE_ROLES = {"b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b": "Azure Kubernetes Service RBAC Cluster Admin",
+                aks_facts.CONTRIBUTOR_ROLE: "Contributor"}
 """Built-in Azure role ids -> names, for the role assignments the components make."""
 
 
@@ -316,8 +320,10 @@ def _azure_role_assignment(r: RenderedResource, rendering: Rendering) -> dict[st
 
 
 def _aks_agent_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    source = azure.AksAgentPool(r.inputs).source()
     return {
         "mode": r.inputs.get("mode"),
+        "capacity": " then ".join(source.kinds) + (f" ({source.reservation})" if source.reservation else ""),
         "nodes": f"{int(r.inputs.get('minCount', 0))}-{int(r.inputs.get('maxCount', r.inputs.get('count', 0)))}",
         "priority": r.inputs.get("scaleSetPriority", "Regular"),
         "GPU driver": (r.inputs.get("gpuProfile") or {}).get("driver", "Install"),

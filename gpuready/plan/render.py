@@ -102,8 +102,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         reader = by_token().get(args.typ)
         id_, computed = reader.stand_in(args.name, state, self.site) if reader else (None, {})
         for key, value in computed.items():
-            if isinstance(value, dict) and isinstance(state.get(key), dict):  # computed fields of an input block
-                state[key] = {**value, **state[key]}
+            if isinstance(value, dict) and isinstance(state.get(key), dict):  # computed fields of an input block,
+                state[key] = {**state[key], **value}  # and those the cloud answers in another shape than they went in
             state.setdefault(key, value)
         return id_ or mock_id(args.typ, args.name), state
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import catalog
 from gpuready_components.aks_gpu import facts as aks_facts
+from gpuready_components.aks_gpu import reservation as aks_reservation
 from gpuready_components.k8s_gpu.facts import Taint
 
-from .base import GpuPool, PoolCapacity, Resource, Site, dig, get, plain
+from .base import (ON_DEMAND, RESERVED, SPOT, GpuPool, PoolCapacity, Reservation, Resource, Site, Source, dig, get,
+                   plain)
 
 
 class AksCluster(Resource):
@@ -18,8 +20,13 @@ class AksCluster(Resource):
 
     @classmethod
     def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        # A user-assigned identity goes in as a list of ids and comes back as a map of id -> its principal and client.
+        given = dig(state, "identity.userAssignedIdentities", None)
+        identities = {str(i): {"principalId": f"{name}-principal", "clientId": f"{name}-client"} for i in given} \
+            if isinstance(given, list) else None
         return (f"/subscriptions/{site.azure_subscription}/resourceGroups/{state.get('resourceGroupName')}"
-                f"/providers/Microsoft.ContainerService/managedClusters/{name}"), {}
+                f"/providers/Microsoft.ContainerService/managedClusters/{name}"), \
+            ({"identity": {"userAssignedIdentities": identities}} if identities else {})
 
     @property
     def public_endpoint(self) -> bool:
@@ -29,6 +36,12 @@ class AksCluster(Resource):
     def authorized_networks(self) -> list[Any]:
         return dig(self.props, "apiServerAccessProfile.authorizedIPRanges") or []
 
+    @property
+    def user_assigned_identities(self) -> list[str]:
+        """The ids of the user-assigned identities it runs on (a list as it goes in, a map's keys as Azure answers);
+        none on a system-assigned identity."""
+        return [str(i) for i in dig(self.props, "identity.userAssignedIdentities", None) or []]
+
 
 class AksAgentPool(GpuPool):
     TOKEN = "azure-native:containerservice:AgentPool"
@@ -36,6 +49,8 @@ class AksAgentPool(GpuPool):
     PLATFORM = "aks"
     NAME_LABEL = "kubernetes.azure.com/agentpool"  # the label AKS sets on every node with its agent pool's name
     NAME_INPUT = "agentPoolName"
+    RESERVED_ONLY_FIX = ("none on AKS: Azure deploys VMs past a capacity reservation group's reserved count without "
+                         "its guarantee; keep maxCount at the reserved count and the group for this pool alone")
 
     @property
     def labels(self) -> dict[str, str]:
@@ -69,6 +84,28 @@ class AksAgentPool(GpuPool):
         return taints
 
     @property
+    def reservation(self) -> Optional[Reservation]:
+        """The capacity reservation group its VMs come from (``capacityReservationGroupID``), with the facts the
+        stack stamped on it; Azure deploys VMs past the group's reserved count without its guarantee, so it always
+        falls back. None when it names none."""
+        group = self.props.get("capacityReservationGroupID")
+        if not group:
+            return None
+        zones = self.props.get("availabilityZones") or []
+        return self.stamped_reservation(Reservation(aks_reservation.KIND, str(group), True,
+                                                    zone=str(zones[0]) if len(zones) == 1 else None))
+
+    def source(self, linked: Sequence[Resource] = ()) -> Source:
+        """``scaleSetPriority`` (``Spot``: Spot, which no capacity reservation group serves), and the group its VMs
+        come from: reserved first, then on-demand past the group's reserved count."""
+        if self.spot:
+            return Source((SPOT,), only=self.said_only)
+        reserved = self.reservation
+        if reserved is None:
+            return Source((ON_DEMAND,), only=self.said_only)
+        return Source((RESERVED, ON_DEMAND), reserved, self.said_only)
+
+    @property
     def public_node_ips(self) -> bool:
         return bool(self.props.get("enableNodePublicIP"))
 
@@ -91,3 +128,16 @@ class AksAgentPool(GpuPool):
 
 
 RoleAssignment = plain("RoleAssignment", "azure-native:authorization:RoleAssignment")
+
+
+class UserAssignedIdentity(Resource):
+    """A managed identity a cluster runs on (the AKS cluster of a pool on a capacity reservation group)."""
+
+    TOKEN = "azure-native:managedidentity:UserAssignedIdentity"
+
+    @classmethod
+    def stand_in(cls, name: str, state: Mapping[str, Any], site: Site) -> tuple[Optional[str], dict[str, Any]]:
+        """Its ARM id, and the principal and client ids Entra ID gives it (role assignments name the principal)."""
+        return (f"/subscriptions/{site.azure_subscription}/resourceGroups/{state.get('resourceGroupName')}"
+                f"/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}"), \
+            {"principalId": f"{name}-principal", "clientId": f"{name}-client"}

@@ -89,8 +89,8 @@ def test_bad_config_is_one_paragraph_and_exit_2(tmp_path, capsys, changes, expec
 
 def test_unknown_stack_lists_the_known_ones(capsys):
     assert main(["plan", "--stack", "nope"]) == 2
-    assert ("stacks here: aks, aws-batch, aws-batch-multinode, aws-batch-reserved, eks, eks-capacity-block, "
-            "eks-karpenter-reserved, gke, gke-flex-start, gke-reservation") in capsys.readouterr().err
+    assert ("stacks here: aks, aks-reservation, aws-batch, aws-batch-multinode, aws-batch-reserved, eks, "
+            "eks-capacity-block, eks-karpenter-reserved, gke, gke-flex-start, gke-reservation") in capsys.readouterr().err
 
 
 def test_no_stack_named_is_a_usage_error(capsys):

@@ -111,3 +111,20 @@ def test_the_node_groups_reservation_is_served_with_its_enums_and_constructed_as
         "subnetIds": ["subnet-aaaaaaaa"]})
     assert args.node_group.reservation == CapacityReservationArgs(kind="capacity-block", id="cr-0123456789abcdef0",
                                                                   count=2)
+
+
+def test_the_agent_pools_reservation_is_served_and_constructed_as_its_args():
+    from gpuready_components.aks_gpu import AksGpuClusterArgs, CapacityReservationGroupArgs
+
+    types = SCHEMA["types"]
+    pool = types["gpuready:azure:GpuAgentPool"]["properties"]["reservation"]
+    assert pool["$ref"] == "#/types/gpuready:azure:CapacityReservationGroup"
+    served = types["gpuready:azure:CapacityReservationGroup"]
+    assert served["required"] == ["groupId"]
+    assert served["properties"]["zones"]["items"]["$ref"] == "#/types/gpuready:azure:AvailabilityZone"
+    group = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/g"
+    args = package.to_args(AksGpuClusterArgs, {
+        "resourceGroupName": "ml", "location": "eastus",
+        "nodePool": {"vmSize": "Standard_NC24ads_A100_v4",
+                     "reservation": {"groupId": group, "count": 2, "zones": ["1"]}}})
+    assert args.node_pool.reservation == CapacityReservationGroupArgs(group_id=group, count=2, zones=["1"])

@@ -24,6 +24,8 @@ def _plan(tmp_path, stack: str, changes: dict) -> tuple[int, str]:
     return main(["plan", "--stack-file", str(path), "--no-policies"]), path.name
 
 
+AKS_GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/gpu-reservations/providers/"
+             "Microsoft.Compute/capacityReservationGroups/a100-eastus")
 MISTAKES = [
     ("aws-batch", {"gpuready:minVcpus": 100}, "gpuready:minVcpus/gpuready:maxVcpus"),
     ("aws-batch", {"gpuready:maxVcpus": 2}, "gpuready:maxVcpus"),
@@ -100,6 +102,15 @@ MISTAKES = [
      "gpuready:flexStart.maxRunDurationSeconds"),
     ("gke-flex-start", {"gpuready:minNodes": 1}, "gpuready:minNodes"),
     ("gke-flex-start", {"gpuready:reservation": {"affinity": "any"}}, "gpuready:reservation.affinity"),
+    ("aks-reservation", {"gpuready:reservation": {"groupId": "a100-eastus"}}, "gpuready:reservation.groupId"),
+    ("aks-reservation", {"gpuready:reservation": {"vmSize": "Standard_NC24ads_A100_v4"}}, "gpuready:reservation.groupId"),
+    ("aks-reservation", {"gpuready:reservation": {"groupId": AKS_GROUP, "only": True}}, "gpuready:reservation.only"),
+    ("aks-reservation", {"gpuready:reservation": {"groupId": AKS_GROUP, "end": "2020-01-01"}},
+     "gpuready:reservation.end"),
+    ("aks-reservation", {"gpuready:reservation": {"groupId": AKS_GROUP, "zones": ["5"]}}, "gpuready:reservation.zones"),
+    ("aks-reservation", {"gpuready:spot": True}, "gpuready:spot"),
+    ("aks-reservation", {"gpuready:vmSize": "Standard_NC40ads_H100_v5"}, "gpuready:vmSize"),
+    ("aks-reservation", {"gpuready:availabilityZones": ["2"]}, "gpuready:availabilityZones"),
     ("gke", {"gpuready:minNodes": 5}, "gpuready:minNodes/gpuready:maxNodes"),
     ("gke", {"gpuready:diskSizeGb": 1}, "gpuready:diskSizeGb"),
     ("gke", {"gpuready:machineType": "n2-standard-8"}, "gpuready:machineType"),

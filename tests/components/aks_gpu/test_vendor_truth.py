@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from azure.mgmt.containerservice import models
 
-from gpuready_components.aks_gpu import facts
+from gpuready_components.aks_gpu import CapacityReservationGroupArgs, facts
 from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs
 
 from .helpers import CLUSTER, POOL, build
@@ -28,6 +28,9 @@ def test_facts_are_aks_enum_values():
     ({}, GpuSoftwareOptions()),
     ({"spot": True}, GpuSoftwareOptions(mig=MigArgs(config="all-2g.20gb"))),
     ({}, GpuSoftwareOptions(install="gpu-operator")),
+    ({"availability_zones": ["1"], "reservation": CapacityReservationGroupArgs(
+        group_id="/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/a100",
+        zones=["1"], count=2)}, GpuSoftwareOptions()),
 ])
 def test_rendered_pool_values_are_aks_enum_values(render, pool, software):
     rendering, _ = build(render, pool, software=software)

@@ -176,7 +176,7 @@ def _res(**changes):
     ({"reservation": _res(count=0)}, {}, "node_pool.reservation.count", "1 VM or more"),
     ({"reservation": _res(end="2020-01-01")}, {}, "node_pool.reservation.end", "has ended"),
     ({"reservation": _res(end="soon")}, {}, "node_pool.reservation.end", "not an ISO date"),
-    ({"reservation": _res(start="2999-02-01", end="2999-01-01")}, {}, "node_pool.reservation.start", "after it ends"),
+    ({"reservation": _res(start="2999-02-01", end="2999-01-01")}, {}, "node_pool.reservation.start", "not before the end"),
     ({"flex_start": FlexStartArgs(), "spot": True}, {"teams": TEAMS}, "node_pool.spot", "not Spot"),
     ({"flex_start": FlexStartArgs(), "reservation": _res()}, {"teams": TEAMS}, "node_pool.reservation.affinity",
      "consumes no reservation"),

@@ -118,3 +118,30 @@ def test_the_gpu_nodes_launch_in_the_reservations_zone_and_the_cluster_keeps_two
     groups = {r["name"]: r["inputs"]["subnetIds"] for r in resources if r["type"] == "aws:eks/nodeGroup:NodeGroup"}
     assert len(groups["eks-gpu"]) == 1 and len(groups["eks-system"]) == 2
     assert groups["eks-gpu"][0] == groups["eks-system"][0]  # gpu-private-0: the block's zone
+
+
+AKS_GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/gpu-reservations/providers/"
+             "Microsoft.Compute/capacityReservationGroups/a100-eastus")
+
+
+def _aks(args: list[str], capsys) -> tuple[str, dict]:
+    assert main(["plan", *args, "--no-policies"]) == 0
+    text = capsys.readouterr().out
+    assert main(["plan", *args, "--no-policies", "--json"]) == 0
+    return text, {(r["type"].rsplit(":", 1)[-1], r["name"]): r["facts"]
+                  for r in json.loads(capsys.readouterr().out)["resources"]}
+
+
+def test_the_aks_reservation_stack_shows_its_pool_reserved_then_on_demand_and_the_identity_it_needs(capsys):
+    text, facts = _aks(["--stack", "aks-reservation"], capsys)
+    assert facts[("AgentPool", "aks-gpu")]["capacity"] == f"reserved then on-demand (capacity-reservation-group {AKS_GROUP})"
+    assert facts[("ManagedCluster", "aks")]["identity"] == ["user-assigned aks-identity"]
+    role = facts[("RoleAssignment", "aks-reservation-contributor")]
+    assert role == {"role": "Contributor", "to": "ServicePrincipal aks-identity-principal", "on": "gpu-reservations"}
+    assert f"      capacity: reserved then on-demand (capacity-reservation-group {AKS_GROUP})" in text.splitlines()
+
+
+def test_an_aks_pool_without_a_reservation_is_on_demand_and_its_cluster_system_assigned(capsys):
+    _, facts = _aks(["--stack", "aks"], capsys)
+    assert facts[("AgentPool", "aks-gpu")]["capacity"] == "on-demand"
+    assert "identity" not in facts[("ManagedCluster", "aks")]

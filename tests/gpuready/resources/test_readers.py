@@ -20,8 +20,9 @@ RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, 
               "eks-karpenter": {"gpuready:autoscaler": "karpenter"},
               "eks-karpenter-reserved": {}, "aws-batch-reserved": {},
               "gke-gpu-operator": {"gpuready:install": "gpu-operator"},
-              "aks-alerts": {"gpuready:prometheusOperator": "true"}}
-"""Reference stacks (and variants of their config) that together create every type the stacks use."""
+              "aks-alerts": {"gpuready:prometheusOperator": "true"}, "aks-reservation": {}}
+"""Reference stacks (and variants of their config: NAME-VARIANT with no stack file of that name) that together create
+every type the stacks use."""
 NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy, aws.IamUserPolicyAttachment,
                            aws.IamGroupPolicyAttachment, gcp.IamBinding}
 """IAM types the stacks never create, read for the policy pack's IAM rules on users' programs."""
@@ -89,6 +90,29 @@ def test_aks_spot_pools_read_the_taint_aks_adds_to_spot_nodes():
     (pool,) = [read(r.type, r.inputs) for r in rendering.resources
                if r.type == azure.AksAgentPool.TOKEN and read(r.type, r.inputs).is_gpu]
     assert pool.spot and k8s_facts.Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule") in pool.taints
+
+
+def test_an_aks_pool_says_where_its_nodes_come_from(rendered):
+    """On a capacity reservation group: reserved, then on-demand past the reserved count (Azure overallocates), with
+    the facts the stack stamped; Spot: Spot; else on-demand."""
+    from gpuready.resources.base import ON_DEMAND, RESERVED, SPOT
+
+    config = rendered["aks-reservation"].config
+    group = json.loads(config["gpuready:reservation"])
+    (pool,) = [p for _, p in _all({"r": rendered["aks-reservation"]}, azure.AksAgentPool) if p.is_gpu]
+    source = pool.source()
+    assert source.kinds == (RESERVED, ON_DEMAND) and source.falls_back and not source.only
+    assert source.reservation.kind == "capacity-reservation-group" and source.reservation.target == group["groupId"]
+    assert source.reservation.falls_back and source.reservation.count == group["count"]
+    assert source.reservation.zone == group["zones"][0]
+    (plain_pool,) = [p for _, p in _all({"aks": rendered["aks"]}, azure.AksAgentPool) if p.is_gpu]
+    assert plain_pool.source().kinds == (ON_DEMAND,) and plain_pool.source().reservation is None
+    spot = azure.AksAgentPool({**plain_pool.props, "scaleSetPriority": "Spot"})
+    assert spot.source().kinds == (SPOT,)
+    (cluster,) = [c for _, c in _all({"r": rendered["aks-reservation"]}, azure.AksCluster)]
+    (identity,) = [r for r in rendered["aks-reservation"].resources if r.type == azure.UserAssignedIdentity.TOKEN]
+    assert cluster.user_assigned_identities and cluster.user_assigned_identities[0].endswith(f"/{identity.name}")
+    assert not [c for _, c in _all({"aks": rendered["aks"]}, azure.AksCluster)][0].user_assigned_identities
 
 
 def test_capacity_is_what_gpuready_plan_reports(rendered):

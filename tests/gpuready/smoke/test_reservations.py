@@ -69,3 +69,18 @@ def test_a_pending_smoke_pod_is_told_the_block_has_not_started(kube):
     kinds = [f["kind"] for f in result.findings]
     assert kinds[0] == "reservation-not-active", kinds
     assert "starts at 2999-01-01T00:00:00Z" in result.diagnosis[0]
+
+
+@pytest.mark.parametrize("platform, labels, said", [
+    ("eks", {"eks.amazonaws.com/capacityType": "CAPACITY_BLOCK"}, "reserved"),
+    ("eks", {"karpenter.sh/capacity-type": "on-demand"}, "on-demand"),
+    ("gke", {"cloud.google.com/reservation-name": "my-h100-reservation",
+             "cloud.google.com/reservation-affinity": "specific"}, "reserved (my-h100-reservation)"),
+    ("gke", {"cloud.google.com/gke-flex-start": "true", "cloud.google.com/gke-queued": "true"}, "flex-start"),
+    ("gke", {"cloud.google.com/gke-spot": "true"}, "spot"),
+    ("aks", {"kubernetes.azure.com/scalesetpriority": "spot"}, "spot"),
+    ("aks", {"kubernetes.azure.com/agentpool": "gpu"}, None),  # AKS labels no capacity reservation group
+    ("aws-batch", {"eks.amazonaws.com/capacityType": "SPOT"}, None),  # not a Kubernetes platform
+])
+def test_each_platform_reads_its_own_capacity_labels(platform, labels, said):
+    assert target.node_capacity(platform, labels) == said

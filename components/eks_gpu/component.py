@@ -149,8 +149,8 @@ class EksGpuCluster(GpuCluster):
                                         depends_on=[*gpu_capacity, *system_nodes]))
         self._queues(name, self._flavors(args), selector, provider, [self.software])
 
-        if ng.reservation is not None and node_groups:
-            self.gpu_reservations = pulumi.Output.all(*[g.node_group_name for _, g, _ in node_groups]).apply(
+        if ng.reservation is not None:  # each GPU node group, or the GPU NodePool (its nodes carry its name)
+            self.gpu_reservations = self.node_group_names.apply(
                 lambda names: [{"pool": n, **reservation.output(ng.reservation)} for n in names])
         self._register(OUTPUTS, cluster_name, config, cap, nodeGroupName=self.node_group_name,
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,

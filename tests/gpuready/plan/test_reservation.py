@@ -145,3 +145,13 @@ def test_an_aks_pool_without_a_reservation_is_on_demand_and_its_cluster_system_a
     _, facts = _aks(["--stack", "aks"], capsys)
     assert facts[("AgentPool", "aks-gpu")]["capacity"] == "on-demand"
     assert "identity" not in facts[("ManagedCluster", "aks")]
+
+
+@pytest.mark.parametrize("stack, pool, kind", [("eks-capacity-block", "eks-gpu", "capacity-block"),
+                                               ("eks-karpenter-reserved", "gpuready-gpu", "odcr"),
+                                               ("gke-reservation", "gke-gpu", "reservation"),
+                                               ("aks-reservation", "gpu", "capacity-reservation-group")])
+def test_every_kubernetes_stack_on_a_reservation_tells_smoke_about_it(capsys, stack, pool, kind):
+    assert main(["plan", "--stack", stack, "--no-policies", "--json"]) == 0
+    (said,) = json.loads(capsys.readouterr().out)["outputs"]["gpuReservations"]
+    assert (said["pool"], said["kind"]) == (pool, kind) and said["target"] and said["count"] >= 1

@@ -174,6 +174,28 @@ def _n(value: float) -> str:
     return f"{value:g}"
 
 
+CHECK_STATES = ("Pending", "Retry", "Rejected")
+"""The states of a Workload's admission check (``status.admissionChecks[].state``, Kueue v1beta2) that hold it back."""
+
+
+def _admission_check(check: Mapping[str, Any], team: str, namespace: str) -> Finding:
+    """A Workload whose quota is reserved, held by admission check ``check``: waiting (a ProvisioningRequest check:
+    the Dynamic Workload Scheduler still getting every node of the job at once) or rejected."""
+    state, check_name, said = check.get("state"), check.get("name"), str(check.get("message") or "")
+    requests = f"kubectl -n {namespace} describe provisioningrequests"
+    if state == "Rejected":
+        return Finding("admission-check-rejected", SOURCE, f"admission check {check_name} rejected the job: Kueue "
+                       "evicts it and it does not run as asked", said, (
+                           f"read why ({requests}, for a ProvisioningRequest: no capacity for the whole request "
+                           "before its timeout, or nodes the pool cannot give)", "resubmit, or ask for fewer GPUs "
+                           "(--gpus, --nodes)"))
+    return Finding("admission-check-waiting", SOURCE, f"team {team}'s quota is reserved; the job waits on admission "
+                   f"check {check_name} ({state}): for a ProvisioningRequest check (GKE flex-start with queued "
+                   "provisioning) the Dynamic Workload Scheduler is still getting all of the job's nodes at once",
+                   said, ("wait: Kueue admits the job once the check is Ready (flex-start capacity may take minutes "
+                          "to hours)", f"see its progress: {requests}"))
+
+
 def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
             local_queue: tuple[bool, Optional[Mapping[str, Any]]],
             cluster_queue: tuple[bool, Optional[Mapping[str, Any]]],
@@ -181,7 +203,8 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
     """Why ``workload`` (None: Kueue made none yet) was not admitted in ``team``'s queue, and the fix: each of
     ``local_queue``, ``cluster_queue`` is (readable, the object or None when it does not exist), ``cohort`` the
     ClusterQueues we could read (the other teams' usage). Kinds (stable for --json): queue-missing, queue-stopped,
-    preempted, queue-quota, queue-borrowing, queue-waiting, no-workload."""
+    preempted, queue-quota, queue-borrowing, admission-check-waiting, admission-check-rejected, queue-waiting,
+    no-workload."""
     name, namespace = team["name"], team.get("namespace") or team["name"]
     lq_name, cq_name = team.get("localQueue") or name, team.get("clusterQueue") or name
     findings: list[Finding] = []
@@ -268,6 +291,12 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
                                 f"in flavor {match['flavor']}: its borrowing limit is reached", said, (
                                     "wait for the team's own jobs to end", "ask for fewer GPUs (--gpus, --nodes)",
                                     f"ask the admin to raise team {name}'s borrow (now {team.get('borrow')})")))
+        return findings
+    waiting = [c for c in ((workload or {}).get("status") or {}).get("admissionChecks") or ()
+               if c.get("state") in CHECK_STATES]
+    if workload is not None and is_true(workload, "QuotaReserved") and waiting:
+        for check in waiting:
+            findings.append(_admission_check(check, name, namespace))
         return findings
     if workload is None:
         findings.append(Finding("no-workload", SOURCE, f"Kueue made no Workload for the job in namespace {namespace}: "

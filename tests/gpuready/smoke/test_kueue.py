@@ -300,3 +300,43 @@ def test_a_batch_gang_goes_to_the_team_s_fair_share_multi_node_queue_or_else_the
     run.request, run.progress = SimpleNamespace(team=team), io.StringIO()
     assert run.team_queue(stack, FIFO_GANG, gang=True) == (queue, added)
     assert run.progress.getvalue() == says
+
+
+def _held(state, message):
+    """A Workload whose quota is reserved and whose ProvisioningRequest admission check is ``state``, valid against
+    Kueue 0.19.2's v1beta2 CRD."""
+    when = "2026-11-27T10:00:00Z"
+    workload = {"apiVersion": KUEUE, "kind": "Workload", "metadata": {"name": "job-x", "namespace": "team-a"},
+                "spec": {"queueName": "team-a", "podSets": [{"name": "main", "count": 2, "template": {"spec": {
+                    "containers": [{"name": "probe", "image": "busybox"}]}}}]},
+                "status": {"conditions": [
+                    {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "Quota reserved "
+                     "in ClusterQueue team-a", "lastTransitionTime": when},
+                    {"type": "Admitted", "status": "False", "reason": "NoReservation", "message": "The workload has "
+                     "not all checks ready", "lastTransitionTime": when}],
+                    "admissionChecks": [{"name": "dws-prov", "state": state, "message": message,
+                                         "lastTransitionTime": when}]}}
+    validators()["Workload"].validate(workload)
+    return workload
+
+
+@pytest.mark.parametrize("state, kind, words", [
+    ("Pending", "admission-check-waiting", "the Dynamic Workload Scheduler is still getting all of the job's nodes"),
+    ("Retry", "admission-check-waiting", "waits on admission check dws-prov (Retry)"),
+    ("Rejected", "admission-check-rejected", "admission check dws-prov rejected the job"),
+])
+def test_a_job_held_by_its_provisioning_check_is_told_so(state, kind, words):
+    from gpuready.smoke import kueue
+
+    said = "Waiting for resources. Currently there are not enough resources available to fulfill the request."
+    (finding,) = kueue.explain(_held(state, said), team("team-a", 4), local_queue=(True, {}),
+                               cluster_queue=(True, {}))
+    assert (finding.kind, finding.quote) == (kind, said) and words in finding.summary
+    assert "kubectl -n team-a describe provisioningrequests" in " ".join(finding.fixes)
+
+
+def test_a_ready_check_holds_nothing_back():
+    from gpuready.smoke import kueue
+
+    (finding,) = kueue.explain(_held("Ready", ""), team("team-a", 4), local_queue=(True, {}), cluster_queue=(True, {}))
+    assert finding.kind == "queue-waiting"

@@ -174,9 +174,14 @@ def capacity_type(res: Optional[CapacityReservationArgs], capacity_type: str) ->
     return NODE_GROUP_CAPACITY_TYPE[res.kind] if res is not None else capacity_type
 
 
+def target(res: CapacityReservationArgs) -> str:
+    """What the reservation targets: its id, its resource group's ARN, or ``open``."""
+    return res.id or res.resource_group_arn or OPEN
+
+
 def describe(res: CapacityReservationArgs) -> str:
-    """``capacity-block cr-...``, ``odcr cr-...``, ``odcr open``: what plan shows."""
-    return f"{res.kind} {res.id or res.resource_group_arn or OPEN}"
+    """``capacity-block cr-...``, ``odcr cr-...``, ``odcr open``: the reservation in a line."""
+    return f"{res.kind} {target(res)}"
 
 
 def preference(res: CapacityReservationArgs) -> Optional[str]:
@@ -204,5 +209,5 @@ def output(res: CapacityReservationArgs) -> dict[str, Any]:
     """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, and the
     facts given."""
     known = {"start": res.start, "end": res.end, "count": res.count, "zone": res.availability_zone}
-    return {"kind": res.kind, "target": res.id or res.resource_group_arn or OPEN, "only": res.only,
+    return {"kind": res.kind, "target": target(res), "only": res.only,
             **{k: v for k, v in known.items() if v is not None}}

@@ -149,18 +149,25 @@ def gpu_alerts() -> str:
     from gpuready_components.k8s_gpu import health
 
     parts = [HEADER, "# GPU alert reference\n\n",
-             "The GPU health alerts gpuready gives the Prometheus Operator (`gpuready:prometheusOperator: true`: a "
-             "`PrometheusRule` named `gpuready-gpu-health` beside the DCGM exporter), from "
-             "`components/k8s_gpu/health.py`: each with the probe checks that judge the same failure on a node, the "
-             "DCGM fields it reads (the exporter is given the chart's own metric list and these), and what to do. "
-             "Each is tested with `promtool test rules` on series that must fire it and series that must not "
+             "Every GPU failure gpuready knows, in one table (`components/k8s_gpu/health.py`'s `SIGNALS`): the probe "
+             "checks that judge it on a node, the alert that watches for it while the GPUs work, the DCGM fields the "
+             "alert reads (the exporter is given the chart's own metric list and these), what to do, and the repair "
+             "that cures it: EKS's node repair overrides and `gpuready sweep --repair` take their action from this "
+             "column. The alerts are the `PrometheusRule` named `gpuready-gpu-health` gpuready gives the Prometheus "
+             "Operator (`gpuready:prometheusOperator: true`, beside the DCGM exporter); each is tested with "
+             "`promtool test rules` on series that must fire it and series that must not "
              "(`tests/components/k8s_gpu/test_health.py`). Alerts read the exporter's labels (`Hostname` is the "
              "node); `GpuMissing` also reads kube-state-metrics' `kube_node_status_capacity` and is left out with "
-             "MIG. See [GPU health](../health.md).\n\n",
-             "| alert | severity | fires after | probe checks | DCGM fields | what to do |\n|---|---|---|---|---|---|\n"]
-    parts += [f"| `{s.alert}` | {s.severity} | {s.for_ if s.for_ != '0m' else 'at once'} | "
-              f"{', '.join(f'`{c}`' for c in s.probe) or '-'} | {', '.join(f'`{f}`' for f in s.fields) or '`up`'} | "
-              f"{_cell(s.action)} |\n" for s in health.SIGNALS]
+             "MIG. A failure with no alert is one the exporter collects no field for: the probe finds it. See "
+             "[GPU health](../health.md).\n\n",
+             "| failure (alert) | severity | fires after | probe checks | DCGM fields | what to do | repair |\n"
+             "|---|---|---|---|---|---|---|\n"]
+    parts += [f"| `{s.alert}`{'' if s.alerts else ' (no alert)'} | {s.severity} | "
+              f"{(s.for_ if s.for_ != '0m' else 'at once') if s.alerts else '-'} | "
+              f"{', '.join(f'`{c}`' for c in s.probe) or '-'}"
+              f"{' (Xid ' + ', '.join(map(str, s.xids)) + ')' if s.xids else ''} | "
+              f"{', '.join(f'`{f}`' for f in s.fields) or ('`up`' if s.alerts else '-')} | {_cell(s.action)} | "
+              f"{s.repair or '-'} |\n" for s in health.SIGNALS]
     return "".join(parts)
 
 

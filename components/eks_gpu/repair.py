@@ -2,8 +2,8 @@
 with a reason (``NvidiaXID79Error``, ``NvidiaDoubleBitError``...), and a managed node group's ``nodeRepairConfig``
 reboots or replaces the node, within limits.
 
-The action for each hardware Xid comes from the same classes the probe and the GPU alerts use
-(:mod:`gpuready_components.k8s_gpu.health`); the reasons are the agent's own (``pkg/reasons/reasons.yaml`` of
+The action for each reason is its GPU signal's, in the one table the probe's checks, the GPU alerts and
+``gpuready sweep --repair`` share (:mod:`gpuready_components.k8s_gpu.health`); the reasons are the agent's own (``pkg/reasons/reasons.yaml`` of
 aws/eks-node-monitoring-agent v1.7.0, which the tests read)."""
 
 from __future__ import annotations
@@ -19,15 +19,20 @@ MONITORING_ADDON = "eks-node-monitoring-agent"
 CONDITION = "AcceleratedHardwareReady"
 """The agent's node condition for GPUs."""
 
-REASONS = MappingProxyType({
-    **{f"NvidiaXID{xid}Error": "Replace" if xid in health.XID_REPLACE else "Reboot" for xid in health.XID_HARDWARE},
-    "NvidiaDoubleBitError": "Reboot",  # a reset remaps the row
-    "NvidiaNVLinkError": "Reboot",
-    "FabricManagerNotRunning": "Reboot",
-    "NvidiaFabricError": "Replace",  # the agent's own words: it persists across reboots
-    "NvidiaDeviceCountMismatch": "Replace",  # a GPU the instance should have is gone
+SIGNALS = MappingProxyType({
+    **{f"NvidiaXID{xid}Error": next(s.alert for s in health.SIGNALS if xid in s.xids and s.repair)
+       for xid in health.XID_HARDWARE},
+    "NvidiaDoubleBitError": "GpuDoubleBitEccError",
+    "NvidiaNVLinkError": "GpuNvlinkRecoveryError",
+    "FabricManagerNotRunning": "GpuFabricNotReady",
+    "NvidiaFabricError": "GpuFabricError",  # the agent's own words: it persists across reboots
+    "NvidiaDeviceCountMismatch": "GpuMissing",  # a GPU the instance should have is gone
 })
-"""The agent's GPU reasons -> the repair action (EKS's ``Reboot`` or ``Replace``)."""
+"""The agent's GPU reasons -> the GPU signal each stands for (:data:`gpuready_components.k8s_gpu.health.SIGNALS`),
+whose repair EKS is told to make."""
+REASONS = MappingProxyType({reason: next(s.repair for s in health.SIGNALS if s.alert == alert).capitalize()
+                            for reason, alert in SIGNALS.items()})
+"""The agent's GPU reasons -> the repair action (EKS's ``Reboot`` or ``Replace``), from their signals."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,17 +1,20 @@
 """GPU health after day one: the DCGM fields the exporter must collect, and the alerts that read them.
 
-One table (:data:`SIGNALS`): each failure the probe judges on a node (``gpuready/probe/core.py``'s checks) and the
-alert that watches for the same failure while the GPUs work, with the DCGM fields it reads and what to do. The
+One table (:data:`SIGNALS`): each failure the probe judges on a node (``gpuready/probe/core.py``'s checks), the
+alert that watches for the same failure while the GPUs work, with the DCGM fields it reads and what to do, and the
+repair that cures it (:data:`REBOOT`, :data:`REPLACE` or none): EKS's repair overrides
+(``components/eks_gpu/repair.py``) and ``gpuready sweep --repair`` read their actions from it. The
 exporter's metric list (:func:`counters_csv`) is the pinned chart's own list plus every field an alert reads (the
 chart's default list leaves out double-bit ECC, throttling and NVLink error counters: an alert on a metric that is not
 collected never fires). :func:`prometheus_rule` is the ``PrometheusRule`` the Prometheus Operator loads."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 XID_HARDWARE = (48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140)
 """Xids of the GPU's hardware or its links (NVIDIA's Xid catalogue): drain the node, reset or replace the GPU. The
@@ -19,6 +22,8 @@ probe's ``XID_DRAIN`` (tests hold them equal: the probe runs on nodes with the s
 XID_REPLACE = (64, 79)
 """Hardware Xids a reset does not cure: a row remap that failed (no spare rows left), a GPU fallen off the bus. The
 node is replaced (the cloud gives other hardware); every other hardware Xid is cured by a reset, so the node reboots."""
+XID_RESET = tuple(x for x in XID_HARDWARE if x not in XID_REPLACE)
+"""Hardware Xids a GPU reset cures (the node reboots)."""
 XID_APPLICATION = (13, 31, 43, 45)
 """Xids of an application's fault (illegal access, page fault, stopped or killed channel): the GPU is fine."""
 
@@ -79,6 +84,12 @@ NODE_REPORTING = 'count by (node) (label_replace(DCGM_FI_DEV_GPU_TEMP, "node", "
 """GPUs the exporter reports per node."""
 
 
+REBOOT, REPLACE = "reboot", "replace"
+"""The repairs a platform makes of a node: reboot it (its GPUs reset with it), or replace it by other hardware."""
+STRENGTH = {"": 0, REBOOT: 1, REPLACE: 2}
+"""A node with several failures gets the strongest repair any of them needs."""
+
+
 @dataclass(frozen=True)
 class Signal:
     """A failure the probe judges on a node and the alert that watches for it while GPUs work."""
@@ -102,6 +113,17 @@ class Signal:
     """How long the condition holds before the alert fires."""
     when: str = ""
     """Where the alert is left out: ``mig`` (the kubelet advertises MIG instances, not GPUs)."""
+    repair: str = ""
+    """What cures the failure on a node: :data:`REBOOT`, :data:`REPLACE`, or ``""`` (no repair: the alert only)."""
+    xids: tuple[int, ...] = ()
+    """The Xids it stands for: a probe Xid check is this signal's when it saw one of them."""
+    measured: str = ""
+    """A regular expression a probe check's measured value must match to be this signal's (``""``: any)."""
+
+    @property
+    def alerts(self) -> bool:
+        """Whether an alert watches for it (``False``: the exporter collects no field that shows it)."""
+        return bool(self.expr)
 
 
 def _each(field: str, values: tuple[int, ...]) -> str:
@@ -110,25 +132,32 @@ def _each(field: str, values: tuple[int, ...]) -> str:
 
 SIGNALS = (
     Signal("GpuXidHardwareError", ("xid", "gpuN.xid", "gpuN.xid_under_load"), ("DCGM_FI_DEV_XID_ERRORS",),
-           _each("DCGM_FI_DEV_XID_ERRORS", XID_HARDWARE), "critical",
+           _each("DCGM_FI_DEV_XID_ERRORS", XID_RESET), "critical",
            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported hardware Xid {{ $value }}",
-           "drain the node and reset the GPU; replace the node if the Xid comes back"),
+           "drain the node and reset the GPU (reboot); replace the node if the Xid comes back", repair=REBOOT,
+           xids=XID_RESET),
+    Signal("GpuXidUnrecoverable", ("xid", "gpuN.xid", "gpuN.xid_under_load"), ("DCGM_FI_DEV_XID_ERRORS",),
+           _each("DCGM_FI_DEV_XID_ERRORS", XID_REPLACE), "critical",
+           "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported Xid {{ $value }}, which a reset does not cure",
+           "drain and replace the node (64: no spare memory rows left; 79: the GPU fell off the bus)",
+           repair=REPLACE, xids=XID_REPLACE),
     Signal("GpuXidApplicationError", ("gpuN.xid",), ("DCGM_FI_DEV_XID_ERRORS",),
            _each("DCGM_FI_DEV_XID_ERRORS", XID_APPLICATION), "info",
            "a job on GPU {{ $labels.gpu }} on {{ $labels.Hostname }} faulted (Xid {{ $value }})",
-           "look at the job's own error; the GPU is fine"),
+           "look at the job's own error; the GPU is fine", xids=XID_APPLICATION),
     Signal("GpuDoubleBitEccError", ("gpuN.ecc_uncorrected",), ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",),
            "max by ({by}) (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL) > 0", "critical",
            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has {{ $value }} uncorrected (double-bit) ECC errors",
-           "drain the node and reset the GPU (the reset remaps the row); replace it if the errors return"),
+           "drain the node and reset the GPU (the reset remaps the row); replace it if the errors return",
+           repair=REBOOT),
     Signal("GpuRowRemapFailure", ("gpuN.row_remap_failure",), ("DCGM_FI_DEV_ROW_REMAP_FAILURE",),
            "max by ({by}) (DCGM_FI_DEV_ROW_REMAP_FAILURE) > 0", "critical",
            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} could not remap a failed memory row",
-           "replace the node: the GPU has no spare rows left"),
+           "replace the node: the GPU has no spare rows left", repair=REPLACE),
     Signal("GpuRowRemapPending", ("gpuN.row_remap_pending",), ("DCGM_FI_DEV_ROW_REMAP_PENDING",),
            "max by ({by}) (DCGM_FI_DEV_ROW_REMAP_PENDING) > 0", "warning",
            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has a memory row remap waiting for a reset",
-           "drain the node and reset the GPU, which applies the remap", for_="5m"),
+           "drain the node and reset the GPU, which applies the remap", for_="5m", repair=REBOOT),
     Signal("GpuThermalThrottling", ("gpuN.clock_event_reasons", "gpuN.thermal_margin"),
            ("DCGM_FI_DEV_THERMAL_VIOLATION",), "max by ({by}) (rate(DCGM_FI_DEV_THERMAL_VIOLATION[5m])) > 0", "warning",
            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has slowed down for heat for 10 minutes",
@@ -141,7 +170,7 @@ SIGNALS = (
            ("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",),
            "max by ({by}) (increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[10m])) > 0", "critical",
            "an NVLink of GPU {{ $labels.gpu }} on {{ $labels.Hostname }} had to recover from a fault",
-           "drain the node and reset its GPUs; replace it if the link fails again"),
+           "drain the node and reset its GPUs; replace it if the link fails again", repair=REBOOT),
     Signal("GpuNvlinkErrors", ("gpuN.nvlink_errors", "gpuN.nvlink_errors_under_load"),
            ("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
             "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"),
@@ -153,7 +182,8 @@ SIGNALS = (
     Signal("GpuMissing", ("gpu_count",), ("DCGM_FI_DEV_GPU_TEMP",),
            "({gpus}) - ({reporting}) > 0 or (({gpus}) unless on (node) ({reporting}))", "critical",
            "{{ $labels.node }} advertises {{ $value }} GPUs more than the exporter reports",
-           "a GPU fell off the bus or its driver failed: drain the node and replace it", for_="10m", when="mig"),
+           "a GPU fell off the bus or its driver failed: drain the node and replace it", for_="10m", when="mig",
+           repair=REPLACE),
     Signal("DcgmExporterDown", (), (), 'up{{job="{job}"}} == 0', "warning",
            "the DCGM exporter on {{ $labels.instance }} cannot be scraped",
            "GPU health is unwatched on that node: look at the exporter pod's log", for_="5m"),
@@ -162,8 +192,44 @@ SIGNALS = (
            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is held by pod {{ $labels.exported_namespace }}/"
            "{{ $labels.exported_pod }} and has done nothing for an hour",
            "the GPU costs as much idle as busy: ask the pod's owner to release it", for_="1h"),
+    Signal("GpuRecoveryActionPending", ("gpuN.recovery_action",), (), "", "critical",
+           "the driver asks for a GPU reset, a reboot or a drain", "drain the node and reboot it", repair=REBOOT),
+    Signal("GpuFabricNotReady", ("gpuN.fabric",), (), "", "critical",
+           "the NVSwitch fabric has not come up: CUDA cannot start",
+           "start nvidia-fabricmanager of the driver's version; reboot the node if it does not come up",
+           repair=REBOOT, measured=r"^(?!Completed/)"),
+    Signal("GpuFabricError", ("gpuN.fabric",), (), "", "critical",
+           "the NVSwitch fabric came up with an error, which persists across reboots",
+           "drain and replace the node", repair=REPLACE, measured=r"^Completed/(?!Success$)"),
 )
-"""Every GPU health alert, with the probe checks it mirrors (docs/health.md's table is generated from it)."""
+"""Every GPU failure gpuready knows: the probe checks that judge it, its alert (where the exporter collects a field
+that shows it) and its repair. ``docs/reference/gpu-alerts.md`` is generated from it."""
+
+_XID = re.compile(r"(?:^|, )(\d+)(?= \(|,|$)")
+"""An Xid in the measured value of the probe's Xid checks (``79 (GPU has fallen off the bus.), 13``)."""
+
+
+def signals_of(check: Any) -> list[Signal]:
+    """The signals a probe check (anything with ``name`` and ``measured``) stands for: those naming the check
+    (``gpuN.`` for any GPU, or a PCI address the probe could not name) whose Xids it saw or whose ``measured`` pattern its value matches."""
+    name = re.sub(r"^(?:gpu\d+|pci [0-9a-f:]+)\.", "gpuN.", check.name)
+    measured = "" if check.measured is None else str(check.measured)
+    seen = {int(x) for x in _XID.findall(measured)}
+    return [s for s in SIGNALS if name in s.probe and (not s.xids or seen & set(s.xids))
+            and re.search(s.measured, measured)]
+
+
+def repair_action(checks: Iterable[Any]) -> tuple[str, str]:
+    """The repair a node needs from its probe's checks: (:data:`REBOOT`, :data:`REPLACE` or ``""``, why). The
+    strongest repair any failed check needs; ``""`` where none cures what failed (slow figures, a stray process, an
+    application's Xid: the node is not repaired). ``why`` names the checks and their signals."""
+    failed = [c for c in checks if c.verdict == "fail"]
+    found = [(c, s) for c in failed for s in signals_of(c)]
+    action = max((s.repair for _, s in found), key=STRENGTH.__getitem__, default="")
+    if not action:
+        names = ", ".join(c.name for c in failed) or "no failed check"
+        return "", f"no reboot or replacement cures what failed ({names})"
+    return action, "; ".join(f"{c.name} ({s.alert}: {s.action})" for c, s in found if s.repair == action)
 
 
 def expression(signal: Signal, *, exporter_job: str, replicas: int = 1) -> str:
@@ -181,7 +247,7 @@ def alerting_rules(*, exporter_job: str, replicas: int = 1, mig: bool = False) -
         **({"for": s.for_} if s.for_ != "0m" else {}),
         "labels": {"severity": s.severity},
         "annotations": {"summary": s.summary, "action": s.action},
-    } for s in SIGNALS if not (mig and s.when == "mig")]
+    } for s in SIGNALS if s.alerts and not (mig and s.when == "mig")]
 
 
 METRICS_CONFIG_MAP = "gpuready-dcgm-metrics"

@@ -133,8 +133,8 @@ def test_the_gpu_alerts_are_a_prometheus_rule_beside_the_exporter_only_with_the_
     assert rule.name == "gpu-gpu-alerts"
     assert rule.inputs["metadata"] == {"name": "gpuready-gpu-health", "namespace": facts.NAMESPACE, "labels": {
         "app.kubernetes.io/managed-by": "gpuready", "release": "monitoring"}}
-    assert [r["alert"] for r in rule.inputs["spec"]["groups"][0]["rules"]][:2] == [
-        "GpuXidHardwareError", "GpuXidApplicationError"]
+    assert [r["alert"] for r in rule.inputs["spec"]["groups"][0]["rules"]][:3] == [
+        "GpuXidHardwareError", "GpuXidUnrecoverable", "GpuXidApplicationError"]
     (dashboard,) = [c for c in rendering.of_type("kubernetes:core/v1:ConfigMap") if c.name == "gpu-gpu-dashboard"]
     assert dashboard.inputs["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert list(dashboard.inputs["data"]) == ["dcgm-exporter-dashboard.json"]

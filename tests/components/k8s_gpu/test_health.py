@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
-from gpuready.probe import core
+from gpuready.probe import Check, core
 from gpuready_components.k8s_gpu import health
 from tests import helm
 from tests.conftest import ROOT
@@ -62,8 +62,14 @@ WHOLE = {**NODE, **SCRAPE}
 
 CASES = [
     # (what, series, eval time, alert, the alerts expected)
-    ("a hardware Xid fires", [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 79x10")], "5m", "GpuXidHardwareError",
-     [_alert("GpuXidHardwareError", 79, WHOLE)]),
+    ("a hardware Xid fires", [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 48x10")], "5m", "GpuXidHardwareError",
+     [_alert("GpuXidHardwareError", 48, WHOLE)]),
+    ("a GPU fallen off the bus is no Xid a reset cures", [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 79x10")], "5m",
+     "GpuXidHardwareError", []),
+    ("a GPU fallen off the bus is told to replace the node", [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 79x10")], "5m",
+     "GpuXidUnrecoverable", [_alert("GpuXidUnrecoverable", 79, WHOLE)]),
+    ("a double-bit Xid is not told to replace", [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 48x10")], "5m",
+     "GpuXidUnrecoverable", []),
     ("an application's Xid is no hardware error", [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 13x10")], "5m",
      "GpuXidHardwareError", []),
     ("an application's Xid is told as the job's", [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 13x10")], "5m",
@@ -155,7 +161,7 @@ def test_each_alert_fires_on_its_failure_and_not_on_a_healthy_gpu(promtool, tmp_
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout
     covered = {case[3] for case in CASES} | {"GpuMissing"}
-    assert covered == {s.alert for s in health.SIGNALS}  # every alert has its cases
+    assert covered == {s.alert for s in health.SIGNALS if s.alerts}  # every alert has its cases
 
 
 @pytest.mark.parametrize("what, series, replicas, expected", MISSING, ids=[case[0] for case in MISSING])
@@ -170,7 +176,7 @@ def test_a_test_that_expects_the_wrong_alert_fails(promtool, tmp_path):
     """The harness itself: promtool fails a case whose expectation is wrong, so the cases above can fail."""
     rules = health.alerting_rules(exporter_job="dcgm-exporter")
     done = _promtool_test(promtool, tmp_path, rules, [_test(
-        [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 79x10")], "5m", "GpuXidHardwareError", [])])
+        [_series("DCGM_FI_DEV_XID_ERRORS", "0 0 48x10")], "5m", "GpuXidHardwareError", [])])
     assert done.returncode != 0 and "GpuXidHardwareError" in done.stdout + done.stderr
 
 
@@ -186,7 +192,7 @@ def test_the_rules_pass_promtools_check(promtool, tmp_path):
 def test_with_mig_the_gpu_count_alert_is_left_out():
     """The kubelet then advertises MIG instances, not GPUs: the count would not compare."""
     names = [r["alert"] for r in health.alerting_rules(exporter_job="dcgm-exporter", mig=True)]
-    assert "GpuMissing" not in names and len(names) == len(health.SIGNALS) - 1
+    assert "GpuMissing" not in names and len(names) == len([s for s in health.SIGNALS if s.alerts]) - 1
 
 
 CRD = ROOT / "tests" / "data" / "prometheus-operator-crds" / "monitoring.coreos.com_prometheusrules.yaml"
@@ -299,3 +305,48 @@ def test_nvidias_dashboard_ships_for_grafanas_sidecar_and_reads_only_collected_m
     queried = set(re.findall(r"DCGM_FI_\w+", text))
     assert queried and queried <= set(_csv_fields(health.counters_csv())), queried - set(_csv_fields(
         health.counters_csv()))
+
+
+def test_each_xid_the_probe_drains_for_has_one_signal_with_a_repair():
+    for xid in health.XID_HARDWARE:
+        (signal,) = [s for s in health.SIGNALS if xid in s.xids]
+        assert signal.repair == (health.REPLACE if xid in health.XID_REPLACE else health.REBOOT), xid
+    assert all(s.repair == "" for s in health.SIGNALS if set(s.xids) & set(health.XID_APPLICATION))
+
+
+@pytest.mark.parametrize("checks, action, names", [
+    ([Check("gpu3.xid", core.FAIL, "79 (GPU has fallen off the bus.), 13", "none")], health.REPLACE,
+     ["GpuXidUnrecoverable"]),
+    ([Check("gpu3.xid", core.FAIL, "48 (DBE (Double Bit Error) ECC Error (0x1a2b).)", "none")], health.REBOOT,
+     ["GpuXidHardwareError"]),
+    ([Check("pci 0:3b:00.xid", core.FAIL, "64", "none")], health.REPLACE, ["GpuXidUnrecoverable"]),
+    ([Check("gpu0.xid_under_load", core.FAIL, "13 (Graphics Exception)", "none")], "", []),
+    ([Check("gpu2.row_remap_pending", core.FAIL, "Yes", "No"),
+      Check("gpu5.row_remap_failure", core.FAIL, "Yes", "No")], health.REPLACE, ["GpuRowRemapFailure"]),
+    ([Check("gpu1.ecc_uncorrected", core.FAIL, 2, 0)], health.REBOOT, ["GpuDoubleBitEccError"]),
+    ([Check("gpu_count", core.FAIL, 7, 8)], health.REPLACE, ["GpuMissing"]),
+    ([Check("gpu0.fabric", core.FAIL, "In Progress/N/A", "Completed/Success")], health.REBOOT,
+     ["GpuFabricNotReady"]),
+    ([Check("gpu0.fabric", core.FAIL, "Completed/Failure", "Completed/Success")], health.REPLACE,
+     ["GpuFabricError"]),
+    ([Check("gpu4.recovery_action", core.FAIL, "Reboot", "None")], health.REBOOT, ["GpuRecoveryActionPending"]),
+    ([Check("gpu0.bf16_matmul_tflops", core.FAIL, 310.0, 650.0),
+      Check("gpu0.memory_in_use", core.FAIL, "70000 of 81559 MiB (86%)", "<= 5%")], "", []),
+    ([Check("gpu3.xid", core.WARN, "79 (GPU has fallen off the bus.)", "none")], "", []),
+])
+def test_a_failed_node_gets_the_strongest_repair_its_failures_need(checks, action, names):
+    """What ``gpuready sweep --repair`` does of a probe's report: the probe's own check names and values."""
+    got, why = health.repair_action(checks)
+    assert got == action
+    for name in names:
+        assert name in why
+    if not action:
+        assert why.startswith("no reboot or replacement cures what failed")
+
+
+def test_each_repair_signal_names_a_check_the_probe_fails_on():
+    """A signal no failed check can reach would never be repaired."""
+    assert {s.repair for s in health.SIGNALS} == {"", health.REBOOT, health.REPLACE}
+    for signal in health.SIGNALS:
+        if signal.repair:
+            assert signal.probe, signal.alert

@@ -28,9 +28,9 @@ def test_the_alerts_are_shown_with_their_severities_and_the_label_the_prometheus
     at = next(i for i, line in enumerate(lines) if "monitoring.coreos.com/v1:PrometheusRule" in line)
     assert lines[at].split() == ["kubernetes:monitoring.coreos.com/v1:PrometheusRule", "eks-gpu-software-gpu-alerts"]
     assert [line.strip() for line in lines[at + 1:at + 3]] == [
-        "alerts: 12 (5 critical, 4 warning, 3 info)", "selected by: release=monitoring"]
+        "alerts: 13 (6 critical, 4 warning, 3 info)", "selected by: release=monitoring"]
     (rule,) = [r for r in result["resources"] if r["type"].endswith(":PrometheusRule")]
-    assert rule["facts"] == {"alerts": "12 (5 critical, 4 warning, 3 info)", "selected by": "release=monitoring"}
+    assert rule["facts"] == {"alerts": "13 (6 critical, 4 warning, 3 info)", "selected by": "release=monitoring"}
 
 
 def test_a_rule_with_no_label_is_told_a_selecting_prometheus_ignores_it(tmp_path, capsys):

@@ -61,6 +61,9 @@ SETTINGS = kubernetes_settings(
                 Setting("maxRunDurationSeconds", int, fields=(_F + "max_run_duration_seconds",), feeds=F))),
     Setting("managedDcgm", bool, "GKE's managed DCGM metrics in Cloud Monitoring; the DCGM exporter chart is then not "
             "installed", ("cluster.managed_dcgm",), ClusterArgs),
+    Setting("managedAlerts", bool, "the GPU alerts in Google Cloud Managed Service for Prometheus: a PodMonitoring of "
+            "the DCGM exporter and a ClusterRules of the GPU alerts; needs `managedDcgm: false` (the alerts read "
+            "gpuready's exporter)", ("managed_alerts",), GkeGpuClusterArgs),
     Setting("releaseChannel", str, "GKE release channel of a new cluster: `REGULAR`, `RAPID`, `STABLE`, `EXTENDED`",
             ("cluster.release_channel",), ClusterArgs),
     Setting("network", dict, "your `{network, subnetwork}` for a new cluster (default: the stack creates a network and "

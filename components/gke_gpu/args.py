@@ -113,3 +113,7 @@ class GkeGpuClusterArgs:
     overcommit_quotas: bool = False
     """Let the teams' quotas add up to more GPUs than the pools reach at full scale (jobs then wait for GPUs their
     quota allows)."""
+    managed_alerts: bool = False
+    """The GPU alerts in Google Cloud Managed Service for Prometheus: a PodMonitoring of gpuready's DCGM exporter and
+    a ClusterRules of the GPU alerts (:mod:`~gpuready_components.gke_gpu.alerts`); needs the exporter
+    (``cluster.managed_dcgm`` false) and managed collection (turned on in a cluster the component creates)."""

@@ -18,7 +18,7 @@ from ..k8s_gpu.kueue import Provisioning, flavor
 from ..teams import Pool
 from ..k8s_gpu.validation import restricts
 from ..sdk import require
-from . import facts, reservation
+from . import alerts, facts, reservation
 from .args import ClusterArgs, GkeGpuClusterArgs
 from .outputs import OUTPUTS
 from .validation import GkeCapacity, check, checked_inputs, region
@@ -164,6 +164,8 @@ class GkeGpuCluster(GpuCluster):
             software,
             opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider},
                                         depends_on=[node_pool, *system_pools, *nat]))
+        if args.managed_alerts:
+            self._alerts(name, cap.software.namespace, plan(software).provider("dcgm-exporter"), provider)
         self._queues(name, [flavor(facts.GPU_POOL, cap.max_gpus, self.pool_labels(facts.GPU_POOL, self.gpu_node_labels),
                                    [k8s_facts.Taint(**t) for t in self.gpu_node_taints], [cap.machine],
                                    _admission_check(flex))],
@@ -177,6 +179,16 @@ class GkeGpuCluster(GpuCluster):
                                                             ("count", reserved.count), ("zone", reserved.zone))
                                           if v is not None}}])
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
+
+    def _alerts(self, name: str, namespace: str, exporter: str, provider: k8s.Provider) -> None:
+        """A PodMonitoring of the exporter and a ClusterRules of the GPU alerts, once the software is up (their CRDs
+        come with managed collection)."""
+        opts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[self.software])
+        for suffix, manifest in (("gpu-scrape", alerts.pod_monitoring(namespace, exporter)),
+                                 ("gpu-alerts", alerts.cluster_rules())):
+            k8s.apiextensions.CustomResource(f"{name}-{suffix}", api_version=manifest["apiVersion"],
+                                             kind=manifest["kind"], metadata=manifest["metadata"],
+                                             spec=manifest["spec"], opts=opts)
 
     def _node_config(self, machine_type: str, service_account: Any, disk_gb: int, node_labels: dict[str, str],
                      resource_labels: dict[str, str], *, image_type: str, secure_boot: bool, spot: bool = False,
@@ -261,9 +273,10 @@ class GkeGpuCluster(GpuCluster):
             if created else gcp.container.ClusterIpAllocationPolicyArgs(),
             enable_shielded_nodes=True,
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
-                enable_components=list(facts.MONITORING_COMPONENTS),
+                enable_components=list(facts.MONITORING_COMPONENTS if cluster.managed_dcgm else
+                                       facts.MONITORING_COMPONENTS[:1]),
                 managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True))
-            if cluster.managed_dcgm else None,
+            if cluster.managed_dcgm or args.managed_alerts else None,
             deletion_protection=cluster.deletion_protection,
             resource_labels=labels,
             opts=pulumi.ResourceOptions(parent=self))

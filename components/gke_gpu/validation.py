@@ -149,6 +149,11 @@ def _software(args: GkeGpuClusterArgs) -> GpuSoftwareOptions:
                           "report the same GPUs twice", "leave dcgm_exporter unset, or set cluster.managed_dcgm false")
     if options.dcgm_exporter is None:
         options = dataclasses.replace(options, dcgm_exporter=not managed)
+    if args.managed_alerts and not options.dcgm_exporter:
+        raise ConfigError("managed_alerts", True, "the alerts read gpuready's DCGM exporter, and " + (
+            "GKE's managed DCGM package runs its own, with a list of fields gpuready cannot extend" if managed else
+            "software.dcgm_exporter is false"), "set cluster.managed_dcgm false (and leave software.dcgm_exporter "
+            "unset), or managed_alerts false")
     if args.node_pool.gpu_sharing is not None and args.software.mig is not None:
         raise ConfigError("node_pool.gpu_sharing", args.node_pool.gpu_sharing.strategy, "GPU sharing together with "
                           "MIG", "choose one: MIG for isolated slices, sharing for whole GPUs taken in turns")

@@ -76,6 +76,12 @@ out there, spell them; ``ROW_REMAP_PENDING`` is DCGM field 396)."""
 EXPORTER_JOBS = MappingProxyType({"dcgm-exporter": "dcgm-exporter", "gpu-operator": "nvidia-dcgm-exporter"})
 """The chart that runs the exporter -> its Service's name, which the Prometheus Operator gives the scrape job."""
 
+EXPORTER_PODS = MappingProxyType({"dcgm-exporter": MappingProxyType({"app.kubernetes.io/name": "dcgm-exporter"}),
+                                  "gpu-operator": MappingProxyType({"app": "nvidia-dcgm-exporter"})})
+"""The chart that runs the exporter -> a label its exporter pods carry (the dcgm-exporter chart's DaemonSet; the GPU
+Operator's ``state-dcgm-exporter`` asset): what a pod-level scrape (GKE's PodMonitoring) selects them by."""
+EXPORTER_PORT = "metrics"
+"""The name both give the exporter's container port (9400)."""
 GPU_LABELS = ("Hostname", "gpu", "UUID", "modelName")
 """The labels dcgm-exporter gives each GPU's series (``Hostname``: the node's name)."""
 NODE_GPUS = 'sum by (node) (kube_node_status_capacity{resource="nvidia_com_gpu"})'
@@ -84,6 +90,8 @@ NODE_REPORTING = 'count by (node) (label_replace(DCGM_FI_DEV_GPU_TEMP, "node", "
 """GPUs the exporter reports per node."""
 
 
+NODE_CAPACITY = "node-capacity"
+"""A :attr:`Signal.when`: the alert reads kube-state-metrics' node capacity (:data:`NODE_GPUS`)."""
 REBOOT, REPLACE = "reboot", "replace"
 """The repairs a platform makes of a node: reboot it (its GPUs reset with it), or replace it by other hardware."""
 STRENGTH = {"": 0, REBOOT: 1, REPLACE: 2}
@@ -112,7 +120,9 @@ class Signal:
     for_: str = "0m"
     """How long the condition holds before the alert fires."""
     when: str = ""
-    """Where the alert is left out: ``mig`` (the kubelet advertises MIG instances, not GPUs)."""
+    """What the alert needs beyond the exporter: :data:`NODE_CAPACITY` (what the kubelet advertises, through
+    kube-state-metrics: left out with MIG, where the kubelet advertises MIG instances, not GPUs, and where the
+    Prometheus is not known to collect kube-state-metrics)."""
     repair: str = ""
     """What cures the failure on a node: :data:`REBOOT`, :data:`REPLACE`, or ``""`` (no repair: the alert only)."""
     xids: tuple[int, ...] = ()
@@ -182,7 +192,7 @@ SIGNALS = (
     Signal("GpuMissing", ("gpu_count",), ("DCGM_FI_DEV_GPU_TEMP",),
            "({gpus}) - ({reporting}) > 0 or (({gpus}) unless on (node) ({reporting}))", "critical",
            "{{ $labels.node }} advertises {{ $value }} GPUs more than the exporter reports",
-           "a GPU fell off the bus or its driver failed: drain the node and replace it", for_="10m", when="mig",
+           "a GPU fell off the bus or its driver failed: drain the node and replace it", for_="10m", when=NODE_CAPACITY,
            repair=REPLACE),
     Signal("DcgmExporterDown", (), (), 'up{{job="{job}"}} == 0', "warning",
            "the DCGM exporter on {{ $labels.instance }} cannot be scraped",
@@ -239,15 +249,17 @@ def expression(signal: Signal, *, exporter_job: str, replicas: int = 1) -> str:
     return signal.expr.format(by=", ".join(GPU_LABELS), job=exporter_job, gpus=gpus, reporting=NODE_REPORTING)
 
 
-def alerting_rules(*, exporter_job: str, replicas: int = 1, mig: bool = False) -> list[dict[str, Any]]:
-    """The alerting rules, as Prometheus's rule files and the ``PrometheusRule`` write them."""
+def alerting_rules(*, exporter_job: str, replicas: int = 1, mig: bool = False,
+                   node_capacity: bool = True) -> list[dict[str, Any]]:
+    """The alerting rules, as Prometheus's rule files and the ``PrometheusRule`` write them; ``node_capacity``: the
+    Prometheus collects kube-state-metrics' node capacity (else the alerts that read it are left out)."""
     return [{
         "alert": s.alert,
         "expr": expression(s, exporter_job=exporter_job, replicas=replicas),
         **({"for": s.for_} if s.for_ != "0m" else {}),
         "labels": {"severity": s.severity},
         "annotations": {"summary": s.summary, "action": s.action},
-    } for s in SIGNALS if s.alerts and not (mig and s.when == "mig")]
+    } for s in SIGNALS if s.alerts and not ((mig or not node_capacity) and s.when == NODE_CAPACITY)]
 
 
 METRICS_CONFIG_MAP = "gpuready-dcgm-metrics"

@@ -375,18 +375,28 @@ def _resource_quota(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
     return {"pods": (spec.get("hard") or {}).get("pods"), **({"priority classes": "; ".join(scopes)} if scopes else {})}
 
 
-def _prometheus_rule(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    rule = kubernetes.PrometheusRule(r.inputs)
+def _alert_counts(rule: kubernetes.AlertRules) -> str:
+    """``13 (6 critical, 4 warning, 3 info)``."""
     severities: dict[str, int] = {}
     for alert in rule.alerts:
         severity = (alert.get("labels") or {}).get("severity", "none")
         severities[severity] = severities.get(severity, 0) + 1
-    picked = {k: v for k, v in rule.labels.items() if k != "app.kubernetes.io/managed-by"}
     order = sorted(severities, key=lambda s: (("critical", "warning", "info").index(s)
                                              if s in ("critical", "warning", "info") else 3, s))
-    return {"alerts": f"{len(rule.alerts)} ({', '.join(f'{severities[s]} {s}' for s in order)})",
+    return f"{len(rule.alerts)} ({', '.join(f'{severities[s]} {s}' for s in order)})"
+
+
+def _prometheus_rule(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    rule = kubernetes.PrometheusRule(r.inputs)
+    picked = {k: v for k, v in rule.labels.items() if k != "app.kubernetes.io/managed-by"}
+    return {"alerts": _alert_counts(rule),
             "selected by": ", ".join(f"{k}={v}" for k, v in picked.items()) or
             "no label: a Prometheus that selects rules by label does not load it (gpuready:prometheusLabels)"}
+
+
+def _cluster_rules(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
+    return {"alerts": _alert_counts(gcp.ClusterRules(r.inputs)),
+            "evaluated by": "Managed Service for Prometheus (its rule evaluator, over this cluster's metrics)"}
 
 
 Describer = Callable[[RenderedResource, Rendering], dict[str, Any]]
@@ -412,6 +422,7 @@ GCP: Mapping[type[Resource], Describer] = MappingProxyType({
     gcp.GkeNodePool: _gke_node_pool,
     gcp.Subnetwork: _gke_subnetwork,
     gcp.RouterNat: _gke_router_nat,
+    gcp.ClusterRules: _cluster_rules,
 })
 AZURE: Mapping[type[Resource], Describer] = MappingProxyType({
     azure.AksCluster: _aks_cluster,

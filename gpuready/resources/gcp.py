@@ -8,6 +8,7 @@ from gpuready_components import catalog
 from gpuready_components.gke_gpu import facts as gke_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
+from .kubernetes import AlertRules
 from .base import (FLEX_START, ON_DEMAND, RESERVED, SPOT, GpuPool, PoolCapacity, Repair, Reservation, Resource, Site,
                    Source, api_taint, dig, get, plain, true)
 
@@ -173,6 +174,13 @@ class GkeNodePool(GpuPool):
 
 Subnetwork = plain("Subnetwork", "gcp:compute/subnetwork:Subnetwork")
 RouterNat = plain("RouterNat", "gcp:compute/routerNat:RouterNat", SUBNETWORKS_INPUT="subnetworks")
+
+
+class ClusterRules(AlertRules):
+    """A ``ClusterRules`` of Google Cloud Managed Service for Prometheus (the GPU alerts with ``managedAlerts``),
+    which its managed rule evaluator runs over the cluster's metrics."""
+
+    TOKEN = "kubernetes:monitoring.googleapis.com/v1:ClusterRules"
 
 
 class ServiceAccount(Resource):

@@ -58,11 +58,8 @@ Namespace = plain("Namespace", "kubernetes:core/v1:Namespace")
 ResourceQuota = plain("ResourceQuota", "kubernetes:core/v1:ResourceQuota")
 
 
-class PrometheusRule(Resource):
-    """A ``PrometheusRule`` (the GPU health alerts, ``gpuready_components.k8s_gpu.health``) as the CustomResource
-    sends it."""
-
-    TOKEN = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+class AlertRules(Resource):
+    """A custom resource of Prometheus rule groups (``spec.groups``), as the CustomResource sends it."""
 
     @property
     def alerts(self) -> list[Mapping[str, Any]]:
@@ -72,6 +69,13 @@ class PrometheusRule(Resource):
     @property
     def labels(self) -> Mapping[str, Any]:
         return (self.props.get("metadata") or {}).get("labels") or {}
+
+
+class PrometheusRule(AlertRules):
+    """A ``PrometheusRule`` (the GPU health alerts, ``gpuready_components.k8s_gpu.health``), for the Prometheus
+    Operator."""
+
+    TOKEN = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 
 
 class KarpenterNodeClass(Resource):

@@ -1,5 +1,5 @@
 """``gpuready plan`` on a Kubernetes stack with the Prometheus Operator: the GPU alerts it would create, how many of
-each severity, and whether the Prometheus's selector would pick them."""
+each severity, and whether the Prometheus's selector would pick them; on GKE with managed alerts, who evaluates them."""
 
 from __future__ import annotations
 
@@ -47,3 +47,17 @@ def test_each_eks_gpu_node_group_shows_its_repair_and_its_limits(capsys):
         assert groups[name]["repair"] == ("reboot on 14 GPU reasons, replace on 4 GPU reasons; 1 at a time; stops "
                                           "above 20% unhealthy")
     assert "repair" not in groups["eks-system"]
+
+
+def test_gke_managed_alerts_are_shown_with_who_evaluates_them(tmp_path, capsys):
+    stack = tmp_path / "Pulumi.gke.yaml"
+    text = (ROOT / "stacks" / "Pulumi.gke.yaml").read_text()
+    assert "  gpuready:managedDcgm: true\n" in text
+    stack.write_text(text.replace("  gpuready:managedDcgm: true\n",
+                                  "  gpuready:managedDcgm: false\n  gpuready:managedAlerts: true\n"))
+    assert main(["plan", "--stack-file", str(stack), "--no-policies", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    (rules,) = [r for r in result["resources"] if r["type"].endswith(":ClusterRules")]
+    assert rules["facts"] == {"alerts": "12 (5 critical, 4 warning, 3 info)", "evaluated by":
+                              "Managed Service for Prometheus (its rule evaluator, over this cluster's metrics)"}
+    assert [r for r in result["resources"] if r["type"].endswith(":PodMonitoring")]

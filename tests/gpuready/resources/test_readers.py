@@ -20,7 +20,8 @@ RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, 
               "eks-karpenter": {"gpuready:autoscaler": "karpenter"},
               "eks-karpenter-reserved": {}, "aws-batch-reserved": {},
               "gke-gpu-operator": {"gpuready:install": "gpu-operator"},
-              "aks-alerts": {"gpuready:prometheusOperator": "true"}, "aks-reservation": {}}
+              "aks-alerts": {"gpuready:prometheusOperator": "true"}, "aks-reservation": {},
+              "gke-alerts": {"gpuready:managedDcgm": "false", "gpuready:managedAlerts": "true"}}
 """Reference stacks (and variants of their config: NAME-VARIANT with no stack file of that name) that together create
 every type the stacks use."""
 NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy, aws.IamUserPolicyAttachment,

@@ -104,3 +104,15 @@ def check_reservation_facts(field: str, *, count: Optional[int], start: Optional
     if times["start"] is not None and times["end"] is not None and times["start"] >= times["end"]:
         raise ConfigError(f"{field}.start", start, f"it is not before the end {end}",
                           "copy start and end from the reservation as the cloud describes it")
+
+
+def reservation_entry(*, pool: Optional[str] = None, kind: str, target: str, only: bool, start: Optional[str] = None,
+                      end: Optional[str] = None, count: Optional[int] = None, zone: Optional[str] = None,
+                      subnet_zones: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """One item of a stack's ``gpuReservations`` output: ``pool`` (when given), ``kind``, ``target`` (an id, a group,
+    ``open``), ``only``, and those known of ``start``, ``end``, ``count``, ``zone`` and ``subnetZones`` (the zones of
+    the pool's subnets, read at preview when the reservation's zone is known), which ``gpuready smoke`` reads."""
+    known = {"start": start, "end": end, "count": count, "zone": zone,
+             "subnetZones": list(subnet_zones) if subnet_zones is not None else None}
+    return {**({"pool": pool} if pool is not None else {}), "kind": kind, "target": target, "only": only,
+            **{k: v for k, v in known.items() if v is not None}}

@@ -54,7 +54,8 @@ SETTINGS = Settings(
     Setting("reservation", dict, "an On-Demand Capacity Reservation the GPU compute environment launches into "
             "(capacity `[on-demand]`): `{kind: odcr, id | resourceGroupArn | preference: open}`; optional known facts "
             "`instanceType`, `availabilityZone`, `count`, `start`, `end`, checked at preview; `only: true`: no "
-            "instance outside it. A Capacity Block is refused: Batch ignores the market type it needs",
+            "instance outside it; with `availabilityZone`, subnets none of which is in it are refused at preview. A "
+            "Capacity Block is refused: Batch's user guide says it ignores the market type it needs",
             ("reservation",), default={}, sub=(
                 Setting("kind", str, fields=("reservation.kind",), feeds=RES),
                 Setting("id", str, fields=("reservation.id",), feeds=RES),
@@ -115,7 +116,7 @@ def build(config: StackConfig) -> None:
         vpc = AwsNetwork("gpu", AwsNetworkArgs(
             cidr_block=network.get("cidrBlock", SETTINGS["network.cidrBlock"].value),
             availability_zones=network.get("availabilityZones", SETTINGS["network.availabilityZones"].value),
-            tags=tags))
+            first_zone=(read("reservation") or {}).get("availabilityZone"), tags=tags))  # a subnet in its zone
         subnet_ids, vpc_id, security_group_ids = vpc.private_subnet_ids, vpc.vpc_id, None
 
     multi_node, cpu_queue = read("multiNode"), read("cpuQueue")

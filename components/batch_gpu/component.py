@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 import pulumi
 
 from ..aws_instances import efa_layout
+from ..aws_network import zones
 from . import reservation
 from .. import metaflow
 from ..errors import ConfigError
@@ -163,9 +164,10 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         groups = self._security_groups(name, args, tags)
         template = self._launch_template(f"{name}-gpu", "gpuready Batch GPU instances: IMDSv2 only, encrypted gp3 "
                                          "root volume", args, tags, reserved=args.reservation)
+        gpu_subnets, subnet_zones = self._gpu_subnets(args)
         environments = [self._compute_environment(
             f"{name}-gpu-{kind}", roles, tags, capacity=kind, min_vcpus=args.min_vcpus if order == 1 else 0,
-            max_vcpus=args.max_vcpus, instance_types=list(args.instance_types), subnets=args.subnet_ids,
+            max_vcpus=args.max_vcpus, instance_types=list(args.instance_types), subnets=gpu_subnets,
             security_group_ids=groups, launch_template=template, image_type=args.image_type, image_id=args.image_id,
             stamps=reservation.stamps(args.reservation))
             for order, kind in enumerate(args.capacity, start=1)]
@@ -200,7 +202,22 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
         self.teams_job_queue_arn = teams_queue.arn if teams_queue else None
         self.multi_node_teams_job_queue_arn = multi_node_teams_queue.arn if multi_node_teams_queue else None
         self.log_group_name = log_group.name
+        res = args.reservation
+        self.gpu_reservations = None if res is None else pulumi.Output.all(
+            [e.name for e in environments], subnet_zones).apply(
+            lambda a: [reservation.output(res, pool, zones.known_zones(a[1])) for pool in a[0]])
         self._register(args, roles.job_arn, multi_node_queue)
+
+    def _gpu_subnets(self, args: BatchGpuEnvironmentArgs) -> tuple[Any, Any]:
+        """The GPU compute environments' subnets and their zones (subnet id to zone): with a reservation whose zone
+        is known, read at preview (:mod:`..aws_network.zones`) and the subnets checked against it; else the subnets
+        as given and no zones."""
+        res = args.reservation
+        if res is None or not res.availability_zone:
+            return args.subnet_ids, {}
+        found = zones.subnet_zones(args.subnet_ids, self)
+        return zones.checked_subnets(args.subnet_ids, found, field="subnet_ids", reservation=reservation.describe(res),
+                                     zone=res.availability_zone, zone_field="reservation.availability_zone"), found
 
     def _iam(self, name: str, args: BatchGpuEnvironmentArgs, tags: dict[str, str]) -> _Roles:
         """The instances' role and profile, the Spot fleet's role (with Spot capacity only), and the jobs' own role
@@ -472,5 +489,6 @@ class BatchGpuEnvironment(pulumi.ComponentResource):
             "metaflowMultiNodeProfile": _metaflow(multi_node_queue.name, job_role_arn, args) if multi_node_queue
             else None,
             "teams": self._teams(profile),
+            "gpuReservations": self.gpu_reservations,
         })
         self.register_outputs(self.outputs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..outputs import NUMBER, STRING, STRING_MAP, STRINGS, TEAMS, WHOLE, Contract, Output
+from ..outputs import NUMBER, RESERVATIONS, STRING, STRING_MAP, STRINGS, TEAMS, WHOLE, Contract, Output
 
 OUTPUTS = Contract("aws-batch", (
     Output("platform", STRING, "the platform the stack builds: aws-batch", smoke=True),
@@ -42,4 +42,9 @@ OUTPUTS = Contract("aws-batch", (
            "queue `jobQueueArn` with `shareIdentifier` (and multi-node ones to `multiNodeJobQueueArn`, with "
            "multiNode); its Metaflow steps, which send no share identifier, to the FIFO queue "
            "`metaflowJobQueueArn` that its `metaflowProfile` names", smoke=True, when="with teams"),
+    Output("gpuReservations", RESERVATIONS, "the reservation the GPU compute environments launch into, one item per "
+           "environment: {pool (the environment's name), kind, target, only, and start, end, count, zone where the "
+           "stack was given them, subnetZones where it read them}, which gpuready smoke reads to say why a GPU job "
+           "stays RUNNABLE (not started, ended, every reserved instance in use, the wrong zone)", smoke=True,
+           when="on a reservation"),
 ))

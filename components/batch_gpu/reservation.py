@@ -4,27 +4,34 @@ or resource group (or any matching open one) and written into the GPU launch tem
 AWS Batch passes to the instances it launches (the Batch user guide's "Use Amazon EC2 launch templates with AWS Batch"
 does not list it among the launch template parameters Batch ignores).
 
-What Batch does not support is refused at construction: a Capacity Block for ML (its launch template needs
-``instanceMarketOptions`` market type ``capacity-block``, and Batch ignores a template's instance market options,
-since it controls the purchase option itself), and a reservation beside Spot environments (a reservation is on-demand
-capacity). Batch's own ``capacityReservations`` (``CapacityReservationRequest``) belong to ECS Managed Instances
+What Batch does not support is refused at construction: a Capacity Block for ML, and a reservation beside Spot
+environments (a reservation is on-demand capacity). A Capacity Block's launch template needs ``instanceMarketOptions``
+market type ``capacity-block`` (EC2's "Launch instances using Capacity Blocks" and botocore's EC2 ``MarketType``), and
+the AWS Batch user guide, "Use Amazon EC2 launch templates with AWS Batch"
+(https://docs.aws.amazon.com/batch/latest/userguide/launch-templates.html), lists "Instance market options (AWS Batch
+must control Spot Instance configuration)" among the launch template parameters Batch ignores; no Batch document says
+otherwise (the user guide has no Capacity Block page; Batch's API has no market type, botocore ``ComputeResource``).
+Against it stand AWS's sample templates (aws-samples/awsome-distributed-training, ``1.architectures/3.aws-batch``,
+P5 and P6 on Batch) that write exactly that market type into a Batch launch template: a sample, not a documented
+contract, so the refusal stays until a Batch document says the market type reaches the instances (then the EKS
+launch template fields of :mod:`..eks_gpu.reservation` apply here as they are). Batch's own ``capacityReservations`` (``CapacityReservationRequest``) belong to ECS Managed Instances
 compute environments, which gpuready does not create."""
 
 from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from ..capacity import parse_time, reservation_stamps
+from ..capacity import parse_time, reservation_entry, reservation_stamps
 from ..catalog import GpuInstanceType
 from ..eks_gpu.reservation import OPEN, PREFERENCES, RESERVATIONS_ONLY, TARGETED, check_names
 from ..errors import ConfigError
 
 ODCR = "odcr"
-UNSUPPORTED = {"capacity-block": "AWS Batch ignores a launch template's instance market options, so a Capacity "
-                                 "Block's market type never reaches the instances"}
-"""Reservation kinds Batch cannot launch into, with the reason."""
+UNSUPPORTED = {"capacity-block": "AWS Batch ignores a launch template's instance market options (Batch user guide, "
+                                 "launch-templates), so a Capacity Block's market type never reaches the instances"}
+"""Reservation kinds Batch cannot launch into, with the reason (see the module's docstring for the sources)."""
 _FIELD = "reservation"
 
 
@@ -128,3 +135,19 @@ def specification(res: BatchReservationArgs) -> dict[str, object]:
 def stamps(res: Optional[BatchReservationArgs]) -> dict[str, str]:
     """The tags that tell readers the reservation's known facts."""
     return {} if res is None else reservation_stamps(only=res.only, start=res.start, end=res.end, count=res.count)
+
+
+def target(res: BatchReservationArgs) -> str:
+    """What the reservation targets: its id, its resource group's ARN, or ``open``."""
+    return res.id or res.resource_group_arn or OPEN
+
+
+def describe(res: BatchReservationArgs) -> str:
+    """``odcr cr-...``, ``odcr open``: the reservation in a line."""
+    return f"{res.kind} {target(res)}"
+
+
+def output(res: BatchReservationArgs, pool: str, subnet_zones: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """The reservation as the ``gpuReservations`` output holds it, for the GPU compute environment ``pool``."""
+    return reservation_entry(pool=pool, kind=res.kind, target=target(res), only=res.only, start=res.start,
+                             end=res.end, count=res.count, zone=res.availability_zone, subnet_zones=subnet_zones)

@@ -17,6 +17,7 @@ from ..k8s_gpu.kubeconfig import kubeconfig
 from ..k8s_gpu.kueue import Flavor, flavor
 from ..teams import Pool
 from ..sdk import require
+from ..aws_network import zones
 from . import autoscaler, efa, facts, karpenter, repair, reservation
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
@@ -99,8 +100,9 @@ class EksGpuCluster(GpuCluster):
                                       gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances),
                                       extra_instance_types=args.extra_instance_types)
         taint = self._gpu_nodes("eks", {**gpu_labels(ng), **plan(software).node_labels})
+        gpu_subnets, subnet_zones = self._gpu_subnets(args)
         node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster, cluster_name, node_role,
-                                                                  node_policies, tags)
+                                                                  node_policies, tags, gpu_subnets)
         if node_groups and ng.repair.enabled and system_nodes:
             # the agent whose conditions node repair acts on; an existing cluster must run it already (an add-on
             # made twice fails)
@@ -123,7 +125,7 @@ class EksGpuCluster(GpuCluster):
                     opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[cluster, *node_policies]))
             else:
                 self.autoscaler, pool = karpenter.install(
-                    self, name, cluster_name, ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids,
+                    self, name, cluster_name, gpu_subnets,
                     selector, system_nodes, tags, provider, ng.root_volume_gib, ng.root_volume_kms_key_id, spec,
                     ng.reservation)
             self.node_group_name = pulumi.Output.from_input(sf.NODE_POOL_NAME)
@@ -150,8 +152,8 @@ class EksGpuCluster(GpuCluster):
         self._queues(name, self._flavors(args), selector, provider, [self.software])
 
         if ng.reservation is not None:  # each GPU node group, or the GPU NodePool (its nodes carry its name)
-            self.gpu_reservations = self.node_group_names.apply(
-                lambda names: [{"pool": n, **reservation.output(ng.reservation)} for n in names])
+            self.gpu_reservations = pulumi.Output.all(self.node_group_names, subnet_zones).apply(
+                lambda a: [{"pool": n, **reservation.output(ng.reservation, zones.known_zones(a[1]))} for n in a[0]])
         self._register(OUTPUTS, cluster_name, config, cap, nodeGroupName=self.node_group_name,
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
                        autoscaler=cap.autoscaler)
@@ -309,13 +311,27 @@ class EksGpuCluster(GpuCluster):
                        for arn in policies]
         return role, attachments
 
+    def _gpu_subnets(self, args: EksGpuClusterArgs) -> tuple[Any, Any]:
+        """The GPU nodes' subnets (the node group's, else the cluster's) and their zones (subnet id to zone): with a
+        reservation whose zone is known, read at preview (:mod:`..aws_network.zones`) and the subnets checked against
+        it; else the subnets as given and no zones."""
+        ng = args.node_group
+        subnet_ids = ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids
+        res = ng.reservation
+        if res is None or not res.availability_zone:
+            return subnet_ids, {}
+        found = zones.subnet_zones(subnet_ids, self)
+        field = "node_group.subnet_ids" if ng.subnet_ids is not None else "subnet_ids"
+        return zones.checked_subnets(subnet_ids, found, field=field, reservation=reservation.describe(res),
+                                     zone=res.availability_zone,
+                                     zone_field="node_group.reservation.availability_zone"), found
+
     def _gpu_node_groups(self, name: str, args: EksGpuClusterArgs, cluster: Any, cluster_name: Any, node_role: Any,
-                         node_policies: list, tags: dict[str, str]) -> list:
-        """One managed node group per GPU count and model, each with its node-template tags (plain values); EFA
-        groups in one subnet (the first given) and one cluster placement group."""
+                         node_policies: list, tags: dict[str, str], subnet_ids: Any) -> list:
+        """One managed node group per GPU count and model in ``subnet_ids``, each with its node-template tags (plain
+        values); EFA groups in one subnet (the first given) and one cluster placement group."""
         ng, cap = args.node_group, self.capacity
         taint = facts.NODES.taint
-        subnet_ids = ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids
         efa_args: dict[str, Any] = {}
         if cap.efa_interfaces:
             placement, groups = self._efa_network(name, args, cluster, tags)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from ..capacity import check_reservation_facts, reservation_stamps
+from ..capacity import check_reservation_facts, reservation_entry, reservation_stamps
 from ..errors import ConfigError
 from . import scaler_facts as sf
 
@@ -205,9 +205,8 @@ def stamps(res: Optional[CapacityReservationArgs]) -> dict[str, str]:
     return reservation_stamps(only=res.only, start=res.start, end=res.end, count=res.count)
 
 
-def output(res: CapacityReservationArgs) -> dict[str, Any]:
-    """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, and the
-    facts given."""
-    known = {"start": res.start, "end": res.end, "count": res.count, "zone": res.availability_zone}
-    return {"kind": res.kind, "target": target(res), "only": res.only,
-            **{k: v for k, v in known.items() if v is not None}}
+def output(res: CapacityReservationArgs, subnet_zones: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, the facts
+    given, and the zones of the pool's subnets when they were read (:func:`~gpuready_components.capacity.reservation_entry`)."""
+    return reservation_entry(kind=res.kind, target=target(res), only=res.only, start=res.start, end=res.end,
+                             count=res.count, zone=res.availability_zone, subnet_zones=subnet_zones)

@@ -32,6 +32,12 @@ def _eks_cluster(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
                           "clusterSecurityGroupId": ec2_id("sg", f"eks-cluster-{name}")}}
 
 
+def _subnet(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    """A subnet the stack was given, as far as it is known offline: its id, and no Availability Zone (only EC2 knows
+    it), so a reservation's zone check waits for ``pulumi preview`` rather than pass on an invented zone."""
+    return {"id": args.get("id", "")}
+
+
 def _aks_credentials(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
     name = args.get("resourceName", "cluster")
     config = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
@@ -49,6 +55,7 @@ AWS = MappingProxyType({
     "aws:index/getRegion:getRegion": _region,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller,
     "aws:eks/getCluster:getCluster": _eks_cluster,
+    "aws:ec2/getSubnet:getSubnet": _subnet,
 })
 """The AWS invokes the AWS platforms' programs make."""
 AZURE = MappingProxyType({

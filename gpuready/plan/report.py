@@ -48,6 +48,7 @@ def render_text(result: PlanResult) -> str:
     else:
         lines.append("  no GPU capacity found in this stack")
     lines += _kind_lines(cap)
+    lines += _zone_lines(result.outputs)
     if result.caps is not None:
         lines.append(f"  caps: {', '.join(f'{k} {v:g}' for k, v in result.caps.items())}" if result.caps else
                      "  no caps: nothing limits GPUs or $/h; pass --policy-config FILE setting gpu-capacity-caps' "
@@ -97,6 +98,15 @@ def _kind_lines(cap: Any) -> list[str]:
     if cap.committed_usd_per_hour:
         lines.append(f"  committed: ${cap.committed_usd_per_hour:,.2f}/h, paid whether the GPUs are used or not")
     return lines
+
+
+def _zone_lines(outputs: dict[str, Any]) -> list[str]:
+    """Each reservation whose zone was given but whose pool's subnets' zones are not known (offline, ``gpuready
+    plan`` reads no subnet): its zone is checked by ``pulumi preview``, not here."""
+    entries = outputs.get("gpuReservations")
+    return [f"  {e.get('pool')}: reservation zone {e['zone']} unchecked offline (pulumi preview reads the subnets' "
+            "zones and refuses subnets outside it)" for e in entries if isinstance(e, dict) and e.get("zone")
+            and "subnetZones" not in e] if isinstance(entries, list) else []
 
 
 def _metaflow_lines(outputs: dict[str, Any]) -> list[str]:

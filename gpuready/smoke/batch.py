@@ -342,7 +342,8 @@ class BatchTarget(BatchRun):
     def follow(self) -> bool:
         self.job, _ = wait(self.result, self.submission.state, self.aws["poll"],
                            lambda job, nodes: diagnose.explain(self.aws["batch"], job, self.aws["ec2"](),
-                                                               self.aws["ecr"]()),
+                                                               self.aws["ecr"](),
+                                                               self.stack.get("gpuReservations") or ()),
                            self.submission.cleanup, timeout=self.request.timeout, keep=self.request.keep,
                            poll=self.poll, explain_after=self.explain_after, progress=self.progress,
                            sleep=self.sleep)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from datetime import datetime, timezone
+from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components.batch_gpu import fit
 
 from ..resources.aws import BatchComputeEnvironment
+from .scaler.base import Context
+from .scaler.reservations import explain as reservation_findings
 
 REASONS = {
     "MISCONFIGURATION:JOB_RESOURCE_REQUIREMENT": "no instance type in the queue's compute environments can hold "
@@ -107,9 +110,15 @@ def starting(job: dict[str, Any], envs: list[dict], ec2: Any = None, ecr: Any = 
     return reasons
 
 
-def explain(batch: Any, job: dict[str, Any], ec2: Any = None, ecr: Any = None) -> list[str]:
-    """Plain-language reasons a job is RUNNABLE or STARTING for long, read from Batch's own descriptions."""
-    reasons = []
+def explain(batch: Any, job: dict[str, Any], ec2: Any = None, ecr: Any = None,
+            reservations: Sequence[Mapping[str, Any]] = (), now: Optional[datetime] = None) -> list[str]:
+    """Plain-language reasons a job is RUNNABLE or STARTING for long, read from Batch's own descriptions; and,
+    for a stack on a reservation (its ``gpuReservations`` output, ``reservations``), what the reservation says at
+    ``now`` (default: the clock): in another zone than the subnets, not started, ended
+    (:func:`gpuready.smoke.scaler.reservations.explain`; Batch has no nodes to count a full one by)."""
+    reasons = [f"{f.summary}; fix: {'; '.join(f.fixes)}" for f in reservation_findings(
+        Context(platform="aws-batch", reservations=tuple(reservations)), [],
+        now or datetime.now(timezone.utc))] if job.get("status") == "RUNNABLE" else []
     status_reason = job.get("statusReason") or ""
     for code, meaning in REASONS.items():
         if code in status_reason:

@@ -15,7 +15,8 @@ from .base import Context, Finding
 NOT_ACTIVE = "reservation-not-active"
 ENDED = "reservation-ended"
 FULL = "reservation-full"
-KINDS = (NOT_ACTIVE, ENDED, FULL)
+WRONG_ZONE = "reservation-wrong-zone"
+KINDS = (NOT_ACTIVE, ENDED, FULL, WRONG_ZONE)
 """The findings' ``kind`` codes (stable for ``--json``)."""
 
 
@@ -45,13 +46,19 @@ def _holds(node: Mapping[str, Any], reservation: Mapping[str, Any], platform: Op
 
 
 def explain(context: Context, nodes: list[Mapping[str, Any]], now: datetime) -> list[Finding]:
-    """A finding for each reservation of the stack that keeps new GPU nodes from coming: not started yet, ended, or
-    (its count known) every reserved instance already a node. A reservation the pool may fall past (``only`` false,
-    an ODCR group or ``open``) is said too: its nodes then launch on demand, if EC2 has any."""
+    """A finding for each reservation of the stack that keeps new GPU nodes from coming: in a zone none of the pool's
+    subnets is in (both known: ``zone``, ``subnetZones``), not started yet, ended, or (its count known) every
+    reserved instance already a node. A reservation the pool may fall past (``only`` false, an ODCR group or
+    ``open``) is said too: its nodes then launch on demand, if EC2 has any."""
     findings = []
     for res in context.reservations:
         name = f"{res['pool']}'s reservation ({res['kind']} {res['target']})"
         start, end = (_time(res.get(key)) for key in ("start", "end"))
+        zone, subnet_zones = res.get("zone"), res.get("subnetZones")
+        if zone and isinstance(subnet_zones, list) and subnet_zones and zone not in subnet_zones:
+            findings.append(Finding(WRONG_ZONE, "gpuready", f"{name} is in {zone}, and the pool's subnets are in "
+                                    f"{', '.join(subnet_zones)}: no instance of the pool launches into it",
+                                    fixes=(f"give the pool a subnet in {zone} and run pulumi up",)))
         if start is not None and start > now:
             findings.append(Finding(NOT_ACTIVE, "gpuready", f"{name} starts at {res['start']}, in "
                                     f"{_span((start - now).total_seconds())}: no node launches into it before then",

@@ -155,3 +155,12 @@ def test_every_kubernetes_stack_on_a_reservation_tells_smoke_about_it(capsys, st
     assert main(["plan", "--stack", stack, "--no-policies", "--json"]) == 0
     (said,) = json.loads(capsys.readouterr().out)["outputs"]["gpuReservations"]
     assert (said["pool"], said["kind"]) == (pool, kind) and said["target"] and said["count"] >= 1
+
+
+def test_the_plan_says_a_given_zone_is_unchecked_offline():
+    from gpuready.plan.report import _zone_lines
+    entry = {"pool": "gpu-gpu-on-demand", "kind": "odcr", "target": "cr-0123456789abcdef0", "only": False, "zone": "us-east-1c"}
+    assert _zone_lines({"gpuReservations": [entry]}) == [
+        "  gpu-gpu-on-demand: reservation zone us-east-1c unchecked offline (pulumi preview reads the subnets' "
+        "zones and refuses subnets outside it)"]
+    assert _zone_lines({"gpuReservations": [{**entry, "subnetZones": ["us-east-1c"]}]}) == []

@@ -271,3 +271,13 @@ def test_outputs_naming_a_missing_job_definition_are_a_user_mistake(aws, tmp_pat
     assert main(["smoke", "--outputs", str(outputs)]) == 2
     assert "job-definition/gpu-smoke:7 does not exist in us-east-1" in capsys.readouterr().err
     assert _jobs(aws[0]) == [] and probe_definitions(aws[0]) == []
+
+
+def test_a_job_stuck_runnable_on_an_ended_reservation_in_another_zone_is_told_why(aws, jobs_never_start):
+    """The stack's ``gpuReservations`` (what the component exports on a reservation) read by the diagnosis."""
+    ended = {"pool": "gpu-gpu-on-demand", "kind": "odcr", "target": "cr-0123456789abcdef0", "only": True,
+             "end": "2020-01-01T00:00:00Z", "zone": "us-east-1c", "subnetZones": ["us-east-1a", "us-east-1b"]}
+    result = _run({**aws[1], "gpuReservations": [ended]}, timeout=0.6)
+    said = "\n".join(result.diagnosis)
+    assert "reservation (odcr cr-0123456789abcdef0) ended at 2020-01-01T00:00:00Z" in said
+    assert "is in us-east-1c, and the pool's subnets are in us-east-1a, us-east-1b" in said

@@ -84,3 +84,16 @@ def test_a_pending_smoke_pod_is_told_the_block_has_not_started(kube):
 ])
 def test_each_platform_reads_its_own_capacity_labels(platform, labels, said):
     assert target.node_capacity(platform, labels) == said
+
+
+def test_a_reservation_in_a_zone_none_of_the_pools_subnets_is_in_says_so():
+    res = {**BLOCK, "start": "2026-11-30", "zone": "us-east-1c", "subnetZones": ["us-east-1a", "us-east-1b"]}
+    assert _said(res) == [("reservation-wrong-zone", "eks-gpu's reservation (capacity-block cr-0123456789abcdef0) is "
+                           "in us-east-1c, and the pool's subnets are in us-east-1a, us-east-1b: no instance of the "
+                           "pool launches into it\n    fix: give the pool a subnet in us-east-1c and run pulumi up")]
+
+
+@pytest.mark.parametrize("known", [{"zone": "us-east-1a", "subnetZones": ["us-east-1a", "us-east-1b"]},
+                                   {"zone": "us-east-1c"}, {"subnetZones": ["us-east-1a"]}])
+def test_a_zone_is_said_wrong_only_when_both_zones_are_known_and_differ(known):
+    assert _said({**BLOCK, "start": "2026-11-30", **known}) == []

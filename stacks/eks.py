@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpuready_components.aws_network import AwsNetwork, AwsNetworkArgs
 from gpuready_components.eks_gpu import (AutoscalerArgs, CapacityReservationArgs, ClusterArgs, EksGpuCluster,
                                         EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs)
+from gpuready_components.eks_gpu.repair import NodeRepairArgs
 from gpuready_components.errors import ConfigError
 
 from . import extra_types
@@ -16,6 +17,7 @@ from .settings import Setting, args_of, object_of
 NG = GpuNodeGroupArgs
 R = CapacityReservationArgs
 _R = "node_group.reservation."
+_N = "node_group.repair."
 SETTINGS = kubernetes_settings(
     "cluster.public_access_cidrs", "EKS's `publicAccessCidrs`",
     Setting("instanceTypes", list, "GPU instance types, one architecture; split into one node group per GPU count "
@@ -54,6 +56,15 @@ SETTINGS = kubernetes_settings(
                 Setting("start", str, fields=(_R + "start",), feeds=R),
                 Setting("only", bool, fields=(_R + "only",), feeds=R),
                 Setting("tags", dict, fields=(_R + "tags",), feeds=R))),
+    Setting("repair", dict, "automatic repair of failing GPU nodes (EKS node monitoring agent + the node groups' "
+            "`nodeRepairConfig`; on by default): `{enabled, maxParallel, maxUnhealthyPercent, waitMinutes}`: at most "
+            "`maxParallel` nodes at once, none while more than `maxUnhealthyPercent` of a group is unhealthy, a node "
+            "repaired after failing `waitMinutes`; which failures reboot and which replace: docs/health.md",
+            ("node_group.repair",), default={}, sub=(
+                Setting("enabled", bool, fields=(_N + "enabled",), feeds=NodeRepairArgs),
+                Setting("maxParallel", int, fields=(_N + "max_parallel",), feeds=NodeRepairArgs),
+                Setting("maxUnhealthyPercent", int, fields=(_N + "max_unhealthy_percent",), feeds=NodeRepairArgs),
+                Setting("waitMinutes", int, fields=(_N + "wait_minutes",), feeds=NodeRepairArgs))),
     Setting("nodeLabels", dict, "extra node labels (map); `nvidia.com/gpu.present=true` is always set",
             ("node_group.labels",), NG),
     Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default 1.34, pinned so the "
@@ -109,7 +120,10 @@ def build(config: StackConfig) -> None:
         existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
         autoscaler=AutoscalerArgs(**config.args(
             "autoscaler", kubernetes_version=read("kubernetesVersion") if existing else None)),
-        node_group=GpuNodeGroupArgs(**config.args("node_group", reservation=reserved, **gpu_subnets)),
+        node_group=GpuNodeGroupArgs(**config.args("node_group", reservation=reserved,
+                                                  repair=NodeRepairArgs(**args_of(SETTINGS["repair"],
+                                                                                  read("repair"))),
+                                                  **gpu_subnets)),
         software=software_options(config),
         extra_instance_types=extra_types.args(config),
         teams=teams.args(config),

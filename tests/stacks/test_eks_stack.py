@@ -223,3 +223,24 @@ def test_burn_in_ships_the_installed_probe_and_names_its_keys():
     with pytest.raises(ConfigError) as error:
         _render(**{"gpuready:burnInDcgmLevel": 7, "gpuready:burnIn": True})
     assert error.value.field == "gpuready:burnInDcgmLevel"
+
+
+def test_the_gpu_node_groups_repair_as_the_stack_file_says():
+    """``gpuready:repair``: the limits reach every GPU node group's nodeRepairConfig; off turns repair off there."""
+    tuned = _render(**{"gpuready:repair": {"maxParallel": 2, "maxUnhealthyPercent": 10, "waitMinutes": 30}})
+    groups = [g for g in tuned.of_type("aws:eks/nodeGroup:NodeGroup") if "nodeRepairConfig" in g.inputs]
+    assert len(groups) == 2
+    for group in groups:
+        config = group.inputs["nodeRepairConfig"]
+        assert (config["enabled"], config["maxParallelNodesRepairedCount"],
+                config["maxUnhealthyNodeThresholdPercentage"]) == (True, 2, 10)
+        assert {o["minRepairWaitTimeMins"] for o in config["nodeRepairConfigOverrides"]} == {30}
+    off = _render(**{"gpuready:repair": {"enabled": False}})
+    assert [g.inputs["nodeRepairConfig"] for g in off.of_type("aws:eks/nodeGroup:NodeGroup")
+            if "nodeRepairConfig" in g.inputs] == [{"enabled": False}] * 2
+
+
+def test_repair_limits_eks_would_refuse_name_the_stack_key():
+    with pytest.raises(ConfigError) as error:
+        _render(**{"gpuready:repair": {"maxParallel": 0}})
+    assert str(error.value) == "gpuready:repair.maxParallel = 0: EKS takes 1 or more. Fix: set a whole number of 1 or more"

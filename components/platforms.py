@@ -5,7 +5,7 @@ A platform is the value of ``gpuready:platform`` and of a deployed stack's ``pla
 branches on a platform's name and no table outside the platform's own folders is keyed by it: its stack program, its
 output contract and served components, its Kubernetes node facts and node images, the readers, describers and
 offline answers that teach ``gpuready plan`` and the policy rules its resources, its smoke targets (and why it lacks
-one), the wording of its scaler's diagnosis, its catalog refresh and the SDKs its extras install.
+one), the wording of its scaler's diagnosis, its catalog refresh, its node repair and the SDKs its extras install.
 
 Every platform, gpuready's own included, joins the same way: a :class:`Platform` object named by an entry point of
 the group :data:`ENTRY_POINTS` (gpuready's own are in its ``pyproject.toml``), loaded on the first look-up, or one
@@ -92,6 +92,9 @@ class Platform:
     """The ``gpuready:`` setting that bounds the GPU pool's size (what a stuck pod's diagnosis tells to raise)."""
     refresh: Optional[Callable[[], ModuleType]] = None
     """Its cloud's catalog refresh (a module with ``fetch(answers, month)``), imported when called."""
+    repair: Optional[Callable[[], ModuleType]] = None
+    """Its cloud's node repair for ``gpuready sweep --repair`` (a module with ``repairer(outputs, api_client=None,
+    **endpoints)``, :mod:`gpuready.repair`), imported when called; ``None``: the platform repairs nothing."""
 
     @property
     def kubernetes(self) -> bool:

@@ -46,6 +46,17 @@ def _at_least_one(unit: str):
     return whole
 
 
+def _percent(text: str) -> int:
+    """argparse type: a whole percentage from 1 to 100."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole percentage") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a percentage from 1 to 100, e.g. 20")
+    return value
+
+
 class _RefreshClouds:
     """The clouds ``catalog refresh`` knows (:func:`gpuready.refresh.clouds`), read only when that command is parsed
     or its help shown: the registry behind them loads Pulumi, which other commands need not wait for."""
@@ -160,6 +171,17 @@ def _parser() -> argparse.ArgumentParser:
                        help="Kubernetes: take each failing node out of service (taint gpuready.io/sweep=failed:"
                             "NoSchedule, label gpuready.io/sweep=failed, the cause in gpuready.io/sweep-reason); "
                             "never by default")
+    sweep.add_argument("--repair", action="store_true",
+                       help="Kubernetes: ask the platform to reboot or replace the machine behind each failing node "
+                            "(EKS managed node group or Karpenter, GKE, AKS), as the GPU signals table says; a dry run "
+                            "that prints what it would do unless --apply; an audit line per node")
+    sweep.add_argument("--apply", action="store_true",
+                       help="with --repair: act (quarantine, drain, annotate gpuready.io/repair, then ask the cloud)")
+    sweep.add_argument("--max-repairs", type=_at_least_one("machine"), default=None, metavar="N",
+                       help="with --repair: machines under repair at once, those already under way included (1)")
+    sweep.add_argument("--max-unhealthy", type=_percent, default=None, metavar="PERCENT",
+                       help="with --repair: repair nothing in a pool whose failing and under-way share is above "
+                            "PERCENT (20, EKS's default: a cause that broad is not one bad GPU)")
     sweep.add_argument("--team", metavar="TEAM",
                        help="go through TEAM's queue (a name in the stack's teams output), as gpuready smoke --team")
     sweep.add_argument("--trust-kubeconfig-exec", action="store_true",
@@ -323,9 +345,22 @@ def _sweep(args: argparse.Namespace) -> int:
     from .smoke import sweep, sweep_on_stack
 
     _writable(args.junit, "--junit")
+    after = None
+    if args.repair:
+        from .repair import Limits, after_sweep
+
+        default = Limits()
+        after = after_sweep(Limits(apply=args.apply, max_repairs=args.max_repairs or default.max_repairs,
+                                   max_unhealthy=args.max_unhealthy or default.max_unhealthy))
+    else:
+        given = [o for o, v in (("--apply", args.apply), ("--max-repairs", args.max_repairs),
+                                ("--max-unhealthy", args.max_unhealthy)) if v]
+        if given:
+            raise UserError(f"{given[0]} goes with --repair (a dry run of the repairs; --apply acts): add --repair, "
+                            f"or drop {given[0]}")
     result = sweep_on_stack(stack=args.stack, outputs_file=args.outputs, nodes=args.nodes, timeout=args.timeout,
-                            full=args.full, quarantine=args.quarantine,
-                            trust_kubeconfig_exec=args.trust_kubeconfig_exec, team=args.team)
+                            full=args.full, quarantine=args.quarantine or (args.repair and args.apply),
+                            trust_kubeconfig_exec=args.trust_kubeconfig_exec, team=args.team, after=after)
     if args.json:
         json.dump(result.to_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

@@ -1,6 +1,7 @@
 """The pieces the platforms of one cloud (or all the Kubernetes ones) share: readers of its resource types, their
 describers, the offline answers to its invokes, the SDKs its extra installs, how its compute service fails a
-launch, and its catalog refresh. A platform's module picks the pieces it uses; nothing here names a platform."""
+launch, its catalog refresh and its node repair. A platform's module picks the pieces it uses; nothing here names a
+platform."""
 
 from __future__ import annotations
 
@@ -29,12 +30,14 @@ class Pieces:
     sdks: Mapping[str, str] = field(default_factory=dict)
     launches: Optional[Launches] = None
     refresh: Optional[Callable[[], ModuleType]] = None
+    repair: Optional[Callable[[], ModuleType]] = None
 
 
 def parts(*pieces: Pieces) -> dict[str, Any]:
     """The keyword arguments of a :class:`~gpuready_components.platforms.Platform` that ``pieces`` fill, merged."""
     launches = [p.launches for p in pieces if p.launches]
     refresh = [p.refresh for p in pieces if p.refresh]
+    repair = [p.repair for p in pieces if p.repair]
     return {
         "readers": tuple(dict.fromkeys(r for p in pieces for r in p.readers)),
         "describers": MappingProxyType({k: v for p in pieces for k, v in p.describers.items()}),
@@ -42,6 +45,7 @@ def parts(*pieces: Pieces) -> dict[str, Any]:
         "sdks": MappingProxyType({k: v for p in pieces for k, v in p.sdks.items()}),
         "launches": launches[0] if launches else None,
         "refresh": refresh[0] if refresh else None,
+        "repair": repair[0] if repair else None,
     }
 
 
@@ -49,6 +53,12 @@ def _aws_refresh() -> ModuleType:
     from gpuready.refresh import aws as refresh
 
     return refresh
+
+
+def _aws_repair() -> ModuleType:
+    from gpuready.repair import aws as repair
+
+    return repair
 
 
 def _gcp_refresh() -> ModuleType:
@@ -76,7 +86,7 @@ AWS = Pieces(
         join_fix="check the instance's bootstrap: node IAM role and access entry, subnets' route to the API and the "
                  "registries, the AMI",
         quota_in_capacity=True),
-    refresh=_aws_refresh)
+    refresh=_aws_refresh, repair=_aws_repair)
 """EC2, Batch, EKS and IAM."""
 
 GCP = Pieces(readers=readers_in(gcp), describers=GCP_DESCRIBERS, sdks={"pulumi_gcp": "gcp"},

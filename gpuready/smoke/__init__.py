@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from .result import SmokeResult
+
+
+After = Callable[[Mapping[str, Any]], Callable[[Any], None]]
+"""A step after a run: called with the stack's outputs before the run starts (it raises to refuse them: nothing has
+run yet), it returns what to call with the target once :func:`.target.drive` returned and the target's work ran to
+its end (its :attr:`~.target.SmokeTarget.result` final, its objects deleted); not called after a Ctrl-C, or when
+there was nothing to run."""
 
 
 def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Optional[int], timeout: float,
@@ -27,21 +34,24 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
 
 def sweep_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], nodes: Optional[int], timeout: float,
                    full: bool = False, quarantine: bool = False, trust_kubeconfig_exec: bool = False,
-                   team: Optional[str] = None) -> Any:
+                   team: Optional[str] = None, after: Optional[After] = None) -> Any:
     """Sweep the stack's GPU nodes (a :class:`.sweep.SweepResult`) with the sweep target its platform registers;
-    ``quarantine``: take failing nodes out of service (Kubernetes); ``team``: through that team's queue."""
+    ``quarantine``: take failing nodes out of service (Kubernetes); ``team``: through that team's queue; ``after``:
+    a step to run on the target once the sweep ended (``gpuready sweep --repair``, see :data:`After`)."""
     from gpuready_components.platforms import SWEEP
 
     from .target import Request
 
     return _on_stack(stack, outputs_file, SWEEP, Request(timeout=timeout, nodes=nodes, full=full,
-                                                         quarantine=quarantine,
-                                                         trust_kubeconfig_exec=trust_kubeconfig_exec, team=team))
+                                                         quarantine=quarantine, repair=after is not None,
+                                                         trust_kubeconfig_exec=trust_kubeconfig_exec, team=team),
+                     after)
 
 
-def _on_stack(stack: Optional[str], outputs_file: Optional[Path], mode: str, request: Any) -> Any:
-    """Read the stack's outputs, then drive the target of ``mode`` on their platform, access problems said in one
-    line."""
+def _on_stack(stack: Optional[str], outputs_file: Optional[Path], mode: str, request: Any,
+              after: Optional[After] = None) -> Any:
+    """Read the stack's outputs, then drive the target of ``mode`` on their platform (then ``after``'s step), access
+    problems said in one line."""
     from .dispatch import target_class
     from .outputs import load_outputs
     from .target import drive
@@ -49,7 +59,12 @@ def _on_stack(stack: Optional[str], outputs_file: Optional[Path], mode: str, req
     outputs = load_outputs(stack=stack, path=outputs_file)
     platform = outputs.get("platform")
     with access_problems(platform):
-        return drive(target_class(platform, mode)(outputs, request))
+        then = after(outputs) if after is not None else None
+        target = target_class(platform, mode)(outputs, request)
+        result = drive(target)
+        if then is not None and getattr(target, "ended", False):
+            then(target)
+        return result
 
 
 @contextlib.contextmanager

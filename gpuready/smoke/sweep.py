@@ -135,6 +135,9 @@ class SweepResult:
     """The run: its name, queue or namespace, the probe's job definition, cleanup done."""
     notes: list[str] = field(default_factory=list)
     """What the sweep did beside the rows (nodes tainted, fewer instances than asked...)."""
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+    """``gpuready sweep --repair``: the audit, an entry per failing node (:class:`gpuready.repair.Audit`): what was
+    done or would be, or why not; an entry whose ``outcome`` is in :data:`REPAIR_FAILED` fails the run."""
 
     @property
     def counted(self) -> list[SweepRow]:
@@ -149,12 +152,17 @@ class SweepResult:
 
     @property
     def passed(self) -> bool:
-        return self.verdict != core.FAIL
+        """No node failed, and no repair the cloud was asked for failed."""
+        return self.verdict != core.FAIL and not any(r.get("outcome") in REPAIR_FAILED for r in self.repairs)
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "verdict": self.verdict, "nodes": len(self.counted),
                 "failing": sum(r.verdict == core.FAIL for r in self.counted), "rows": [r.to_json() for r in self.rows],
-                "job": self.job, "notes": self.notes}
+                "job": self.job, "notes": self.notes, "repairs": self.repairs}
+
+
+REPAIR_FAILED = ("refused", "failed")
+"""Audit outcomes of a repair the cloud refused, or whose answer never came (it may have acted)."""
 
 
 HEADER = ("VERDICT", "NODE", "TYPE", "GPUS", "MODEL", "HEALTH", "GEMM TFLOP/S", "HBM GB/S")
@@ -175,6 +183,8 @@ def render_text(result: SweepResult) -> str:
     if not rows:
         lines.append("(no GPU node swept)")
     lines += [""] + [f"Note: {n}" for n in result.notes] + ([""] if result.notes else [])
+    if result.repairs:
+        lines += ["Repairs:"] + [f"  {r['text']}" for r in result.repairs] + [""]
     failing = sum(r.verdict == core.FAIL for r in result.counted)
     lines.append(f"Verdict: {result.verdict.upper()} ({len(result.counted)} nodes, {failing} failing)")
     return "\n".join(lines) + "\n"

@@ -55,6 +55,11 @@ class BatchSweepTarget(batch.BatchRun):
         """Each job's last description, by id."""
 
     def preflight(self) -> bool:
+        if self.request.repair:
+            raise UserError("--repair asks the platform to reboot or replace a failing Kubernetes node: a Batch stack "
+                            "has none. Terminate a failing instance yourself (`aws ec2 terminate-instances "
+                            "--instance-ids ID`; its row names it): the compute environment launches another when "
+                            "jobs wait. Drop --repair")
         if self.request.quarantine:
             raise UserError("--quarantine taints and labels Kubernetes nodes: a Batch stack has none (drop the "
                             "option; a failing instance leaves its compute environment when you terminate it)")

@@ -83,6 +83,8 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
         self.created: list[tuple[str, str, Callable[..., Any]]] = []
         """(kind, name, delete) of each object a create was sent for, the Jobs first."""
         self.pods: dict[str, tuple] = {}
+        self.ended = False
+        """Every Job's pod was judged (:meth:`collect` ran to its end): the rows are the sweep's verdict."""
 
     def preflight(self) -> bool:
         stack = StackOutputs(self.outputs, kubernetes.kubernetes_platforms())
@@ -162,6 +164,7 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
                                   problem="" if report or phase == "Succeeded" else f"pod {phase} without a report"))
         if self.request.quarantine:
             _quarantine(self.client, self.core_api, self.calls, self.result, self.progress, self.clock)
+        self.ended = True
 
     def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
         """Every Job and the ConfigMap a create was sent for."""

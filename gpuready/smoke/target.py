@@ -41,6 +41,9 @@ class Request:
     """The probe's sustained tier (``--full``)."""
     quarantine: bool = False
     """Take failing nodes out of service (``gpuready sweep --quarantine``; Kubernetes only)."""
+    repair: bool = False
+    """Failing nodes are to be repaired by the platform after the sweep (``gpuready sweep --repair``, which
+    :mod:`gpuready.repair` does; Kubernetes only): a target that cannot refuses in :meth:`SmokeTarget.preflight`."""
     trust_kubeconfig_exec: bool = False
     """Let the outputs' kubeconfig run any credential command (``--trust-kubeconfig-exec``)."""
     team: Optional[str] = None

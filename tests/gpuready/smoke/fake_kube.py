@@ -17,7 +17,14 @@ The sweep (several Jobs at once): each Job's pod is placed on the node its requi
 (``matchFields`` on ``metadata.name``, as the DaemonSet controller pins pods); ``node_phases`` and ``node_logs`` say
 what the pod on each node goes through and prints (default: ``phases`` and ``logs``); a watch streams every pod its
 label selector matches (``watches`` counts them); nodes are read one by one and patched with a JSON Patch (``test``
-and ``add`` of a field, as the client sends by default), each patch recorded in ``patched``."""
+and ``add`` of a field, as the client sends by default), each patch recorded in ``patched``.
+
+Draining and repair (``gpuready sweep --repair``): ``running`` pods (plain Pod objects with ``spec.nodeName``) are on
+the nodes, listed across namespaces by ``fieldSelector=spec.nodeName=NODE`` with the sweep's own; an Eviction
+(policy/v1) removes a pod unless a ``pdbs`` PodDisruptionBudget (policy/v1) selects it with
+``status.disruptionsAllowed`` 0: then the API server's 429 (``evicted`` records those removed). Karpenter's
+NodeClaims of the stage are listed by label selector, and a delete gives one a ``deletionTimestamp`` (Karpenter's
+termination finalizer keeps it while it drains the node), recorded in ``deleted``."""
 
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ from urllib.parse import parse_qs, urlparse
 class FakeKube:
     def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
                  forbidden=(), pod_phases=None, hosts=(), jobset=False, node_phases=None, node_logs=None,
-                 kueue=None):
+                 kueue=None, running=(), pdbs=()):
         self.phases, self.logs, self.forbidden = list(phases), logs, tuple(forbidden)
         self.pod_phases, self.hosts, self.jobset = dict(pod_phases or {}), list(hosts), jobset
         self.node_phases, self.node_logs = dict(node_phases or {}), dict(node_logs or {})
@@ -47,6 +54,9 @@ class FakeKube:
         self.deleted: list[tuple[str, str]] = []
         self.pod: dict | None = None
         self.kueue = FakeKueue(self, **(kueue or {})) if kueue is not None else None
+        self.running = [json.loads(json.dumps(p)) for p in running]
+        self.pdbs = [json.loads(json.dumps(p)) for p in pdbs]
+        self.evicted: list[tuple[str, str]] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -65,6 +75,8 @@ class FakeKube:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if urlparse(self.path).path.endswith("/eviction"):
+                    return self._send(*fake.evict(body))
                 kind, name = body["kind"], body["metadata"]["name"]
                 if (kind, name) in fake.objects:
                     return self._send(409, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
@@ -88,6 +100,8 @@ class FakeKube:
             def do_DELETE(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))  # DeleteOptions
                 path = urlparse(self.path).path.rstrip("/").split("/")
+                if path[-2] == "nodeclaims":
+                    return self._send(*fake.delete_claim(path[-1]))
                 kind = {"jobs": "Job", "configmaps": "ConfigMap", "services": "Service", "jobsets": "JobSet",
                         "workloads": "Workload"}[path[-2]]
                 fake.deleted.append((kind, path[-1]))
@@ -172,6 +186,17 @@ class FakeKube:
                     found = [c for c in fake.now().get("nodeclaims", ()) if c["metadata"]["name"] == name]
                     if found:
                         return self._send(200, found[0])
+                if path == "/api/v1/pods":
+                    wanted = dict(p.split("=", 1) for p in filter(None, query.get("fieldSelector", "").split(",")))
+                    items = [p for p in fake.running + fake.pods
+                             if all(p["spec"].get(k.split(".", 1)[1]) == v for k, v in wanted.items())]
+                    return self._send(200, {"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items})
+                if path == "/apis/karpenter.sh/v1/nodeclaims":
+                    wanted = dict(p.split("=", 1) for p in filter(None, query.get("labelSelector", "").split(",")))
+                    items = [c for c in fake.now().get("nodeclaims", ())
+                             if all((c["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+                    return self._send(200, {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaimList",
+                                            "metadata": {}, "items": items})
                 if path == "/api/v1/nodes":
                     wanted = dict(p.split("=", 1) for p in filter(None, query.get("labelSelector", "").split(",")))
                     items = [n for n in fake.now().get("nodes", ())
@@ -228,6 +253,40 @@ class FakeKube:
                                            "annotations": dict(index)},
                               "spec": spec_, "status": {"phase": "Pending"}})
         self.pod = self.pod or self.pods[0]
+
+    def evict(self, eviction: dict) -> tuple[int, dict]:
+        """An Eviction of a ``running`` pod, as the API server answers it (``pkg/registry/core/pod/storage/
+        eviction.go``: 429 when a PodDisruptionBudget allows no disruption)."""
+        meta = eviction["metadata"]
+        pod = next((p for p in self.running if (p["metadata"]["namespace"], p["metadata"]["name"]) ==
+                    (meta["namespace"], meta["name"])), None)
+        if pod is None:
+            return 404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
+                         "message": f'pods "{meta["name"]}" not found'}
+        labels = pod["metadata"].get("labels") or {}
+        for pdb in self.pdbs:
+            selects = pdb["spec"]["selector"].get("matchLabels") or {}
+            if pdb["metadata"]["namespace"] == meta["namespace"] and selects and \
+                    all(labels.get(k) == v for k, v in selects.items()) and \
+                    (pdb.get("status") or {}).get("disruptionsAllowed", 0) < 1:
+                return 429, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "TooManyRequests",
+                             "code": 429, "message": "Cannot evict pod as it would violate the pod's disruption "
+                                                     "budget.",
+                             "details": {"causes": [{"reason": "DisruptionBudget", "message": f"The disruption "
+                                                     f"budget {pdb['metadata']['name']} needs 1 healthy pods and "
+                                                     "has 1 currently"}]}}
+        self.running.remove(pod)
+        self.evicted.append((meta["namespace"], meta["name"]))
+        return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
+
+    def delete_claim(self, name: str) -> tuple[int, dict]:
+        """A NodeClaim's delete: Karpenter's finalizer keeps it, with a ``deletionTimestamp``, while it drains."""
+        claim = next((c for c in self.now().get("nodeclaims", ()) if c["metadata"]["name"] == name), None)
+        self.deleted.append(("NodeClaim", name))
+        if claim is None:
+            return 404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404}
+        claim["metadata"].setdefault("deletionTimestamp", _now())
+        return 200, claim
 
     def phases_of(self, index: int) -> list[str]:
         """The phases pod ``index`` goes through: ``pod_phases``, else its node's ``node_phases``, else ``phases``."""

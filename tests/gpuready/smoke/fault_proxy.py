@@ -1,7 +1,7 @@
 """A loopback HTTP proxy that injects faults into chosen API calls: in front of moto's server (AWS) or of the fake
 Kubernetes API server (tests/gpuready/smoke/fake_kube.py).
 
-Calls are named by ``classify(method, path, headers)`` (``aws_action`` or ``kube_action``) and faulted by plan:
+Calls are named by ``classify(method, path, headers, body)`` (``aws_action`` or ``kube_action``) and faulted by plan:
 ``plan[name] = [fault, ...]``, one entry consumed per call, in order (``pass`` lets one call through; ``always:F``
 is never consumed). Faults:
 
@@ -27,7 +27,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Mapping, Optional
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 FAULTS = ("throttle", "5xx", "client", "reset", "reset-after", "hang", "late", "interrupt", "sigterm")
 
@@ -36,14 +36,25 @@ AWS_ERRORS = {"throttle": (429, "ThrottlingException"), "5xx": (500, "ServerExce
 KUBE_ERRORS = {"throttle": (429, "TooManyRequests"), "5xx": (500, "InternalError"), "client": (403, "Forbidden")}
 
 
-def aws_action(method: str, path: str, headers: Mapping[str, str]) -> str:
+def aws_action(method: str, path: str, headers: Mapping[str, str], body: bytes = b"") -> str:
     """REST-JSON APIs (Batch) by path, ``/v1/describejobs``; JSON-1.1 APIs (CloudWatch Logs, ECR) by target,
-    ``GetLogEvents``."""
+    ``GetLogEvents``; query APIs (EC2, Auto Scaling) by the form's ``Action``,
+    ``TerminateInstanceInAutoScalingGroup``."""
     target = headers.get("X-Amz-Target")
-    return target.split(".")[-1] if target else path.split("?")[0].rstrip("/")
+    if target:
+        return target.split(".")[-1]
+    action = _query_action(headers, body)
+    return action or path.split("?")[0].rstrip("/")
 
 
-def kube_action(method: str, path: str, headers: Mapping[str, str]) -> str:
+def _query_action(headers: Mapping[str, str], body: bytes) -> str:
+    """The ``Action`` of a query-protocol call (a form body), else ''."""
+    if "x-www-form-urlencoded" not in (headers.get("Content-Type") or ""):
+        return ""
+    return (parse_qs(body.decode("utf-8", "replace")).get("Action") or [""])[0]
+
+
+def kube_action(method: str, path: str, headers: Mapping[str, str], body: bytes = b"") -> str:
     """``create-job``, ``watch-pods``, ``read-log``, ``list-events``, ``read-configmap``, ``delete-job``..."""
     url = urlparse(path)
     parts = url.path.rstrip("/").split("/")
@@ -64,7 +75,7 @@ KUBE_RESOURCES = ("pods", "jobs", "configmaps", "events", "nodes", "nodeclaims",
 class FaultProxy:
     """Forwards every call to ``127.0.0.1:upstream_port``, faulting those the plan names (see the module)."""
 
-    def __init__(self, upstream_port: int, classify: Callable[[str, str, Mapping[str, str]], str] = aws_action,
+    def __init__(self, upstream_port: int, classify: Callable[[str, str, Mapping[str, str], bytes], str] = aws_action,
                  errors: Mapping[str, tuple[int, str]] = AWS_ERRORS) -> None:
         self.plan: dict[str, list[str]] = {}
         self.closed = threading.Event()
@@ -80,7 +91,7 @@ class FaultProxy:
 
             def _handle(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                name = classify(self.command, self.path, self.headers)
+                name = classify(self.command, self.path, self.headers, body)
                 faults = proxy.plan.get(name) or []
                 fault = (faults[0] if faults[0].startswith("always:") else faults.pop(0)) if faults else None
                 fault = fault.split(":", 1)[-1] if fault and fault != "pass" else None
@@ -92,7 +103,7 @@ class FaultProxy:
                     self._close()
                     return
                 if fault in errors:
-                    self._error(*errors[fault], fault)
+                    self._error(*errors[fault], fault, query=bool(_query_action(self.headers, body)))
                     return
                 if fault == "late":
                     time.sleep(2.0)
@@ -119,7 +130,16 @@ class FaultProxy:
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
 
-            def _error(self, status: int, kind: str, fault: str):
+            def _error(self, status: int, kind: str, fault: str, query: bool = False):
+                if query:  # EC2's error document, which botocore's query parsers both read
+                    data = (f"<Response><Errors><Error><Code>{kind}</Code><Message>injected {fault}</Message>"
+                            f"</Error></Errors><RequestID>injected-{fault}</RequestID></Response>").encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/xml")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if errors is KUBE_ERRORS:
                     payload = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": kind,
                                "message": f"injected {fault}", "code": status}

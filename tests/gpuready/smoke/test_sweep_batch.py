@@ -179,6 +179,16 @@ def test_quarantine_on_batch_is_a_mistake_to_fix(aws, tmp_path, capsys):
         assert "--quarantine taints and labels Kubernetes nodes" in capsys.readouterr().err and _jobs(aws[0]) == []
 
 
+def test_repair_on_batch_is_a_mistake_to_fix(aws, tmp_path, capsys):
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(aws[1]))
+    for options in (["--repair"], ["--repair", "--apply"]):
+        assert main(["sweep", "--outputs", str(path), *options]) == 2
+        err = capsys.readouterr().err
+        assert "--repair asks the platform to reboot or replace a failing Kubernetes node" in err
+        assert len(err.strip().splitlines()) == 1 and _jobs(aws[0]) == []
+
+
 class _Counted:
     """DescribeJobs calls as they leave boto3 (botocore's before-send event: one per HTTP request)."""
 

@@ -1,0 +1,294 @@
+"""``gpuready sweep --repair`` end to end: the sweep on the fake Kubernetes API server, nodes whose providerID names
+instances a real moto Auto Scaling group launched, the cloud's calls through the fault proxy. What a user sees: a dry
+run that changes nothing and says what it would do; applied, exactly the failing node's machine rebooted or replaced,
+once; the limits held and said; the audit in stderr, the table and the JSON."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from gpuready.cli import main
+from gpuready.repair import ANNOTATION, Limits, after_sweep
+from gpuready.smoke import sweep, sweep_on_stack
+from gpuready.smoke.sweep_kubernetes import TAINT
+from tests.gpuready.smoke.moto_batch import aws_client
+
+from .conftest import EKS, GROUP, node, pod
+
+
+def _sweep(outputs, tmp_path, limits=Limits(), **kw):
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    return sweep_on_stack(stack=None, outputs_file=path, nodes=None, timeout=30, after=after_sweep(limits),
+                          quarantine=limits.apply, **kw)
+
+
+def _states(endpoint):
+    """Each instance id -> (EC2 state, Auto Scaling lifecycle state or None)."""
+    ec2, autoscaling = aws_client("ec2", endpoint), aws_client("autoscaling", endpoint)
+    lifecycle = {i["InstanceId"]: i["LifecycleState"]
+                 for i in autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]}
+    return {i["InstanceId"]: (i["State"]["Name"], lifecycle.get(i["InstanceId"]))
+            for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]}
+
+
+def _calls(proxy, action):
+    return [fault for name, fault in proxy.seen if name == action]
+
+
+def _nodes(server):
+    return {n["metadata"]["name"]: n for n in server.now()["nodes"]}
+
+
+def test_a_dry_run_says_what_it_would_do_and_changes_nothing(aws, group, proxy, fake_kube, logs, tmp_path, capsys):
+    ids = group(5)
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={"gpu-0": logs(), "gpu-1": logs("remap"), "gpu-2": logs(),
+                                           "gpu-3": logs(), "gpu-4": logs()})
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair"]) == 1
+    captured = capsys.readouterr()
+    line = f"would replace node gpu-1 (instance {ids[1]} of Auto Scaling group {GROUP}): gpu0.row_remap_failure"
+    assert line in captured.err and line in captured.out  # the audit on stderr, and in the table
+    assert "Repairs:" in captured.out
+    assert server.patched == [] and server.evicted == []  # no taint, no annotation, no drain
+    assert _calls(proxy, "TerminateInstanceInAutoScalingGroup") == [] and _calls(proxy, "RebootInstances") == []
+    assert all(state == ("running", "InService") for state in _states(aws[0]).values())
+    assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--json"]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["repairs"]
+    assert entry["outcome"] == "would" and entry["action"] == "replace" and entry["machine"] == ids[1]
+    assert entry["node"] == "gpu-1" and entry["pool"] == GROUP and entry["time"].endswith("Z")
+
+
+def test_apply_replaces_exactly_the_failing_node_once(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(5)
+    running = [pod("trainer-0", "ml", "gpu-1"),
+               pod("dcgm-exporter-x7k2p", "nvidia-gpu", "gpu-1", owner="dcgm-exporter")]
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)], running=running,
+                                node_logs={f"gpu-{i}": logs("remap" if i == 1 else None) for i in range(5)})
+    result = _sweep(outputs, tmp_path, Limits(apply=True))
+    (entry,) = result.repairs
+    assert entry["outcome"] == "requested" and entry["action"] == "replace" and entry["machine"] == ids[1]
+    assert "launches a new instance" in entry["answer"]
+    states = _states(aws[0])
+    assert states[ids[1]][0] == "terminated"
+    assert [i for i, (state, _) in states.items() if state == "terminated"] == [ids[1]]
+    assert sum(1 for state, life in states.values() if life == "InService") == 5  # the group launched another
+    assert server.evicted == [("ml", "trainer-0")]  # drained; the DaemonSet's pod left
+    gpu1 = _nodes(server)["gpu-1"]
+    assert TAINT in gpu1["spec"]["taints"]
+    stamp = json.loads(gpu1["metadata"]["annotations"][ANNOTATION])
+    assert stamp["action"] == "replace" and stamp["outcome"] == "requested" and stamp["machine"] == ids[1]
+    assert all(ANNOTATION not in (n["metadata"].get("annotations") or {}) for name, n in _nodes(server).items()
+               if name != "gpu-1")
+    again = _sweep(outputs, tmp_path, Limits(apply=True))  # its instance gone, its node still failing
+    (entry,) = again.repairs
+    assert entry["outcome"] == "not repaired" and "already asked to replace it" in entry["answer"]
+    assert len(_calls(proxy, "TerminateInstanceInAutoScalingGroup")) == 1
+
+
+def test_a_reboot_class_failure_reboots_the_instance(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(5)
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs("ecc" if i == 3 else None) for i in range(5)})
+    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert entry["action"] == "reboot" and entry["outcome"] == "requested" and "RebootInstances" in entry["answer"]
+    assert "gpu0.ecc_uncorrected" in entry["why"]
+    assert len(_calls(proxy, "RebootInstances")) == 1 and _calls(proxy, "TerminateInstanceInAutoScalingGroup") == []
+
+
+def test_max_repairs_one_repairs_one_and_says_why_not_the_other(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(4)
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(4)],
+                                node_logs={f"gpu-{i}": logs("remap" if i < 2 else None) for i in range(4)})
+    result = _sweep(outputs, tmp_path, Limits(apply=True, max_unhealthy=50))
+    assert [(e["node"], e["outcome"]) for e in result.repairs] == [("gpu-0", "requested"), ("gpu-1", "not repaired")]
+    assert "--max-repairs 1 reached" in result.repairs[1]["answer"]
+    assert len(_calls(proxy, "TerminateInstanceInAutoScalingGroup")) == 1
+    # the next sweep: gpu-0's replacement is under way and counts, so gpu-1 still waits
+    again = _sweep(outputs, tmp_path, Limits(apply=True, max_unhealthy=75))
+    assert [(e["node"], e["outcome"]) for e in again.repairs] == [("gpu-0", "not repaired"),
+                                                                   ("gpu-1", "not repaired")]
+    assert "(1 under way before this sweep)" in again.repairs[1]["answer"]
+    assert len(_calls(proxy, "TerminateInstanceInAutoScalingGroup")) == 1
+
+
+def test_a_pool_mostly_failing_is_not_repaired_and_says_why(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(5)
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs("remap" if i < 3 else None) for i in range(5)})
+    result = _sweep(outputs, tmp_path, Limits(apply=True, max_repairs=5))
+    assert [e["outcome"] for e in result.repairs] == ["not repaired"] * 3
+    assert all(f"3 of the 5 machines of {GROUP} are failing or under repair (60% > --max-unhealthy 20%)" in e["answer"]
+               for e in result.repairs)
+    assert _calls(proxy, "TerminateInstanceInAutoScalingGroup") == [] and server.evicted == []
+
+
+def test_a_node_no_repair_cures_is_not_repaired(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(5)
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs(slow=i == 2) for i in range(5)})
+    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert entry["node"] == "gpu-2" and entry["action"] == "" and entry["outcome"] == "not repaired"
+    assert "no reboot or replacement cures what failed (gpu0.bf16_matmul_tflops)" in entry["answer"]
+    assert _calls(proxy, "RebootInstances") == [] and _calls(proxy, "TerminateInstanceInAutoScalingGroup") == []
+
+
+def test_a_pod_disruption_budget_that_blocks_the_drain_stops_the_repair(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(5)
+    trainer = pod("trainer-0", "ml", "gpu-1", {"app": "trainer"})
+    budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+              "metadata": {"name": "trainer", "namespace": "ml"},
+              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "trainer"}}},
+              "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)], running=[trainer],
+                                pdbs=[budget], node_logs={f"gpu-{i}": logs("remap" if i == 1 else None)
+                                                          for i in range(5)})
+    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True, drain_timeout=1.0)).repairs
+    assert entry["outcome"] == "not repaired" and "not drained: the eviction of pod ml/trainer-0" in entry["answer"]
+    assert "disruption budget" in entry["answer"]
+    assert _calls(proxy, "TerminateInstanceInAutoScalingGroup") == [] and server.evicted == []
+    gpu1 = _nodes(server)["gpu-1"]
+    assert TAINT in gpu1["spec"]["taints"] and ANNOTATION not in gpu1["metadata"]["annotations"]
+
+
+@pytest.mark.parametrize("faults", [["throttle", "5xx", "reset"], ["reset-after"]])
+def test_faults_on_the_replace_never_replace_a_second_instance(aws, group, proxy, fake_kube, logs, tmp_path,
+                                                               faults):
+    ids = group(5)
+    proxy.plan["TerminateInstanceInAutoScalingGroup"] = list(faults)
+    proxy.plan["DescribeAutoScalingInstances"] = ["throttle", "5xx"]
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs("remap" if i == 1 else None) for i in range(5)})
+    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert entry["outcome"] == "requested"
+    states = _states(aws[0])
+    assert [i for i, (state, _) in states.items() if state == "terminated"] == [ids[1]]
+    sent = _calls(proxy, "TerminateInstanceInAutoScalingGroup")
+    if faults == ["reset-after"]:  # it took effect, its answer lost: the state read says so, no second call
+        assert sent == ["reset-after"] and "the answer was lost" in entry["answer"]
+        assert "has left Auto Scaling group" in entry["answer"]
+    else:
+        assert sent == [*faults, None]
+
+
+def test_a_refusal_by_the_cloud_is_in_the_audit_and_fails_the_run(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(5)
+    proxy.plan["RebootInstances"] = ["client"]
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs("ecc" if i == 0 else None) for i in range(5)})
+    result = _sweep(outputs, tmp_path, Limits(apply=True))
+    (entry,) = result.repairs
+    assert entry["outcome"] == "refused" and "ClientException: injected client (HTTP 400" in entry["answer"]
+    assert "could not reboot node gpu-0" in sweep.render_text(result)
+    stamp = json.loads(_nodes(server)["gpu-0"]["metadata"]["annotations"][ANNOTATION])
+    assert stamp["outcome"] == "refused"  # nothing done: the next sweep may ask again
+    (again,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert again["outcome"] == "requested"
+    healthy = sweep.SweepResult(target="kubernetes", rows=[sweep.SweepRow(node="gpu-0", verdict="pass")],
+                                repairs=[entry])
+    assert healthy.verdict == "pass" and not healthy.passed  # a refused repair alone fails the run
+
+
+def test_ctrl_c_while_the_cloud_is_asked_is_said_and_the_node_is_not_repaired_twice(aws, group, proxy, fake_kube,
+                                                                                     logs, tmp_path, capsys):
+    ids = group(5)
+    proxy.plan["TerminateInstanceInAutoScalingGroup"] = ["interrupt"]
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs("remap" if i == 4 else None) for i in range(5)})
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--apply"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted while asking to replace node gpu-4" in err and "gpuready: sweep: interrupted" in err
+    stamp = json.loads(_nodes(server)["gpu-4"]["metadata"]["annotations"][ANNOTATION])
+    assert stamp["outcome"] == "pending" and stamp["machine"] == ids[4]
+    assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--apply", "--json"]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["repairs"]
+    assert entry["outcome"] == "not repaired" and "already asked to replace it" in entry["answer"]
+    assert _calls(proxy, "TerminateInstanceInAutoScalingGroup") == ["interrupt"]
+
+
+def test_an_annotation_older_than_an_hour_does_not_hold_a_repair(aws, group, proxy, fake_kube, logs, tmp_path):
+    ids = group(5)
+    old = (datetime.now(timezone.utc) - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    failing = node("gpu-0", ids[0])
+    failing["metadata"]["annotations"] = {ANNOTATION: json.dumps({"action": "reboot", "time": old,
+                                                                  "outcome": "requested"})}
+    server, outputs = fake_kube(EKS, nodes=[failing] + [node(f"gpu-{i}", ids[i]) for i in range(1, 5)],
+                                node_logs={f"gpu-{i}": logs("ecc" if i == 0 else None) for i in range(5)})
+    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert entry["outcome"] == "requested"
+
+
+def test_a_karpenter_node_is_replaced_by_deleting_its_nodeclaim(aws, fake_kube, logs, tmp_path):
+    claims = [{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+               "metadata": {"name": f"gpu-x7k9{i}", "labels": {"karpenter.sh/nodepool": "gpu"},
+                            "finalizers": ["karpenter.sh/termination"]},
+               "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                        "requirements": []},
+               "status": {"nodeName": f"gpu-k{i}", "providerID": f"aws:///us-east-1a/i-0{i}23456789abcdef0"}}
+              for i in range(5)]
+    nodes = [node(f"gpu-k{i}", f"i-0{i}23456789abcdef0", {"karpenter.sh/nodepool": "gpu"}) for i in range(5)]
+    trainer = pod("trainer-0", "ml", "gpu-k2")
+    server, outputs = fake_kube(EKS, stages=[{"nodes": nodes, "nodeclaims": claims}], running=[trainer],
+                                node_logs={f"gpu-k{i}": logs("ecc" if i == 2 else None) for i in range(5)})
+    dry = _sweep(outputs, tmp_path)
+    assert "would reboot node gpu-k2 (NodeClaim gpu-x7k92 of Karpenter NodePool gpu" in dry.repairs[0]["text"]
+    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert entry["outcome"] == "requested" and "Karpenter has no reboot: the node is replaced" in entry["answer"]
+    assert ("NodeClaim", "gpu-x7k92") in server.deleted and server.evicted == []  # Karpenter drains it
+    (again,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert "already asked" in again["answer"]
+    assert [d for d in server.deleted if d[0] == "NodeClaim"] == [("NodeClaim", "gpu-x7k92")]
+
+
+def test_a_node_of_no_auto_scaling_group_is_said_not_repaired(aws, fake_kube, logs, tmp_path):
+    server, outputs = fake_kube(EKS, nodes=[node("gpu-auto", "i-0123456789abcdef0")], node_logs={
+        "gpu-auto": logs("ecc")})
+    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    assert entry["outcome"] == "not repaired" and "its platform repairs it by itself" in entry["answer"]
+
+
+def test_nothing_failing_means_no_audit(aws, group, fake_kube, logs, tmp_path):
+    ids = group(2)
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(2)], logs=logs())
+    result = _sweep(outputs, tmp_path, Limits(apply=True))
+    assert result.passed and result.repairs == [] and "Repairs" not in sweep.render_text(result)
+
+
+@pytest.mark.parametrize("options, said", [
+    (["--apply"], "--apply goes with --repair"), (["--max-repairs", "2"], "--max-repairs goes with --repair"),
+    (["--max-unhealthy", "30"], "--max-unhealthy goes with --repair")])
+def test_repair_options_without_repair_are_a_mistake_to_fix(fake_kube, tmp_path, capsys, options, said):
+    server, outputs = fake_kube(EKS, nodes=[node("gpu-0")])
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["sweep", "--outputs", str(path), *options]) == 2
+    assert said in capsys.readouterr().err and server.created == []
+
+
+@pytest.mark.parametrize("value", ["0", "101", "lots"])
+def test_max_unhealthy_is_a_percentage(value, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["sweep", "--outputs", "x.json", "--repair", "--max-unhealthy", value])
+    assert stop.value.code == 2 and "--max-unhealthy" in capsys.readouterr().err
+
+
+def test_a_platform_without_repair_refuses_it_in_one_line_before_the_sweep():
+    from dataclasses import replace
+
+    from gpuready.errors import UserError
+    from gpuready_components import platforms
+
+    platforms.register(replace(platforms.require("eks"), name="eks-unrepaired", repair=None))
+    try:
+        with pytest.raises(UserError) as refused:
+            after_sweep(Limits())({"platform": "eks-unrepaired"})
+    finally:
+        platforms.unregister("eks-unrepaired")
+    assert str(refused.value) == "--repair: gpuready repairs no node on platform eks-unrepaired: drop --repair"

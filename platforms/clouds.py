@@ -63,6 +63,18 @@ def _azure_refresh() -> ModuleType:
     return refresh
 
 
+def _gcp_repair() -> ModuleType:
+    from gpuready.repair import gcp as repair
+
+    return repair
+
+
+def _azure_repair() -> ModuleType:
+    from gpuready.repair import azure as repair
+
+    return repair
+
+
 AWS = Pieces(
     readers=readers_in(aws), describers=AWS_DESCRIBERS, answers=AWS_ANSWERS,
     sdks={"pulumi_aws": "aws", "boto3": "aws", "botocore": "aws"},

@@ -62,10 +62,12 @@ KUBE_RESOURCES = ("pods", "jobs", "configmaps", "events", "nodes", "nodeclaims",
 
 
 class FaultProxy:
-    """Forwards every call to ``127.0.0.1:upstream_port``, faulting those the plan names (see the module)."""
+    """Forwards every call to ``127.0.0.1:upstream_port``, faulting those the plan names (see the module); an API
+    that is neither AWS's nor Kubernetes' gives ``error_body(status, kind, fault)``: its error answer's body."""
 
     def __init__(self, upstream_port: int, classify: Callable[[str, str, Mapping[str, str]], str] = aws_action,
-                 errors: Mapping[str, tuple[int, str]] = AWS_ERRORS) -> None:
+                 errors: Mapping[str, tuple[int, str]] = AWS_ERRORS,
+                 error_body: Optional[Callable[[int, str, str], dict]] = None) -> None:
         self.plan: dict[str, list[str]] = {}
         self.closed = threading.Event()
         self.seen: list[tuple[str, Optional[str]]] = []
@@ -120,7 +122,9 @@ class FaultProxy:
                 self.connection.shutdown(socket.SHUT_RDWR)
 
             def _error(self, status: int, kind: str, fault: str):
-                if errors is KUBE_ERRORS:
+                if error_body is not None:
+                    payload = error_body(status, kind, fault)
+                elif errors is KUBE_ERRORS:
                     payload = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": kind,
                                "message": f"injected {fault}", "code": status}
                 else:

@@ -5,8 +5,9 @@ The instance comes from the node's ``spec.providerID`` (``gce://PROJECT/ZONE/INS
 (a GKE node pool has one per zone) from the instance's metadata item ``created-by`` (``instances.get``); the pool's
 size is the group's ``targetSize`` (``instanceGroupManagers.get``). Something is under way on the instance when the
 group's ``currentAction`` for it (``instanceGroupManagers.listManagedInstances``) is not ``NONE``, or its ``status``
-is not ``RUNNING``. Both changes are sent with a ``requestId``, which Compute Engine keeps so that a retried request
-with the same id is not acted on twice (the discovery document's ``requestId`` parameter); a recreate left in doubt
+is not ``RUNNING``. Both changes are sent with a ``requestId`` (one per instance and change, for the repairer's
+life), which Compute Engine keeps so that the same request sent again is not acted on twice (the discovery document's
+``requestId`` parameter); a recreate left in doubt
 is also checked first (the group then says ``RECREATING``). The answer, in words, is the zonal operation's name.
 
 GKE's own node auto-repair (https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-repair) drains and
@@ -64,6 +65,12 @@ def _path(url: str, pattern: re.Pattern) -> re.Match:
 class GkeRepairer(NodeRepairer):
     """:class:`~gpuready.repair.Repairer` of GKE nodes (see the module)."""
 
+    def __init__(self, api: Api) -> None:
+        super().__init__(api)
+        self.request_ids: dict[tuple[str, str], str] = {}
+        """The ``requestId`` of each (instance, change) this repairer sent: the same change of the same instance
+        asked again (the core's own retry) is the same request, which Compute Engine does not act on twice."""
+
     def machine(self, node: dict) -> Optional[Machine]:
         name, found = self.provider_id(node, PROVIDER_ID, "a Compute Engine instance (gce://...)")
         if not found:
@@ -118,9 +125,9 @@ class GkeRepairer(NodeRepairer):
                                {"instances": [machine.id]}, machine, check=True)
 
     def _operation(self, what: str, method: str, path: str, body: Any, machine: Machine, check: bool) -> str:
-        """Send one change with a fresh ``requestId`` (kept across its retries); where ``check``, a try left in doubt
-        is followed by :meth:`under_way` before the next. The operation's name, in words."""
-        request = f"{path}?requestId={uuid.uuid4()}"
+        """Send one change with its ``requestId`` (:attr:`request_ids`); where ``check``, a try left in doubt is
+        followed by :meth:`under_way` before the next. The operation's name, in words."""
+        request = f"{path}?requestId={self.request_ids.setdefault((machine.id, what), str(uuid.uuid4()))}"
         answer = self.api.act(method, request, body,
                               took_effect=(lambda: self.under_way(machine)) if check else (lambda: None))
         if isinstance(answer, str):

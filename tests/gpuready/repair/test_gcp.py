@@ -229,6 +229,15 @@ def test_a_reset_that_took_effect_unanswered_is_sent_again_with_its_request_id_a
     assert len(ids) == 2 and ids[0] == ids[1]
 
 
+def test_the_same_change_asked_again_is_the_same_request_which_compute_engine_acts_on_once(gce):
+    fake, proxy, repairer = gce()
+    machine = repairer.machine(fake.node(X))
+    first, again = repairer.reboot(machine), repairer.reboot(machine)
+    assert first == again and fake.resets == [X]
+    repairer.replace(machine)
+    assert fake.recreates == [X]
+
+
 def test_a_refusal_is_raised_with_the_clouds_status_and_words_and_not_retried(gce):
     fake, proxy, repairer = gce()
     proxy.plan["instances.reset"] = ["client"]

@@ -73,6 +73,18 @@ def _azure_refresh() -> ModuleType:
     return refresh
 
 
+def _gcp_repair() -> ModuleType:
+    from gpuready.repair import gcp as repair
+
+    return repair
+
+
+def _azure_repair() -> ModuleType:
+    from gpuready.repair import azure as repair
+
+    return repair
+
+
 AWS = Pieces(
     readers=readers_in(aws), describers=AWS_DESCRIBERS, answers=AWS_ANSWERS,
     sdks={"pulumi_aws": "aws", "boto3": "aws", "botocore": "aws"},
@@ -90,11 +102,12 @@ AWS = Pieces(
 """EC2, Batch, EKS and IAM."""
 
 GCP = Pieces(readers=readers_in(gcp), describers=GCP_DESCRIBERS, sdks={"pulumi_gcp": "gcp"},
-             launches=Launches("Compute Engine"), refresh=_gcp_refresh)
+             launches=Launches("Compute Engine"), refresh=_gcp_refresh, repair=_gcp_repair)
 """Compute Engine and GKE."""
 
 AZURE = Pieces(readers=readers_in(azure), describers=AZURE_DESCRIBERS, answers=AZURE_ANSWERS,
-               sdks={"pulumi_azure_native": "azure"}, launches=Launches("Azure"), refresh=_azure_refresh)
+               sdks={"pulumi_azure_native": "azure"}, launches=Launches("Azure"), refresh=_azure_refresh,
+               repair=_azure_repair)
 """Azure compute and AKS."""
 
 KUBERNETES = Pieces(readers=readers_in(kubernetes), describers=KUBERNETES_DESCRIBERS,

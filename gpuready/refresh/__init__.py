@@ -108,8 +108,10 @@ def get_json(url: str, token: Optional[str] = None) -> Any:
         raise UserError(f"GET {url.split('?')[0]} failed: {e}") from None
 
 
-def token_from(env: str, command: list[str], what: str) -> str:
-    """An access token from the environment variable ``env``, else from ``command``'s output (a cloud CLI)."""
+def token_from(env: str, command: list[str], what: str,
+               otherwise: str = ", or give --from DIR with recorded answers") -> str:
+    """An access token from the environment variable ``env``, else from ``command``'s output (a cloud CLI); neither:
+    a one-line :class:`UserError` saying both ways, then ``otherwise`` (what else the caller accepts)."""
     import os
     import subprocess
 
@@ -121,6 +123,5 @@ def token_from(env: str, command: list[str], what: str) -> str:
     except (OSError, subprocess.SubprocessError):
         token = ""
     if not token:
-        raise UserError(f"no {what}: set {env}, or log in so that `{' '.join(command)}` prints one, or give "
-                        "--from DIR with recorded answers")
+        raise UserError(f"no {what}: set {env}, or log in so that `{' '.join(command)}` prints one{otherwise}")
     return token

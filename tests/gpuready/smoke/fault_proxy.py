@@ -73,10 +73,12 @@ KUBE_RESOURCES = ("pods", "jobs", "configmaps", "events", "nodes", "nodeclaims",
 
 
 class FaultProxy:
-    """Forwards every call to ``127.0.0.1:upstream_port``, faulting those the plan names (see the module)."""
+    """Forwards every call to ``127.0.0.1:upstream_port``, faulting those the plan names (see the module); an API
+    that is neither AWS's nor Kubernetes' gives ``error_body(status, kind, fault)``: its error answer's body."""
 
     def __init__(self, upstream_port: int, classify: Callable[[str, str, Mapping[str, str], bytes], str] = aws_action,
-                 errors: Mapping[str, tuple[int, str]] = AWS_ERRORS) -> None:
+                 errors: Mapping[str, tuple[int, str]] = AWS_ERRORS,
+                 error_body: Optional[Callable[[int, str, str], dict]] = None) -> None:
         self.plan: dict[str, list[str]] = {}
         self.closed = threading.Event()
         self.seen: list[tuple[str, Optional[str]]] = []
@@ -140,7 +142,9 @@ class FaultProxy:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                if errors is KUBE_ERRORS:
+                if error_body is not None:
+                    payload = error_body(status, kind, fault)
+                elif errors is KUBE_ERRORS:
                     payload = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": kind,
                                "message": f"injected {fault}", "code": status}
                 else:

@@ -172,7 +172,20 @@ def _eks_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
         "GPU limit": "none" if pool.gpu_limit is None else pool.gpu_limit,
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in pool.taints] or "none",
         "instances": _instances(pool),
+        "repair": _karpenter_repair(rendering),
     }
+
+
+def _karpenter_repair(rendering: Rendering) -> str:
+    """What Karpenter does of a node whose conditions stay unhealthy: its ``nodeRepair`` gate, in the Karpenter
+    release the stack installs."""
+    releases = [kubernetes.HelmRelease(r.inputs) for r in rendering.of_type(kubernetes.HelmRelease.TOKEN)]
+    karpenter = [r for r in releases if str(r.chart).rstrip("/").endswith("karpenter")]
+    if not karpenter:
+        return "as the cluster's own Karpenter is set (its nodeRepair gate)"
+    if karpenter[0].value("settings.featureGates.nodeRepair", False):
+        return "Karpenter replaces a node whose GPU condition stays false (nodeRepair gate on)"
+    return "off (Karpenter's nodeRepair gate)"
 
 
 def _node_pool_capacity(pool: kubernetes.KarpenterNodePool, rendering: Rendering) -> str:
@@ -285,6 +298,10 @@ def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
         if accelerator.get("gpuPartitionSize"):
             facts["MIG partition"] = accelerator["gpuPartitionSize"]
         facts["capacity"] = _gke_pool_capacity(pool)
+        repair = pool.repair
+        facts["repair"] = "none: a queued-provisioning node lives for one request" if repair is None else \
+            "GKE auto-repair: recreates a node that stays not ready; a GPU fault on a ready node is for the alerts" \
+            if repair.on else "off (management.autoRepair false)"
     facts["taints"] = [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in config.get("taints") or []] \
         or "none"
     if pool.labels:
@@ -330,6 +347,8 @@ def _aks_agent_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]
         **({"MIG profile": r.inputs["gpuInstanceProfile"]} if r.inputs.get("gpuInstanceProfile") else {}),
         "taints": r.inputs.get("nodeTaints") or "none",
         "instances": _instances(azure.AksAgentPool(r.inputs)),
+        "repair": "AKS auto-repair (always on): restarts, reimages, then redeploys a node that stays not ready; a GPU "
+                  "fault on a ready node is for the alerts",
     }
 
 

@@ -61,3 +61,20 @@ def test_gke_managed_alerts_are_shown_with_who_evaluates_them(tmp_path, capsys):
     assert rules["facts"] == {"alerts": "12 (5 critical, 4 warning, 3 info)", "evaluated by":
                               "Managed Service for Prometheus (its rule evaluator, over this cluster's metrics)"}
     assert [r for r in result["resources"] if r["type"].endswith(":PodMonitoring")]
+
+
+def _pool_facts(capsys, stack: str, kind: str) -> dict[str, dict]:
+    assert main(["plan", "--stack", stack, "--no-policies", "--json"]) == 0
+    return {r["name"]: r["facts"] for r in json.loads(capsys.readouterr().out)["resources"] if r["type"] == kind}
+
+
+def test_every_platforms_gpu_pool_says_how_its_failing_nodes_are_repaired(capsys):
+    gke = _pool_facts(capsys, "gke", "gcp:container/nodePool:NodePool")
+    assert gke["gke-gpu"]["repair"].startswith("GKE auto-repair: recreates a node that stays not ready")
+    flex = _pool_facts(capsys, "gke-flex-start", "gcp:container/nodePool:NodePool")
+    assert flex["gke-gpu"]["repair"] == "none: a queued-provisioning node lives for one request"
+    aks = _pool_facts(capsys, "aks", "azure-native:containerservice:AgentPool")
+    assert all(f["repair"].startswith("AKS auto-repair (always on)") for f in aks.values()) and aks
+    karpenter = _pool_facts(capsys, "eks-karpenter-reserved", "kubernetes:karpenter.sh/v1:NodePool")
+    assert [f["repair"] for f in karpenter.values()] == [
+        "Karpenter replaces a node whose GPU condition stays false (nodeRepair gate on)"]

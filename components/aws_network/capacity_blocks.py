@@ -88,9 +88,8 @@ def read(block_id: str, parent: pulumi.Resource) -> pulumi.Output[BlockFacts]:
     aws = require("pulumi_aws")  # on first use: the policy pack imports this package without the AWS SDK
     found = aws.ec2.get_capacity_block_reservation_output(id=block_id, opts=pulumi.InvokeOutputOptions(parent=parent))
     return found.apply(lambda b: BlockFacts(
-        instance_type=b.instance_type or None, availability_zone=b.availability_zone or None,
-        count=b.instance_count, start=b.start_date or None,
-        end=b.end_date or None, state=b.state or None))
+        instance_type=b.instance_type or None, availability_zone=b.availability_zone or None, count=b.instance_count,
+        start=b.start_date or None, end=b.end_date or None, state=b.state or None))
 
 
 def check_agrees(pool: BlockPool, given: BlockFacts, found: BlockFacts) -> None:
@@ -131,7 +130,7 @@ def check_fits(pool: BlockPool, found: BlockFacts, now: Optional[datetime.dateti
     if found.instance_type is not None and found.instance_type not in pool.instance_types:
         raise ConfigError(pool.types_field, list(pool.instance_types), f"EC2 says the Capacity Block "
                           f"({pool.reservation}) holds {found.instance_type} only",
-                          f"use instance_types [{found.instance_type}]")
+                          f"set {pool.types_field.rsplit('.', 1)[-1]} to [{found.instance_type}]")
     if found.count is not None and pool.max_size > found.count:
         raise ConfigError(pool.max_field, pool.max_size, f"EC2 says the Capacity Block ({pool.reservation}) holds "
                           f"{found.count} instances, so the nodes past them never come",

@@ -89,7 +89,7 @@ def test_a_block_that_fits_passes_and_the_output_carries_what_ec2_said(render, b
      ("capacity-block cr-0123456789abcdef0", "is in us-east-1c", "in us-east-1a", "give a subnet in us-east-1c")),
     ({"instance_type": "p4d.24xlarge"}, "node_group.instance_types",
      ("capacity-block cr-0123456789abcdef0", "holds p4d.24xlarge only", "['p5.48xlarge']",
-      "use instance_types [p4d.24xlarge]")),
+      "set instance_types to [p4d.24xlarge]")),
     ({"instance_count": 1}, "node_group.max_size",
      ("capacity-block cr-0123456789abcdef0", "holds 1 instances", "= 2", "set max_size to 1 or less")),
     ({"state": "expired", "end_date": "2020-01-02T11:30:00Z"}, "node_group.reservation.id",

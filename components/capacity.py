@@ -108,11 +108,14 @@ def check_reservation_facts(field: str, *, count: Optional[int], start: Optional
 
 def reservation_entry(*, pool: Optional[str] = None, kind: str, target: str, only: bool, start: Optional[str] = None,
                       end: Optional[str] = None, count: Optional[int] = None, zone: Optional[str] = None,
-                      subnet_zones: Optional[Sequence[str]] = None) -> dict[str, Any]:
+                      subnet_zones: Optional[Sequence[str]] = None,
+                      facts_read: Optional[bool] = None) -> dict[str, Any]:
     """One item of a stack's ``gpuReservations`` output: ``pool`` (when given), ``kind``, ``target`` (an id, a group,
-    ``open``), ``only``, and those known of ``start``, ``end``, ``count``, ``zone`` and ``subnetZones`` (the zones of
-    the pool's subnets, read at preview when the reservation's zone is known), which ``gpuready smoke`` reads."""
+    ``open``), ``only``, and those known of ``start``, ``end``, ``count``, ``zone``, ``subnetZones`` (the zones of
+    the pool's subnets, read at preview when the reservation's zone is known) and ``factsRead`` (whether the
+    reservation's facts were read from the cloud at preview, where the platform reads them: false offline), which
+    ``gpuready smoke`` and ``gpuready plan`` read."""
     known = {"start": start, "end": end, "count": count, "zone": zone,
-             "subnetZones": list(subnet_zones) if subnet_zones is not None else None}
+             "subnetZones": list(subnet_zones) if subnet_zones is not None else None, "factsRead": facts_read}
     return {**({"pool": pool} if pool is not None else {}), "kind": kind, "target": target, "only": only,
             **{k: v for k, v in known.items() if v is not None}}

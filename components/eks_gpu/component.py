@@ -17,7 +17,7 @@ from ..k8s_gpu.kubeconfig import kubeconfig
 from ..k8s_gpu.kueue import Flavor, flavor
 from ..teams import Pool
 from ..sdk import require
-from ..aws_network import zones
+from ..aws_network import capacity_blocks, zones
 from . import autoscaler, efa, facts, karpenter, repair, reservation
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
@@ -100,7 +100,7 @@ class EksGpuCluster(GpuCluster):
                                       gpu_models=tuple((r.gpu_model, r.gpu_memory_gib) for r in cap.instances),
                                       extra_instance_types=args.extra_instance_types)
         taint = self._gpu_nodes("eks", {**gpu_labels(ng), **plan(software).node_labels})
-        gpu_subnets, subnet_zones = self._gpu_subnets(args)
+        gpu_subnets, subnet_zones, block = self._gpu_subnets(args)
         node_groups = [] if node_pools else self._gpu_node_groups(name, args, cluster, cluster_name, node_role,
                                                                   node_policies, tags, gpu_subnets)
         if node_groups and ng.repair.enabled and system_nodes:
@@ -152,8 +152,9 @@ class EksGpuCluster(GpuCluster):
         self._queues(name, self._flavors(args), selector, provider, [self.software])
 
         if ng.reservation is not None:  # each GPU node group, or the GPU NodePool (its nodes carry its name)
-            self.gpu_reservations = pulumi.Output.all(self.node_group_names, subnet_zones).apply(
-                lambda a: [{"pool": n, **reservation.output(ng.reservation, zones.known_zones(a[1]))} for n in a[0]])
+            self.gpu_reservations = pulumi.Output.all(self.node_group_names, subnet_zones, block).apply(
+                lambda a: [{"pool": n, **reservation.output(ng.reservation, zones.known_zones(a[1]), a[2])}
+                           for n in a[0]])
         self._register(OUTPUTS, cluster_name, config, cap, nodeGroupName=self.node_group_name,
                        oidcProviderArn=self.oidc_provider_arn, nodeGroupNames=self.node_group_names,
                        autoscaler=cap.autoscaler)
@@ -311,20 +312,26 @@ class EksGpuCluster(GpuCluster):
                        for arn in policies]
         return role, attachments
 
-    def _gpu_subnets(self, args: EksGpuClusterArgs) -> tuple[Any, Any]:
-        """The GPU nodes' subnets (the node group's, else the cluster's) and their zones (subnet id to zone): with a
-        reservation whose zone is known, read at preview (:mod:`..aws_network.zones`) and the subnets checked against
-        it; else the subnets as given and no zones."""
+    def _gpu_subnets(self, args: EksGpuClusterArgs) -> tuple[Any, Any, Any]:
+        """The GPU nodes' subnets (the node group's, else the cluster's), their zones (subnet id to zone) and the facts
+        of a Capacity Block read from EC2. A Capacity Block is read at preview and checked against the pool, and the
+        subnets against its zone (:mod:`..aws_network.capacity_blocks`); another reservation whose zone is given has
+        the subnets' zones read and checked against it (:mod:`..aws_network.zones`); else the subnets as given, no
+        zones and no facts read."""
         ng = args.node_group
         subnet_ids = ng.subnet_ids if ng.subnet_ids is not None else args.subnet_ids
-        res = ng.reservation
-        if res is None or not res.availability_zone:
-            return subnet_ids, {}
-        found = zones.subnet_zones(subnet_ids, self)
         field = "node_group.subnet_ids" if ng.subnet_ids is not None else "subnet_ids"
+        res = ng.reservation
+        pool = reservation.block_pool(res, instance_types=ng.instance_types, max_size=ng.max_size,
+                                      subnets_field=field) if res is not None else None
+        if pool is not None:
+            return capacity_blocks.checked_subnets(subnet_ids, pool, capacity_blocks.BlockFacts.of(res), self)
+        if res is None or not res.availability_zone:
+            return subnet_ids, {}, None
+        found = zones.subnet_zones(subnet_ids, self)
         return zones.checked_subnets(subnet_ids, found, field=field, reservation=reservation.describe(res),
                                      zone=res.availability_zone,
-                                     zone_field="node_group.reservation.availability_zone"), found
+                                     zone_field="node_group.reservation.availability_zone"), found, None
 
     def _gpu_node_groups(self, name: str, args: EksGpuClusterArgs, cluster: Any, cluster_name: Any, node_role: Any,
                          node_policies: list, tags: dict[str, str], subnet_ids: Any) -> list:

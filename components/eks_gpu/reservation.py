@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
+from ..aws_network.capacity_blocks import BlockFacts, BlockPool
 from ..capacity import check_reservation_facts, reservation_entry, reservation_stamps
 from ..errors import ConfigError
 from . import scaler_facts as sf
@@ -205,8 +206,25 @@ def stamps(res: Optional[CapacityReservationArgs]) -> dict[str, str]:
     return reservation_stamps(only=res.only, start=res.start, end=res.end, count=res.count)
 
 
-def output(res: CapacityReservationArgs, subnet_zones: Optional[Sequence[str]] = None) -> dict[str, Any]:
+def block_pool(res: CapacityReservationArgs, *, instance_types: Sequence[str], max_size: int,
+               subnets_field: str) -> Optional[BlockPool]:
+    """The GPU pool as the facts of its Capacity Block, read at preview, are checked against (its instance types, its
+    ``max_size``, its subnets at ``subnets_field``); None unless ``res`` is a Capacity Block named by id."""
+    if res.kind != CAPACITY_BLOCK or res.id is None:
+        return None
+    return BlockPool(block_id=res.id, reservation=describe(res), field=_FIELD, instance_types=tuple(instance_types),
+                     types_field="node_group.instance_types", max_size=max_size, max_field="node_group.max_size",
+                     subnets_field=subnets_field)
+
+
+def output(res: CapacityReservationArgs, subnet_zones: Optional[Sequence[str]] = None,
+           read: Optional[BlockFacts] = None) -> dict[str, Any]:
     """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, the facts
-    given, and the zones of the pool's subnets when they were read (:func:`~gpuready_components.capacity.reservation_entry`)."""
-    return reservation_entry(kind=res.kind, target=target(res), only=res.only, start=res.start, end=res.end,
-                             count=res.count, zone=res.availability_zone, subnet_zones=subnet_zones)
+    given or (a Capacity Block: ``read``, from EC2, agreeing with those given) read, whether they were read
+    (``factsRead``, a Capacity Block only), and the zones of the pool's subnets when they were read
+    (:func:`~gpuready_components.capacity.reservation_entry`)."""
+    known = read if read is not None else BlockFacts()
+    return reservation_entry(kind=res.kind, target=target(res), only=res.only, start=res.start or known.start,
+                             end=res.end or known.end, count=res.count if res.count is not None else known.count,
+                             zone=res.availability_zone or known.availability_zone, subnet_zones=subnet_zones,
+                             facts_read=known.known if read is not None else None)

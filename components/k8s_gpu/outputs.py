@@ -33,9 +33,10 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("metaflowProfile", STRING_MAP, "a Metaflow profile for @kubernetes(gpu=N) steps on the GPU nodes: save "
                "it as ~/.metaflowconfig/config_gpu.json"),
         Output("gpuReservations", RESERVATIONS, "the reservations the GPU pools launch into: {pool, kind, target, "
-               "only, and start, end, count, zone where the stack was given them, subnetZones where it read them}, which "
-               "gpuready smoke reads to say why a GPU pod waits (not started, ended, every reserved instance in use, "
-               "the wrong zone)", smoke=True,
+               "only, and start, end, count, zone where the stack was given them or (an EKS Capacity Block) read them "
+               "from EC2 at preview, factsRead where it reads them (false offline), subnetZones where it read them}, "
+               "which gpuready smoke reads to say why a GPU pod waits (not started, ended, every reserved instance in "
+               "use, the wrong zone)", smoke=True,
                when="on a reservation"),
         Output("teams", TEAMS, "the teams sharing the GPUs, each with its Kueue queue: {name, namespace, localQueue, "
                "clusterQueue, cohort, gpus, borrow, lend, weight, flavors, metaflowProfile} (metaflowProfile: the "

@@ -38,6 +38,12 @@ def _subnet(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
     return {"id": args.get("id", "")}
 
 
+def _capacity_block(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
+    """A Capacity Block the stack named, as far as it is known offline: its id and none of its facts (only EC2 knows
+    its type, zone, count and window), so the checks of them wait for ``pulumi preview`` and the plan says so."""
+    return {"id": args.get("id", "")}
+
+
 def _aks_credentials(args: Mapping[str, Any], mocks: PlanMocks) -> dict:
     name = args.get("resourceName", "cluster")
     config = (f"apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n"
@@ -56,6 +62,7 @@ AWS = MappingProxyType({
     "aws:index/getCallerIdentity:getCallerIdentity": _caller,
     "aws:eks/getCluster:getCluster": _eks_cluster,
     "aws:ec2/getSubnet:getSubnet": _subnet,
+    "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation": _capacity_block,
 })
 """The AWS invokes the AWS platforms' programs make."""
 AZURE = MappingProxyType({

@@ -101,12 +101,22 @@ def _kind_lines(cap: Any) -> list[str]:
 
 
 def _zone_lines(outputs: dict[str, Any]) -> list[str]:
-    """Each reservation whose zone was given but whose pool's subnets' zones are not known (offline, ``gpuready
-    plan`` reads no subnet): its zone is checked by ``pulumi preview``, not here."""
+    """Each reservation whose facts ``pulumi preview`` reads and checks but ``gpuready plan`` offline does not
+    (``factsRead`` false: a Capacity Block's type, zone, count and end), and each other whose zone was given but whose
+    pool's subnets' zones are not known (offline, ``gpuready plan`` reads no subnet): they are checked by ``pulumi
+    preview``, not here."""
     entries = outputs.get("gpuReservations")
-    return [f"  {e.get('pool')}: reservation zone {e['zone']} unchecked offline (pulumi preview reads the subnets' "
-            "zones and refuses subnets outside it)" for e in entries if isinstance(e, dict) and e.get("zone")
-            and "subnetZones" not in e] if isinstance(entries, list) else []
+    if not isinstance(entries, list):
+        return []
+    lines = []
+    for e in (e for e in entries if isinstance(e, dict)):
+        if e.get("factsRead") is False:
+            lines.append(f"  {e.get('pool')}: {e.get('kind')} {e.get('target')} facts unchecked offline (pulumi "
+                         "preview reads them from EC2 and refuses a type, zone, count or end the pool cannot use)")
+        elif e.get("zone") and "subnetZones" not in e:
+            lines.append(f"  {e.get('pool')}: reservation zone {e['zone']} unchecked offline (pulumi preview reads "
+                         "the subnets' zones and refuses subnets outside it)")
+    return lines
 
 
 def _metaflow_lines(outputs: dict[str, Any]) -> list[str]:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import inspect
 
-import boto3
 import pulumi
 import pytest
-from moto import mock_aws
 from pulumi_aws.ec2 import get_subnet
 from pulumi_aws.ec2.get_subnet import GetSubnetResult
 
@@ -23,26 +21,6 @@ from tests.components.batch_gpu.helpers import args as batch_args
 from tests.components.eks_gpu.helpers import args as eks_args
 
 ID = "cr-0123456789abcdef0"
-
-
-@pytest.fixture
-def subnets(monkeypatch):
-    """Two subnets in moto, in us-east-1a and us-east-1b, and the getSubnet invoke answered from moto."""
-    with mock_aws():
-        ec2 = boto3.client("ec2", region_name="us-east-1")
-        vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-        made = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=f"us-east-1{z}")[
-            "Subnet"]["SubnetId"] for i, z in enumerate("ab")]
-        answer = PlanMocks.call
-
-        def call(self, args):
-            if args.token != zones.SUBNET_INVOKE:
-                return answer(self, args)
-            (subnet,) = ec2.describe_subnets(SubnetIds=[args.args["id"]])["Subnets"]
-            return {"id": subnet["SubnetId"], "availabilityZone": subnet["AvailabilityZone"]}
-
-        monkeypatch.setattr(PlanMocks, "call", call)
-        yield made
 
 
 def test_the_invoke_and_its_field_are_pulumi_aws_own():

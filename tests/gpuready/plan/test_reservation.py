@@ -81,7 +81,9 @@ def test_capacity_by_kind_shows_the_block_its_window_and_what_it_commits(tmp_pat
         "    reserved: 16 GPUs, $110.08/h (eks-gpu)",
         f"    eks-gpu on capacity-block {BLOCK}: 2026-11-20T11:30:00Z to 2999-12-01T11:30:00Z, 16 GPUs reserved, "
         "$110.08/h committed; nothing past it",
-        "  committed: $110.08/h, paid whether the GPUs are used or not"]
+        "  committed: $110.08/h, paid whether the GPUs are used or not",
+        f"  eks-gpu: capacity-block {BLOCK} facts unchecked offline (pulumi preview reads them from EC2 and refuses "
+        "a type, zone, count or end the pool cannot use)"]
     assert capacity["by_kind"] == [{"kind": "reserved", "gpus": 16, "usd_per_hour": 110.08, "pools": ["eks-gpu"]}]
     assert capacity["committed_usd_per_hour"] == 110.08
     pool = capacity["pools"][0]
@@ -164,3 +166,15 @@ def test_the_plan_says_a_given_zone_is_unchecked_offline():
         "  gpu-gpu-on-demand: reservation zone us-east-1c unchecked offline (pulumi preview reads the subnets' "
         "zones and refuses subnets outside it)"]
     assert _zone_lines({"gpuReservations": [{**entry, "subnetZones": ["us-east-1c"]}]}) == []
+
+
+def test_the_plan_says_a_capacity_blocks_facts_are_unchecked_offline_and_invents_none(capsys):
+    """``gpuready plan`` answers the block's invoke with its id alone: no fact is checked, and the plan says so."""
+    assert main(["plan", "--stack", "eks-capacity-block", "--no-policies"]) == 0
+    text = capsys.readouterr().out
+    assert (f"  eks-gpu: capacity-block {BLOCK} facts unchecked offline (pulumi preview reads them from EC2 and "
+            "refuses a type, zone, count or end the pool cannot use)") in text.splitlines()
+    assert "reservation zone us-east-1a unchecked" not in text  # the block's line says it for the zone too
+    assert main(["plan", "--stack", "eks-capacity-block", "--no-policies", "--json"]) == 0
+    (said,) = json.loads(capsys.readouterr().out)["outputs"]["gpuReservations"]
+    assert said["factsRead"] is False and said["count"] == 2 and "start" not in said  # the stack's count only

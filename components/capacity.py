@@ -111,10 +111,10 @@ def reservation_entry(*, pool: Optional[str] = None, kind: str, target: str, onl
                       subnet_zones: Optional[Sequence[str]] = None,
                       facts_read: Optional[bool] = None) -> dict[str, Any]:
     """One item of a stack's ``gpuReservations`` output: ``pool`` (when given), ``kind``, ``target`` (an id, a group,
-    ``open``), ``only``, and those known of ``start``, ``end``, ``count``, ``zone``, ``subnetZones`` (the zones of
-    the pool's subnets, read at preview when the reservation's zone is known) and ``factsRead`` (whether the
-    reservation's facts were read from the cloud at preview, where the platform reads them: false offline), which
-    ``gpuready smoke`` and ``gpuready plan`` read."""
+    ``tags k=v,...``, ``open``), ``only``, and those known of ``start``, ``end``, ``count``, ``zone``, ``subnetZones``
+    (the zones of the pool's subnets, read at preview when the reservation's zone is known) and ``factsRead``
+    (whether the reservation's facts were read from the cloud at preview, where the platform reads them: false
+    offline), which ``gpuready smoke`` and ``gpuready plan`` read."""
     known = {"start": start, "end": end, "count": count, "zone": zone,
              "subnetZones": list(subnet_zones) if subnet_zones is not None else None, "factsRead": facts_read}
     return {**({"pool": pool} if pool is not None else {}), "kind": kind, "target": target, "only": only,

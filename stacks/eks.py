@@ -40,8 +40,9 @@ SETTINGS = kubernetes_settings(
     Setting("reservation", dict, "reserved capacity the GPU node group launches into: `{kind: capacity-block, id: "
             "cr-...}` (an EC2 Capacity Block for ML: capacity type `CAPACITY_BLOCK`, one instance type) or `{kind: "
             "odcr, id | resourceGroupArn | tags | preference: open}` (an On-Demand Capacity Reservation; `tags`: "
-            "Karpenter only, every ODCR carrying them); with `autoscaler: karpenter` the EC2NodeClass selects it and "
-            "the NodePool prefers reserved capacity; optional known "
+            "Karpenter and Auto Mode only, every ODCR carrying them); with `autoscaler: karpenter` the EC2NodeClass "
+            "selects it, with `auto-mode` a custom NodeClass (by id or tags; Auto Mode then uses no open ODCR "
+            "cluster-wide), and the NodePool prefers reserved capacity; optional known "
             "facts `instanceType`, `availabilityZone`, `count`, `start`, `end`, checked at preview; `only: true`: no "
             "node outside the reservation", ("node_group.reservation",),
             default={}, sub=(

@@ -84,8 +84,9 @@ class GpuNodeGroupArgs:
     reservation: Optional[CapacityReservationArgs] = None
     """Reserved capacity to launch into: a Capacity Block for ML or an On-Demand Capacity Reservation (see
     :class:`~gpuready_components.eks_gpu.reservation.CapacityReservationArgs`): managed node groups (autoscaler
-    ``cluster-autoscaler`` or ``none``: a Capacity Block sets ``capacityType`` ``CAPACITY_BLOCK``) or Karpenter (the
-    EC2NodeClass selects it, the NodePool prefers ``reserved`` capacity); not Auto Mode."""
+    ``cluster-autoscaler`` or ``none``: a Capacity Block sets ``capacityType`` ``CAPACITY_BLOCK``), Karpenter (the
+    EC2NodeClass selects it, the NodePool prefers ``reserved`` capacity) or Auto Mode (a custom NodeClass selects it
+    by id or tags, the NodePool prefers ``reserved``; Auto Mode then stops using open ODCRs cluster-wide)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +98,8 @@ class AutoscalerArgs:
     Identity and node-template tags on each GPU group's Auto Scaling group) or ``none`` (default for an existing
     cluster: its own autoscaler scales the GPU groups), ``karpenter`` (the official chart, its interruption queue,
     an EC2NodeClass and a GPU NodePool instead of GPU node groups) or ``auto-mode`` (a new cluster in EKS Auto Mode:
-    a GPU NodePool on the default NodeClass, and no NVIDIA plugin from the stack)."""
+    a GPU NodePool on the default NodeClass, or on a reservation a custom NodeClass that selects it, and no NVIDIA
+    plugin from the stack)."""
     kubernetes_version: Optional[str] = None
     """An existing cluster's Kubernetes minor (``1.33``), to match the cluster-autoscaler image; a new cluster's
     is its ``version``."""

@@ -21,6 +21,7 @@ from ..aws_network import capacity_blocks, zones
 from . import autoscaler, efa, facts, karpenter, repair, reservation
 from . import scaler_facts as sf
 from .args import ClusterArgs, EksGpuClusterArgs
+from .auto_mode import install as reserved_node_class
 from .nodepool import capacity_types, node_pool
 from .outputs import OUTPUTS
 from .scale_from_zero import template_tags
@@ -114,15 +115,22 @@ class EksGpuCluster(GpuCluster):
         self.autoscaler = None
         selector = {"eks.amazonaws.com/nodegroup": system_nodes[0].node_group_name} if system_nodes else {}
         if node_pools:
+            node_class = sf.KARPENTER_NODE_CLASS
+            if auto_mode:  # the built-in default NodeClass, or on a reservation a custom one that selects it
+                node_class = sf.AUTO_MODE_NODE_CLASS if ng.reservation is None else sf.AUTO_MODE_RESERVED_NODE_CLASS
             spec = node_pool(self.pool_labels(sf.NODE_POOL_NAME, self.gpu_node_labels), taint, ng.instance_types,
-                             capacity_types(ng.reservation, ng.capacity_type), cap.max_gpus,
-                             sf.AUTO_MODE_NODE_CLASS if auto_mode else sf.KARPENTER_NODE_CLASS, startup_taints(args),
+                             capacity_types(ng.reservation, ng.capacity_type), cap.max_gpus, node_class,
+                             startup_taints(args),
                              {**self._types.stamps("aws", ng.instance_types), **reservation.stamps(ng.reservation)})
             if auto_mode:
+                waits = [cluster, *node_policies]
+                if ng.reservation is not None:
+                    waits.append(reserved_node_class(self, name, cluster, node_role, gpu_subnets, provider,
+                                                     node_policies, ng.reservation))
                 pool = k8s.apiextensions.CustomResource(
                     f"{name}-gpu-nodepool", api_version=spec["apiVersion"], kind=spec["kind"],
                     metadata=spec["metadata"], spec=spec["spec"],
-                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[cluster, *node_policies]))
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=waits))
             else:
                 self.autoscaler, pool = karpenter.install(
                     self, name, cluster_name, gpu_subnets,

@@ -115,6 +115,11 @@ NODES = NodeFacts(
         CapacityLabel("karpenter.k8s.aws/capacity-reservation-type", reservation=True,
                       shown=MappingProxyType({"default": "odcr"})),
         CapacityLabel("karpenter.k8s.aws/capacity-reservation-id", reservation=True),
+        # EKS Auto Mode's, on nodes of capacity-type reserved (EKS user guide, auto-odcr, "Scheduling labels for
+        # Capacity Reservations": eks.amazonaws.com/capacity-reservation-type default or capacity-block, and -id).
+        CapacityLabel("eks.amazonaws.com/capacity-reservation-type", reservation=True,
+                      shown=MappingProxyType({"default": "odcr"})),
+        CapacityLabel("eks.amazonaws.com/capacity-reservation-id", reservation=True),
         CapacityLabel("eks.amazonaws.com/capacityType", MappingProxyType(
             {"ON_DEMAND": "on-demand", "SPOT": "spot", "CAPACITY_BLOCK": "reserved"}))))
 """How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""

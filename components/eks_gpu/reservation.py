@@ -10,7 +10,9 @@ The enum values are EC2's and EKS's (botocore's models: ``CapacityTypes``, ``Mar
 
 With Karpenter the reservation is selected by the EC2NodeClass (``capacityReservationSelectorTerms``: by id, by the
 reservations' tags, or every open one) and the GPU NodePool admits Karpenter's ``reserved`` capacity type, which
-Karpenter prefers to Spot and on-demand (``only``: the NodePool admits ``reserved`` alone); see :mod:`.karpenter`."""
+Karpenter prefers to Spot and on-demand (``only``: the NodePool admits ``reserved`` alone); see :mod:`.karpenter`.
+EKS Auto Mode does the same through a custom ``eks.amazonaws.com/v1`` NodeClass, by id or tags only (see
+:mod:`.auto_mode`)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,8 @@ RESOURCE_GROUP_ARN = re.compile(r"arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{1
 """A resource group's ARN (an ODCR group: ``arn:aws:resource-groups:REGION:ACCOUNT:group/NAME``)."""
 
 _FIELD = "node_group.reservation"
+NODE_POOL_MODES = (sf.KARPENTER, sf.AUTO_MODE)
+"""The scalers whose GPU NodePool's NodeClass selects the reservation (instead of a launch template naming it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,8 +80,9 @@ class CapacityReservationArgs:
     """Reservations only: no node of the group launches outside the reservation (a Capacity Block and an ODCR by id
     never do; an ODCR resource group then gets EC2's ``capacity-reservations-only`` preference; ``open`` cannot)."""
     tags: Optional[Mapping[str, str]] = None
-    """Karpenter only, an ODCR only: select every reservation carrying these tags (``capacityReservationSelectorTerms``
-    ``tags``), instead of ``id``; a launch template names a reservation by id or resource group, not by tags."""
+    """Karpenter or Auto Mode only, an ODCR only: select every reservation carrying these tags
+    (``capacityReservationSelectorTerms`` ``tags``), instead of ``id``; a launch template names a reservation by id or
+    resource group, not by tags."""
 
     @property
     def preference_of(self) -> str:
@@ -90,25 +95,23 @@ class CapacityReservationArgs:
 def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: Sequence[str], max_size: int,
           mode: str, managed_modes: Sequence[str], now: Optional[datetime.datetime] = None) -> None:
     """Raise :class:`ConfigError` for a reservation the GPU nodes cannot launch into: those of the managed node groups
-    (``mode`` among ``managed_modes``: the launch template names it) or of Karpenter's NodePool (the EC2NodeClass
-    selects it); a scaler in :data:`~.scaler_facts.RESERVATION_UNSUPPORTED` is refused with its reason."""
+    (``mode`` among ``managed_modes``: the launch template names it), of Karpenter's NodePool (the EC2NodeClass
+    selects it) or of Auto Mode's (a custom NodeClass selects it, by id or tags alone: AWS documents no other term)."""
     if res.kind not in KINDS:
         raise ConfigError(f"{_FIELD}.kind", res.kind, "not a reservation kind", f"use {' or '.join(KINDS)}")
-    karpenter = mode == sf.KARPENTER
-    if mode in sf.RESERVATION_UNSUPPORTED:
-        raise ConfigError("autoscaler.mode", mode, sf.RESERVATION_UNSUPPORTED[mode],
-                          f"use {' or '.join((sf.KARPENTER, *managed_modes))}")
-    if not karpenter and mode not in managed_modes:
+    pools = mode in NODE_POOL_MODES
+    who = "Karpenter" if mode == sf.KARPENTER else "EKS Auto Mode"
+    if not pools and mode not in managed_modes:
         raise ConfigError("autoscaler.mode", mode, "a reservation is named in the managed node group's launch "
-                          "template", f"use {' or '.join((sf.KARPENTER, *managed_modes))}")
-    if capacity_type == "SPOT" and not (karpenter and res.kind == ODCR and not res.only):
+                          "template", f"use {' or '.join((*NODE_POOL_MODES, *managed_modes))}")
+    if capacity_type == "SPOT" and not (pools and res.kind == ODCR and not res.only):
         raise ConfigError("node_group.capacity_type", capacity_type, f"a {res.kind} reservation is not Spot capacity"
-                          + (" and a Capacity Block pool mixes no Spot" if karpenter else ""),
+                          + (" and a Capacity Block pool mixes no Spot" if pools else ""),
                           "use ON_DEMAND (the reservation sets the node group's capacity type)")
     if res.tags is not None:
-        _check_tags(res, karpenter)
-    if karpenter and res.resource_group_arn is not None:
-        raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, "Karpenter selects reservations by "
+        _check_tags(res, pools)
+    if pools and res.resource_group_arn is not None:
+        raise ConfigError(f"{_FIELD}.resource_group_arn", res.resource_group_arn, f"{who} selects reservations by "
                           "id or tags, not by resource group", "give id, or tags the group's reservations carry")
     check_names(_FIELD, res.id, res.resource_group_arn)
     if res.kind == CAPACITY_BLOCK:
@@ -131,7 +134,12 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
                               "reservation, so it names none", "drop id/resource_group_arn, or use targeted")
         if res.preference_of == TARGETED and not named:
             raise ConfigError(f"{_FIELD}.preference", res.preference, "targeted needs the reservation to target",
-                              "set id (cr-...) or resource_group_arn (Karpenter: or tags), or use open")
+                              "set id (cr-...) or resource_group_arn (Karpenter, Auto Mode: or tags), or use open")
+        if mode == sf.AUTO_MODE and res.preference_of == OPEN:
+            raise ConfigError(f"{_FIELD}.preference", OPEN, "an Auto Mode NodeClass selects reservations by "
+                              f"{' or '.join(sf.AUTO_MODE_RESERVATION_TERMS)} only (without one, Auto Mode "
+                              "open-matches open ODCRs as on-demand capacity)",
+                              "give the ODCR's id or tags, or drop the reservation")
     if res.instance_type is not None and res.instance_type not in instance_types:
         raise ConfigError("node_group.instance_types", list(instance_types),
                           f"the reservation holds {res.instance_type} only", f"use instance_types [{res.instance_type}]")
@@ -160,11 +168,12 @@ def check_names(field: str, id: Optional[str], resource_group_arn: Optional[str]
                           "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
 
 
-def _check_tags(res: CapacityReservationArgs, karpenter: bool) -> None:
-    """Tags select ODCRs for Karpenter alone, and name no id beside them."""
-    if not karpenter:
+def _check_tags(res: CapacityReservationArgs, pools: bool) -> None:
+    """Tags select ODCRs for a NodeClass alone (Karpenter's or Auto Mode's), and name no id beside them."""
+    if not pools:
         raise ConfigError(f"{_FIELD}.tags", dict(res.tags or {}), "a launch template names a reservation by id or "
-                          "resource group, not by tags", "give id or resource_group_arn (or use autoscaler karpenter)")
+                          "resource group, not by tags",
+                          f"give id or resource_group_arn (or use autoscaler {' or '.join(NODE_POOL_MODES)})")
     if res.kind != ODCR or res.id is not None or not res.tags:
         raise ConfigError(f"{_FIELD}.tags", dict(res.tags or {}), "tags select ODCRs instead of an id",
                           "give an ODCR's id or a non-empty map of its tags, not both (a Capacity Block: its id)")
@@ -176,12 +185,18 @@ def capacity_type(res: Optional[CapacityReservationArgs], capacity_type: str) ->
 
 
 def target(res: CapacityReservationArgs) -> str:
-    """What the reservation targets: its id, its resource group's ARN, or ``open``."""
-    return res.id or res.resource_group_arn or OPEN
+    """What the reservation targets: its id, its resource group's ARN, the tags that select it
+    (:func:`tags_target`), or ``open``."""
+    return res.id or res.resource_group_arn or (tags_target(res.tags) if res.tags else OPEN)
+
+
+def tags_target(tags: Mapping[str, str]) -> str:
+    """Reservations selected by ``tags``, as the plan, the outputs and smoke say them: ``tags k=v,...``."""
+    return "tags " + ",".join(f"{k}={v}" for k, v in sorted(tags.items()))
 
 
 def describe(res: CapacityReservationArgs) -> str:
-    """``capacity-block cr-...``, ``odcr cr-...``, ``odcr open``: the reservation in a line."""
+    """``capacity-block cr-...``, ``odcr cr-...``, ``odcr tags team=ml``, ``odcr open``: the reservation in a line."""
     return f"{res.kind} {target(res)}"
 
 

@@ -115,12 +115,16 @@ prefers to ``spot``, and ``spot`` to ``on-demand`` (kubernetes-sigs/karpenter v1
 ``CapacityType*``; the provider's v1.13 NodePool docs give the order)."""
 KARPENTER_PREFERENCE = (KARPENTER_RESERVED, "spot", "on-demand")
 """Karpenter's capacity types, the one it launches first first."""
-RESERVATION_UNSUPPORTED = MappingProxyType({
-    AUTO_MODE: "gpuready's Auto Mode GPU NodePool uses the built-in default NodeClass, which selects no reservation "
-               "(AWS documents capacityReservationSelectorTerms on a custom eks.amazonaws.com NodeClass, whose schema "
-               "gpuready has no vendor copy of to check against)",
-})
-"""Scalers that cannot put the GPU nodes on a reservation, with the reason (an error says it)."""
+AUTO_MODE_NODE_CLASS_API = "eks.amazonaws.com/v1"
+AUTO_MODE_RESERVED_NODE_CLASS = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": NODE_POOL_NAME}
+"""The custom NodeClass the Auto Mode GPU NodePool uses on a reservation (never named ``default``, which is the
+built-in one: EKS user guide, create-node-class, Considerations)."""
+AUTO_MODE_OPEN_ODCRS = ("capacityReservationSelectorTerms on any NodeClass stops EKS Auto Mode launching into open "
+                        "ODCRs for every NodeClass of the cluster")
+"""What selecting a reservation does to the rest of an Auto Mode cluster (EKS user guide, auto-odcr, its warning)."""
+AUTO_MODE_RESERVATION_TERMS = ("id", "tags")
+"""What an Auto Mode NodeClass's ``capacityReservationSelectorTerms`` select by (EKS user guide, auto-odcr: an ``id``,
+or ``tags`` with an optional ``owner``; Karpenter's ``instanceMatchCriteria`` is not documented there)."""
 
 KARPENTER_CHART = Chart(
     "oci://public.ecr.aws/karpenter/karpenter", "", "1.13.0",

@@ -166,9 +166,12 @@ def _eks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
 def _eks_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     pool = kubernetes.KarpenterNodePool(r.inputs)
     template = pool.template.get("spec") or {}
+    node_class = pool.node_class(_node_classes(rendering))
+    caveat = node_class.caveat if node_class is not None else None
     return {
         "node class": (template.get("nodeClassRef") or {}).get("name"),
         "capacity": _node_pool_capacity(pool, rendering),
+        **({"reservation caveat": caveat} if caveat else {}),
         "GPU limit": "none" if pool.gpu_limit is None else pool.gpu_limit,
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in pool.taints] or "none",
         "instances": _instances(pool),
@@ -188,10 +191,15 @@ def _karpenter_repair(rendering: Rendering) -> str:
     return "off (Karpenter's nodeRepair gate)"
 
 
+def _node_classes(rendering: Rendering) -> list[kubernetes.KarpenterNodeClass]:
+    """The NodeClasses the stack creates (Karpenter's EC2NodeClass, Auto Mode's NodeClass), read."""
+    return [c for c in (read(r.type, r.inputs) for r in rendering.resources)
+            if isinstance(c, kubernetes.KarpenterNodeClass)]
+
+
 def _node_pool_capacity(pool: kubernetes.KarpenterNodePool, rendering: Rendering) -> str:
     """Its capacity types, Karpenter's first choice first (``reserved (capacity-reservation cr-...), on-demand``)."""
-    classes = [kubernetes.KarpenterNodeClass(r.inputs) for r in rendering.of_type(kubernetes.KarpenterNodeClass.TOKEN)]
-    source = pool.source(classes)
+    source = pool.source(_node_classes(rendering))
     return ", ".join(f"{kind} ({source.reservation})" if kind == RESERVED and source.reservation else kind
                      for kind in source.kinds)
 

@@ -1,5 +1,6 @@
-"""Readers of Kubernetes objects the stacks create: Helm releases, namespaces, quotas, Karpenter NodePools, and
-Kueue's queues (flavors, cluster queues, cohorts, local queues, priority classes)."""
+"""Readers of Kubernetes objects the stacks create: Helm releases, namespaces, quotas, Karpenter NodePools and the
+NodeClasses they name (Karpenter's EC2NodeClass, EKS Auto Mode's NodeClass), and Kueue's queues (flavors, cluster
+queues, cohorts, local queues, priority classes)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Mapping, Optional, Sequence
 from gpuready_components import catalog, queue_facts
 from gpuready_components.capacity import RESERVATIONS_ONLY, read_reservation_stamps
 from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.eks_gpu.reservation import tags_target
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
@@ -82,6 +84,8 @@ class KarpenterNodeClass(Resource):
     """A Karpenter ``EC2NodeClass``: its name, and the capacity reservations it selects."""
 
     TOKEN = f"kubernetes:{sf.KARPENTER_NODE_CLASS_API}:EC2NodeClass"
+    REF_KIND = sf.KARPENTER_NODE_CLASS["kind"]
+    """The ``kind`` a NodePool's ``nodeClassRef`` names it by (with its name)."""
     KIND = "capacity-reservation"
     """The :class:`~gpuready.resources.base.Reservation` kind of what it selects: EC2 models a Capacity Block as an
     ODCR and Karpenter selects both alike; which one it is shows at run time only (its status' ``reservationType``)."""
@@ -102,10 +106,29 @@ class KarpenterNodeClass(Resource):
         joined by `` or ``; ``None`` when it selects none (Karpenter then launches into no reservation).
         ``falls_back`` is the NodePool's to say (:meth:`KarpenterNodePool.source`)."""
         said = [term["id"] if term.get("id") else
-                " ".join(filter(None, (term.get("instanceMatchCriteria"), "tags " + ",".join(
-                    f"{k}={v}" for k, v in sorted(term["tags"].items())) if term.get("tags") else "")))
+                " ".join(filter(None, (term.get("instanceMatchCriteria"),
+                                       tags_target(term["tags"]) if term.get("tags") else "")))
                 for term in self.reservation_terms]
         return Reservation(self.KIND, " or ".join(said), False) if said else None
+
+    @property
+    def caveat(self) -> Optional[str]:
+        """What its reservation terms do beyond its own nodes (``None``: nothing)."""
+        return None
+
+
+class AutoModeNodeClass(KarpenterNodeClass):
+    """An EKS Auto Mode ``NodeClass`` (``eks.amazonaws.com/v1``): read as Karpenter's, whose
+    ``capacityReservationSelectorTerms`` it shares (by ``id``, or ``tags`` with an optional ``owner``: EKS user guide,
+    auto-odcr)."""
+
+    TOKEN = f"kubernetes:{sf.AUTO_MODE_NODE_CLASS_API}:NodeClass"
+    REF_KIND = sf.AUTO_MODE_NODE_CLASS["kind"]
+
+    @property
+    def caveat(self) -> Optional[str]:
+        """Selecting a reservation stops Auto Mode using open ODCRs for every NodeClass of the cluster."""
+        return sf.AUTO_MODE_OPEN_ODCRS if self.reservation_terms else None
 
 
 class KarpenterNodePool(Resource):
@@ -161,11 +184,16 @@ class KarpenterNodePool(Resource):
         return (self.props.get("metadata") or {}).get("annotations") or {}
 
     @property
-    def node_class(self) -> Optional[str]:
-        """The name of the EC2NodeClass ``spec.template.spec.nodeClassRef`` names (``None``: another kind, e.g.
-        Auto Mode's ``NodeClass``)."""
+    def node_class_ref(self) -> tuple[Optional[str], Optional[str]]:
+        """``spec.template.spec.nodeClassRef`` as (kind, name)."""
         ref = (self.template.get("spec") or {}).get("nodeClassRef") or {}
-        return ref.get("name") if ref.get("kind") == "EC2NodeClass" else None
+        return ref.get("kind"), ref.get("name")
+
+    def node_class(self, linked: Sequence[Resource]) -> Optional[KarpenterNodeClass]:
+        """The NodeClass among ``linked`` that its ``nodeClassRef`` names (Karpenter's EC2NodeClass or Auto Mode's
+        NodeClass, by kind and name); ``None``: not among them (e.g. Auto Mode's built-in ``default``)."""
+        return next((c for c in linked if isinstance(c, KarpenterNodeClass)
+                     and (c.REF_KIND, c.name) == self.node_class_ref), None)
 
     @property
     def capacity_types(self) -> list[str]:
@@ -183,11 +211,12 @@ class KarpenterNodePool(Resource):
 
     def source(self, linked: Sequence[Resource] = ()) -> Source:
         """Its capacity types in Karpenter's preference order (reserved, Spot, on-demand), and the reservations the
-        EC2NodeClass it names (found among ``linked``, every reader of the stack) selects: without one, ``reserved``
-        admits nothing and is left out; on-demand or Spot beside it are where Karpenter falls back."""
+        NodeClass it names (:meth:`node_class`, found among ``linked``, every reader of the stack) selects: without
+        one, ``reserved`` admits nothing and is left out; on-demand or Spot beside it are where Karpenter (or Auto
+        Mode) falls back."""
         kinds = tuple(_KARPENTER_KINDS[k] for k in sf.KARPENTER_PREFERENCE if k in self.capacity_types)
-        found = next((c.reservation for c in linked if isinstance(c, KarpenterNodeClass)
-                      and c.name == self.node_class and c.reservation), None)
+        node_class = self.node_class(linked)
+        found = node_class.reservation if node_class is not None else None
         if found is None:
             return Source(tuple(k for k in kinds if k != RESERVED) or kinds, only=self.said_only)
         fallback = any(k != RESERVED for k in kinds)

@@ -6,7 +6,7 @@ import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
-from gpuready_components.eks_gpu import AutoscalerArgs, CapacityReservationArgs
+from gpuready_components.eks_gpu import CapacityReservationArgs
 from gpuready_components.eks_gpu import reservation
 from gpuready_components.eks_gpu.validation import check
 from gpuready_components.errors import ConfigError
@@ -127,7 +127,6 @@ def _block(**changes):
     ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID,
                                              resource_group_arn="arn:aws:resource-groups:us-east-1:123456789012:group/g")},
      {}, "node_group.reservation.id", "not both"),
-    (BLOCK, {"autoscaler": AutoscalerArgs(mode="auto-mode")}, "autoscaler.mode", "default NodeClass"),
     ({"reservation": CapacityReservationArgs(kind="odcr", tags={"team": "ml"})}, {},
      "node_group.reservation.tags", "not by tags"),
     ({**BLOCK, "reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, count=1, only=True)}, {},

@@ -178,3 +178,27 @@ def test_the_plan_says_a_capacity_blocks_facts_are_unchecked_offline_and_invents
     assert main(["plan", "--stack", "eks-capacity-block", "--no-policies", "--json"]) == 0
     (said,) = json.loads(capsys.readouterr().out)["outputs"]["gpuReservations"]
     assert said["factsRead"] is False and said["count"] == 2 and "start" not in said  # the stack's count only
+
+
+@pytest.mark.parametrize("stack, reservation, shown", [
+    ("eks", f"    kind: odcr\n    id: {BLOCK}\n    count: 2\n", ("odcr", BLOCK)),
+    ("eks", "    kind: odcr\n    tags:\n      team: ml\n", ("odcr", "tags team=ml")),
+    ("eks-capacity-block", None, ("capacity-block", BLOCK)),
+])
+def test_an_auto_mode_eks_stack_on_a_reservation_plans_its_node_class_and_says_the_open_odcr_caveat(
+        tmp_path, capsys, stack, reservation, shown):
+    text = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+    if reservation is not None:
+        text += "  gpuready:reservation:\n" + reservation
+    path = tmp_path / "Pulumi.eks-auto-reserved.yaml"
+    path.write_text(text + "  gpuready:autoscaler: auto-mode\n")
+    assert main(["plan", "--stack-file", str(path), "--no-policies"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert ["kubernetes:eks.amazonaws.com/v1:NodeClass", "eks-gpu-nodeclass"] in [line.split() for line in out]
+    target = "tags team=ml" if reservation and "tags" in reservation else BLOCK
+    assert f"      capacity: reserved (capacity-reservation {target}), on-demand" in out
+    assert ("      reservation caveat: capacityReservationSelectorTerms on any NodeClass stops EKS Auto Mode launching "
+            "into open ODCRs for every NodeClass of the cluster") in out
+    assert main(["plan", "--stack-file", str(path), "--no-policies", "--json"]) == 0
+    (said,) = json.loads(capsys.readouterr().out)["outputs"]["gpuReservations"]
+    assert (said["pool"], said["kind"], said["target"]) == ("gpuready-gpu", *shown)

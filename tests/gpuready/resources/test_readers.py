@@ -19,6 +19,8 @@ from tests.gpuready.policy.helpers import render_stack
 RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, "aks": {},
               "eks-karpenter": {"gpuready:autoscaler": "karpenter"},
               "eks-karpenter-reserved": {}, "aws-batch-reserved": {},
+              "eks-automode-reserved": {"gpuready:autoscaler": "auto-mode", "gpuready:reservation": {
+                  "kind": "odcr", "tags": {"team": "ml"}, "count": 2}},
               "gke-gpu-operator": {"gpuready:install": "gpu-operator"},
               "aks-alerts": {"gpuready:prometheusOperator": "true"}, "aks-reservation": {},
               "gke-alerts": {"gpuready:managedDcgm": "false", "gpuready:managedAlerts": "true"}}
@@ -311,6 +313,18 @@ def test_a_karpenter_pool_on_a_reservation_prefers_it_and_falls_back_to_on_deman
     assert plain_pool.kinds == ("on-demand",) and plain_pool.reservation is None
     (nodeclass,) = [c for _, c in _all(rendered, kubernetes.KarpenterNodeClass) if c.reservation]
     assert nodeclass.reservation_terms == [{"id": config["id"]}]
+
+
+def test_an_auto_mode_pool_on_a_reservation_reads_its_node_class_as_karpenters(rendered):
+    (source,) = _source(rendered["eks-automode-reserved"], kubernetes.KarpenterNodePool)
+    assert source.kinds == ("reserved", "on-demand") and source.falls_back and not source.only
+    assert source.reservation.target == "tags team=ml" and source.reservation.count == 2
+    (nodeclass,) = [c for _, c in _all(rendered, kubernetes.AutoModeNodeClass)]
+    assert nodeclass.reservation_terms == [{"tags": {"team": "ml"}}] and "open ODCRs" in nodeclass.caveat
+    # Auto Mode's pool on the built-in `default` NodeClass (not among the stack's) selects no reservation
+    (plain,) = [read(r.type, r.inputs) for r in render_stack("eks", **{"gpuready:autoscaler": "auto-mode"}).resources
+                if r.type == kubernetes.KarpenterNodePool.TOKEN]
+    assert plain.source([nodeclass]).reservation is None and plain.source([nodeclass]).kinds == ("on-demand",)
 
 
 @pytest.mark.parametrize("values, only, kinds", [

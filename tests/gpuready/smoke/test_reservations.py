@@ -52,6 +52,9 @@ def test_a_full_block_names_the_nodes_holding_it():
     full = [_node("ip-1", **group), _node("ip-2", **karpenter), _node("ip-3", **{"eks.amazonaws.com/nodegroup": "x"})]
     (kind, text), = _said(BLOCK, full, during)
     assert kind == "reservation-full" and "already a node (ip-1, ip-2)" in text
+    auto_mode = {"karpenter.sh/capacity-type": "reserved", "eks.amazonaws.com/capacity-reservation-id": BLOCK["target"]}
+    (kind, text), = _said(BLOCK, [full[0], _node("ip-4", **auto_mode)], during)
+    assert kind == "reservation-full" and "already a node (ip-1, ip-4)" in text
     assert _said(BLOCK, full[:1], during) == []  # one of two in use: a node can still come
     assert _said({**BLOCK, "count": None}, full, during) == []  # count unknown: nothing said
 
@@ -74,6 +77,13 @@ def test_a_pending_smoke_pod_is_told_the_block_has_not_started(kube):
 @pytest.mark.parametrize("platform, labels, said", [
     ("eks", {"eks.amazonaws.com/capacityType": "CAPACITY_BLOCK"}, "reserved"),
     ("eks", {"karpenter.sh/capacity-type": "on-demand"}, "on-demand"),
+    # an EKS Auto Mode node on a Capacity Block (auto-odcr's scheduling labels)
+    ("eks", {"karpenter.sh/capacity-type": "reserved", "eks.amazonaws.com/capacity-reservation-type": "capacity-block",
+             "eks.amazonaws.com/capacity-reservation-id": "cr-0123456789abcdef0"},
+     "reserved (capacity-block cr-0123456789abcdef0)"),
+    ("eks", {"karpenter.sh/capacity-type": "reserved", "eks.amazonaws.com/capacity-reservation-type": "default",
+             "eks.amazonaws.com/capacity-reservation-id": "cr-0123456789abcdef0"},
+     "reserved (odcr cr-0123456789abcdef0)"),
     ("gke", {"cloud.google.com/reservation-name": "my-h100-reservation",
              "cloud.google.com/reservation-affinity": "specific"}, "reserved (my-h100-reservation)"),
     ("gke", {"cloud.google.com/gke-flex-start": "true", "cloud.google.com/gke-queued": "true"}, "flex-start"),

@@ -94,3 +94,24 @@ def test_a_spot_group_stamped_reservations_only_is_told(block):
         "their own rates, and jobs run where the reservation's network and placement were not bought). Fix: target the "
         "reservation alone in the launch template (a reservation id, or a resource group with preference "
         "capacity-reservations-only) on capacity type ON_DEMAND or CAPACITY_BLOCK, or drop reservations-only"]
+
+
+def test_an_auto_mode_pool_on_a_block_keeps_reservations_only_and_is_told_when_it_admits_more():
+    """Auto Mode's NodePool is read with the custom NodeClass it names, as Karpenter's is with its EC2NodeClass."""
+    pool_type = "kubernetes:karpenter.sh/v1:NodePool"
+    rendering = render_stack("eks-capacity-block", gpuready__autoscaler="auto-mode",
+                             gpuready__reservation=_reserved(only=True))
+    assert said(violations(rendering), "gpu-reservation-fallback") == []
+
+    def admit_on_demand(inputs):
+        for req in inputs["spec"]["template"]["spec"]["requirements"]:
+            if req["key"] == "karpenter.sh/capacity-type":
+                req["values"] = ["reserved", "on-demand"]
+        return inputs
+
+    falls = edited(rendering, pool_type, "eks-gpu-nodepool", admit_on_demand)
+    assert [m for _, _, m in said(violations(falls), "gpu-reservation-fallback")] == [
+        f"eks-gpu-nodepool: the stack said reservations only, but it launches on-demand nodes past "
+        f"capacity-reservation {BLOCK} (billed at their own rates, and jobs run where the reservation's network and "
+        "placement were not bought). Fix: require karpenter.sh/capacity-type In [reserved] alone (gpuready: "
+        "reservation only: true), or drop reservations-only"]

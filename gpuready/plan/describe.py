@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from gpuready_components import platforms
 from gpuready_components.aks_gpu import facts as aks_facts
+from gpuready_components.eks_gpu import scaler_facts as sf
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
 from ..resources.base import ON_DEMAND, RESERVED, Source
@@ -175,8 +176,12 @@ def _eks_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
         "GPU limit": "none" if pool.gpu_limit is None else pool.gpu_limit,
         "taints": [f"{t.key}={t.value}:{t.effect}" for t in pool.taints] or "none",
         "instances": _instances(pool),
-        "repair": _karpenter_repair(rendering),
+        "repair": _AUTO_MODE_REPAIR if (template.get("nodeClassRef") or {}).get("group") == sf.AUTO_MODE_NODE_CLASS["group"]
+        else _karpenter_repair(rendering),
     }
+
+
+_AUTO_MODE_REPAIR = "EKS Auto Mode repairs its nodes itself, GPU conditions included"
 
 
 def _karpenter_repair(rendering: Rendering) -> str:

@@ -78,3 +78,14 @@ def test_every_platforms_gpu_pool_says_how_its_failing_nodes_are_repaired(capsys
     karpenter = _pool_facts(capsys, "eks-karpenter-reserved", "kubernetes:karpenter.sh/v1:NodePool")
     assert [f["repair"] for f in karpenter.values()] == [
         "Karpenter replaces a node whose GPU condition stays false (nodeRepair gate on)"]
+
+
+def test_an_auto_mode_gpu_node_pool_is_repaired_by_auto_mode(tmp_path, capsys):
+    stack = tmp_path / "Pulumi.eks.yaml"
+    stack.write_text((ROOT / "stacks" / "Pulumi.eks.yaml").read_text().replace(
+        "config:\n", "config:\n  gpuready:autoscaler: auto-mode\n", 1))
+    assert main(["plan", "--stack-file", str(stack), "--no-policies", "--json"]) == 0
+    pools = [r["facts"] for r in json.loads(capsys.readouterr().out)["resources"]
+             if r["type"] == "kubernetes:karpenter.sh/v1:NodePool"]
+    assert pools and all(f["repair"] == "EKS Auto Mode repairs its nodes itself, GPU conditions included"
+                         for f in pools)

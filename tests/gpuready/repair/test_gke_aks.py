@@ -215,3 +215,21 @@ def test_a_refusal_by_the_cloud_is_in_the_audit_and_fails_the_run(cloud, fake_ku
     assert stamp["outcome"] == "refused"  # nothing done: the next sweep may ask again
     (again,) = swept(outputs, tmp_path, Limits(apply=True), **c.endpoints).repairs
     assert again["outcome"] == "requested" and c.done() == [(c.verbs[REBOOT], c.names[0])]
+
+
+@pytest.mark.parametrize("outputs, variable, cli, what", [
+    (GKE, "GOOGLE_OAUTH_ACCESS_TOKEN", "gcloud", "Google Cloud"), (AKS, "AZURE_ACCESS_TOKEN", "az", "Azure")])
+def test_no_login_is_said_before_anything_is_swept(fake_kube, tmp_path, capsys, monkeypatch, outputs, variable, cli,
+                                                   what):
+    monkeypatch.delenv(variable, raising=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / cli).write_text("#!/bin/sh\necho 'ERROR: not logged in' >&2\nexit 1\n")
+    (bin_dir / cli).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    server, outputs = fake_kube(outputs, nodes=[node("gpu-0", labels=outputs["gpuNodeLabels"])])
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["sweep", "--outputs", str(path), "--repair"]) == 2
+    assert f"no {what} access token for --repair: set {variable}" in capsys.readouterr().err
+    assert server.created == []  # no Job: the sweep did not start

@@ -20,7 +20,8 @@ Each cloud has its module here (:mod:`.aws`, and the others the platform registr
 user's login may also have ``credentials() -> dict``: asked before the sweep runs (no login is then a one-line
 UserError at once, not one after a sweep of half an hour that loses its result), its keywords passed on to
 ``repairer``. A repairer may also have ``drains(machine) -> bool``: True where the platform drains the node itself
-once asked (Karpenter); the core drains the others."""
+once asked (Karpenter); the core drains the others; and ``skipped(node) -> str``: why ``machine(node)`` gave None, in
+its words (said on the node's audit line instead of the core's general reason)."""
 
 from __future__ import annotations
 
@@ -202,11 +203,14 @@ def repair(result: SweepResult, repairer: Repairer, core_api: Any, calls: Any, l
     machines: dict[str, Optional[Machine]] = {}
     notes: dict[str, dict[str, str]] = {}
     unknown: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     for r in result.rows:
         try:
             node = plain(calls(core_api.read_node, r.node, deadline=clock() + READ_GRACE))
             notes[r.node] = node["metadata"].get("annotations") or {}
             machines[r.node] = read(lambda: repairer.machine(node))
+            if machines[r.node] is None:
+                skipped[r.node] = getattr(repairer, "skipped", lambda node: "")(node)
         except Exception as error:  # noqa: BLE001 (said on the node's audit line)
             machines[r.node], unknown[r.node] = None, f"its machine could not be told ({said(error)})"
     pools = {m.pool: m for n, m in machines.items() if m is not None and n in bad}
@@ -231,8 +235,8 @@ def repair(result: SweepResult, repairer: Repairer, core_api: Any, calls: Any, l
         if recent[r.node]:
             audit.answer = recent[r.node]
         elif m is None:
-            audit.answer = unknown.get(r.node) or "no machine of a pool gpuready repairs is behind it (its " \
-                "providerID names none, or its platform repairs it by itself)"
+            audit.answer = unknown.get(r.node) or skipped.get(r.node) or "no machine of a pool gpuready repairs " \
+                "is behind it (its providerID names none, or its platform repairs it by itself)"
         elif not action:
             audit.answer, audit.why = why, r.detail
         elif blocked.get(m.pool):

@@ -54,6 +54,10 @@ class Cloud:
     """The fault proxy's name of the call of :data:`REBOOT` and :data:`REPLACE`."""
     done: Callable[[], list[tuple[str, str]]]
     """What the fake did: (its verb, the node of the machine), in order."""
+    lone: dict
+    """A GPU node of no pool the repairer handles."""
+    lone_why: str
+    """Why the repairer leaves it, in its words."""
 
     @property
     def names(self) -> list[str]:
@@ -82,7 +86,7 @@ def _node(made: dict, outputs: dict, instance_type: str) -> dict:
 
 def _gke(gce, n: int) -> Cloud:
     names = [f"gke-ml-gpu-1a2b-{i:04d}" for i in range(n)]
-    fake, proxy, repairer = gce(names=names)
+    fake, proxy, repairer = gce(names=names, extra=("gke-ml-lone-vm",))
     return Cloud(GKE, proxy, {"compute": repairer.api.base, **FAST},
                  [_node(fake.node(name), GKE, "a3-highgpu-8g") for name in names],
                  [fake.link(f"projects/{fake_gce.PROJECT}/zones/{fake_gce.ZONE}/instances/{name}") for name in names],
@@ -91,7 +95,9 @@ def _gke(gce, n: int) -> Cloud:
                  frozenset({"instances.get", "instanceGroupManagers.get",
                             "instanceGroupManagers.listManagedInstances"}),
                  {REBOOT: "instances.reset", REPLACE: "instanceGroupManagers.recreateInstances"},
-                 lambda: [("reset", name) for name in fake.resets] + [("recreate", name) for name in fake.recreates])
+                 lambda: [("reset", name) for name in fake.resets] + [("recreate", name) for name in fake.recreates],
+                 _node(fake.node("gke-ml-lone-vm"), GKE, "a3-highgpu-8g"),
+                 "instance gke-ml-lone-vm is in no zonal managed instance group (its metadata created-by is absent)")
 
 
 def _aks(arm, n: int) -> Cloud:
@@ -100,6 +106,8 @@ def _aks(arm, n: int) -> Cloud:
     made = [fake.node(i) for i in instances]
     by_instance = {i: m["metadata"]["name"] for i, m in zip(instances, made)}
     group = fake_azure.GROUP.lower()  # as the providerID writes it
+    lone = f"azure:///subscriptions/{fake_azure.SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.Compute/" \
+           "virtualMachines/aks-gpu-12345678-vm0"  # a node of a VirtualMachines pool: no scale set
     return Cloud(AKS, proxy, {"management": repairer.api.base, **FAST},
                  [_node(m, AKS, "Standard_NC40ads_H100_v5") for m in made],
                  [m["spec"]["providerID"].removeprefix("azure://") for m in made],
@@ -107,7 +115,10 @@ def _aks(arm, n: int) -> Cloud:
                  {REBOOT: "restart", REPLACE: "redeploy"},
                  frozenset({"virtual_machine_scale_sets_get", "virtual_machine_scale_set_vms_get"}),
                  {REBOOT: "virtual_machine_scale_set_vms_restart", REPLACE: "virtual_machine_scale_set_vms_redeploy"},
-                 lambda: [(action, by_instance[i]) for action, i in fake.actions])
+                 lambda: [(action, by_instance[i]) for action, i in fake.actions],
+                 _node({"metadata": {"name": "aks-gpu-12345678-vm0", "labels": {}}, "spec": {"providerID": lone}},
+                       AKS, "Standard_NC40ads_H100_v5"),
+                 f"its providerID {lone} is not a VM scale set instance")
 
 
 @pytest.fixture(params=["gke", "aks"])
@@ -139,7 +150,8 @@ def test_a_dry_run_says_what_it_would_do_and_changes_nothing(cloud, fake_kube, l
     assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--json"]) == 1
     (entry,) = json.loads(capsys.readouterr().out)["repairs"]
     assert entry["outcome"] == "would" and entry["action"] == "replace" and entry["machine"] == c.ids[1]
-    assert entry["node"] == c.names[1] and entry["time"].endswith("Z") and entry["text"].startswith(f"{entry['time']} {line}")
+    assert entry["node"] == c.names[1] and entry["time"].endswith("Z")
+    assert entry["text"].startswith(f"{entry['time']} {line}")
     assert c.changes() == [] and server.patched == []
 
 
@@ -199,6 +211,16 @@ def test_a_node_no_repair_cures_is_not_repaired(cloud, fake_kube, logs, tmp_path
     (entry,) = swept(outputs, tmp_path, Limits(apply=True), **c.endpoints).repairs
     assert entry["node"] == c.names[2] and entry["action"] == "" and entry["outcome"] == "not repaired"
     assert "no reboot or replacement cures what failed (gpu0.bf16_matmul_tflops)" in entry["answer"]
+    assert c.changes() == [] and c.done() == []
+
+
+def test_a_node_the_repairer_does_not_handle_is_said_not_repaired_in_its_words(cloud, fake_kube, logs, tmp_path):
+    c = cloud(2)
+    server, outputs = fake_kube(c.outputs, nodes=[*c.nodes, c.lone], node_logs={
+        **{name: logs() for name in c.names}, c.lone["metadata"]["name"]: logs("ecc")})
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True), **c.endpoints).repairs
+    assert entry["node"] == c.lone["metadata"]["name"] and entry["outcome"] == "not repaired"
+    assert entry["answer"].startswith(c.lone_why)
     assert c.changes() == [] and c.done() == []
 
 

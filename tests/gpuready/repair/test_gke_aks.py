@@ -129,6 +129,15 @@ def cloud(request):
     return functools.partial(_aks, request.getfixturevalue("arm"))
 
 
+def _on_the_command_line(c: Cloud, outputs: dict, tmp_path, monkeypatch):
+    """The file of ``outputs`` for ``gpuready sweep --outputs``, whose ``--repair`` now goes to ``c``'s fake."""
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    monkeypatch.setattr(gpuready.repair, "after_sweep", functools.partial(gpuready.repair.after_sweep,
+                                                                          **c.endpoints))
+    return path
+
+
 def test_the_outputs_are_the_platforms_own():
     assert all(key in GKE_OUTPUTS for key in GKE) and all(key in AKS_OUTPUTS for key in AKS)
 
@@ -137,10 +146,7 @@ def test_a_dry_run_says_what_it_would_do_and_changes_nothing(cloud, fake_kube, l
                                                              monkeypatch):
     c = cloud(5)
     server, outputs = c.kube(fake_kube, logs, {1: "remap"})
-    path = tmp_path / "outputs.json"
-    path.write_text(json.dumps(outputs))
-    monkeypatch.setattr(gpuready.repair, "after_sweep", functools.partial(gpuready.repair.after_sweep,
-                                                                          **c.endpoints))
+    path = _on_the_command_line(c, outputs, tmp_path, monkeypatch)
     assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair"]) == 1
     captured = capsys.readouterr()
     line = f"would replace node {c.names[1]} ({c.where[1]}): gpu0.row_remap_failure"
@@ -255,3 +261,20 @@ def test_no_login_is_said_before_anything_is_swept(fake_kube, tmp_path, capsys, 
     assert main(["sweep", "--outputs", str(path), "--repair"]) == 2
     assert f"no {what} access token for --repair: set {variable}" in capsys.readouterr().err
     assert server.created == []  # no Job: the sweep did not start
+
+
+def test_ctrl_c_while_the_cloud_is_asked_is_said_and_the_node_is_not_repaired_twice(cloud, fake_kube, logs,
+                                                                                     tmp_path, capsys, monkeypatch):
+    c = cloud(5)
+    c.proxy.plan[c.calls[REPLACE]] = ["interrupt"]
+    server, outputs = c.kube(fake_kube, logs, {4: "remap"})
+    path = _on_the_command_line(c, outputs, tmp_path, monkeypatch)
+    assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--apply"]) == 130
+    err = capsys.readouterr().err
+    assert f"interrupted while asking to replace node {c.names[4]}" in err and "gpuready: sweep: interrupted" in err
+    stamp = json.loads(nodes_of(server)[c.names[4]]["metadata"]["annotations"][ANNOTATION])
+    assert stamp["outcome"] == "pending" and stamp["machine"] == c.ids[4]
+    assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--apply", "--json"]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["repairs"]
+    assert entry["outcome"] == "not repaired" and "already asked to replace it" in entry["answer"]
+    assert c.changes() == [c.calls[REPLACE]] and c.done() == [(c.verbs[REPLACE], c.names[4])]

@@ -16,9 +16,12 @@ pods and the sweep's own left) within a timeout, annotated, then the cloud is as
 :class:`Audit` entry: printed to stderr, kept in the result's ``repairs``.
 
 Each cloud has its module here (:mod:`.aws`, and the others the platform registry names: ``Platform.repair``), a
-``repairer(outputs, api_client=None, **endpoints)`` returning a :class:`Repairer`. A repairer may also have
-``drains(machine) -> bool``: True where the platform drains the node itself once asked (Karpenter); the core drains
-the others."""
+``repairer(outputs, api_client=None, **endpoints)`` returning a :class:`Repairer`. A module whose repairer needs the
+user's login may also have ``credentials() -> dict``: asked before the sweep runs (no login is then a one-line
+UserError at once, not one after a sweep of half an hour that loses its result), its keywords passed on to
+``repairer``. A repairer may also have ``drains(machine) -> bool``: True where the platform drains the node itself
+once asked (Karpenter); the core drains the others; and ``skipped(node) -> str``: why ``machine(node)`` gave None, in
+its words (said on the node's audit line instead of the core's general reason)."""
 
 from __future__ import annotations
 
@@ -154,8 +157,9 @@ class Audit:
 
 def after_sweep(limits: Limits, **endpoints: Any) -> Callable[[Mapping[str, Any]], Callable[[Any], None]]:
     """``--repair`` as :func:`gpuready.smoke.sweep_on_stack`'s ``after`` step: given the outputs, a UserError where
-    their platform repairs nothing (before the sweep runs); after the sweep, :func:`repair` on its result with the
-    platform's repairer (``endpoints`` passed to it: tests point it at fakes)."""
+    their platform repairs nothing, or its repairer's ``credentials()`` fail (no login), before the sweep runs; after
+    the sweep, :func:`repair` on its result with the platform's repairer (``endpoints`` passed to it: tests point it
+    at fakes)."""
     def check(outputs: Mapping[str, Any]) -> Callable[[Any], None]:
         found = platforms.get(outputs.get("platform"))
         if found is None:  # the sweep's own look-up says what is wrong with the outputs
@@ -163,9 +167,10 @@ def after_sweep(limits: Limits, **endpoints: Any) -> Callable[[Mapping[str, Any]
         if found.repair is None:
             raise UserError(f"--repair: gpuready repairs no node on platform {found.name}: drop --repair")
         module = found.repair()
+        login = getattr(module, "credentials", dict)()
 
         def then(target: Any) -> None:
-            repairer = module.repairer(outputs, getattr(target, "api", None), **endpoints)
+            repairer = module.repairer(outputs, getattr(target, "api", None), **login, **endpoints)
             repair(target.result, repairer, target.core_api, target.calls, limits, progress=target.progress,
                    clock=target.clock)
         return then
@@ -198,11 +203,14 @@ def repair(result: SweepResult, repairer: Repairer, core_api: Any, calls: Any, l
     machines: dict[str, Optional[Machine]] = {}
     notes: dict[str, dict[str, str]] = {}
     unknown: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     for r in result.rows:
         try:
             node = plain(calls(core_api.read_node, r.node, deadline=clock() + READ_GRACE))
             notes[r.node] = node["metadata"].get("annotations") or {}
             machines[r.node] = read(lambda: repairer.machine(node))
+            if machines[r.node] is None:
+                skipped[r.node] = getattr(repairer, "skipped", lambda node: "")(node)
         except Exception as error:  # noqa: BLE001 (said on the node's audit line)
             machines[r.node], unknown[r.node] = None, f"its machine could not be told ({said(error)})"
     pools = {m.pool: m for n, m in machines.items() if m is not None and n in bad}
@@ -227,8 +235,8 @@ def repair(result: SweepResult, repairer: Repairer, core_api: Any, calls: Any, l
         if recent[r.node]:
             audit.answer = recent[r.node]
         elif m is None:
-            audit.answer = unknown.get(r.node) or "no machine of a pool gpuready repairs is behind it (its " \
-                "providerID names none, or its platform repairs it by itself)"
+            audit.answer = unknown.get(r.node) or skipped.get(r.node) or "no machine of a pool gpuready repairs " \
+                "is behind it (its providerID names none, or its platform repairs it by itself)"
         elif not action:
             audit.answer, audit.why = why, r.detail
         elif blocked.get(m.pool):

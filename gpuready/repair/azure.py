@@ -111,11 +111,17 @@ class AksRepairer(NodeRepairer):
         return f"{action} accepted: operation {operation}" if operation else f"{action} done (HTTP {answer.status})"
 
 
+def credentials() -> dict[str, str]:
+    """``{"token": ...}``: the Azure Resource Manager access token :func:`repairer` calls with (the sweep asks before
+    it runs); without one, a one-line :class:`~gpuready.errors.UserError`."""
+    return {"token": token_from("AZURE_ACCESS_TOKEN", ["az", "account", "get-access-token", "--query", "accessToken",
+                                                       "-o", "tsv"], "Azure access token for --repair", otherwise="")}
+
+
 def repairer(outputs: Mapping[str, Any], api_client: Any = None, *, management: str = MANAGEMENT,
-             timeout: float = TIMEOUT, backoff: Backoff = BACKOFF) -> AksRepairer:
+             timeout: float = TIMEOUT, backoff: Backoff = BACKOFF, token: str = "") -> AksRepairer:
     """The repairer of an ``aks`` stack's nodes (``outputs`` and ``api_client`` are not needed: each node's
     providerID names its subscription, resource group and scale set). ``management``: ARM's endpoint (tests point it
-    at a fake). Asks for the token now: without one, a one-line :class:`~gpuready.errors.UserError`."""
-    token = token_from("AZURE_ACCESS_TOKEN", ["az", "account", "get-access-token", "--query", "accessToken", "-o",
-                                              "tsv"], "Azure access token for --repair", otherwise="")
+    at a fake); ``token``: from :func:`credentials`, which it asks itself where none is given."""
+    token = token or credentials()["token"]
     return AksRepairer(Api(management.rstrip("/") + "/", token, message, timeout=timeout, backoff=backoff))

@@ -139,11 +139,17 @@ class GkeRepairer(NodeRepairer):
         return f"{what} requested: operation {operation.get('name', '?')} ({operation.get('status', '?')})"
 
 
+def credentials() -> dict[str, str]:
+    """``{"token": ...}``: the Google Cloud access token :func:`repairer` calls with (the sweep asks before it runs);
+    without one, a one-line :class:`~gpuready.errors.UserError`."""
+    return {"token": token_from("GOOGLE_OAUTH_ACCESS_TOKEN", ["gcloud", "auth", "print-access-token"],
+                                "Google Cloud access token for --repair", otherwise="")}
+
+
 def repairer(outputs: Mapping[str, Any], api_client: Any = None, *, compute: str = COMPUTE,
-             timeout: float = TIMEOUT, backoff: Backoff = BACKOFF) -> GkeRepairer:
+             timeout: float = TIMEOUT, backoff: Backoff = BACKOFF, token: str = "") -> GkeRepairer:
     """The repairer of a ``gke`` stack's nodes (``outputs`` and ``api_client`` are not needed: each node's
-    providerID names its project and zone). ``compute``: the API's root (tests point it at a fake). Asks for the
-    token now: without one, a one-line :class:`~gpuready.errors.UserError` before anything is swept."""
-    token = token_from("GOOGLE_OAUTH_ACCESS_TOKEN", ["gcloud", "auth", "print-access-token"],
-                       "Google Cloud access token for --repair", otherwise="")
+    providerID names its project and zone). ``compute``: the API's root (tests point it at a fake); ``token``: from
+    :func:`credentials`, which it asks itself where none is given."""
+    token = token or credentials()["token"]
     return GkeRepairer(Api(compute.rstrip("/") + "/", token, message, timeout=timeout, backoff=backoff))

@@ -5,6 +5,8 @@ short timeouts and pauses."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.gpuready.conftest import H100
@@ -12,7 +14,8 @@ from tests.gpuready.smoke.conftest import aws, fake_kube, moto_port, proxy  # no
 from tests.gpuready.smoke.moto_batch import aws_client
 
 from gpuready.probe import core
-from gpuready.repair import azure, gcp
+from gpuready.repair import Limits, after_sweep, azure, gcp
+from gpuready.smoke import sweep_on_stack
 from gpuready.smoke.retry import Backoff
 
 from ..smoke.fault_proxy import FaultProxy
@@ -66,6 +69,20 @@ def pod(name: str, namespace: str, on: str, labels: dict | None = None, owner: s
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
             "spec": {"nodeName": on, "containers": [{"name": "main", "image": "trainer"}]},
             "status": {"phase": "Running"}}
+
+
+def swept(outputs, tmp_path, limits=Limits(), **endpoints):
+    """``gpuready sweep --repair`` (``--apply`` where ``limits`` say so, which quarantines as the CLI does) on
+    ``outputs`` written to a file, the repairer given ``endpoints`` (its fakes): the sweep's result."""
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    return sweep_on_stack(stack=None, outputs_file=path, nodes=None, timeout=30,
+                          after=after_sweep(limits, **endpoints), quarantine=limits.apply)
+
+
+def nodes_of(server):
+    """The fake API server's Nodes now, by name."""
+    return {n["metadata"]["name"]: n for n in server.now()["nodes"]}
 
 
 @pytest.fixture

@@ -12,18 +12,11 @@ import pytest
 
 from gpuready.cli import main
 from gpuready.repair import ANNOTATION, Limits, after_sweep
-from gpuready.smoke import sweep, sweep_on_stack
+from gpuready.smoke import sweep
 from gpuready.smoke.sweep_kubernetes import TAINT
 from tests.gpuready.smoke.moto_batch import aws_client
 
-from .conftest import EKS, GROUP, node, pod
-
-
-def _sweep(outputs, tmp_path, limits=Limits(), **kw):
-    path = tmp_path / "outputs.json"
-    path.write_text(json.dumps(outputs))
-    return sweep_on_stack(stack=None, outputs_file=path, nodes=None, timeout=30, after=after_sweep(limits),
-                          quarantine=limits.apply, **kw)
+from .conftest import EKS, GROUP, node, nodes_of, pod, swept
 
 
 def _states(endpoint):
@@ -37,10 +30,6 @@ def _states(endpoint):
 
 def _calls(proxy, action):
     return [fault for name, fault in proxy.seen if name == action]
-
-
-def _nodes(server):
-    return {n["metadata"]["name"]: n for n in server.now()["nodes"]}
 
 
 def test_a_dry_run_says_what_it_would_do_and_changes_nothing(aws, group, proxy, fake_kube, logs, tmp_path, capsys):
@@ -70,7 +59,7 @@ def test_apply_replaces_exactly_the_failing_node_once(aws, group, proxy, fake_ku
                pod("dcgm-exporter-x7k2p", "nvidia-gpu", "gpu-1", owner="dcgm-exporter")]
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)], running=running,
                                 node_logs={f"gpu-{i}": logs("remap" if i == 1 else None) for i in range(5)})
-    result = _sweep(outputs, tmp_path, Limits(apply=True))
+    result = swept(outputs, tmp_path, Limits(apply=True))
     (entry,) = result.repairs
     assert entry["outcome"] == "requested" and entry["action"] == "replace" and entry["machine"] == ids[1]
     assert "launches a new instance" in entry["answer"]
@@ -79,13 +68,13 @@ def test_apply_replaces_exactly_the_failing_node_once(aws, group, proxy, fake_ku
     assert [i for i, (state, _) in states.items() if state == "terminated"] == [ids[1]]
     assert sum(1 for state, life in states.values() if life == "InService") == 5  # the group launched another
     assert server.evicted == [("ml", "trainer-0")]  # drained; the DaemonSet's pod left
-    gpu1 = _nodes(server)["gpu-1"]
+    gpu1 = nodes_of(server)["gpu-1"]
     assert TAINT in gpu1["spec"]["taints"]
     stamp = json.loads(gpu1["metadata"]["annotations"][ANNOTATION])
     assert stamp["action"] == "replace" and stamp["outcome"] == "requested" and stamp["machine"] == ids[1]
-    assert all(ANNOTATION not in (n["metadata"].get("annotations") or {}) for name, n in _nodes(server).items()
+    assert all(ANNOTATION not in (n["metadata"].get("annotations") or {}) for name, n in nodes_of(server).items()
                if name != "gpu-1")
-    again = _sweep(outputs, tmp_path, Limits(apply=True))  # its instance gone, its node still failing
+    again = swept(outputs, tmp_path, Limits(apply=True))  # its instance gone, its node still failing
     (entry,) = again.repairs
     assert entry["outcome"] == "not repaired" and "already asked to replace it" in entry["answer"]
     assert len(_calls(proxy, "TerminateInstanceInAutoScalingGroup")) == 1
@@ -95,7 +84,7 @@ def test_a_reboot_class_failure_reboots_the_instance(aws, group, proxy, fake_kub
     ids = group(5)
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
                                 node_logs={f"gpu-{i}": logs("ecc" if i == 3 else None) for i in range(5)})
-    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert entry["action"] == "reboot" and entry["outcome"] == "requested" and "RebootInstances" in entry["answer"]
     assert "gpu0.ecc_uncorrected" in entry["why"]
     assert len(_calls(proxy, "RebootInstances")) == 1 and _calls(proxy, "TerminateInstanceInAutoScalingGroup") == []
@@ -105,12 +94,12 @@ def test_max_repairs_one_repairs_one_and_says_why_not_the_other(aws, group, prox
     ids = group(4)
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(4)],
                                 node_logs={f"gpu-{i}": logs("remap" if i < 2 else None) for i in range(4)})
-    result = _sweep(outputs, tmp_path, Limits(apply=True, max_unhealthy=50))
+    result = swept(outputs, tmp_path, Limits(apply=True, max_unhealthy=50))
     assert [(e["node"], e["outcome"]) for e in result.repairs] == [("gpu-0", "requested"), ("gpu-1", "not repaired")]
     assert "--max-repairs 1 reached" in result.repairs[1]["answer"]
     assert len(_calls(proxy, "TerminateInstanceInAutoScalingGroup")) == 1
     # the next sweep: gpu-0's replacement is under way and counts, so gpu-1 still waits
-    again = _sweep(outputs, tmp_path, Limits(apply=True, max_unhealthy=75))
+    again = swept(outputs, tmp_path, Limits(apply=True, max_unhealthy=75))
     assert [(e["node"], e["outcome"]) for e in again.repairs] == [("gpu-0", "not repaired"),
                                                                    ("gpu-1", "not repaired")]
     assert "(1 under way before this sweep)" in again.repairs[1]["answer"]
@@ -121,7 +110,7 @@ def test_a_pool_mostly_failing_is_not_repaired_and_says_why(aws, group, proxy, f
     ids = group(5)
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
                                 node_logs={f"gpu-{i}": logs("remap" if i < 3 else None) for i in range(5)})
-    result = _sweep(outputs, tmp_path, Limits(apply=True, max_repairs=5))
+    result = swept(outputs, tmp_path, Limits(apply=True, max_repairs=5))
     assert [e["outcome"] for e in result.repairs] == ["not repaired"] * 3
     assert all(f"3 of the 5 machines of {GROUP} are failing or under repair (60% > --max-unhealthy 20%)" in e["answer"]
                for e in result.repairs)
@@ -132,7 +121,7 @@ def test_a_node_no_repair_cures_is_not_repaired(aws, group, proxy, fake_kube, lo
     ids = group(5)
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
                                 node_logs={f"gpu-{i}": logs(slow=i == 2) for i in range(5)})
-    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert entry["node"] == "gpu-2" and entry["action"] == "" and entry["outcome"] == "not repaired"
     assert "no reboot or replacement cures what failed (gpu0.bf16_matmul_tflops)" in entry["answer"]
     assert _calls(proxy, "RebootInstances") == [] and _calls(proxy, "TerminateInstanceInAutoScalingGroup") == []
@@ -148,11 +137,11 @@ def test_a_pod_disruption_budget_that_blocks_the_drain_stops_the_repair(aws, gro
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)], running=[trainer],
                                 pdbs=[budget], node_logs={f"gpu-{i}": logs("remap" if i == 1 else None)
                                                           for i in range(5)})
-    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True, drain_timeout=1.0)).repairs
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True, drain_timeout=1.0)).repairs
     assert entry["outcome"] == "not repaired" and "not drained: the eviction of pod ml/trainer-0" in entry["answer"]
     assert "disruption budget" in entry["answer"]
     assert _calls(proxy, "TerminateInstanceInAutoScalingGroup") == [] and server.evicted == []
-    gpu1 = _nodes(server)["gpu-1"]
+    gpu1 = nodes_of(server)["gpu-1"]
     assert TAINT in gpu1["spec"]["taints"] and ANNOTATION not in gpu1["metadata"]["annotations"]
 
 
@@ -164,7 +153,7 @@ def test_faults_on_the_replace_never_replace_a_second_instance(aws, group, proxy
     proxy.plan["DescribeAutoScalingInstances"] = ["throttle", "5xx"]
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
                                 node_logs={f"gpu-{i}": logs("remap" if i == 1 else None) for i in range(5)})
-    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert entry["outcome"] == "requested"
     states = _states(aws[0])
     assert [i for i, (state, _) in states.items() if state == "terminated"] == [ids[1]]
@@ -181,13 +170,13 @@ def test_a_refusal_by_the_cloud_is_in_the_audit_and_fails_the_run(aws, group, pr
     proxy.plan["RebootInstances"] = ["client"]
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
                                 node_logs={f"gpu-{i}": logs("ecc" if i == 0 else None) for i in range(5)})
-    result = _sweep(outputs, tmp_path, Limits(apply=True))
+    result = swept(outputs, tmp_path, Limits(apply=True))
     (entry,) = result.repairs
     assert entry["outcome"] == "refused" and "ClientException: injected client (HTTP 400" in entry["answer"]
     assert "could not reboot node gpu-0" in sweep.render_text(result)
-    stamp = json.loads(_nodes(server)["gpu-0"]["metadata"]["annotations"][ANNOTATION])
+    stamp = json.loads(nodes_of(server)["gpu-0"]["metadata"]["annotations"][ANNOTATION])
     assert stamp["outcome"] == "refused"  # nothing done: the next sweep may ask again
-    (again,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (again,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert again["outcome"] == "requested"
     healthy = sweep.SweepResult(target="kubernetes", rows=[sweep.SweepRow(node="gpu-0", verdict="pass")],
                                 repairs=[entry])
@@ -205,7 +194,7 @@ def test_ctrl_c_while_the_cloud_is_asked_is_said_and_the_node_is_not_repaired_tw
     assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--apply"]) == 130
     err = capsys.readouterr().err
     assert "interrupted while asking to replace node gpu-4" in err and "gpuready: sweep: interrupted" in err
-    stamp = json.loads(_nodes(server)["gpu-4"]["metadata"]["annotations"][ANNOTATION])
+    stamp = json.loads(nodes_of(server)["gpu-4"]["metadata"]["annotations"][ANNOTATION])
     assert stamp["outcome"] == "pending" and stamp["machine"] == ids[4]
     assert main(["sweep", "--outputs", str(path), "--timeout", "30", "--repair", "--apply", "--json"]) == 1
     (entry,) = json.loads(capsys.readouterr().out)["repairs"]
@@ -221,7 +210,7 @@ def test_an_annotation_older_than_an_hour_does_not_hold_a_repair(aws, group, pro
                                                                   "outcome": "requested"})}
     server, outputs = fake_kube(EKS, nodes=[failing] + [node(f"gpu-{i}", ids[i]) for i in range(1, 5)],
                                 node_logs={f"gpu-{i}": logs("ecc" if i == 0 else None) for i in range(5)})
-    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert entry["outcome"] == "requested"
 
 
@@ -237,12 +226,12 @@ def test_a_karpenter_node_is_replaced_by_deleting_its_nodeclaim(aws, fake_kube, 
     trainer = pod("trainer-0", "ml", "gpu-k2")
     server, outputs = fake_kube(EKS, stages=[{"nodes": nodes, "nodeclaims": claims}], running=[trainer],
                                 node_logs={f"gpu-k{i}": logs("ecc" if i == 2 else None) for i in range(5)})
-    dry = _sweep(outputs, tmp_path)
+    dry = swept(outputs, tmp_path)
     assert "would reboot node gpu-k2 (NodeClaim gpu-x7k92 of Karpenter NodePool gpu" in dry.repairs[0]["text"]
-    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert entry["outcome"] == "requested" and "Karpenter has no reboot: the node is replaced" in entry["answer"]
     assert ("NodeClaim", "gpu-x7k92") in server.deleted and server.evicted == []  # Karpenter drains it
-    (again,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (again,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert "already asked" in again["answer"]
     assert [d for d in server.deleted if d[0] == "NodeClaim"] == [("NodeClaim", "gpu-x7k92")]
 
@@ -250,14 +239,14 @@ def test_a_karpenter_node_is_replaced_by_deleting_its_nodeclaim(aws, fake_kube, 
 def test_a_node_of_no_auto_scaling_group_is_said_not_repaired(aws, fake_kube, logs, tmp_path):
     server, outputs = fake_kube(EKS, nodes=[node("gpu-auto", "i-0123456789abcdef0")], node_logs={
         "gpu-auto": logs("ecc")})
-    (entry,) = _sweep(outputs, tmp_path, Limits(apply=True)).repairs
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
     assert entry["outcome"] == "not repaired" and "its platform repairs it by itself" in entry["answer"]
 
 
 def test_nothing_failing_means_no_audit(aws, group, fake_kube, logs, tmp_path):
     ids = group(2)
     server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(2)], logs=logs())
-    result = _sweep(outputs, tmp_path, Limits(apply=True))
+    result = swept(outputs, tmp_path, Limits(apply=True))
     assert result.passed and result.repairs == [] and "Repairs" not in sweep.render_text(result)
 
 

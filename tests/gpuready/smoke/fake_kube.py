@@ -61,6 +61,7 @@ class FakeKube:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no delayed-ACK stall between
 
             def log_message(self, *args):
                 pass

@@ -39,7 +39,7 @@ from gpuready_components.k8s_gpu.health import REBOOT, REPLACE, repair_action
 from ..errors import UserError
 from ..probe import core
 from ..smoke import NETWORK_ERRORS, sweep_kubernetes
-from ..smoke.retry import Backoff
+from ..smoke.retry import Backoff, retry
 from ..smoke.sweep import SweepResult, SweepRow
 
 __all__ = ["REBOOT", "REPLACE", "Audit", "Limits", "Machine", "Repairer", "after_sweep", "repair"]
@@ -197,7 +197,8 @@ def repair(result: SweepResult, repairer: Repairer, core_api: Any, calls: Any, l
     bad = {r.node for r in rows}
 
     def read(call: Callable[[], Any]) -> Any:
-        return _retry(call, clock() + READ_GRACE, clock, sleep)
+        return retry(call, retryable=retryable, backoff=BACKOFF, deadline=clock() + READ_GRACE, clock=clock,
+                     sleep=sleep)
 
     plain = core_api.api_client.sanitize_for_serialization
     machines: dict[str, Optional[Machine]] = {}
@@ -386,22 +387,12 @@ def _evictable(pod: dict) -> bool:
 
 
 def annotate(core_api: Any, calls: Any, node: str, stamp: Mapping[str, Any], deadline: float) -> None:
-    """Set :data:`ANNOTATION` on ``node`` to ``stamp`` (JSON), keeping its other annotations: a JSON Patch that tests
-    the node's resourceVersion, read again and retried on a conflict."""
-    plain = core_api.api_client.sanitize_for_serialization
-    for attempt in range(3):
-        current = plain(calls(core_api.read_node, node, deadline=deadline))
-        notes = current["metadata"].get("annotations") or {}
-        version = current["metadata"].get("resourceVersion")
-        patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": version}] if version else []
-        patch.append({"op": "add", "path": "/metadata/annotations",
-                      "value": {**notes, ANNOTATION: json.dumps(dict(stamp), sort_keys=True)}})
-        try:
-            calls(core_api.patch_node, node, patch, deadline=deadline)
-            return
-        except Exception as error:  # noqa: BLE001 (a conflict: read again)
-            if getattr(error, "status", None) not in (409, 422) or attempt == 2:
-                raise
+    """Set :data:`ANNOTATION` on ``node`` to ``stamp`` (JSON), keeping its other annotations
+    (:func:`gpuready.smoke.sweep_kubernetes.patch_node`: a conflict read again and retried)."""
+    value = json.dumps(dict(stamp), sort_keys=True)
+    sweep_kubernetes.patch_node(core_api, calls, node, lambda current: [{
+        "op": "add", "path": "/metadata/annotations",
+        "value": {**(current["metadata"].get("annotations") or {}), ANNOTATION: value}}], deadline)
 
 
 def _recent(annotations: Mapping[str, str], now: datetime) -> Optional[str]:
@@ -433,33 +424,14 @@ def _stamp(when: datetime) -> str:
     return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _retry(call: Callable[[], Any], deadline: float, clock: Callable[[], float],
-           sleep: Callable[[float], None]) -> Any:
-    for attempt in itertools.count():
-        try:
-            return call()
-        except Exception as error:  # noqa: BLE001 (passing faults retried, the rest raised)
-            pause = BACKOFF.pause(attempt)
-            if not retryable(error) or clock() + pause >= deadline:
-                raise
-        sleep(pause)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
 def status(error: BaseException) -> Optional[int]:
-    """The HTTP status an error of a cloud's SDK carries: botocore's ``response``, the Kubernetes client's
-    ``status``, Azure's ``status_code``, Google API clients' ``resp.status`` or ``code``; None where none."""
+    """The HTTP status an error carries: botocore's ``response``, or the ``status`` of the Kubernetes client's errors
+    and of :class:`gpuready.repair.rest.CloudError` (the GKE and AKS repairers'); None where none."""
     response = getattr(error, "response", None)
     if isinstance(response, dict):
         return response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    for holder, name in ((error, "status"), (error, "status_code"), (response, "status_code"),
-                         (getattr(error, "resp", None), "status"), (error, "code")):
-        value = getattr(holder, name, None)
-        if isinstance(value, int) and 100 <= value < 600:
-            return value
-        if isinstance(value, str) and value.isdigit():
-            return int(value)
-    return None
+    value = getattr(error, "status", None)
+    return value if isinstance(value, int) else None
 
 
 def _code(error: BaseException) -> str:

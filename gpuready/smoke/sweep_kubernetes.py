@@ -268,27 +268,39 @@ def _quarantine(client, core_api, calls, result: sweep.SweepResult, progress, cl
 def quarantine(core_api: Any, calls: kubernetes.BoundedCalls, node: str, reason: str, deadline: float) -> str:
     """Put :data:`TAINT`, the label :data:`LABEL` ``failed`` and ``reason`` (:data:`REASON`) on ``node`` unless it
     carries them: ``added``, ``already`` (before any patch), or ``found`` (after a conflict: ours, whose answer was
-    lost, or a concurrent writer's). A JSON Patch that tests the node's resourceVersion, so that a concurrent change
-    is never overwritten (read again and retried)."""
-    plain = core_api.api_client.sanitize_for_serialization
+    lost, or a concurrent writer's); through :func:`patch_node`."""
     reason = reason[:REASON_LIMIT]
-    for attempt in range(3):
-        current = plain(calls(core_api.read_node, node, deadline=deadline))
+
+    def change(current: dict) -> Optional[list[dict]]:
         taints = (current.get("spec") or {}).get("taints") or []
         labels, notes = (current["metadata"].get(k) or {} for k in ("labels", "annotations"))
         tainted = any(t.get("key") == TAINT["key"] and t.get("effect") == TAINT["effect"] for t in taints)
         if tainted and labels.get(LABEL) == "failed" and notes.get(REASON) == reason:
+            return None
+        return ([] if tainted else [{"op": "add", "path": "/spec/taints", "value": [*taints, dict(TAINT)]}]) + [
+            {"op": "add", "path": "/metadata/labels", "value": {**labels, LABEL: "failed"}},
+            {"op": "add", "path": "/metadata/annotations", "value": {**notes, REASON: reason}}]
+    return patch_node(core_api, calls, node, change, deadline)
+
+
+def patch_node(core_api: Any, calls: kubernetes.BoundedCalls, node: str,
+               change: Callable[[dict], Optional[list[dict]]], deadline: float) -> str:
+    """Patch ``node`` with the JSON Patch ``change`` makes of the node as read (None: nothing to change), behind a
+    test of its resourceVersion, so that a concurrent change is never overwritten: on a conflict the node is read
+    again and ``change`` asked again (three tries, then the conflict is raised). ``added`` (patched), ``already``
+    (nothing to change at the first read) or ``found`` (nothing to change after a conflict)."""
+    plain = core_api.api_client.sanitize_for_serialization
+    for attempt in range(3):
+        current = plain(calls(core_api.read_node, node, deadline=deadline))
+        ops = change(current)
+        if ops is None:
             return "found" if attempt else "already"
         version = current["metadata"].get("resourceVersion")
         patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": version}] if version else []
-        if not tainted:
-            patch.append({"op": "add", "path": "/spec/taints", "value": [*taints, dict(TAINT)]})
-        patch += [{"op": "add", "path": "/metadata/labels", "value": {**labels, LABEL: "failed"}},
-                  {"op": "add", "path": "/metadata/annotations", "value": {**notes, REASON: reason}}]
         try:
-            calls(core_api.patch_node, node, copy.deepcopy(patch), deadline=deadline)
+            calls(core_api.patch_node, node, copy.deepcopy(patch + ops), deadline=deadline)
             return "added"
         except Exception as error:  # noqa: BLE001 (a conflict: read again)
             if getattr(error, "status", None) not in (409, 422) or attempt == 2:
                 raise
-    return "found"
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -6,19 +6,24 @@ the same the Prometheus Operator is given in a ``PrometheusRule``; the managed r
 cluster's metrics (``monitoring.googleapis.com/v1``, the CRDs of GoogleCloudPlatform/prometheus-engine, which the tests
 read). The scrape job is the PodMonitoring's name. GKE's managed DCGM package runs its own exporter with its own list
 of fields, which gpuready cannot extend (GKE's docs point to a self-managed exporter for another list): the alerts
-need gpuready's. The alerts that read kube-state-metrics' node capacity are left out (managed collection scrapes
+need gpuready's. With teams, a second ``ClusterRules`` records each team's GPU-hours
+(:mod:`gpuready_components.k8s_gpu.gpu_hours`): managed collection stores the exporter's series as the Prometheus
+Operator's scrape does (the PodMonitoring's target ``namespace`` and ``pod`` are the exporter's; the workload's are
+``exported_namespace`` and ``exported_pod``). The alerts that read kube-state-metrics' node capacity are left out (managed collection scrapes
 kube-state-metrics only where the cluster runs it and a PodMonitoring selects it)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
-from ..k8s_gpu import health
+from ..k8s_gpu import gpu_hours, health
+from ..teams import TeamArgs
 
 API_VERSION = "monitoring.googleapis.com/v1"
 POD_MONITORING = "gpuready-dcgm-exporter"
 """The PodMonitoring's name, which managed collection gives the scrape job (``job``)."""
 CLUSTER_RULES = "gpuready-gpu-health"
+HOURS_RULES = "gpuready-gpu-hours"
 SCRAPE_INTERVAL = "30s"
 
 
@@ -42,4 +47,13 @@ def cluster_rules() -> dict[str, Any]:
         "metadata": {"name": CLUSTER_RULES, "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
         "spec": {"groups": [{"name": health.RULE_GROUP, "interval": "1m", "rules": health.alerting_rules(
             exporter_job=POD_MONITORING, node_capacity=False)}]},
+    }
+
+
+def hours_rules(teams: Sequence[TeamArgs]) -> dict[str, Any]:
+    """The ClusterRules recording the teams' GPU-hours from the exporter the PodMonitoring scrapes."""
+    return {
+        "apiVersion": API_VERSION, "kind": "ClusterRules",
+        "metadata": {"name": HOURS_RULES, "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
+        "spec": {"groups": [gpu_hours.group(teams, exporter_job=POD_MONITORING)]},
     }

@@ -181,11 +181,12 @@ class GkeGpuCluster(GpuCluster):
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
 
     def _alerts(self, name: str, namespace: str, exporter: str, provider: k8s.Provider) -> None:
-        """A PodMonitoring of the exporter and a ClusterRules of the GPU alerts, once the software is up (their CRDs
-        come with managed collection)."""
+        """A PodMonitoring of the exporter and a ClusterRules of the GPU alerts (with teams, another of their
+        GPU-hours), once the software is up (their CRDs come with managed collection)."""
         opts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider}, depends_on=[self.software])
+        hours = (("gpu-hours", alerts.hours_rules(self.teams)),) if self.gpu_hours_wanted() else ()
         for suffix, manifest in (("gpu-scrape", alerts.pod_monitoring(namespace, exporter)),
-                                 ("gpu-alerts", alerts.cluster_rules())):
+                                 ("gpu-alerts", alerts.cluster_rules()), *hours):
             k8s.apiextensions.CustomResource(f"{name}-{suffix}", api_version=manifest["apiVersion"],
                                              kind=manifest["kind"], metadata=manifest["metadata"],
                                              spec=manifest["spec"], opts=opts)

@@ -9,7 +9,7 @@ import pulumi
 from .. import metaflow, platforms, teams as team_rules
 from ..outputs import Contract
 from ..teams import TeamArgs
-from . import facts, kueue
+from . import facts, gpu_hours, health, kueue
 
 if TYPE_CHECKING:
     from .component import K8sGpuSoftware
@@ -107,6 +107,30 @@ class GpuCluster(pulumi.ComponentResource):
                 metadata={"name": self.software.job_service_account, "namespace": namespace.metadata.name,
                           "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
                 automount_service_account_token=False, opts=opts)
+        self._gpu_hours(name, provider)
+
+    def gpu_hours_wanted(self) -> bool:
+        """Whether the teams' GPU-hours recording rules can be made: teams, an exporter of gpuready's (whose series
+        carry the pod holding each GPU), and no MIG (DCGM reports no utilisation of a MIG instance)."""
+        return bool(self.teams) and self.software.install_plan.provider("dcgm-exporter") in health.EXPORTER_JOBS \
+            and (self.gpu_sharing or self.software.sharing) != "mig"
+
+    def _gpu_hours(self, name: str, provider: Any) -> None:
+        """The teams' GPU-hours recording rules (:mod:`~gpuready_components.k8s_gpu.gpu_hours`): a PrometheusRule
+        beside the GPU alerts (same namespace, same labels), where the alerts' is made."""
+        alerts = self.software.install_plan.prometheus_rule
+        if alerts is None or not self.gpu_hours_wanted():
+            return
+        from ..sdk import require
+
+        k8s = require("pulumi_kubernetes")
+        job = health.EXPORTER_JOBS[self.software.install_plan.provider("dcgm-exporter")]
+        rule = gpu_hours.prometheus_rule(alerts["metadata"]["namespace"], self.teams, exporter_job=job,
+                                         labels=alerts["metadata"]["labels"])
+        k8s.apiextensions.CustomResource(
+            f"{name}-gpu-hours", api_version=rule["apiVersion"], kind=rule["kind"],
+            metadata={**rule["metadata"], "namespace": self.software.namespace}, spec=rule["spec"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.software]))
 
     def _gpu_nodes(self, platform: str, labels: Mapping[str, str],
                    extra_taints: Sequence[facts.Taint] = ()) -> facts.Taint:

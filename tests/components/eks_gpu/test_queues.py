@@ -7,7 +7,7 @@ import pytest
 
 from gpuready_components.eks_gpu import AutoscalerArgs
 from gpuready_components.errors import ConfigError
-from gpuready_components.k8s_gpu import facts
+from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs, facts, gpu_hours
 from gpuready_components.teams import TeamArgs
 from tests.conftest import one
 
@@ -50,3 +50,33 @@ def test_a_team_beyond_its_pool_fails_naming_it(render):
     with pytest.raises(ConfigError) as raised:
         build(render, teams=(TeamArgs("a", 4, pools=("gpu",)),))  # the 1-GPU group reaches 3
     assert raised.value.field == "teams[0].gpus"
+
+
+RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+
+
+def test_with_teams_and_the_prometheus_operator_the_gpu_hours_rules_sit_beside_the_alerts(render):
+    software = GpuSoftwareOptions(prometheus_operator=True, prometheus_labels={"release": "monitoring"})
+    rendering, _ = build(render, teams=TEAMS, software=software)
+    rules = {r.name: r.inputs for r in rendering.of_type(RULE)}
+    assert set(rules) == {"ml-gpu-software-gpu-alerts", "ml-gpu-hours"}
+    alerts, hours = rules["ml-gpu-software-gpu-alerts"], rules["ml-gpu-hours"]
+    assert hours["metadata"] == {**alerts["metadata"], "name": gpu_hours.PROMETHEUS_RULE_NAME}
+    (group,) = hours["spec"]["groups"]
+    teams = [r.get("labels", {}).get("team") for r in group["rules"]]
+    assert teams == ["research"] * 2 + ["inference"] * 2 + [None] * 2
+    assert 'exported_namespace="research"' in group["rules"][0]["expr"]
+    assert 'job="dcgm-exporter"' in group["rules"][0]["expr"]
+    # no teams: the alerts alone; no Prometheus Operator: neither
+    alone, _ = build(render, software=software)
+    assert [r.name for r in alone.of_type(RULE)] == ["ml-gpu-software-gpu-alerts"]
+    off, _ = build(render, teams=TEAMS)
+    assert off.of_type(RULE) == []
+
+
+def test_with_mig_no_gpu_hours_rules(render):
+    """DCGM reports no utilisation of a MIG instance: the rules would record nothing."""
+    software = GpuSoftwareOptions(install="gpu-operator", prometheus_operator=True, mig=MigArgs())
+    rendering, _ = build(render, {"instance_types": ["p4d.24xlarge"]}, teams=(TeamArgs("research", 2),),
+                         software=software)
+    assert [r.name for r in rendering.of_type(RULE)] == ["ml-gpu-software-gpu-alerts"]

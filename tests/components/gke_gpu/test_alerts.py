@@ -12,9 +12,11 @@ import yaml
 
 from gpuready_components.errors import ConfigError
 from gpuready_components.gke_gpu import ClusterArgs, alerts
-from gpuready_components.k8s_gpu import health
+from gpuready_components.k8s_gpu import gpu_hours, health
+from gpuready_components.teams import TeamArgs
 from tests import helm
 from tests.components.k8s_gpu.kueue_schemas import _strict
+from tests.components.k8s_gpu.test_gpu_hours import _expect, _run
 from tests.components.k8s_gpu.test_health import (  # noqa: F401 (promtool: a fixture)
     NODE, SCRAPE, _alert, _promtool_test, _rendered, _series, promtool)
 from tests.conftest import ROOT
@@ -99,3 +101,25 @@ def test_managed_alerts_on_gkes_managed_dcgm_are_refused_at_preview(render):
     with pytest.raises(ConfigError, match=r"managed_alerts.*GKE's managed DCGM package runs its own.*"
                                           r"set cluster.managed_dcgm false"):
         build(render, managed_alerts=True)
+
+
+def test_with_teams_managed_alerts_also_record_their_gpu_hours(render, promtool, tmp_path):
+    teams = (TeamArgs("research", 2), TeamArgs("prod", 1, namespace="ml-prod"))
+    rendering, _ = build(render, cluster=ClusterArgs(managed_dcgm=False), managed_alerts=True, teams=teams)
+    rules = {r.name: r.inputs for r in rendering.of_type(CUSTOM + "ClusterRules")}
+    assert set(rules) == {"ml-gpu-alerts", "ml-gpu-hours"}
+    hours = rules["ml-gpu-hours"]
+    assert hours["metadata"]["name"] == "gpuready-gpu-hours" and "namespace" not in hours["metadata"]
+    assert hours["spec"] == alerts.hours_rules(teams)["spec"]
+    _validator("ClusterRules").validate(alerts.hours_rules(teams))
+    # read from the PodMonitoring's job, as managed collection stores the exporter's series
+    (group,) = hours["spec"]["groups"]
+    labels = {**NODE, **SCRAPE, "job": alerts.POD_MONITORING, "exported_namespace": "ml-prod",
+              "exported_pod": "serve-0"}
+    series = [{"series": "DCGM_FI_DEV_GPU_UTIL{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}",
+               "values": "40x90"}]
+    done = _run(promtool, tmp_path, group["rules"], [{"interval": "1m", "input_series": series, "promql_expr_test": [
+        _expect("60m", gpu_hours.HOURS_USED, [("prod", NODE["modelName"], 0.4)])]}])
+    assert done.returncode == 0, done.stdout + done.stderr
+    without, _ = build(render, cluster=ClusterArgs(managed_dcgm=False), managed_alerts=True)
+    assert [r.name for r in without.of_type(CUSTOM + "ClusterRules")] == ["ml-gpu-alerts"]

@@ -418,16 +418,25 @@ def _alert_counts(rule: kubernetes.AlertRules) -> str:
     return f"{len(rule.alerts)} ({', '.join(f'{severities[s]} {s}' for s in order)})"
 
 
+def _rule_facts(rule: kubernetes.AlertRules) -> dict[str, Any]:
+    """Its alerts (by severity) and the series it records (with the teams its rules label, ``team``)."""
+    records = list(dict.fromkeys(r["record"] for r in rule.records))
+    teams = list(dict.fromkeys(t for r in rule.records if (t := (r.get("labels") or {}).get("team"))))
+    return {**({"alerts": _alert_counts(rule)} if rule.alerts or not records else {}),
+            **({"records": ", ".join(records)} if records else {}),
+            **({"per team": ", ".join(teams)} if teams else {})}
+
+
 def _prometheus_rule(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     rule = kubernetes.PrometheusRule(r.inputs)
     picked = {k: v for k, v in rule.labels.items() if k != "app.kubernetes.io/managed-by"}
-    return {"alerts": _alert_counts(rule),
+    return {**_rule_facts(rule),
             "selected by": ", ".join(f"{k}={v}" for k, v in picked.items()) or
             "no label: a Prometheus that selects rules by label does not load it (gpuready:prometheusLabels)"}
 
 
 def _cluster_rules(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
-    return {"alerts": _alert_counts(gcp.ClusterRules(r.inputs)),
+    return {**_rule_facts(gcp.ClusterRules(r.inputs)),
             "evaluated by": "Managed Service for Prometheus (its rule evaluator, over this cluster's metrics)"}
 
 

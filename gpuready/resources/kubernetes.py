@@ -64,9 +64,18 @@ class AlertRules(Resource):
     """A custom resource of Prometheus rule groups (``spec.groups``), as the CustomResource sends it."""
 
     @property
+    def rules(self) -> list[Mapping[str, Any]]:
+        """Every rule of every group, in order."""
+        return [rule for group in (self.props.get("spec") or {}).get("groups") or () for rule in group.get("rules") or ()]
+
+    @property
     def alerts(self) -> list[Mapping[str, Any]]:
-        return [rule for group in (self.props.get("spec") or {}).get("groups") or ()
-                for rule in group.get("rules") or () if "alert" in rule]
+        return [rule for rule in self.rules if "alert" in rule]
+
+    @property
+    def records(self) -> list[Mapping[str, Any]]:
+        """The recording rules."""
+        return [rule for rule in self.rules if "record" in rule]
 
     @property
     def labels(self) -> Mapping[str, Any]:
@@ -74,8 +83,8 @@ class AlertRules(Resource):
 
 
 class PrometheusRule(AlertRules):
-    """A ``PrometheusRule`` (the GPU health alerts, ``gpuready_components.k8s_gpu.health``), for the Prometheus
-    Operator."""
+    """A ``PrometheusRule`` (the GPU health alerts, ``gpuready_components.k8s_gpu.health``; the teams' GPU-hours,
+    ``gpuready_components.k8s_gpu.gpu_hours``), for the Prometheus Operator."""
 
     TOKEN = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 

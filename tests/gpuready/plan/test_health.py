@@ -1,12 +1,20 @@
 """``gpuready plan`` on a Kubernetes stack with the Prometheus Operator: the GPU alerts it would create, how many of
-each severity, and whether the Prometheus's selector would pick them; on GKE with managed alerts, who evaluates them."""
+each severity, and whether the Prometheus's selector would pick them, and the teams' GPU-hours rules beside them; on GKE with managed alerts, who evaluates them."""
 
 from __future__ import annotations
 
 import json
 
+import yaml
+
 from gpuready.cli import main
 from tests.conftest import ROOT
+
+
+def _teams(stack: str) -> str:
+    """The teams the reference stack declares, as the plan lists them."""
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return ", ".join(t["name"] for t in config["gpuready:teams"])
 
 
 def _plan(tmp_path, capsys, labels: dict | None) -> tuple[str, dict]:
@@ -29,14 +37,26 @@ def test_the_alerts_are_shown_with_their_severities_and_the_label_the_prometheus
     assert lines[at].split() == ["kubernetes:monitoring.coreos.com/v1:PrometheusRule", "eks-gpu-software-gpu-alerts"]
     assert [line.strip() for line in lines[at + 1:at + 3]] == [
         "alerts: 13 (6 critical, 4 warning, 3 info)", "selected by: release=monitoring"]
-    (rule,) = [r for r in result["resources"] if r["type"].endswith(":PrometheusRule")]
-    assert rule["facts"] == {"alerts": "13 (6 critical, 4 warning, 3 info)", "selected by": "release=monitoring"}
+    rules = {r["name"]: r["facts"] for r in result["resources"] if r["type"].endswith(":PrometheusRule")}
+    assert rules["eks-gpu-software-gpu-alerts"] == {"alerts": "13 (6 critical, 4 warning, 3 info)",
+                                                    "selected by": "release=monitoring"}
+
+
+def test_the_teams_gpu_hours_rules_are_shown_beside_the_alerts_with_their_teams(tmp_path, capsys):
+    _, result = _plan(tmp_path, capsys, {"release": "monitoring"})
+    rules = {r["name"]: r["facts"] for r in result["resources"] if r["type"].endswith(":PrometheusRule")}
+    assert rules["eks-gpu-hours"] == {
+        "records": "team_model:gpuready_gpus_allocated:count, team_model:gpuready_gpus_used:sum, "
+                   "team_model:gpuready_gpu_hours_allocated:sum1h, team_model:gpuready_gpu_hours_used:sum1h",
+        "per team": _teams("eks"), "selected by": "release=monitoring"}
 
 
 def test_a_rule_with_no_label_is_told_a_selecting_prometheus_ignores_it(tmp_path, capsys):
     _, result = _plan(tmp_path, capsys, None)
-    (rule,) = [r for r in result["resources"] if r["type"].endswith(":PrometheusRule")]
-    assert rule["facts"]["selected by"].startswith("no label: a Prometheus that selects rules by label does not load")
+    rules = [r for r in result["resources"] if r["type"].endswith(":PrometheusRule")]
+    assert len(rules) == 2  # the alerts and the teams' GPU-hours
+    for rule in rules:
+        assert rule["facts"]["selected by"].startswith("no label: a Prometheus that selects rules by label does not")
 
 
 def test_each_eks_gpu_node_group_shows_its_repair_and_its_limits(capsys):
@@ -57,9 +77,11 @@ def test_gke_managed_alerts_are_shown_with_who_evaluates_them(tmp_path, capsys):
                                   "  gpuready:managedDcgm: false\n  gpuready:managedAlerts: true\n"))
     assert main(["plan", "--stack-file", str(stack), "--no-policies", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    (rules,) = [r for r in result["resources"] if r["type"].endswith(":ClusterRules")]
-    assert rules["facts"] == {"alerts": "12 (5 critical, 4 warning, 3 info)", "evaluated by":
-                              "Managed Service for Prometheus (its rule evaluator, over this cluster's metrics)"}
+    rules = {r["name"]: r["facts"] for r in result["resources"] if r["type"].endswith(":ClusterRules")}
+    evaluator = "Managed Service for Prometheus (its rule evaluator, over this cluster's metrics)"
+    assert rules["gke-gpu-alerts"] == {"alerts": "12 (5 critical, 4 warning, 3 info)", "evaluated by": evaluator}
+    assert rules["gke-gpu-hours"]["per team"] == _teams("gke")
+    assert rules["gke-gpu-hours"]["evaluated by"] == evaluator
     assert [r for r in result["resources"] if r["type"].endswith(":PodMonitoring")]
 
 

@@ -34,10 +34,11 @@ INTERVAL = f"{INTERVAL_MINUTES}m"
 WINDOW_MINUTES = 60
 SAMPLES_PER_HOUR = 60 // INTERVAL_MINUTES
 """Each sample stands for :data:`INTERVAL_MINUTES` minutes: GPUs summed over the samples / this = GPU-hours."""
-RANGE = f"{WINDOW_MINUTES - INTERVAL_MINUTES}m30s"
-"""The range the hourly sums read: exactly the :data:`WINDOW_MINUTES` samples of the last hour, evaluated in the same
-group (so at the samples' own timestamps) in every Prometheus: a range of ``1h`` holds 61 there in Prometheus 2
-(its ranges include the left end) and 60 in Prometheus 3, half an interval less holds 60 in both."""
+_RANGE_SECONDS = WINDOW_MINUTES * 60 - INTERVAL_MINUTES * 30
+RANGE = f"{_RANGE_SECONDS // 60}m" + (f"{_RANGE_SECONDS % 60}s" if _RANGE_SECONDS % 60 else "")
+"""The range the hourly sums read (``59m30s``): exactly the last hour's samples (60 at one a minute), as the sums are
+evaluated in the same group, at the samples' own timestamps, in every Prometheus: a range of ``1h`` holds 61 there in
+Prometheus 2 (its ranges include their left end) and 60 in Prometheus 3; half an interval less holds 60 in both."""
 
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
 """What the rules read: a default counter of both charts, reported for every whole GPU every scrape (utilisation in

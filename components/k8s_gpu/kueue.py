@@ -236,7 +236,8 @@ def operators_cluster_queue(flavors: Sequence[Flavor]) -> dict[str, Any]:
 
 
 def operators_local_queue() -> dict[str, Any]:
-    """The operators' LocalQueue, in their namespace, feeding their ClusterQueue (both :data:`facts.OPERATORS_QUEUE`)."""
+    """The operators' LocalQueue, in their namespace, feeding their ClusterQueue (both named
+    :data:`facts.OPERATORS_QUEUE`)."""
     return {"apiVersion": facts.KUEUE_API, "kind": "LocalQueue",
             "metadata": _meta(facts.OPERATORS_QUEUE, namespace=facts.OPERATORS_NAMESPACE),
             "spec": {"clusterQueue": facts.OPERATORS_QUEUE}}

@@ -489,8 +489,9 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False,
         team: Optional[str] = None, admission_poll: float = ADMISSION_POLL) -> SmokeResult:
     """Run the probe as a Job on the stack's GPU nodes and report what it found (:class:`KubernetesTarget`), through
-    ``team``'s Kueue queue when given, else on a stack with teams the operators' queue (Workloads read every ``admission_poll`` seconds). The kubeconfig's credential
-    command runs only when a stack writes such commands, or with ``trust_kubeconfig_exec``."""
+    ``team``'s Kueue queue when given, else on a stack with teams the operators' queue (Workloads read every
+    ``admission_poll`` seconds). The kubeconfig's credential command runs only when a stack writes such commands, or
+    with ``trust_kubeconfig_exec``."""
     target = KubernetesTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full, team=team,
                                                trust_kubeconfig_exec=trust_kubeconfig_exec),
                               namespace=namespace, explain_after=explain_after, progress=progress, clock=clock)

@@ -56,8 +56,8 @@ def test_the_operators_queue_is_made_and_exported_with_teams(render):
     rendering, eks = build(render, teams=TEAMS)
     queues = {r.inputs["metadata"]["name"]: r.inputs for r in rendering.of_type(KUEUE + "ClusterQueue")}
     assert set(queues) == {"research", "inference", facts.OPERATORS_QUEUE}
-    assert [f["name"] for f in queues[facts.OPERATORS_QUEUE]["spec"]["resourceGroups"][0]["flavors"]] == [
-        "gpu-gpu", "gpu-gpu-4x"]
+    assert [f["name"] for f in queues[facts.OPERATORS_QUEUE]["spec"]["resourceGroups"][0]["flavors"]] == list(
+        _flavors(rendering))  # every pool's
     (local,) = [r.inputs for r in rendering.of_type(KUEUE + "LocalQueue")
                 if r.inputs["metadata"]["namespace"] == facts.OPERATORS_NAMESPACE]
     assert eks.outputs["operatorsQueue"] == {

@@ -366,6 +366,11 @@ def _stack_queues(teams=(("research", 8, 8, None, 1), ("inference", 8, None, 0, 
                      "local_queues": [o for o in made if o["kind"] == "LocalQueue"]}
 
 
+def _flavor_name():
+    (flavor,) = _stack_queues()[0]["teams"][0]["flavors"]
+    return flavor
+
+
 def _busy(*uses):
     """Teams' running work: (team, GPUs) each, admitted before the run."""
     return [{"name": f"train-{team}-{i}", "namespace": team, "queue": team, "gpus": gpus}
@@ -397,7 +402,8 @@ def test_the_operators_queue_waits_when_the_teams_use_every_gpu_and_says_why(fak
     assert {c.name: c.verdict for c in result.checks}["admitted"] == "fail" and not server.pods
     (finding,) = result.findings
     assert finding["kind"] == "queue-quota"
-    assert finding["summary"].startswith("the operators' quota of nvidia.com/gpu in flavor gpu-gpu-4x is used up")
+    assert finding["summary"].startswith(
+        f"the operators' quota of nvidia.com/gpu in flavor {_flavor_name()} is used up")
     assert "has no quota of its own" in finding["summary"] and "research uses 8" in finding["summary"]
     assert any("--team NAME" in fix for fix in finding["fixes"])
 
@@ -433,19 +439,12 @@ def test_an_older_stack_without_the_operators_queue_keeps_asking_for_team(fake_k
 
 
 def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue(fake_kube, fake_smi, tmp_path,
-                                                                                capsys, monkeypatch):
+                                                                                capsys):
     """Each node's Job asks for all 4 GPUs of its node; the operators' queue borrows them from what the teams leave
-    idle, and each Job selects its node's pool, so Kueue can only give it that pool's flavor."""
+    idle (Kueue starts a queued Job's pods only once it admits it), and each Job selects its node's pool, so Kueue
+    can only give it that pool's flavor (test_sweep_kubernetes)."""
     from gpuready.probe import core
     from gpuready_components.k8s_gpu import facts
-
-    from .fake_kube import FakeKueue
-
-    admitted = []
-    admit = FakeKueue.admit
-    monkeypatch.setattr(FakeKueue, "admit", lambda self, w, cq, flavor: (
-        admitted.append((w["metadata"]["namespace"], cq["metadata"]["name"], flavor, self.gpus(w))),
-        admit(self, w, cq, flavor)))
     fake_smi(H100, row=0)
     healthy = f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": "1", "labels": {
@@ -461,8 +460,9 @@ def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue
     assert main(["sweep", "--outputs", str(path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert [r["verdict"] for r in result["rows"]] == ["pass", "pass"]
-    assert admitted[2:] == [("gpuready-system", "gpuready-operators", "gpu-gpu-4x", 4)] * 2
-    assert {p["spec"]["nodeName"] for p in server.pods} == {"gpu-a", "gpu-b"}
+    assert result["job"]["queue"] == "gpuready-system/gpuready-operators"
+    assert sorted((p["metadata"]["namespace"], p["spec"]["nodeName"]) for p in server.pods) == [
+        ("gpuready-system", "gpu-a"), ("gpuready-system", "gpu-b")]
     for job in (b for (kind, _), b in server.bodies.items() if kind == "Job"):
         spec = job["spec"]["template"]["spec"]
         assert spec["nodeSelector"][facts.POOL_LABEL] == "gpu-4x"

@@ -379,7 +379,8 @@ def _busy(*uses):
 
 def test_smoke_without_team_goes_through_the_operators_queue_at_the_highest_priority(fake_kube):
     outputs, scenario = _stack_queues()
-    server, outputs = fake_kube(outputs, kueue={**scenario, "admitted": _busy(("research", 8), ("inference", 4))},
+    # research runs 4 of its 8 and lends the rest; inference runs all of its own (and lends none anyway)
+    server, outputs = fake_kube(outputs, kueue={**scenario, "admitted": _busy(("research", 4), ("inference", 8))},
                                 logs="no report\n")
     progress = io.StringIO()
     result = single.run(outputs, gpus=4, timeout=30, progress=progress, admission_poll=0.1)
@@ -454,7 +455,7 @@ def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue
     outputs, scenario = _stack_queues()
     server, outputs = fake_kube({**outputs, "gpuNodeTaints": [EKS["gpuTaint"]]}, nodes=nodes,
                                 node_logs={"gpu-a": healthy, "gpu-b": healthy},
-                                kueue={**scenario, "admitted": _busy(("research", 4), ("inference", 4))})
+                                kueue={**scenario, "admitted": _busy(("inference", 8))})  # research idles: 8 to lend
     path = tmp_path / "outputs.json"
     path.write_text(json.dumps(outputs))
     assert main(["sweep", "--outputs", str(path), "--json"]) == 0

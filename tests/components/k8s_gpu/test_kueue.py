@@ -40,6 +40,22 @@ def test_every_object_validates_against_its_crd():
     for obj in objects:
         if obj["kind"] != "Namespace":
             kueue_schemas.validate(obj)
+            assert kueue_schemas.cel_violations(obj) == [], obj["metadata"]["name"]
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda spec: spec.pop("cohortName"), "ClusterQueue.spec: borrowingLimit must be nil when cohort is empty"),
+    (lambda spec: spec["resourceGroups"][0]["flavors"][0]["resources"].pop(),
+     "ClusterQueue.spec.resourceGroups[0]: flavors must have the same number of resources as the coveredResources"),
+    (lambda spec: spec["preemption"].update(reclaimWithinCohort="Never", borrowWithinCohort={"policy": "LowerPriority"}),
+     "ClusterQueue.spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"),
+])
+def test_the_cel_check_refuses_what_the_api_server_would(change, says):
+    """Each ClusterQueue CEL rule fails when broken (research borrows, so it has borrowing limits), after defaults."""
+    queue = copy.deepcopy(kueue.cluster_queue(TEAMS[0], FLAVORS))
+    assert kueue_schemas.cel_violations(queue) == []
+    change(queue["spec"])
+    assert kueue_schemas.cel_violations(queue) == [says]
 
 
 @pytest.mark.parametrize("kind, path, key", [
@@ -188,6 +204,7 @@ def test_a_pool_with_a_provisioning_check_gets_its_config_check_and_only_its_fla
     for obj in objects:
         if obj["kind"] != "Namespace":
             kueue_schemas.validate(obj)
+            assert kueue_schemas.cel_violations(obj) == [], obj["metadata"]["name"]
     assert [o["kind"] for o in objects].count("AdmissionCheck") == 1
     (check,) = [o for o in objects if o["kind"] == "AdmissionCheck"]
     (config,) = [o for o in objects if o["kind"] in kueue_schemas.PROVISIONING_KINDS and o is not check]

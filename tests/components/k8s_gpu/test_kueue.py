@@ -47,7 +47,8 @@ def test_every_object_validates_against_its_crd():
     (lambda spec: spec.pop("cohortName"), "ClusterQueue.spec: borrowingLimit must be nil when cohort is empty"),
     (lambda spec: spec["resourceGroups"][0]["flavors"][0]["resources"].pop(),
      "ClusterQueue.spec.resourceGroups[0]: flavors must have the same number of resources as the coveredResources"),
-    (lambda spec: spec["preemption"].update(reclaimWithinCohort="Never", borrowWithinCohort={"policy": "LowerPriority"}),
+    (lambda spec: spec["preemption"].update(reclaimWithinCohort="Never",
+                                            borrowWithinCohort={"policy": "LowerPriority"}),
      "ClusterQueue.spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"),
 ])
 def test_the_cel_check_refuses_what_the_api_server_would(change, says):

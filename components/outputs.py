@@ -39,6 +39,8 @@ STRING_MAP = Kind("a map of string to string", lambda v: isinstance(v, dict)
                   and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()))
 TEAMS = Kind("a list of teams ({name, ...})", lambda v: isinstance(v, list)
              and all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in v))
+QUEUE = Kind("a queue ({namespace, localQueue, clusterQueue, priorityClass})", lambda v: isinstance(v, dict)
+              and all(isinstance(v.get(k), str) for k in ("namespace", "localQueue", "clusterQueue", "priorityClass")))
 RESERVATIONS = Kind("a list of reservations ({pool, kind, target, ...})", lambda v: isinstance(v, list) and all(
     isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("pool", "kind", "target")) for r in v))
 LABELS = Kind("a map of label to string", lambda v: isinstance(v, dict)

@@ -88,6 +88,7 @@ KINDS: Mapping[str, dict[str, Any]] = {
     contracts.TAINTS.name: {"type": "array", "items": {"$ref": "#/types/gpuready:k8s:Taint"}},
     contracts.TEAMS.name: {"type": "array",
                            "items": {"type": "object", "additionalProperties": {"$ref": "pulumi.json#/Any"}}},
+    contracts.QUEUE.name: {"type": "object", "additionalProperties": {"type": "string"}},
     contracts.RESERVATIONS.name: {"type": "array",
                                   "items": {"type": "object", "additionalProperties": {"$ref": "pulumi.json#/Any"}}},
 }

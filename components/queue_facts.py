@@ -13,3 +13,9 @@ OVERCOMMIT_ANNOTATION = "gpuready.io/overcommit"
 """Annotation saying that quotas above the GPUs the pools reach are meant (``gpuready:overcommitQuotas``): set to
 ``"true"`` on the Cohort, it covers every ClusterQueue in that cohort; on a ClusterQueue, that queue alone. The policy
 rule ``queue-quota-within-capacity`` and ``gpuready plan`` read it; nothing in Kueue does."""
+
+ROLE_LABEL = "gpuready.io/role"
+"""Label of a ClusterQueue that is not a team's: ``operators`` (:data:`OPERATORS_ROLE`) on the operators' queue, the
+queue of the platform's own checks (``gpuready smoke``, ``gpuready sweep`` without ``--team``). The readers of a
+stack's teams (``gpuready plan``, the policy pack) leave such a queue out of the teams."""
+OPERATORS_ROLE = "operators"

@@ -144,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     smoke.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML")
     smoke.add_argument("--team", metavar="TEAM",
                        help="go through TEAM's queue (a name in the stack's teams output): its Kueue LocalQueue in "
-                            "its namespace, or its Batch share identifier")
+                            "its namespace, or its Batch share identifier (default on Kubernetes stacks with teams: "
+                            "the operators' queue)")
     smoke.add_argument("--trust-kubeconfig-exec", action="store_true",
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write: aws eks get-token, gke-gcloud-auth-plugin, kubelogin)")
@@ -183,7 +184,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="with --repair: repair nothing in a pool whose failing and under-way share is above "
                             "PERCENT (20, EKS's default: a cause that broad is not one bad GPU)")
     sweep.add_argument("--team", metavar="TEAM",
-                       help="go through TEAM's queue (a name in the stack's teams output), as gpuready smoke --team")
+                       help="go through TEAM's queue (a name in the stack's teams output), as gpuready smoke --team "
+                            "(default on Kubernetes stacks with teams: the operators' queue)")
     sweep.add_argument("--trust-kubeconfig-exec", action="store_true",
                        help="let the outputs' kubeconfig run any credential command (default: only the ones "
                             "gpuready stacks write)")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import pulumi
 
 from .. import metaflow, platforms, teams as team_rules
+from ..errors import ConfigError
 from ..outputs import Contract
 from ..teams import TeamArgs
 from . import facts, gpu_hours, health, kueue
@@ -62,6 +63,14 @@ class GpuCluster(pulumi.ComponentResource):
         :class:`~gpuready_components.errors.ConfigError` naming ``teams[i]...`` for the first mistake."""
         self.teams, self.overcommit = tuple(teams), overcommit
         team_rules.check(self.teams, pools, overcommit)
+        for i, team in enumerate(self.teams):  # the operators' queue (kueue.operators_queue) holds these names
+            if team.name == facts.OPERATORS_QUEUE:
+                raise ConfigError(f"teams[{i}].name", team.name, "the name of the operators' queue, which the stack "
+                                  "makes for gpuready's own checks", "name the team otherwise")
+            if team.home == facts.OPERATORS_NAMESPACE:
+                key = "namespace" if team.namespace else "name"
+                raise ConfigError(f"teams[{i}].{key}", team.home, "the operators' namespace, where gpuready's own "
+                                  "checks run", f"give the team another {key}")
 
     def pool_labels(self, pool: str, labels: Mapping[str, str]) -> dict[str, str]:
         """The labels of GPU pool ``pool``'s nodes: ``labels``, and with teams the pool's own label, which its
@@ -168,5 +177,6 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuReservations": self.gpu_reservations,
             "teams": kueue.team_outputs(self.teams, self.flavors, kueue.Profile(
                 self.software.job_service_account, self.gpu_node_labels, self.gpu_node_taints)) or None,
+            "operatorsQueue": kueue.operators_output() if self.teams else None,
         })
         self.register_outputs(self.outputs)

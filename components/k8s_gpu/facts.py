@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 from types import MappingProxyType
 
-from ..queue_facts import GPU_RESOURCE, KUEUE_API, OVERCOMMIT_ANNOTATION  # noqa: F401 (shared with the readers)
+from ..queue_facts import (GPU_RESOURCE, KUEUE_API, OPERATORS_ROLE, OVERCOMMIT_ANNOTATION,  # noqa: F401 (shared
+                           ROLE_LABEL)  # with the readers)
 
 TYPE_TOKEN = "gpuready:k8s:GpuSoftware"
 """Never change: renaming a type token replaces every cloud resource under it."""
@@ -307,8 +308,9 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 """The label naming a job's WorkloadPriorityClass (Kueue's ``constants.WorkloadPriorityClassLabel``)."""
 TEAM_LABEL = "gpuready.io/team"
-"""Label of each team's namespace (value: the team): Kueue manages the jobs of the namespaces that carry it, and a
-team's ClusterQueue admits workloads of its own namespace only."""
+"""Label of each team's namespace (value: the team) and of the operators' namespace (value: :data:`OPERATORS_QUEUE`):
+Kueue manages the jobs of the namespaces that carry it, and each ClusterQueue admits workloads of its own namespace
+only."""
 POOL_LABEL = "gpuready.io/gpu-pool"
 """Label gpuready puts on the nodes of each GPU pool when the stack declares teams (value: the pool's name): the
 label that tells one pool's nodes from another's, which the pool's ResourceFlavor selects."""
@@ -327,3 +329,19 @@ PRIORITY_CLASSES = MappingProxyType({"gpuready-high": 1000, "gpuready-normal": 1
 """WorkloadPriorityClasses: a job names one with the ``kueue.x-k8s.io/priority-class`` label; a team's profile
 gives ``gpuready-normal``. Higher preempts lower within a team's quota (``withinClusterQueue: LowerPriority``)."""
 DEFAULT_PRIORITY_CLASS = "gpuready-normal"
+
+OPERATORS_QUEUE = "gpuready-operators"
+"""The operators' queue, on a stack with teams: its ClusterQueue and its LocalQueue are named so. The queue of the
+platform's own checks (``gpuready smoke``, ``gpuready sweep``, ``sweep --repair`` without ``--team``), in the teams'
+Cohort; no team may take the name (a team's ClusterQueue is named after it)."""
+OPERATORS_NAMESPACE = "gpuready-system"
+"""The namespace of the operators' LocalQueue, where those checks run their Jobs; no team may take it."""
+OPERATORS_PRIORITY_CLASS = max(PRIORITY_CLASSES, key=PRIORITY_CLASSES.__getitem__)
+"""The WorkloadPriorityClass of the operators' Jobs: the highest (``gpuready-high``)."""
+OPERATORS_WEIGHT = 100
+"""The operators' ClusterQueue's fair-sharing weight. Its nominal quota is 0, so all it runs is borrowed, and its share
+(Kueue: the dominant resource's usage above nominal quota, over what the Cohort can lend, divided by the weight) is
+1/100 of a team's at weight 1 for the same GPUs: a whole-node check of 8 GPUs counts as 0.08 of a GPU borrowed by
+such a team. So fair sharing admits its Jobs first when GPUs are idle, and lets them preempt the borrowed GPUs of a
+team that borrows at least that (Kueue never preempts a ClusterQueue that does not borrow). Teams' weights up to
+about 10 keep that for nodes of up to 8 GPUs."""

@@ -3,7 +3,8 @@
 From the teams (:mod:`~gpuready_components.teams`) and the stack's GPU pools (:class:`Flavor`, built by each platform
 component from the labels and taints it gives the pool), :func:`objects` makes every Kueue object (a ResourceFlavor
 per pool, the Cohort, a ClusterQueue per team, the WorkloadPriorityClasses) and the teams' namespaces and
-LocalQueues; :func:`chart_values` the values of Kueue's chart. Tests check each object against Kueue's CRDs and the
+LocalQueues, and the operators' queue for the platform's own checks (:func:`operators_queue`); :func:`chart_values`
+the values of Kueue's chart. Tests check each object against Kueue's CRDs and the
 values against the chart.
 
 How a number of GPUs is spread over a team's pools (:func:`split`): in proportion to the GPUs each pool reaches at
@@ -197,16 +198,77 @@ def local_queue(team: TeamArgs) -> dict[str, Any]:
             "metadata": _meta(team.name, namespace=team.home), "spec": {"clusterQueue": team.name}}
 
 
+def operators_namespace() -> dict[str, Any]:
+    """The operators' namespace (:data:`facts.OPERATORS_NAMESPACE`), labelled as a team's is (value: the operators'
+    queue) so that Kueue manages its jobs (``managedJobsNamespaceSelector``) and the operators' ClusterQueue alone
+    admits them."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": facts.OPERATORS_NAMESPACE,
+        "labels": {"app.kubernetes.io/managed-by": "gpuready", facts.TEAM_LABEL: facts.OPERATORS_QUEUE}}}
+
+
+def operators_cluster_queue(flavors: Sequence[Flavor]) -> dict[str, Any]:
+    """The operators' ClusterQueue: in the teams' Cohort, marked ``gpuready.io/role: operators`` (the readers of the
+    teams leave it out), a nominal quota of 0 on every pool's flavor and no borrowing limit, so all it runs is what
+    the teams and the Cohort leave idle and it guarantees nothing; the admission checks of the pools with one.
+
+    Preemption under the stack's fair sharing (Kueue v0.19.2, "Preemption" concept page): a pending Workload may
+    preempt in other ClusterQueues of the Cohort only where that ClusterQueue uses more than its nominal quota
+    (Kueue prunes queues whose share is 0), and only while the preemption strategies hold (the operators' share,
+    its own job admitted, at most the target's: :data:`facts.OPERATORS_WEIGHT` keeps it low).
+    ``reclaimWithinCohort: LowerPriority`` then lets a check (:data:`facts.OPERATORS_PRIORITY_CLASS`) take back GPUs
+    a team borrowed for a job of lower priority, never a team's guaranteed GPUs nor its high-priority jobs;
+    ``withinClusterQueue: Never``: one check never evicts another. ``borrowWithinCohort`` is left out (classical
+    preemption only)."""
+    mine = [{"name": f.name, "resources": [_quota(facts.GPU_RESOURCE, 0, None, None), _quota("cpu", 0, None, None),
+                                           _quota("memory", "0Gi", None, None)]} for f in flavors]
+    checks = [{"name": f.check, "onFlavors": [f.name]} for f in flavors if f.provisioning is not None]
+    return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": {
+        "name": facts.OPERATORS_QUEUE, "labels": {"app.kubernetes.io/managed-by": "gpuready",
+                                                  facts.ROLE_LABEL: facts.OPERATORS_ROLE}}, "spec": {
+        "cohortName": facts.COHORT,
+        **({"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}),
+        "namespaceSelector": {"matchLabels": {facts.TEAM_LABEL: facts.OPERATORS_QUEUE}},
+        "resourceGroups": [{"coveredResources": [facts.GPU_RESOURCE, "cpu", "memory"], "flavors": mine}],
+        "preemption": {"reclaimWithinCohort": "LowerPriority", "withinClusterQueue": "Never"},
+        "fairSharing": {"weight": facts.OPERATORS_WEIGHT},
+    }}
+
+
+def operators_local_queue() -> dict[str, Any]:
+    """The operators' LocalQueue, in their namespace, feeding their ClusterQueue (both named
+    :data:`facts.OPERATORS_QUEUE`)."""
+    return {"apiVersion": facts.KUEUE_API, "kind": "LocalQueue",
+            "metadata": _meta(facts.OPERATORS_QUEUE, namespace=facts.OPERATORS_NAMESPACE),
+            "spec": {"clusterQueue": facts.OPERATORS_QUEUE}}
+
+
+def operators_queue(flavors: Sequence[Flavor]) -> list[dict[str, Any]]:
+    """The operators' queue, for the platform's own checks (``gpuready smoke``, ``sweep``, ``sweep --repair``
+    without ``--team``): its namespace, ClusterQueue and LocalQueue, in the order they can be created."""
+    return [operators_namespace(), operators_cluster_queue(flavors), operators_local_queue()]
+
+
+def operators_output() -> dict[str, str]:
+    """The ``operatorsQueue`` stack output (keys of the Kubernetes platforms' contract): where ``gpuready smoke`` and
+    ``gpuready sweep`` send their Jobs without ``--team``, and the priority class those Jobs name."""
+    return {"namespace": facts.OPERATORS_NAMESPACE, "localQueue": facts.OPERATORS_QUEUE,
+            "clusterQueue": facts.OPERATORS_QUEUE, "cohort": facts.COHORT,
+            "priorityClass": facts.OPERATORS_PRIORITY_CLASS}
+
+
 def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False) -> list[dict[str, Any]]:
     """Every object the teams need, in the order they can be created: namespaces, ResourceFlavors, the
     ProvisioningRequestConfigs and AdmissionChecks of pools with one, the Cohort (marked when ``overcommit``), the
-    WorkloadPriorityClasses, ClusterQueues, LocalQueues. Empty without teams."""
+    WorkloadPriorityClasses, ClusterQueues, LocalQueues, then the operators' queue (:func:`operators_queue`). Empty
+    without teams."""
     if not teams:
         return []
     return [*(namespace(t) for t in teams), *(resource_flavor(f) for f in flavors),
             *(o for f in flavors for o in provisioning_objects(f)), cohort(overcommit),
             *priority_classes(),
-            *(cluster_queue(t, flavors) for t in teams), *(local_queue(t) for t in teams)]
+            *(cluster_queue(t, flavors) for t in teams), *(local_queue(t) for t in teams),
+            *operators_queue(flavors)]
 
 
 def config() -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..outputs import (LABELS, NUMBER, RESERVATIONS, STRING, STRING_MAP, STRINGS, TAINT, TAINTS, TEAMS, WHOLE, Contract,
-                       Output)
+from ..outputs import (LABELS, NUMBER, QUEUE, RESERVATIONS, STRING, STRING_MAP, STRINGS, TAINT, TAINTS, TEAMS, WHOLE,
+                       Contract, Output)
 
 
 def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract:
@@ -41,6 +41,9 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("teams", TEAMS, "the teams sharing the GPUs, each with its Kueue queue: {name, namespace, localQueue, "
                "clusterQueue, cohort, gpus, borrow, lend, weight, flavors, metaflowProfile} (metaflowProfile: the "
                "team's namespace and METAFLOW_KUBERNETES_LABELS naming its queue)", smoke=True, when="with teams"),
+        Output("operatorsQueue", QUEUE, "the operators' queue, for the platform's own checks: {namespace, localQueue, "
+               "clusterQueue, cohort, priorityClass}; gpuready smoke and sweep without --team send their Jobs to that "
+               "LocalQueue with that WorkloadPriorityClass", smoke=True, when="with teams"),
     ))
 
 SOFTWARE_OUTPUTS = Contract("k8s-software", (

@@ -294,6 +294,12 @@ class _KueueObject(Resource):
         return true(self.annotations.get(queue_facts.OVERCOMMIT_ANNOTATION))
 
     @property
+    def role(self) -> Optional[str]:
+        """Its ``gpuready.io/role`` label: ``operators`` on the operators' queue (a queue that is no team's);
+        ``None`` on a team's queue."""
+        return ((self.metadata.get("labels") or {}).get(queue_facts.ROLE_LABEL)) or None
+
+    @property
     def fair_sharing_weight(self) -> Decimal:
         """``spec.fairSharing.weight`` (Kueue's default 1)."""
         return quantity.parse(get(self.spec, "fairSharing.weight", 1))

@@ -137,7 +137,8 @@ def flavors(items: Sequence[Item]) -> dict[str, tuple[Item, ResourceFlavor]]:
 
 
 def kueue_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] = None) -> list[Team]:
-    """One team per ClusterQueue, in the order the stack has them."""
+    """One team per ClusterQueue, in the order the stack has them; a queue with a role (``gpuready.io/role``: the
+    operators' queue, which guarantees nothing and borrows what the teams leave idle) is no team."""
     pools = gpu_pools(items) if pools is None else pools
     by_name = flavors(items)
     cohorts = {c.name: c for i in items if isinstance(c := i.facts, Cohort) and c.name}
@@ -145,7 +146,7 @@ def kueue_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] =
     teams = []
     for item in items:
         queue = item.facts
-        if not isinstance(queue, ClusterQueue):
+        if not isinstance(queue, ClusterQueue) or queue.role:  # the operators' queue is no team's
             continue
         quotas = queue.gpu_quotas()
         selected = {q.flavor: [p for p in pools if q.flavor in by_name and selects(by_name[q.flavor][1], p)]

@@ -22,7 +22,7 @@ def run_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], gpus: Op
     """Run the probe on the stack (its outputs read from Pulumi, or ``outputs_file``) with the target its platform
     registers (:mod:`.dispatch`); with ``nodes`` > 1, one gang job on that many nodes, with NCCL across them.
     ``trust_kubeconfig_exec``: let the kubeconfig run any credential command (see :mod:`.kubeconfig`); ``team``:
-    through that team's queue (the stack's ``teams`` output)."""
+    through that team's queue (the stack's ``teams`` output; none, on a stack with teams: the operators' queue)."""
     from gpuready_components.platforms import GANG, SINGLE
 
     from .target import Request
@@ -36,7 +36,8 @@ def sweep_on_stack(*, stack: Optional[str], outputs_file: Optional[Path], nodes:
                    full: bool = False, quarantine: bool = False, trust_kubeconfig_exec: bool = False,
                    team: Optional[str] = None, after: Optional[After] = None) -> Any:
     """Sweep the stack's GPU nodes (a :class:`.sweep.SweepResult`) with the sweep target its platform registers;
-    ``quarantine``: take failing nodes out of service (Kubernetes); ``team``: through that team's queue; ``after``:
+    ``quarantine``: take failing nodes out of service (Kubernetes); ``team``: through that team's queue (none, on
+    a stack with teams: the operators' queue); ``after``:
     a step to run on the target once the sweep ended (``gpuready sweep --repair``, see :data:`After`)."""
     from gpuready_components.platforms import SWEEP
 

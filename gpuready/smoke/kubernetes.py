@@ -256,22 +256,38 @@ class KubernetesRun(SmokeTarget):
         self.undone: Optional[str] = None
         """What the cleanup did, for the verdict (:func:`undone`); None before it ran."""
         self.team: Optional[Mapping[str, Any]] = None
-        """The team item (the stack's ``teams`` output) whose queue the run goes through; None: no queue."""
+        """The queue the run goes through: a team's item (the stack's ``teams`` output), or the operators' queue
+        (:func:`.kueue.stack_operators`); None: no queue."""
         self.teams: list[Mapping[str, Any]] = []
         self.admission_poll = ADMISSION_POLL
 
     def choose_team(self, stack: StackOutputs) -> None:
-        """The run's team (``--team``, :func:`.kueue.choose`): its namespace becomes the run's; a stack with teams
-        and no ``--team`` is a UserError (every GPU job there goes through a team's queue)."""
+        """The run's queue (:func:`.kueue.choose`): ``--team``'s, or on a stack with teams and no ``--team`` the
+        operators' queue; its namespace becomes the run's. A stack with teams, no ``--team`` and no operators'
+        queue (deployed by an older gpuready) is a UserError (every GPU job there goes through a team's queue)."""
         self.teams = kueue.stack_teams(stack)
-        self.team = kueue.choose(self.teams, self.request.team, stack.platform)
+        operators = kueue.stack_operators(stack) if self.teams else None
+        self.team = kueue.choose(self.teams, self.request.team, stack.platform, operators=operators)
         if self.team is not None:
             self.namespace = str(self.team.get("namespace") or self.team["name"])
+        if kueue.is_operators(self.team):
+            print(f"gpuready: no --team: through the operators' queue {self.namespace}/{self.team['localQueue']} "
+                  f"(priority {self.team['priorityClass']}; it borrows the GPUs the teams leave idle); pass --team "
+                  "NAME to go through a team's quota", file=self.progress)
 
     def queue(self, manifest: dict[str, Any]) -> dict[str, Any]:
-        """``manifest`` handed to the team's LocalQueue (:func:`.kueue.queued`); unchanged without a team."""
-        return kueue.queued(manifest, str(self.team.get("localQueue") or self.team["name"])) if self.team \
-            else manifest
+        """``manifest`` handed to the run's LocalQueue (:func:`.kueue.queued`), with the queue's priority class (the
+        operators' queue has one); unchanged without a queue."""
+        return kueue.queued(manifest, str(self.team.get("localQueue") or self.team["name"]),
+                            self.team.get("priorityClass")) if self.team else manifest
+
+    def queued_as(self) -> dict[str, Any]:
+        """What ``result.job`` says of the run's queue: ``team`` (a team's), ``queue`` (``namespace/localQueue``);
+        empty without a queue."""
+        if self.team is None:
+            return {}
+        where = {"queue": f"{self.namespace}/{self.team.get('localQueue') or self.team['name']}"}
+        return where if kueue.is_operators(self.team) else {"team": self.team["name"], **where}
 
     def await_admission(self, kind: str, name: str) -> bool:
         """Without a team: True at once. With one: follow the Workload Kueue made for the ``kind`` ``name`` (found
@@ -300,7 +316,7 @@ class KubernetesRun(SmokeTarget):
             message = (kueue.condition(workload, "QuotaReserved") or {}).get("message") if workload else None
             if message and message != said:
                 said = message
-                print(f"gpuready: {name}: queued in {self.team['name']}'s queue: {message}", file=self.progress)
+                print(f"gpuready: {name}: queued in {kueue.whose(self.team)} queue: {message}", file=self.progress)
             time.sleep(max(0.0, min(self.admission_poll, self.deadline - self.clock())))
         if workload is None:  # never read before the deadline: one last look, a short grace beyond it
             try:
@@ -313,7 +329,7 @@ class KubernetesRun(SmokeTarget):
         self.result.findings = [{**asdict(f), "waiting": f.waiting} for f in findings]
         self.result.job["admission"] = None
         self.result.checks.append(Check("admitted", core.FAIL, None, "admitted", f"not admitted by Kueue in "
-                                        f"{self.request.timeout:g} s (team {self.team['name']})"))
+                                        f"{self.request.timeout:g} s ({kueue.whose(self.team)} queue)"))
         self.result.checks.append(unfinished("Queued", self.request.timeout, self.request.keep, None, "its Workload"))
         return False
 
@@ -428,8 +444,7 @@ class KubernetesTarget(KubernetesRun):
                                                    sharing=stack.get("gpuSharing"))
         self.manifest = self.queue(self.manifest)
         self.result = SmokeResult(target="kubernetes", job={"name": self.name, "namespace": self.namespace})
-        if self.team is not None:
-            self.result.job["team"] = self.team["name"]
+        self.result.job.update(self.queued_as())
         return True
 
     def submit(self) -> None:
@@ -474,8 +489,9 @@ def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: 
         clock: Callable[[], float] = time.monotonic, trust_kubeconfig_exec: bool = False,
         team: Optional[str] = None, admission_poll: float = ADMISSION_POLL) -> SmokeResult:
     """Run the probe as a Job on the stack's GPU nodes and report what it found (:class:`KubernetesTarget`), through
-    ``team``'s Kueue queue when given (Workloads read every ``admission_poll`` seconds). The kubeconfig's credential
-    command runs only when a stack writes such commands, or with ``trust_kubeconfig_exec``."""
+    ``team``'s Kueue queue when given, else on a stack with teams the operators' queue (Workloads read every
+    ``admission_poll`` seconds). The kubeconfig's credential command runs only when a stack writes such commands, or
+    with ``trust_kubeconfig_exec``."""
     target = KubernetesTarget(outputs, Request(timeout=timeout, gpus=gpus, keep=keep, full=full, team=team,
                                                trust_kubeconfig_exec=trust_kubeconfig_exec),
                               namespace=namespace, explain_after=explain_after, progress=progress, clock=clock)

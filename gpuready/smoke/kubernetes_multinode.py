@@ -200,8 +200,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
         self.workload = self.queue(self.workload)
-        if self.team is not None:
-            result.job["team"] = self.team["name"]
+        result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
                            "gpus_per_node": gpus})
         print(f"gpuready: {name}: {self.workload['kind']} of {nodes} pods x {gpus} GPUs, NCCL transport "

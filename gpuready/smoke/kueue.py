@@ -1,6 +1,8 @@
-"""A smoke run through a team's Kueue queue (``--team`` on EKS, GKE, AKS): the labels that hand a Job, Indexed Job
-or JobSet to Kueue, the team a run uses (the stack's ``teams`` output), what a Workload says about its admission,
-and why it was not admitted, in the words of :class:`.scaler.Finding` (what Kueue said, and the fix).
+"""A smoke run through a Kueue queue on EKS, GKE, AKS: a team's (``--team``, the stack's ``teams`` output) or, on a
+stack with teams and no ``--team``, the operators' queue (the ``operatorsQueue`` output: the queue of the platform's
+own checks, which borrows the GPUs the teams leave idle at the highest priority). The labels that hand a Job, Indexed
+Job or JobSet to Kueue, the queue a run uses, what a Workload says about its admission, and why it was not admitted,
+in the words of :class:`.scaler.Finding` (what Kueue said, and the fix).
 
 Pure: no API call here. :class:`.kubernetes.KubernetesRun` reads the objects (the Workload Kueue made for the Job,
 the team's LocalQueue and ClusterQueue, the cohort's ClusterQueues) and hands them to :func:`explain`.
@@ -27,6 +29,10 @@ from .scaler import Finding
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 """The label naming the LocalQueue (in the object's namespace) that Kueue queues a Job or JobSet in."""
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+"""The label naming the WorkloadPriorityClass of a Job or JobSet's Workload."""
+OPERATORS = "operators"
+"""``role`` of the queue item :func:`stack_operators` makes (a team's item has none)."""
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 """The label Kueue puts on a Workload: the UID of the Job (or JobSet) it stands for."""
 GPU = "nvidia.com/gpu"
@@ -51,18 +57,50 @@ def stack_teams(stack: Any) -> list[dict[str, Any]]:
     return list(value)
 
 
+def stack_operators(stack: Any) -> Optional[dict[str, Any]]:
+    """The stack's operators' queue (its ``operatorsQueue`` output) as a queue item shaped as a team's (``name``: its
+    ClusterQueue, ``role``: :data:`OPERATORS`, with ``namespace``, ``localQueue``, ``clusterQueue``, ``cohort``,
+    ``priorityClass``); None when the stack has none (no teams, or deployed by a gpuready older than the queue)."""
+    from gpuready_components.outputs import QUEUE
+
+    value = stack.get("operatorsQueue") if "operatorsQueue" in stack.contract else stack.values.get("operatorsQueue")
+    if not value:
+        return None
+    if not QUEUE.fits(value):
+        raise UserError(f"{stack.source}: output 'operatorsQueue' must be {QUEUE.name}: re-read the outputs with "
+                        "`pulumi stack output --json --show-secrets`")
+    return {**value, "name": str(value["clusterQueue"]), "role": OPERATORS}
+
+
+def is_operators(queue: Optional[Mapping[str, Any]]) -> bool:
+    """``queue`` is the operators' queue (:func:`stack_operators`), not a team's."""
+    return bool(queue) and queue.get("role") == OPERATORS
+
+
+def whose(queue: Mapping[str, Any]) -> str:
+    """Whose queue ``queue`` is, as a message says it before "quota" or "queue": ``team research's``, ``the
+    operators'``."""
+    return "the operators'" if is_operators(queue) else f"team {queue['name']}'s"
+
+
 def choose(teams: Sequence[Mapping[str, Any]], name: Optional[str], platform: str,
-           teamless: Optional[str] = None) -> Optional[Mapping[str, Any]]:
-    """The team item of ``teams`` named ``name`` (``--team``); None for a run without a team: no ``--team`` on a
-    stack without teams, or on one whose platform has a path for jobs without a team (``teamless``: where they
-    go, said by the caller). A UserError (exit 2) for an unknown team, ``--team`` on a stack without teams, or no
-    ``--team`` where the stack's GPU jobs go through teams' queues only."""
+           teamless: Optional[str] = None, operators: Optional[Mapping[str, Any]] = None
+           ) -> Optional[Mapping[str, Any]]:
+    """The team item of ``teams`` named ``name`` (``--team``); without ``--team`` on a stack with teams, the
+    ``operators``' queue (:func:`stack_operators`) when the stack has one; None for a run without a queue: no
+    ``--team`` on a stack without teams, or on one whose platform has a path for jobs without a team (``teamless``:
+    where they go, said by the caller). A UserError (exit 2) for an unknown team, ``--team`` on a stack without
+    teams, or no ``--team`` where the stack's GPU jobs go through teams' queues only (a stack deployed by a gpuready
+    older than the operators' queue)."""
     names = [str(t["name"]) for t in teams]
     if name is None:
         if not teams or teamless:
             return None
+        if operators is not None:
+            return operators
         raise UserError(f"this {platform} stack queues GPU jobs by team ({', '.join(names)}): pass --team NAME "
-                        f"(e.g. --team {names[0]})")
+                        f"(e.g. --team {names[0]}), or run `pulumi up` with this gpuready version, which adds the "
+                        "operators' queue that gpuready's checks use without --team")
     if not teams:
         raise UserError(f"--team {name}: this {platform} stack declares no teams (its outputs have no 'teams'): "
                         "drop --team, or declare teams (gpuready:teams) and run `pulumi up`")
@@ -83,7 +121,10 @@ def reachable_gpus(team: Mapping[str, Any], teams: Sequence[Mapping[str, Any]]) 
 
 def too_large(team: Mapping[str, Any], teams: Sequence[Mapping[str, Any]], gpus: int, what: str) -> Optional[str]:
     """Why a job asking ``gpus`` GPUs in all (``what`` it is) can never be admitted in ``team``'s queue (Kueue would
-    leave it Pending for ever), or None when it fits."""
+    leave it Pending for ever), or None when it fits. The operators' queue is not judged here: it may borrow every
+    GPU the Cohort holds, teams' and the Cohort's own, which ``teams`` alone does not say."""
+    if is_operators(team):
+        return None
     most = reachable_gpus(team, teams)
     if gpus <= most:
         return None
@@ -94,11 +135,15 @@ def too_large(team: Mapping[str, Any], teams: Sequence[Mapping[str, Any]], gpus:
             "gpus or borrow (gpuready:teams) and run `pulumi up`")
 
 
-def queued(manifest: dict[str, Any], local_queue: str) -> dict[str, Any]:
-    """``manifest`` (a batch/v1 Job or a JobSet) handed to Kueue: the LocalQueue label in its own
-    ``metadata.labels`` (where Kueue's Job and JobSet integrations read it) and created suspended (Kueue unsuspends
-    it on admission; without its webhook no pod starts ahead of the queue)."""
-    manifest["metadata"].setdefault("labels", {})[QUEUE_LABEL] = local_queue
+def queued(manifest: dict[str, Any], local_queue: str, priority_class: Optional[str] = None) -> dict[str, Any]:
+    """``manifest`` (a batch/v1 Job or a JobSet) handed to Kueue: the LocalQueue label (and, given, the
+    WorkloadPriorityClass label) in its own ``metadata.labels`` (where Kueue's Job and JobSet integrations read them)
+    and created suspended (Kueue unsuspends it on admission; without its webhook no pod starts ahead of the
+    queue)."""
+    labels = manifest["metadata"].setdefault("labels", {})
+    labels[QUEUE_LABEL] = local_queue
+    if priority_class:
+        labels[PRIORITY_LABEL] = priority_class
     manifest["spec"]["suspend"] = True
     return manifest
 
@@ -178,7 +223,7 @@ CHECK_STATES = ("Pending", "Retry", "Rejected")
 """The states of a Workload's admission check (``status.admissionChecks[].state``, Kueue v1beta2) that hold it back."""
 
 
-def _admission_check(check: Mapping[str, Any], team: str, namespace: str) -> Finding:
+def _admission_check(check: Mapping[str, Any], owner: str, namespace: str) -> Finding:
     """A Workload whose quota is reserved, held by admission check ``check``: waiting (a ProvisioningRequest check:
     the Dynamic Workload Scheduler still getting every node of the job at once) or rejected."""
     state, check_name, said = check.get("state"), check.get("name"), str(check.get("message") or "")
@@ -189,7 +234,7 @@ def _admission_check(check: Mapping[str, Any], team: str, namespace: str) -> Fin
                            f"read why ({requests}, for a ProvisioningRequest: no capacity for the whole request "
                            "before its timeout, or nodes the pool cannot give)", "resubmit, or ask for fewer GPUs "
                            "(--gpus, --nodes)"))
-    return Finding("admission-check-waiting", SOURCE, f"team {team}'s quota is reserved; the job waits on admission "
+    return Finding("admission-check-waiting", SOURCE, f"{owner} quota is reserved; the job waits on admission "
                    f"check {check_name} ({state}): for a ProvisioningRequest check (GKE flex-start with queued "
                    "provisioning) the Dynamic Workload Scheduler is still getting all of the job's nodes at once",
                    said, ("wait: Kueue admits the job once the check is Ready (flex-start capacity may take minutes "
@@ -206,6 +251,7 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
     preempted, queue-quota, queue-borrowing, admission-check-waiting, admission-check-rejected, queue-waiting,
     no-workload."""
     name, namespace = team["name"], team.get("namespace") or team["name"]
+    owner, operators = whose(team), is_operators(team)
     lq_name, cq_name = team.get("localQueue") or name, team.get("clusterQueue") or name
     findings: list[Finding] = []
     reserved = condition(workload, "QuotaReserved") if workload else None
@@ -220,7 +266,7 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
                                     "localqueues)",)))
         return findings
     if (cq_found and cq is None) or "ClusterQueue" in said and "doesn't exist" in said:
-        findings.append(Finding("queue-missing", SOURCE, f"ClusterQueue {cq_name} (team {name}'s quota) does not "
+        findings.append(Finding("queue-missing", SOURCE, f"ClusterQueue {cq_name} ({owner} quota) does not "
                                 "exist", said, ("create it: run `pulumi up` on the stack, or ask the admin "
                                                 "(kubectl get clusterqueues)",)))
         return findings
@@ -252,17 +298,22 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
                    + ("another team took back the GPUs it lends, which this job had borrowed" if reclaim
                       else "a higher-priority job needed its GPUs") + again)
         findings.append(Finding("preempted", SOURCE, summary, quote, (
-            f"wait: it is admitted again once team {name}'s queue has room", f"stay within team {name}'s own quota "
-            f"of {team.get('gpus')} GPUs (fewer --gpus or --nodes): borrowed GPUs are taken back when their team "
-            "needs them")))
+            f"wait: it is admitted again once {owner} queue has room",
+            "the operators' queue has no quota of its own: every GPU it runs on is borrowed, and a team takes its "
+            "guaranteed GPUs back when it needs them; run the check when the teams leave GPUs idle, or through a "
+            "team's quota (--team NAME)" if operators else
+            f"stay within team {name}'s own quota of {team.get('gpus')} GPUs (fewer --gpus or --nodes): borrowed "
+            "GPUs are taken back when their team needs them")))
     match = INSUFFICIENT.search(said)
     if match:
         resource, flavor, more = match["resource"], match["flavor"], match["more"]
         used, borrowed = _usage(cq or {}, resource, flavor)
         nominal = _nominal(cq or {}, resource, flavor)
-        mine = (f"team {name} already uses {_n(used)} of its {_n(nominal)} {resource} in flavor {flavor}"
+        mine = (f"the operators' queue has no quota of its own and already borrows {_n(used)} {resource} in "
+                f"flavor {flavor}" if operators else
+                f"team {name} already uses {_n(used)} of its {_n(nominal)} {resource} in flavor {flavor}"
                 + (f" ({_n(borrowed)} of them borrowed)" if borrowed else "")) if cq else \
-            f"team {name}'s ClusterQueue {cq_name} could not be read"
+            f"{owner} ClusterQueue {cq_name} could not be read"
         others = []
         for queue in cohort:
             other = queue.get("metadata", {}).get("name")
@@ -275,15 +326,17 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
         pending = ((cq or {}).get("status") or {}).get("pendingWorkloads")
         ahead = f"; {pending} workload(s) wait in {cq_name}" if pending else ""
         borrow = team.get("borrow")
-        findings.append(Finding("queue-quota", SOURCE, f"team {name}'s quota of {resource} in flavor {flavor} is "
+        grow = ("the teams use these GPUs within their guarantees, which the operators' queue never preempts: "
+                "wait for them, or check through a team's quota (--team NAME)" if operators else
+                ("ask the admin to let the team borrow more (gpuready:teams borrow, now "
+                 f"{borrow})" if borrow is not None else
+                 "the team may already borrow every idle GPU: the other teams use theirs")
+                + f", or raise its gpus (now {team.get('gpus')})")
+        findings.append(Finding("queue-quota", SOURCE, f"{owner} quota of {resource} in flavor {flavor} is "
                                 f"used up ({more} more needed): {mine}{by}{ahead}", said, (
                                     f"wait: Kueue admits the job as soon as {more} {resource} free up (nothing to "
                                     "resubmit)",
-                                    "ask for fewer GPUs (--gpus, --nodes)",
-                                    ("ask the admin to let the team borrow more (gpuready:teams borrow, now "
-                                     f"{borrow})" if borrow is not None else
-                                     "the team may already borrow every idle GPU: the other teams use theirs")
-                                    + f", or raise its gpus (now {team.get('gpus')})")))
+                                    "ask for fewer GPUs (--gpus, --nodes)", grow)))
         return findings
     match = BORROWING.search(said)
     if match:
@@ -296,13 +349,13 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
                if c.get("state") in CHECK_STATES]
     if workload is not None and is_true(workload, "QuotaReserved") and waiting:
         for check in waiting:
-            findings.append(_admission_check(check, name, namespace))
+            findings.append(_admission_check(check, owner, namespace))
         return findings
     if workload is None:
         findings.append(Finding("no-workload", SOURCE, f"Kueue made no Workload for the job in namespace {namespace}: "
                                 "is Kueue running, with its Job (and JobSet) integration on?", "", (
                                     "kubectl -n kueue-system get deploy kueue-controller-manager; ask the admin",)))
     elif not findings:
-        findings.append(Finding("queue-waiting", SOURCE, f"the job waits in team {name}'s queue {lq_name}", said, (
+        findings.append(Finding("queue-waiting", SOURCE, f"the job waits in {owner} queue {lq_name}", said, (
             "wait: Kueue admits it when its turn comes",)))
     return findings

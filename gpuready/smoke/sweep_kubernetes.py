@@ -9,6 +9,8 @@ import time
 import uuid
 from typing import Any, Callable, Mapping, Optional, TextIO
 
+from gpuready_components.k8s_gpu.facts import POOL_LABEL
+
 from ..errors import UserError
 from ..probe import ProbeReport, core
 from . import kubernetes, sweep
@@ -71,6 +73,18 @@ def manifests(run: str, namespace: str, nodes: list[tuple[str, int]], taints: li
     return config_map, jobs
 
 
+def on_flavor(job: dict, pool: Optional[str]) -> dict:
+    """``job`` (pinned to a node of GPU pool ``pool`` by name) also selecting the pool's label
+    (:data:`POOL_LABEL`, which the pool's ResourceFlavor selects on a stack with teams): Kueue assigns a Workload only
+    a flavor whose ``nodeLabels`` its pods' ``nodeSelector`` and required node affinity allow (Kueue's
+    "Resource Flavor" concept page), and cannot read a pin by node name, so without it a queue with several pools
+    could admit the Job on another pool's quota and its pod would then never fit its node. Unchanged without a
+    pool."""
+    if pool:
+        job["spec"]["template"]["spec"].setdefault("nodeSelector", {})[POOL_LABEL] = pool
+    return job
+
+
 class KubernetesSweepTarget(kubernetes.KubernetesRun):
     """The sweep on Kubernetes: the stack's GPU nodes (the first ``--nodes`` of them by name, default all), one Job
     pinned to each, a row per node; with ``--quarantine``, each node whose probe failed tainted with :data:`TAINT`
@@ -94,7 +108,8 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
         labels = dict(stack.get("gpuNodeLabels", {}))
         self.run_name = run_name = f"gpuready-sweep-{uuid.uuid4().hex[:10]}"
         self.result = result = sweep.SweepResult(target="kubernetes",
-                                                 job={"name": run_name, "namespace": self.namespace})
+                                                 job={"name": run_name, "namespace": self.namespace,
+                                                      **self.queued_as()})
         found = gpu_nodes(self.core_api, self.calls, labels, self.deadline)
         if not found:
             result.notes.append("no node carries the GPU labels " + ",".join(f"{k}={v}" for k, v in labels.items())
@@ -105,6 +120,7 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
             result.notes.append(f"{nodes} of the {len(found)} GPU nodes swept (--nodes)")
             found = found[:nodes]
         swept: list[tuple[str, int]] = []
+        pools: dict[str, str] = {}
         for node in found:
             name, gpus = node["metadata"]["name"], allocatable_gpus(node)
             node_labels = node["metadata"].get("labels") or {}
@@ -119,10 +135,13 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
                 result.rows[-1].capacity = capacity
             else:
                 swept.append((name, gpus))
+                if POOL_LABEL in node_labels:
+                    pools[name] = node_labels[POOL_LABEL]
                 result.rows.append(sweep.SweepRow(node=name, instance_type=kind, capacity=capacity))
         self.config_map, self.jobs = manifests(run_name, self.namespace, swept, taints, labels, self.request.timeout,
                                                self.request.full, sharing=stack.get("gpuSharing"))
-        self.jobs = [self.queue(job) for job in self.jobs]  # each Job its own Workload in the team's queue
+        if self.team is not None:  # each Job its own Workload in the run's queue, on its node's pool's flavor
+            self.jobs = [self.queue(on_flavor(job, pools.get(node))) for job, (node, _) in zip(self.jobs, swept)]
         rows = {r.node: r for r in result.rows}
         self.by_job = {job["metadata"]["name"]: rows[node] for job, (node, _) in zip(self.jobs, swept)}
         for job_name, r in self.by_job.items():
@@ -197,7 +216,7 @@ def run(outputs: dict[str, Any], *, nodes: Optional[int] = None, timeout: float 
         team: Optional[str] = None) -> sweep.SweepResult:
     """Sweep the stack's GPU nodes (the first ``nodes`` of them by name, default all) and, with ``quarantine``,
     take the failing ones out of service (:class:`KubernetesSweepTarget`); ``team``: each Job through that team's
-    Kueue queue. Progress goes to ``progress`` (default: stderr)."""
+    Kueue queue (none, on a stack with teams: the operators' queue). Progress goes to ``progress`` (default: stderr)."""
     return drive(KubernetesSweepTarget(outputs, Request(timeout=timeout, nodes=nodes, full=full, quarantine=quarantine,
                                                         trust_kubeconfig_exec=trust_kubeconfig_exec, team=team),
                                        namespace=namespace, progress=progress, clock=clock))

@@ -80,3 +80,28 @@ def test_with_mig_no_gpu_hours_rules(render):
     rendering, _ = build(render, {"instance_types": ["p4d.24xlarge"]}, teams=(TeamArgs("research", 2),),
                          software=software)
     assert [r.name for r in rendering.of_type(RULE)] == ["ml-gpu-software-gpu-alerts"]
+
+
+def test_the_operators_queue_is_made_and_exported_with_teams(render):
+    rendering, eks = build(render, teams=TEAMS)
+    queues = {r.inputs["metadata"]["name"]: r.inputs for r in rendering.of_type(KUEUE + "ClusterQueue")}
+    assert set(queues) == {"research", "inference", facts.OPERATORS_QUEUE}
+    assert [f["name"] for f in queues[facts.OPERATORS_QUEUE]["spec"]["resourceGroups"][0]["flavors"]] == list(
+        _flavors(rendering))  # every pool's
+    (local,) = [r.inputs for r in rendering.of_type(KUEUE + "LocalQueue")
+                if r.inputs["metadata"]["namespace"] == facts.OPERATORS_NAMESPACE]
+    assert eks.outputs["operatorsQueue"] == {
+        "namespace": facts.OPERATORS_NAMESPACE, "localQueue": local["metadata"]["name"],
+        "clusterQueue": facts.OPERATORS_QUEUE, "cohort": facts.COHORT, "priorityClass": "gpuready-high"}
+    assert "operatorsQueue" not in build(render)[1].outputs
+
+
+@pytest.mark.parametrize("team, field", [
+    (TeamArgs(facts.OPERATORS_QUEUE, 2), "teams[0].name"),
+    (TeamArgs(facts.OPERATORS_NAMESPACE, 2), "teams[0].name"),
+    (TeamArgs("research", 2, namespace=facts.OPERATORS_NAMESPACE), "teams[0].namespace"),
+])
+def test_a_team_taking_the_operators_names_fails_naming_it(render, team, field):
+    with pytest.raises(ConfigError) as raised:
+        build(render, teams=(team,))
+    assert raised.value.field == field

@@ -1,8 +1,11 @@
 """Kueue 0.19.2 as the tests read it: its CRDs' schemas (tests/data/kueue-0.19.2-crds/, strict: an unknown field
-fails, as the API server would prune it silently) and its chart (tests/data/helm-charts/kueue-0.19.2/)."""
+fails, as the API server would prune it silently), their CEL rules (``x-kubernetes-validations``, evaluated with
+cel-python after the schema's defaults, as the API server does on create) and its chart
+(tests/data/helm-charts/kueue-0.19.2/)."""
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any, Iterator
 
@@ -59,6 +62,66 @@ def validate(obj: dict[str, Any]) -> None:
     """Raise :class:`jsonschema.ValidationError` unless ``obj`` satisfies its kind's CRD."""
     assert obj["apiVersion"] == facts.KUEUE_API, obj["apiVersion"]
     jsonschema.validate(obj, schema(obj["kind"]))
+
+
+def defaulted(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` with ``schema``'s defaults applied as the API server's structural defaulting does before it
+    validates: an absent property with a ``default`` gets it, and every object and array below gets its own."""
+    if isinstance(value, dict):
+        props, out = schema.get("properties") or {}, dict(value)
+        for key, sub in props.items():
+            if key not in out and "default" in sub:
+                out[key] = copy.deepcopy(sub["default"])
+            if key in out:
+                out[key] = defaulted(sub, out[key])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            out.update({k: defaulted(extra, v) for k, v in out.items() if k not in props})
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [defaulted(schema["items"], v) for v in value]
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _cel(rule: str) -> Any:
+    import celpy
+
+    env = celpy.Environment()
+    return env.program(env.compile(rule))
+
+
+def cel_violations(obj: dict[str, Any]) -> list[str]:
+    """``path: message`` of each CEL rule (``x-kubernetes-validations``) of its kind's CRD that ``obj``, once
+    defaulted (:func:`defaulted`), breaks or cannot be evaluated on; empty when the API server would take it.
+    Transition rules (those reading ``oldSelf``) only run on an update, so not on a create, and are left out."""
+    import celpy
+
+    version = facts.KUEUE_API.split("/")[1]
+    (found,) = [v for v in crds()[obj["kind"]]["spec"]["versions"] if v["name"] == version]
+    root = found["schema"]["openAPIV3Schema"]
+    broken: list[str] = []
+
+    def walk(node: dict[str, Any], value: Any, path: str) -> None:
+        for rule in node.get("x-kubernetes-validations") or ():
+            if "oldSelf" in rule["rule"]:
+                continue
+            try:
+                holds = _cel(rule["rule"]).evaluate({"self": celpy.json_to_cel(value)})
+            except Exception as error:  # noqa: BLE001 (an evaluation error is a refusal too)
+                holds = error
+            if holds is not True and holds != celpy.celtypes.BoolType(True):
+                broken.append(f"{path}: {rule.get('message') or rule['rule']}")
+        if isinstance(value, dict):
+            for key, sub in (node.get("properties") or {}).items():
+                if key in value:
+                    walk(sub, value[key], f"{path}.{key}")
+        elif isinstance(value, list) and isinstance(node.get("items"), dict):
+            for i, item in enumerate(value):
+                walk(node["items"], item, f"{path}[{i}]")
+
+    walk(root, defaulted(root, obj), obj["kind"])
+    return broken
 
 
 CHART_VERSION = facts.KUEUE_CHART.version

@@ -36,10 +36,27 @@ TEAMS = (TeamArgs("research", 12, borrow=8), TeamArgs("inference", 4, lend=0, we
 def test_every_object_validates_against_its_crd():
     objects = kueue.objects(TEAMS, FLAVORS)
     kinds = [o["kind"] for o in objects]
-    assert set(kueue_schemas.KINDS) <= set(kinds) and kinds.count("ClusterQueue") == 2
+    assert set(kueue_schemas.KINDS) <= set(kinds) and kinds.count("ClusterQueue") == 3  # the teams', the operators'
     for obj in objects:
         if obj["kind"] != "Namespace":
             kueue_schemas.validate(obj)
+            assert kueue_schemas.cel_violations(obj) == [], obj["metadata"]["name"]
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda spec: spec.pop("cohortName"), "ClusterQueue.spec: borrowingLimit must be nil when cohort is empty"),
+    (lambda spec: spec["resourceGroups"][0]["flavors"][0]["resources"].pop(),
+     "ClusterQueue.spec.resourceGroups[0]: flavors must have the same number of resources as the coveredResources"),
+    (lambda spec: spec["preemption"].update(reclaimWithinCohort="Never",
+                                            borrowWithinCohort={"policy": "LowerPriority"}),
+     "ClusterQueue.spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"),
+])
+def test_the_cel_check_refuses_what_the_api_server_would(change, says):
+    """Each ClusterQueue CEL rule fails when broken (research borrows, so it has borrowing limits), after defaults."""
+    queue = copy.deepcopy(kueue.cluster_queue(TEAMS[0], FLAVORS))
+    assert kueue_schemas.cel_violations(queue) == []
+    change(queue["spec"])
+    assert kueue_schemas.cel_violations(queue) == [says]
 
 
 @pytest.mark.parametrize("kind, path, key", [
@@ -188,6 +205,7 @@ def test_a_pool_with_a_provisioning_check_gets_its_config_check_and_only_its_fla
     for obj in objects:
         if obj["kind"] != "Namespace":
             kueue_schemas.validate(obj)
+            assert kueue_schemas.cel_violations(obj) == [], obj["metadata"]["name"]
     assert [o["kind"] for o in objects].count("AdmissionCheck") == 1
     (check,) = [o for o in objects if o["kind"] == "AdmissionCheck"]
     (config,) = [o for o in objects if o["kind"] in kueue_schemas.PROVISIONING_KINDS and o is not check]
@@ -202,3 +220,62 @@ def test_a_pool_with_a_provisioning_check_gets_its_config_check_and_only_its_fla
     bad["spec"]["provisioningClass"] = bad["spec"].pop("provisioningClassName")
     with pytest.raises(jsonschema.ValidationError):
         kueue_schemas.validate(bad)
+
+
+def _operators():
+    objects = kueue.objects(TEAMS, FLAVORS)
+    (queue,) = [o for o in objects if o["kind"] == "ClusterQueue"
+                and o["metadata"]["labels"].get(facts.ROLE_LABEL) == facts.OPERATORS_ROLE]
+    (local,) = [o for o in objects if o["kind"] == "LocalQueue" and o["metadata"]["name"] == facts.OPERATORS_QUEUE]
+    (home,) = [o for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == facts.OPERATORS_NAMESPACE]
+    return objects, queue, local, home
+
+
+def test_the_operators_queue_borrows_every_pool_and_guarantees_nothing():
+    """Nominal 0 in every pool's flavor, for every resource a check's pod asks for, and no borrowing limit: all it
+    runs is borrowed from what the teams and the Cohort leave idle, and no team's guarantee shrinks."""
+    _, queue, _, _ = _operators()
+    spec = queue["spec"]
+    assert spec["cohortName"] == facts.COHORT and queue["metadata"]["name"] == facts.OPERATORS_QUEUE
+    (group,) = spec["resourceGroups"]
+    assert [f["name"] for f in group["flavors"]] == [f.name for f in FLAVORS]
+    for entry in group["flavors"]:
+        assert {r["name"]: r for r in entry["resources"]} == {
+            "nvidia.com/gpu": {"name": "nvidia.com/gpu", "nominalQuota": 0},
+            "cpu": {"name": "cpu", "nominalQuota": 0}, "memory": {"name": "memory", "nominalQuota": "0Gi"}}
+    assert spec["fairSharing"] == {"weight": facts.OPERATORS_WEIGHT}
+    # Fair sharing: it takes back only what teams borrowed for lower-priority jobs; borrowWithinCohort is classical.
+    assert spec["preemption"] == {"reclaimWithinCohort": "LowerPriority", "withinClusterQueue": "Never"}
+
+
+def test_the_operators_jobs_outrank_every_team_job():
+    assert facts.PRIORITY_CLASSES[facts.OPERATORS_PRIORITY_CLASS] == max(facts.PRIORITY_CLASSES.values())
+    assert facts.PRIORITY_CLASSES[facts.OPERATORS_PRIORITY_CLASS] > facts.PRIORITY_CLASSES[
+        facts.DEFAULT_PRIORITY_CLASS]
+    assert kueue.operators_output()["priorityClass"] in {o["metadata"]["name"] for o in kueue.priority_classes()}
+
+
+def test_only_the_operators_namespace_feeds_the_operators_queue_and_kueue_manages_it():
+    objects, queue, local, home = _operators()
+    labels = home["metadata"]["labels"]
+    assert local["metadata"]["namespace"] == facts.OPERATORS_NAMESPACE
+    assert local["spec"]["clusterQueue"] == queue["metadata"]["name"]
+    config = kueue_schemas.manager_config(kueue_schemas.render(kueue.chart_values({})))
+    assert kueue_schemas.label_selector_matches(config["managedJobsNamespaceSelector"], labels)
+    for cq in (o for o in objects if o["kind"] == "ClusterQueue"):
+        feeds = kueue_schemas.label_selector_matches(cq["spec"]["namespaceSelector"], labels)
+        assert feeds == (cq is queue), cq["metadata"]["name"]
+    for team in (o for o in objects if o["kind"] == "Namespace" and o is not home):
+        assert not kueue_schemas.label_selector_matches(queue["spec"]["namespaceSelector"], team["metadata"]["labels"])
+    assert kueue.operators_output() == {
+        "namespace": facts.OPERATORS_NAMESPACE, "localQueue": local["metadata"]["name"],
+        "clusterQueue": queue["metadata"]["name"], "cohort": facts.COHORT, "priorityClass": "gpuready-high"}
+
+
+def test_the_operators_queue_waits_on_the_pools_admission_checks():
+    prov = kueue.Provisioning("queued-provisioning.gke.io", {"maxRunDurationSeconds": "3600"})
+    flavors = (FLAVORS[0], kueue.flavor("dws", 8, {facts.POOL_LABEL: "dws"}, [GPU], _rows("g6.12xlarge"), prov))
+    queue = kueue.operators_cluster_queue(flavors)
+    assert queue["spec"]["admissionChecksStrategy"] == {"admissionChecks": [
+        {"name": flavors[1].check, "onFlavors": [flavors[1].name]}]}
+    kueue_schemas.validate(queue)

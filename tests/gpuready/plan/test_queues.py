@@ -83,3 +83,16 @@ def test_batch_fair_share_shows_each_share_of_the_queue_s_gpus(tmp_path, capsys)
     assert (queues["capacity_gpus"], queues["overcommitted"]) == (8, False)
     assert any(line.startswith("  research: 66.7% fair share (weight factor 0.5) = 5.33 GPUs; may use idle shares; "
                                "job queues gpu-fair; on gpu-batch") for line in _section(text))
+
+
+def test_the_operators_queue_is_rendered_but_is_no_team(capsys):
+    """The eks reference stack's operators' queue (gpuready.io/role: operators, nominal quota 0) is among the
+    rendered ClusterQueues and in the outputs, and the Queues section counts only the teams."""
+    assert main(["plan", "--stack", "eks", "--no-policies", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    queues = [r["inputs"]["metadata"] for r in plan["resources"]
+              if r["type"] == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"]
+    assert {q["name"]: q["labels"].get("gpuready.io/role") for q in queues} == {
+        "research": None, "inference": None, "gpuready-operators": "operators"}
+    assert sorted(t["name"] for t in plan["queues"]["teams"]) == ["inference", "research"]
+    assert plan["outputs"]["operatorsQueue"]["localQueue"] == "gpuready-operators"

@@ -20,6 +20,8 @@ from gpuready.smoke import kubernetes as single
 from gpuready.smoke import kubernetes_multinode as gang
 from gpuready.smoke import batch as batch_target
 
+from tests.gpuready.conftest import H100
+
 from .fault_proxy import KUBE_ERRORS, FaultProxy, kube_action
 
 CRDS = Path(__file__).resolve().parents[2] / "data" / "kueue-0.19.2-crds"
@@ -340,3 +342,130 @@ def test_a_ready_check_holds_nothing_back():
 
     (finding,) = kueue.explain(_held("Ready", ""), team("team-a", 4), local_queue=(True, {}), cluster_queue=(True, {}))
     assert finding.kind == "queue-waiting"
+
+
+# The operators' queue: on a stack with teams, smoke and sweep without --team go through the queue the stack makes for
+# gpuready's own checks (components/k8s_gpu/kueue.py operators_queue), with the objects and outputs the EKS component
+# makes for its teams on a pool of 4-GPU nodes.
+
+def _stack_queues(teams=(("research", 8, 8, None, 1), ("inference", 8, None, 0, 2))):
+    """(outputs, Kueue scenario) of an EKS stack with ``teams`` ((name, gpus, borrow, lend, weight) each) on one pool
+    of 16 GPUs (4-GPU nodes): every ClusterQueue and LocalQueue as the component renders them."""
+    from gpuready_components import catalog
+    from gpuready_components.k8s_gpu import facts, kueue as objects
+    from gpuready_components.teams import TeamArgs
+
+    row = catalog.declared("aws", ()).find("aws", "g6.12xlarge")
+    flavor = objects.flavor("gpu-4x", 16, {"nvidia.com/gpu.present": "true", facts.POOL_LABEL: "gpu-4x"},
+                            [facts.Taint("nvidia.com/gpu", "true", "NoSchedule")], [row])
+    args = [TeamArgs(n, g, borrow=b, lend=l, weight=w) for n, g, b, l, w in teams]
+    made = objects.objects(args, [flavor])
+    outputs = {**EKS, "teams": objects.team_outputs(args, [flavor], objects.Profile("gpu-jobs", EKS["gpuNodeLabels"])),
+               "operatorsQueue": objects.operators_output()}
+    return outputs, {"cluster_queues": [o for o in made if o["kind"] == "ClusterQueue"],
+                     "local_queues": [o for o in made if o["kind"] == "LocalQueue"]}
+
+
+def _flavor_name():
+    (flavor,) = _stack_queues()[0]["teams"][0]["flavors"]
+    return flavor
+
+
+def _busy(*uses):
+    """Teams' running work: (team, GPUs) each, admitted before the run."""
+    return [{"name": f"train-{team}-{i}", "namespace": team, "queue": team, "gpus": gpus}
+            for i, (team, gpus) in enumerate(uses)]
+
+
+def test_smoke_without_team_goes_through_the_operators_queue_at_the_highest_priority(fake_kube):
+    outputs, scenario = _stack_queues()
+    # research runs 4 of its 8 and lends the rest; inference runs all of its own (and lends none anyway)
+    server, outputs = fake_kube(outputs, kueue={**scenario, "admitted": _busy(("research", 4), ("inference", 8))},
+                                logs="no report\n")
+    progress = io.StringIO()
+    result = single.run(outputs, gpus=4, timeout=30, progress=progress, admission_poll=0.1)
+    assert result.job["admission"]["clusterQueue"] == "gpuready-operators"
+    assert result.job["namespace"] == "gpuready-system" and "team" not in result.job
+    assert result.job["queue"] == "gpuready-system/gpuready-operators"
+    job = server.bodies[("Job", result.job["name"])]
+    assert job["metadata"]["namespace"] == "gpuready-system"
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "gpuready-operators"
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "gpuready-high"
+    assert "through the operators' queue gpuready-system/gpuready-operators" in progress.getvalue()
+    assert server.objects.keys() == {("Workload", "train-research-0"), ("Workload", "train-inference-1")}
+    assert_valid(server)
+
+
+def test_the_operators_queue_waits_when_the_teams_use_every_gpu_and_says_why(fake_kube):
+    outputs, scenario = _stack_queues()
+    server, outputs = fake_kube(outputs, kueue={**scenario, "admitted": _busy(("research", 8), ("inference", 8))})
+    result = single.run(outputs, gpus=4, timeout=1.5, progress=io.StringIO(), admission_poll=0.1)
+    assert {c.name: c.verdict for c in result.checks}["admitted"] == "fail" and not server.pods
+    (finding,) = result.findings
+    assert finding["kind"] == "queue-quota"
+    assert finding["summary"].startswith(
+        f"the operators' quota of nvidia.com/gpu in flavor {_flavor_name()} is used up")
+    assert "has no quota of its own" in finding["summary"] and "research uses 8" in finding["summary"]
+    assert any("--team NAME" in fix for fix in finding["fixes"])
+
+
+def test_team_still_goes_through_the_team_s_queue(fake_kube):
+    outputs, scenario = _stack_queues()
+    server, outputs = fake_kube(outputs, kueue=scenario, logs="no report\n")
+    result = single.run(outputs, team="research", timeout=30, progress=io.StringIO(), admission_poll=0.1)
+    assert result.job["admission"]["clusterQueue"] == "research" and result.job["team"] == "research"
+    labels = server.bodies[("Job", result.job["name"])]["metadata"]["labels"]
+    assert labels["kueue.x-k8s.io/queue-name"] == "research" and "kueue.x-k8s.io/priority-class" not in labels
+    assert result.job["namespace"] == "research"
+
+
+def test_a_gang_without_team_is_one_workload_of_the_operators_queue(fake_kube):
+    outputs, scenario = _stack_queues()
+    server, outputs = fake_kube(outputs, kueue=scenario, logs="no report\n")
+    result = gang.run(outputs, nodes=2, gpus=4, timeout=30, progress=io.StringIO(), jobset=False, admission_poll=0.1)
+    assert result.job["admission"]["clusterQueue"] == "gpuready-operators"
+    assert [k for k, _ in server.created].count("Workload") == 1 and len(server.pods) == 2
+
+
+@pytest.mark.parametrize("command", ["smoke", "sweep"])
+def test_an_older_stack_without_the_operators_queue_keeps_asking_for_team(fake_kube, tmp_path, capsys, command):
+    outputs, scenario = _stack_queues()
+    del outputs["operatorsQueue"]
+    server, outputs = fake_kube(outputs, kueue=scenario)
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main([command, "--outputs", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "pass --team NAME (e.g. --team research)" in err and err.count("\n") == 1 and server.created == []
+
+
+def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue(fake_kube, fake_smi, tmp_path,
+                                                                                capsys):
+    """Each node's Job asks for all 4 GPUs of its node; the operators' queue borrows them from what the teams leave
+    idle (Kueue starts a queued Job's pods only once it admits it), and each Job selects its node's pool, so Kueue
+    can only give it that pool's flavor (test_sweep_kubernetes)."""
+    from gpuready.probe import core
+    from gpuready_components.k8s_gpu import facts
+    fake_smi(H100, row=0)
+    healthy = f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": "1", "labels": {
+        "nvidia.com/gpu.present": "true", facts.POOL_LABEL: "gpu-4x",
+        "node.kubernetes.io/instance-type": "g6.12xlarge"}}, "spec": {"taints": [dict(EKS["gpuTaint"])]},
+        "status": {"allocatable": {"nvidia.com/gpu": "4"}}} for name in ("gpu-a", "gpu-b")]
+    outputs, scenario = _stack_queues()
+    server, outputs = fake_kube({**outputs, "gpuNodeTaints": [EKS["gpuTaint"]]}, nodes=nodes,
+                                node_logs={"gpu-a": healthy, "gpu-b": healthy},
+                                kueue={**scenario, "admitted": _busy(("inference", 8))})  # research idles: 8 to lend
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert main(["sweep", "--outputs", str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["verdict"] for r in result["rows"]] == ["pass", "pass"]
+    assert result["job"]["queue"] == "gpuready-system/gpuready-operators"
+    assert sorted((p["metadata"]["namespace"], p["spec"]["nodeName"]) for p in server.pods) == [
+        ("gpuready-system", "gpu-a"), ("gpuready-system", "gpu-b")]
+    for job in (b for (kind, _), b in server.bodies.items() if kind == "Job"):
+        spec = job["spec"]["template"]["spec"]
+        assert spec["nodeSelector"][facts.POOL_LABEL] == "gpu-4x"
+        assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "4"
+        assert job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "gpuready-high"

@@ -193,3 +193,27 @@ def test_no_capacity_column_when_no_node_says(kube, fake_smi):
     server, outputs = kube(nodes=[_node("gpu-a")], node_logs={"gpu-a": _probe_logs(fake_smi)})
     result = target.run(outputs, timeout=30, progress=io.StringIO())
     assert "CAPACITY" not in sweep.render_text(result)
+
+
+def test_a_queued_job_selects_its_node_s_pool_so_kueue_gives_it_only_that_pool_s_flavor():
+    """Kueue gives a Workload only a flavor whose nodeLabels its pods' nodeSelector allows (for the keys the flavor
+    has: the "Resource Flavor" concept page); a pin by node name it cannot read. With its pool's label, a Job pinned
+    to a node of the 4-GPU pool fits that pool's flavor alone, among the eks stack's flavors."""
+    from gpuready_components import catalog
+    from gpuready_components.k8s_gpu import facts, kueue
+
+    rows = catalog.declared("aws", ())
+    pools = [kueue.flavor(pool, gpus, {**EKS["gpuNodeLabels"], facts.POOL_LABEL: pool}, [], [rows.find("aws", kind)])
+             for pool, gpus, kind in (("gpu", 4, "g6.xlarge"), ("gpu-4x", 16, "g6.12xlarge"))]
+    flavors = [kueue.resource_flavor(f) for f in pools]
+    _, (job,) = target.manifests("gpuready-sweep-abc", "gpuready-system", [("ip-10-0-0-9", 4)],
+                                 EKS["gpuNodeTaints"], EKS["gpuNodeLabels"], 900)
+
+    def fits(flavor, spec):
+        selector = spec.get("nodeSelector") or {}
+        return all(selector.get(k, v) == v for k, v in flavor["spec"]["nodeLabels"].items())
+    assert [fits(f, job["spec"]["template"]["spec"]) for f in flavors] == [True, True]  # pinned by name alone
+    spec = target.on_flavor(job, "gpu-4x")["spec"]["template"]["spec"]
+    assert [f["metadata"]["name"] for f in flavors if fits(f, spec)] == [pools[1].name]
+    kubernetes_validate.validate(job, "1.30.0", strict=True)
+    assert target.on_flavor(job, None) is job

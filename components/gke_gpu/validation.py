@@ -194,7 +194,8 @@ def _subnetwork_check(cluster_region: str) -> Callable[[str, object], None]:
         if found and found.group(1) != cluster_region:
             raise ConfigError(field, value, f"a subnetwork of {found.group(1)}: GKE puts the nodes of a cluster in "
                               f"{cluster_region} only in subnetworks of that region",
-                              f"give a subnetwork of {cluster_region}, or move the cluster's location")
+                              f"give a subnetwork of {cluster_region}, or set `location` to {found.group(1)} (and "
+                              "node_pool.node_locations to zones of it)")
     return check
 
 

@@ -40,6 +40,20 @@ CASES = [
         id="a zone the pool is not in"),
 ]
 
+SUBNETWORK = "projects/p/regions/europe-west4/subnetworks/s"
+
+
+def test_a_subnetwork_of_another_region_is_refused_with_a_fix_that_plans(tmp_path, capsys):
+    network = {"gpuready:network": {"network": "ml-vpc", "subnetwork": SUBNETWORK}}
+    code, _ = _plan(tmp_path, "gke", network)
+    assert (code, capsys.readouterr().err) == (
+        2, f"gpuready: plan: gpuready:network.subnetwork = '{SUBNETWORK}': a subnetwork of europe-west4: GKE puts the "
+           "nodes of a cluster in us-central1 only in subnetworks of that region. Fix: give a subnetwork of "
+           "us-central1, or set gpuready:location to europe-west4 (and gpuready:nodeLocations to zones of it)\n")
+    code, _ = _plan(tmp_path, "gke", {**network, "gpuready:location": "europe-west4",
+                                      "gpuready:nodeLocations": ["europe-west4-a"]})
+    assert code == 0, capsys.readouterr().err
+
 
 @pytest.mark.parametrize("mistake, line, fixed", CASES)
 def test_a_location_mistake_is_refused_in_one_line_whose_fix_plans(tmp_path, capsys, mistake, line, fixed):

@@ -104,7 +104,7 @@ def _check_zone(zone: object, node_locations: Sequence[str], location: str) -> N
         ours = [z for z in zones if facts.region(z) == home]
         raise ConfigError(f"{_FIELD}.zone", zone, "not a zone: a reservation is in one zone (REGION-LETTER)",
                           "give the zone `gcloud compute reservations list` shows for it" +
-                          (f", e.g. {ours[0]} of node_locations" if ours else f", one of {home}"))
+                          (f", e.g. {ours[0]} of node_locations" if ours else f", a zone of {home}"))
     if facts.region(zone) != home:
         raise ConfigError(f"{_FIELD}.zone", zone, f"in {facts.region(zone)}, and the nodes of a cluster in "
                           f"{location} are only in zones of {home}", f"set `location` to {facts.region(zone)} and "

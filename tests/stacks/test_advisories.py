@@ -55,3 +55,18 @@ def test_the_idle_reservation_fix_names_the_key_and_a_value_in_its_unit_and_clea
     assert idle["message"] == f"{idle['resource']}: " + IDLE.format(field=field, res=res, value=value, key=key)
     followed = _violations(capsys, ["--stack-file", _edited(tmp_path, stack, {key: fixed})])
     assert [v for v in followed if v["policy"] == "gpu-reservation-idle"] == []
+
+
+@pytest.mark.parametrize("mistake, fix, followed", [
+    ({"enabled": False}, "Fix: turn node repair on (nodeRepairConfig.enabled; gpuready:repair.enabled true in the "
+                         "reference stacks, EksGpuCluster node_group.repair)", {"enabled": True}),
+    ({"maxUnhealthyPercent": 100}, "Fix: set nodeRepairConfig.maxUnhealthyNodeThresholdPercentage, e.g. to 20 "
+                                   "(gpuready:repair.maxUnhealthyPercent in the reference stacks, whose default is 20)",
+     {"maxUnhealthyPercent": 20}),
+])
+def test_the_repair_fix_names_the_stack_key_and_followed_clears_it(tmp_path, capsys, mistake, fix, followed):
+    told = [v for v in _violations(capsys, ["--stack-file", _edited(tmp_path, "eks", {"gpuready:repair": mistake})])
+            if v["policy"] == "gpu-pool-repair"]
+    assert told and all(v["message"].endswith(fix) for v in told)
+    after = _violations(capsys, ["--stack-file", _edited(tmp_path, "eks", {"gpuready:repair": followed})])
+    assert [v for v in after if v["policy"] == "gpu-pool-repair"] == []

@@ -24,23 +24,27 @@ def install_command(extra: str) -> str:
     that gpuready came (it is not on PyPI yet; PEP 610's ``direct_url.json`` of the installed distribution records a
     wheel's, a directory's or a repository's URL):
 
-    - a checkout installed with ``pip install -e``: ``pip install -e '<checkout>[extra]'``;
+    - a checkout installed with ``pip install -e``: ``pip install -c <checkout>/requirements/lock.txt -e
+      '<checkout>[extra]'``, the lock's pins kept as the README's install keeps them;
     - a wheel (or sdist, directory, repository): ``pip install 'gpuready[extra] @ file:///.../gpuready-....whl'``;
     - an application installed with pipx or ``uv tool``, whose environment those tools own: ``pipx install --force``
-      or ``uv tool install --force`` of the same, with the extras it has already (uv rebuilds the environment from
-      the requirement it is given, which must not drop them);
+      or ``uv tool install --force`` of the same;
     - a release from a package index: ``pip install 'gpuready[extra]'``.
 
-    An environment that ``uv pip`` installed gpuready into (it may have no pip) is told ``uv pip install``.
+    Each names the extras installed already besides ``extra``: uv rebuilds a tool's environment from the requirement
+    it is given, which must not drop them, and pip resolves only what it is asked for (it does not read the
+    requirements of the distributions installed beside it), so it would otherwise move a shared dependency past an
+    installed SDK's bound (python-dateutil past botocore's). A wheel carries no lock: asked for all its extras, pip
+    keeps each of their bounds, not the lock's pins. An environment that ``uv pip`` installed gpuready into (it may
+    have no pip) is told ``uv pip install``.
     """
     distribution = installed()
     if distribution is None:  # no metadata: gpuready's modules were put on the path by hand
         return f"pip install {shlex.quote(f'{DISTRIBUTION}[{extra}]')}"
     tool = _tool()
-    if tool:
-        extra = ",".join(sorted({*_installed_extras(distribution), *extra.split(",")}))
+    extra = ",".join(sorted({*_installed_extras(distribution), *extra.split(",")}))
     installer = tool or ("uv pip install" if _installer(distribution) == "uv" else "pip install")
-    return " ".join([installer, *map(shlex.quote, _requirement(distribution, extra))])
+    return " ".join([installer, *map(shlex.quote, _requirement(distribution, extra, lock=not tool))])
 
 
 def _tool() -> Optional[str]:
@@ -63,8 +67,13 @@ def _installer(distribution: importlib.metadata.Distribution) -> str:
     return (distribution.read_text("INSTALLER") or "").strip()
 
 
-def _requirement(distribution: importlib.metadata.Distribution, extra: str) -> list[str]:
-    """The arguments that install gpuready with ``extra`` from where ``distribution`` came."""
+LOCK = Path("requirements", "lock.txt")
+"""A checkout's lock, relative to it: the pins the README's install and CI use."""
+
+
+def _requirement(distribution: importlib.metadata.Distribution, extra: str, lock: bool = True) -> list[str]:
+    """The arguments that install gpuready with ``extra`` from where ``distribution`` came (an editable checkout's
+    with ``-c`` its lock, where it has one and ``lock``)."""
     try:
         direct = json.loads(distribution.read_text("direct_url.json") or "{}")
     except ValueError:
@@ -77,7 +86,8 @@ def _requirement(distribution: importlib.metadata.Distribution, extra: str) -> l
 
         parts = urllib.parse.urlsplit(url)
         path = url2pathname(parts.path) if parts.scheme == "file" else url
-        return ["-e", f"{path}[{extra}]"]
+        pins = Path(path, LOCK) if parts.scheme == "file" else None
+        return [*(["-c", str(pins)] if lock and pins and pins.is_file() else []), "-e", f"{path}[{extra}]"]
     vcs = direct.get("vcs_info")
     if isinstance(vcs, dict) and vcs.get("vcs") and vcs.get("commit_id"):
         url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"

@@ -106,8 +106,8 @@ def check(teams: Sequence[TeamArgs], pools: Sequence[Pool], overcommit: bool = F
     total, most = sum(t.gpus for t in teams), sum(known.values())
     if total > most and not overcommit:
         raise ConfigError(field_name, total, f"the teams' quotas add up to more GPUs than the stack reaches at full "
-                          f"scale ({most})", "lower the quotas, raise the pools' maximum size, or set overcommit "
-                          "if quotas above capacity are meant (jobs then wait for GPUs their quota allows)")
+                          f"scale ({most})", "lower the quotas, raise the pools' maximum size, or set "
+                          "overcommit_quotas: true if quotas above capacity are meant (jobs then wait for GPUs their quota allows)")
 
 
 def reachable(team: TeamArgs, pools: Sequence[Pool]) -> tuple[Pool, ...]:

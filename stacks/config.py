@@ -41,12 +41,18 @@ def config_key(settings: Settings, field: str) -> str:
 
 def _in_text(settings: Settings, text: str) -> str:
     """``text`` with the component field names it mentions (``max_vcpus``, ``job.memory_mib``) as ``gpuready:`` keys;
-    only names with ``_`` or ``.`` are replaced, so prose words such as "capacity" stay."""
+    only names with ``_`` or ``.`` are replaced, so prose words such as "capacity" stay, and a top-level one-word
+    field in backquotes (`` `location` ``)."""
     names: dict[str, str] = {}
+    words: dict[str, str] = {}
     for field, key in settings.field_keys().items():
         for name in (field, field.split(".")[-1]):
             if "_" in name or "." in name:
                 names.setdefault(name, f"{NAMESPACE}:{key}")
+        if re.fullmatch(r"[a-z]+", field):  # a top-level one-word field (location), not the last word of a path
+            words[field] = f"{NAMESPACE}:{key}"
+    if words:
+        text = re.sub(r"`([a-z]+)`", lambda m: words.get(m.group(1), m.group(0)), text)
     if not names:
         return text
     pattern = re.compile(r"(?<![\w.:])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(?!\w)")

@@ -31,8 +31,9 @@ SETTINGS = kubernetes_settings(
                 Setting("strategy", str, fields=("node_pool.gpu_sharing.strategy",), feeds=GpuSharingArgs),
                 Setting("maxClientsPerGpu", int, fields=("node_pool.gpu_sharing.max_clients_per_gpu",),
                         feeds=GpuSharingArgs))),
-    Setting("nodeLocations", list, "zones of the GPU pool, where the GPU is offered", ("node_pool.node_locations",),
-            NP),
+    Setting("nodeLocations", list, "zones of the GPU pool, where the GPU is offered: zones of the cluster's region "
+            "(`REGION-LETTER`, e.g. `us-central1-a` for `location: us-central1`), checked by name",
+            ("node_pool.node_locations",), NP),
     Setting("spot", bool, "Spot VMs for the GPU pool", ("node_pool.spot",), NP),
     # GKE quota "Nodes per node pool zone": 1,000 (cloud.google.com/kubernetes-engine/quotas).
     Setting("minNodes", int, "GPU nodes kept when idle, in total", ("node_pool.min_nodes",), NP, most=1_000),

@@ -122,7 +122,7 @@ class AksGpuCluster(GpuCluster):
 
         self.node_pool_name = agent_pool.name
         if pool.reservation is not None:  # the pool by the name its nodes' agentpool label carries
-            self.gpu_reservations = [{"pool": facts.GPU_POOL_NAME, **reservation.output(pool.reservation)}]
+            self.gpu_reservations = [{"pool": facts.GPU_POOL_NAME, **reservation.output(pool.reservation, pool.availability_zones)}]
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
 
     def _admins(self, name: str, cluster: ClusterArgs, scope: pulumi.Output[str]) -> list:

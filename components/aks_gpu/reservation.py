@@ -110,9 +110,11 @@ def stamps(res: Optional[CapacityReservationGroupArgs]) -> dict[str, str]:
     return reservation_stamps(only=res.only, start=res.start, end=res.end, count=res.count)
 
 
-def output(res: CapacityReservationGroupArgs) -> dict[str, Any]:
-    """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, and the
-    facts given (``zone`` when it is in one)."""
+def output(res: CapacityReservationGroupArgs, node_zones: Sequence[str] = ()) -> dict[str, Any]:
+    """The reservation as the ``gpuReservations`` output holds it (beside its pool): kind, target, only, the facts
+    given (``zone`` when it is in one) and, its zones given, ``nodeZones``: the pool's zones, which :func:`check` found
+    among them."""
     known = {"start": res.start, "end": res.end, "count": res.count,
-             "zone": res.zones[0] if len(res.zones) == 1 else None}
+             "zone": res.zones[0] if len(res.zones) == 1 else None,
+             "nodeZones": list(node_zones) if res.zones else None}
     return {"kind": KIND, "target": res.group_id, "only": res.only, **{k: v for k, v in known.items() if v is not None}}

@@ -177,7 +177,9 @@ class GkeGpuCluster(GpuCluster):
                 "pool": pool_name, "kind": "reservation", "target": reserved.name or reservation.ANY,
                 "only": reserved.only, **{k: v for k, v in (("start", reserved.start), ("end", reserved.end),
                                                             ("count", reserved.count), ("zone", reserved.zone))
-                                          if v is not None}}])
+                                          if v is not None},
+                # the zones check_reservation found the zone among (by name: the reservation is not read)
+                **({"nodeZones": list(pool.node_locations) or [args.location]} if reserved.zone else {})}])
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
 
     def _alerts(self, name: str, namespace: str, exporter: str, provider: k8s.Provider) -> None:

@@ -3,6 +3,7 @@ container v1 discovery document."""
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 from typing import Mapping
 
@@ -15,6 +16,24 @@ TYPE_TOKEN = "gpuready:gcp:GkeGpuCluster"
 CLUSTER_NAME = r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?"
 """A GKE cluster's name: up to 40 lowercase letters, digits and hyphens, from a letter, to a letter or digit
 (container v1 ``Cluster.name``'s description)."""
+LOCATION = r"[a-z]+-[a-z]+[0-9]+(?:-[a-z])?"
+"""A Compute Engine region (``us-central1``) or zone: a zone is named ``REGION-LETTER`` (``us-central1-a``), its
+region's name and a letter (cloud.google.com/compute/docs/regions-zones). Which letters a region has is not known
+offline (no vendor artefact in the project lists the zones): a zone's region is checked by its name, its existence at
+``pulumi up``."""
+
+
+def region(location: str) -> str:
+    """``us-central1`` for the region ``us-central1`` or the zone ``us-central1-a`` (a zone is its region's name and a
+    letter)."""
+    return re.sub(r"-[a-z]$", "", location)
+
+
+def is_zone(location: str) -> bool:
+    """Whether ``location`` names a zone (``us-central1-a``), not a region."""
+    return re.fullmatch(LOCATION, location) is not None and region(location) != location
+
+
 COMPUTE_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
 """A Compute Engine network's or subnetwork's name (compute v1 ``Network.name``'s and ``Subnetwork.name``'s
 ``pattern``)."""

@@ -90,12 +90,29 @@ def check_reservation(res: ReservationArgs, *, machine_type: str, node_locations
         raise ConfigError("node_pool.machine_type", machine_type, f"the reservation holds {res.machine_type} VMs",
                           f"use machine_type {res.machine_type}")
     if res.zone is not None:
-        zones = list(node_locations) or ([location] if location[-2] == "-" else [])
-        if res.zone not in zones:
-            raise ConfigError("node_pool.node_locations", zones, f"the reservation is in {res.zone}, and nodes "
-                              "elsewhere never consume it", f"set node_locations [{res.zone}]")
+        _check_zone(res.zone, node_locations, location)
     check_reservation_facts(_FIELD, count=res.count, start=res.start, end=res.end, now=now,
                             bound=("node_pool.max_nodes", max_nodes) if res.affinity == SPECIFIC else None)
+
+
+def _check_zone(zone: object, node_locations: Sequence[str], location: str) -> None:
+    """The reservation's zone a zone, of the cluster's region, and among the pool's zones. Checked by the names (a
+    zone is its region's name and a letter): that the reservation is in that zone is read only at ``pulumi up``."""
+    home = facts.region(location)
+    zones = list(node_locations) or ([location] if facts.is_zone(location) else [])
+    if not (isinstance(zone, str) and facts.is_zone(zone)):
+        ours = [z for z in zones if facts.region(z) == home]
+        raise ConfigError(f"{_FIELD}.zone", zone, "not a zone: a reservation is in one zone (REGION-LETTER)",
+                          "give the zone `gcloud compute reservations list` shows for it" +
+                          (f", e.g. {ours[0]} of node_locations" if ours else f", a zone of {home}"))
+    if facts.region(zone) != home:
+        raise ConfigError(f"{_FIELD}.zone", zone, f"in {facts.region(zone)}, and the nodes of a cluster in "
+                          f"{location} are only in zones of {home}", f"set `location` to {facts.region(zone)} and "
+                          f"node_locations to [{zone}] (the cluster beside the reservation), or name a reservation "
+                          f"of {home}")
+    if zone not in zones:
+        raise ConfigError("node_pool.node_locations", zones, f"the reservation is in {zone}, and nodes elsewhere "
+                          "never consume it", f"set node_locations [{zone}]")
 
 
 def check_flex_start(flex: FlexStartArgs, *, reservation: Optional[ReservationArgs], spot: bool, min_nodes: int,

@@ -23,7 +23,8 @@ from .args import GkeGpuClusterArgs, GpuNodePoolArgs
 CLUSTER_NAME = pattern(facts.CLUSTER_NAME, "a GKE cluster name (up to 40 lowercase letters, digits and '-', from a "
                        "letter)", "give the cluster's name as `gcloud container clusters list` shows it")
 
-_LOCATION = re.compile(r"^[a-z]+-[a-z]+\d+(-[a-z])?$")
+_LOCATION = re.compile(facts.LOCATION)
+region = facts.region
 
 
 @dataclass(frozen=True)
@@ -132,13 +133,28 @@ def _check_pool(pool: GpuNodePoolArgs, install: str) -> None:
             raise ConfigError("node_pool.gpu_sharing.max_clients_per_gpu", sharing.max_clients_per_gpu,
                               f"GKE accepts 2 to {facts.MAX_SHARED_CLIENTS_PER_GPU}", "use 2-8")
     for zone in pool.node_locations:
-        if not _LOCATION.match(zone) or not zone[-2] == "-":
-            raise ConfigError("node_pool.node_locations", zone, "not a zone", "use zones such as us-central1-a")
+        if not (isinstance(zone, str) and facts.is_zone(zone)):
+            raise ConfigError("node_pool.node_locations", zone, "not a zone (REGION-LETTER)",
+                              "use zones such as us-central1-a, as `gcloud compute zones list` shows them")
     check_labels("node_pool.labels", pool.labels, {})
     for key in facts.NO_GKE_DEVICE_PLUGIN_LABEL:
         if key in pool.labels:
             raise ConfigError(f"node_pool.labels.{key}", pool.labels[key], "set from the install mode: it turns "
                               "GKE's device plugin off for the GPU Operator", "remove it; choose software.install")
+
+
+def _check_node_region(pool: GpuNodePoolArgs, location: str) -> None:
+    """The pool's zones in the cluster's region: GKE puts a cluster's nodes only in zones of its region. Checked by
+    the zones' names (a zone is its region's name and a letter); whether each zone exists is known at ``pulumi up``."""
+    home = region(location)
+    outside = [z for z in pool.node_locations if region(z) != home]
+    if not outside:
+        return
+    regions = sorted({region(z) for z in pool.node_locations})
+    move = f"set `location` to {regions[0]} (where the zones are), or " if len(regions) == 1 else ""
+    raise ConfigError("node_pool.node_locations", list(pool.node_locations), f"{', '.join(outside)} not in "
+                      f"{home}, and GKE puts the nodes of a cluster in {location} only in zones of {home}",
+                      f"{move}list zones of {home} only")
 
 
 def _software(args: GkeGpuClusterArgs) -> GpuSoftwareOptions:
@@ -160,11 +176,6 @@ def _software(args: GkeGpuClusterArgs) -> GpuSoftwareOptions:
     return options
 
 
-def region(location: str) -> str:
-    """``us-central1`` for the region ``us-central1`` or the zone ``us-central1-a``."""
-    return re.sub(r"-[a-z]$", "", location)
-
-
 def _network_check(field: str, value: object) -> None:
     name, path = facts.COMPUTE_NAME, rf"{facts.COMPUTE_PREFIX}global/networks/{facts.COMPUTE_NAME}"
     if not isinstance(value, str) or not (re.fullmatch(name, value) or re.fullmatch(path, value)):
@@ -183,7 +194,8 @@ def _subnetwork_check(cluster_region: str) -> Callable[[str, object], None]:
         if found and found.group(1) != cluster_region:
             raise ConfigError(field, value, f"a subnetwork of {found.group(1)}: GKE puts the nodes of a cluster in "
                               f"{cluster_region} only in subnetworks of that region",
-                              f"give a subnetwork of {cluster_region}, or move the cluster's location")
+                              f"give a subnetwork of {cluster_region}, or set `location` to {found.group(1)} (and "
+                              "node_pool.node_locations to zones of it)")
     return check
 
 
@@ -209,7 +221,7 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
     """
     if not project:
         raise ConfigError("project", project, "no Google Cloud project", "set gcp:project, or give project")
-    if not _LOCATION.match(args.location):
+    if not _LOCATION.fullmatch(args.location):
         raise ConfigError("location", args.location, "not a region or zone", "use a region such as us-central1")
     check_cluster_choice(args.cluster, args.existing_cluster)
     if args.cluster is not None:
@@ -237,6 +249,7 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
     install = args.software.install
     driver = _driver(pool, install)
     _check_pool(pool, install)
+    _check_node_region(pool, args.location)
     if pool.flex_start is not None:
         reservation.check_flex_start(pool.flex_start, reservation=pool.reservation, spot=pool.spot,
                                      min_nodes=pool.min_nodes, teams=bool(args.teams))

@@ -34,7 +34,8 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
                "it as ~/.metaflowconfig/config_gpu.json"),
         Output("gpuReservations", RESERVATIONS, "the reservations the GPU pools launch into: {pool, kind, target, "
                "only, and start, end, count, zone where the stack was given them or (an EKS Capacity Block) read them "
-               "from EC2 at preview, factsRead where it reads them (false offline), subnetZones where it read them}, "
+               "from EC2 at preview, factsRead where it reads them (false offline), subnetZones where it read them, nodeZones: the pool's zones "
+               "where the zone was checked against them by name}, "
                "which gpuready smoke reads to say why a GPU pod waits (not started, ended, every reserved instance in "
                "use, the wrong zone)", smoke=True,
                when="on a reservation"),

@@ -229,7 +229,9 @@ def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, prog
         stack_file = project.stack_file(stack)
         if not stack_file.is_file():
             known = ", ".join(project.stacks()) or "none"
-            raise UserError(f"no stack {stack!r}: {stack_file} does not exist (stacks here: {known})")
+            here = Path(f"Pulumi.{stack}.yaml")  # a stack file beside the user, outside the project's stackConfigDir
+            beside = f"; ./{here} is read with --stack-file ./{here}" if here.is_file() else ""
+            raise UserError(f"no stack {stack!r}: {stack_file} does not exist (the project's stacks: {known}){beside}")
     elif not stack_file.is_file():
         raise UserError(f"stack file {stack_file} does not exist")
     stack = stack or stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")

@@ -104,7 +104,8 @@ def _zone_lines(outputs: dict[str, Any]) -> list[str]:
     """Each reservation whose facts ``pulumi preview`` reads and checks but ``gpuready plan`` offline does not
     (``factsRead`` false: a Capacity Block's type, zone, count and end), and each other whose zone was given but whose
     pool's subnets' zones are not known (offline, ``gpuready plan`` reads no subnet): they are checked by ``pulumi
-    preview``, not here."""
+    preview``, not here; and each whose zone the component checked against the pool's zones by name (``nodeZones``:
+    no cloud read, before or at preview), saying so."""
     entries = outputs.get("gpuReservations")
     if not isinstance(entries, list):
         return []
@@ -113,6 +114,10 @@ def _zone_lines(outputs: dict[str, Any]) -> list[str]:
         if e.get("factsRead") is False:
             lines.append(f"  {e.get('pool')}: {e.get('kind')} {e.get('target')} facts unchecked offline (pulumi "
                          "preview reads them from EC2 and refuses a type, zone, count or end the pool cannot use)")
+        elif e.get("zone") and isinstance(e.get("nodeZones"), list):
+            lines.append(f"  {e.get('pool')}: reservation zone {e['zone']} checked offline by name against the "
+                         f"pool's zones ({', '.join(map(str, e['nodeZones']))}); that the reservation is in it is not "
+                         "read before pulumi up")
         elif e.get("zone") and "subnetZones" not in e:
             lines.append(f"  {e.get('pool')}: reservation zone {e['zone']} unchecked offline (pulumi preview reads "
                          "the subnets' zones and refuses subnets outside it)")

@@ -79,6 +79,16 @@ class BatchComputeEnvironment(GpuPool):
     def minimum(self) -> tuple[int, str]:
         return self.vcpus("min"), "minVcpus"
 
+    MINIMUM_KEY = "gpuready:minVcpus"
+
+    def minimum_for(self, nodes: Optional[int]) -> str:
+        """In vCPUs: ``nodes`` instances of its GPU type (of its types' largest, said so, when it has several)."""
+        per = max((row.vcpus for row in self.gpu_rows), default=0)
+        if nodes is None or not per:
+            return "the reserved instances' vCPUs"
+        several = len({row.vcpus for row in self.gpu_rows}) > 1
+        return f"{nodes * per} = {nodes} instances of {'up to ' if several else ''}{per} vCPUs"
+
     @property
     def resource_type(self) -> str:
         """``EC2`` (on-demand), ``SPOT``, ``FARGATE`` or ``FARGATE_SPOT``."""
@@ -356,9 +366,13 @@ class EksNodeGroup(GpuPool):
     SUBNET_INPUT = "subnetIds"
     NAME_LABEL = "eks.amazonaws.com/nodegroup"  # EKS user guide: labels EKS applies to managed node group nodes
     NAME_INPUT = "nodeGroupName"
-    REPAIR_FIXES = ("turn node repair on (EksGpuCluster node_group.repair, nodeRepairConfig.enabled)",
-                    "set maxUnhealthyNodeThresholdPercentage (gpuready's default: 20)",
-                    "set maxParallelNodesRepairedCount to 1 (or a small share)")
+    REPAIR_FIXES = ("turn node repair on (nodeRepairConfig.enabled; gpuready:repair.enabled true in the reference "
+                    "stacks, EksGpuCluster node_group.repair)",
+                    "set nodeRepairConfig.maxUnhealthyNodeThresholdPercentage, e.g. to 20 (gpuready:repair."
+                    "maxUnhealthyPercent in the reference stacks, whose default is 20)",
+                    "set nodeRepairConfig.maxParallelNodesRepairedCount to 1, or a small share (gpuready:repair."
+                    "maxParallel in the reference stacks)")
+    MINIMUM_KEY = "gpuready:minSize"
     RESERVED_ONLY_FIX = ("target the reservation alone in the launch template (a reservation id, or a resource group "
                          "with preference capacity-reservations-only) on capacity type ON_DEMAND or CAPACITY_BLOCK")
 

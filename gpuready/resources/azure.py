@@ -49,6 +49,7 @@ class AksAgentPool(GpuPool):
     PLATFORM = "aks"
     NAME_LABEL = "kubernetes.azure.com/agentpool"  # the label AKS sets on every node with its agent pool's name
     NAME_INPUT = "agentPoolName"
+    MINIMUM_KEY = "gpuready:minCount"
     RESERVED_ONLY_FIX = ("none on AKS: Azure deploys VMs past a capacity reservation group's reserved count without "
                          "its guarantee; keep maxCount at the reserved count and the group for this pool alone")
 

@@ -271,6 +271,14 @@ class GpuPool(Resource):
         """What keeps running when idle, and the input that says so."""
         raise NotImplementedError
 
+    MINIMUM_KEY: ClassVar[str] = ""
+    """The ``gpuready:`` key that sets :attr:`minimum` in the reference stacks ('' none), for policy fixes."""
+
+    def minimum_for(self, nodes: Optional[int]) -> str:
+        """The :attr:`minimum` that keeps ``nodes`` nodes running, in its input's unit (``None``: a count not
+        known)."""
+        return str(nodes) if nodes is not None else "the reserved node count"
+
     @property
     def tag_keys(self) -> set[str]:
         """The cost-allocation tag (label) keys: a tag whose value is unknown still counts."""

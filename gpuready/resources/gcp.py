@@ -51,6 +51,7 @@ class GkeNodePool(GpuPool):
     NAME_INPUT = "name"
     REPAIR_FIXES = ("turn auto-repair on (management.autoRepair; gpuready's node pools have it)",
                     *GpuPool.REPAIR_FIXES[1:])  # GKE bounds repair itself (Repair.own_limits)
+    MINIMUM_KEY = "gpuready:minNodes"
     STAMPS = "nodeConfig.labels"  # GCE resource label keys take no '.', so a reservation's stamps are node labels
 
     @property
@@ -88,10 +89,10 @@ class GkeNodePool(GpuPool):
 
     @property
     def repair(self) -> Optional[Repair]:
-        """``management.autoRepair`` (GKE's default for a new pool: on), at GKE's own pace; ``None`` for a pool of
-        queued provisioning (GKE's guide turns its auto-repair off: its nodes live for one request, at most
-        ``maxRunDuration``)."""
-        if self.queued:
+        """``management.autoRepair`` (GKE's default for a new pool: on), at GKE's own pace; ``None`` for a flex-start
+        pool or one of queued provisioning (GKE's guides turn their auto-repair off: a repaired node would be a new
+        flex-start VM, obtained again; a queued pool's nodes live for one request, at most ``maxRunDuration``)."""
+        if self.flex_start or self.queued:
             return None
         return Repair(bool((self.props.get("management") or {}).get("autoRepair", True)), own_limits=True)
 

@@ -53,7 +53,34 @@ def test_missing_sdk_names_the_install_that_works_from_this_checkout(monkeypatch
     with pytest.raises(MissingExtra) as missing:
         require("pulumi_gcp")
     assert missing.value.name == "pulumi_gcp"
-    assert f"pip install -e '{ROOT.resolve()}[gcp]'" in str(missing.value)  # gpuready is not on PyPI
+    # gpuready is not on PyPI; the lock's pins kept, as the README's install keeps them
+    assert f"pip install -c {ROOT.resolve() / 'requirements' / 'lock.txt'} -e '{ROOT.resolve()}[" in str(missing.value)
+
+
+def test_the_checkout_hint_keeps_the_locks_pins_and_every_installed_extra(monkeypatch, tmp_path):
+    """Followed, the command may not move a dependency past an installed SDK's bound (python-dateutil past
+    botocore's): pip resolves only the extras named, so all installed ones are named, under the checkout's lock."""
+    checkout = tmp_path / "my gpuready"
+    (checkout / "requirements").mkdir(parents=True)
+    (checkout / "requirements" / "lock.txt").write_text((ROOT / "requirements" / "lock.txt").read_text())
+    _installed(monkeypatch, tmp_path, {"url": checkout.as_uri(), "dir_info": {"editable": True}})
+    assert sdk.install_command("gcp,k8s") == \
+        f"pip install -c '{checkout / 'requirements' / 'lock.txt'}' -e '{checkout}[aws,gcp,k8s]'"
+    (checkout / "requirements" / "lock.txt").unlink()  # a source tree without the lock: nothing to pin to
+    assert sdk.install_command("gcp,k8s") == f"pip install -e '{checkout}[aws,gcp,k8s]'"
+
+
+def test_the_locks_pins_hold_botocores_own_bound_on_python_dateutil():
+    """The pins the hint keeps are ones botocore (as installed) accepts."""
+    import re
+
+    from packaging.specifiers import SpecifierSet
+
+    pins = dict(re.findall(r"(?m)^([A-Za-z0-9_.-]+)==([^\s;\\]+)", (ROOT / "requirements" / "lock.txt").read_text()))
+    (bound,) = [SpecifierSet(re.sub(r"^python-dateutil\s*|[()]|;.*$", "", r).strip())
+                for r in importlib.metadata.requires("botocore") if r.startswith("python-dateutil")]
+    assert pins["botocore"] == importlib.metadata.version("botocore")
+    assert pins["python-dateutil"] in bound and "4.0.0" not in bound
 
 
 def test_the_installed_distribution_wins_over_a_source_trees_build_metadata(monkeypatch, tmp_path):
@@ -66,12 +93,13 @@ def test_the_installed_distribution_wins_over_a_source_trees_build_metadata(monk
 
 def test_a_wheel_installed_with_pip_is_told_to_install_the_extra_from_that_wheel(monkeypatch, tmp_path):
     _installed(monkeypatch, tmp_path, {"url": WHEEL, "archive_info": {"hashes": {"sha256": "00"}}})
-    assert sdk.install_command("gcp,k8s") == f"pip install 'gpuready[gcp,k8s] @ {WHEEL}'"
+    # aws's SDKs are installed: named too, so that pip resolves their bounds with gcp's and k8s's
+    assert sdk.install_command("gcp,k8s") == f"pip install 'gpuready[aws,gcp,k8s] @ {WHEEL}'"
 
 
 def test_an_environment_uv_pip_made_is_told_uv_pip_install(monkeypatch, tmp_path):
     _installed(monkeypatch, tmp_path, {"url": WHEEL, "archive_info": {}}, installer="uv")
-    assert sdk.install_command("gcp") == f"uv pip install 'gpuready[gcp] @ {WHEEL}'"
+    assert sdk.install_command("gcp") == f"uv pip install 'gpuready[aws,gcp] @ {WHEEL}'"
 
 
 @pytest.mark.parametrize("tool, command", [("pipx", "pipx install --force"), ("uv", "uv tool install --force")])
@@ -96,12 +124,12 @@ def test_a_repository_install_names_the_commit_it_came_from(monkeypatch, tmp_pat
     _installed(monkeypatch, tmp_path, {"url": "https://example.com/gpuready.git", "subdirectory": "py",
                                        "vcs_info": {"vcs": "git", "commit_id": "0123abc", "requested_revision": "v1"}})
     assert sdk.install_command("gcp") == \
-        "pip install 'gpuready[gcp] @ git+https://example.com/gpuready.git@0123abc#subdirectory=py'"
+        "pip install 'gpuready[aws,gcp] @ git+https://example.com/gpuready.git@0123abc#subdirectory=py'"
 
 
 def test_a_release_from_an_index_is_told_to_install_the_extra_from_the_index(monkeypatch, tmp_path):
     _installed(monkeypatch, tmp_path, None)
-    assert sdk.install_command("k8s") == "pip install 'gpuready[k8s]'"
+    assert sdk.install_command("k8s") == "pip install 'gpuready[aws,k8s]'"
 
 
 def test_the_platform_names_one_command_for_all_it_needs(monkeypatch, capsys):
@@ -126,7 +154,8 @@ def test_the_platform_names_one_command_for_all_it_needs(monkeypatch, capsys):
         platforms.register(eks)
     err = capsys.readouterr().err
     assert err.startswith("gpuready: plan: pulumi_kubernetes is not installed: the eks platform needs "
-                          f"gpuready[aws,k8s]: pip install -e '{ROOT.resolve()}[aws,k8s]'")
+                          f"gpuready[aws,k8s]: pip install -c {ROOT.resolve() / 'requirements' / 'lock.txt'} -e "
+                          f"'{ROOT.resolve()}[")  # and every extra installed here
     assert err.count("pip install") == 1
 
 

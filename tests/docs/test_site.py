@@ -29,20 +29,33 @@ def test_the_readmes_links_reach_files_of_the_checkout():
     assert not missing, f"README links to files that do not exist: {missing}"
 
 
-def test_every_docs_page_is_in_the_nav():
+def _pages(entry):
+    """The pages of an mkdocs nav entry."""
+    if isinstance(entry, str):
+        yield entry
+    elif isinstance(entry, dict):
+        for value in entry.values():
+            yield from _pages(value)
+    else:
+        for item in entry:
+            yield from _pages(item)
+
+
+def _nav() -> set[str]:
     import yaml
 
-    def pages(entry):
-        if isinstance(entry, str):
-            yield entry
-        elif isinstance(entry, dict):
-            for value in entry.values():
-                yield from pages(value)
-        else:
-            for item in entry:
-                yield from pages(item)
+    return set(_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]))
 
-    nav = set(pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]))
+
+def test_every_docs_page_is_in_the_readmes_table():
+    """The README is the front door: each page of the site (the home page aside, which the README is) is linked."""
+    linked = {link.split("#")[0].removeprefix("docs/")
+              for link in re.findall(r"\]\((docs/[^)\s]+)\)", (ROOT / "README.md").read_text())}
+    assert sorted(_nav() - linked - {"index.md"}) == []
+
+
+def test_every_docs_page_is_in_the_nav():
+    nav = _nav()
     found = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md")}
     assert found == nav, f"pages not in mkdocs.yml's nav: {sorted(found - nav)}; in the nav, missing: {sorted(nav - found)}"
 

@@ -89,8 +89,21 @@ def test_bad_config_is_one_paragraph_and_exit_2(tmp_path, capsys, changes, expec
 
 def test_unknown_stack_lists_the_known_ones(capsys):
     assert main(["plan", "--stack", "nope"]) == 2
-    assert ("stacks here: aks, aks-reservation, aws-batch, aws-batch-multinode, aws-batch-reserved, eks, "
+    assert ("the project's stacks: aks, aks-reservation, aws-batch, aws-batch-multinode, aws-batch-reserved, eks, "
             "eks-capacity-block, eks-karpenter-reserved, gke, gke-flex-start, gke-reservation") in capsys.readouterr().err
+
+
+def test_a_stack_name_whose_file_sits_here_outside_a_checkout_points_to_stack_file(tmp_path, monkeypatch, capsys):
+    """Outside a checkout the project is gpuready's own (its reference stacks); ./Pulumi.mine.yaml beside the user is
+    not one of them, and the error says how to read it; followed, the plan is made."""
+    (tmp_path / "Pulumi.mine.yaml").write_text((ROOT / "stacks" / "Pulumi.aws-batch.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "--stack", "mine"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuready: no stack 'mine': ") and err.count("\n") == 1
+    assert err.endswith("; ./Pulumi.mine.yaml is read with --stack-file ./Pulumi.mine.yaml\n")
+    assert main(["plan", "--stack-file", "./Pulumi.mine.yaml", "--no-policies"]) == 0
+    assert main(["plan", "--stack", "yours"]) == 2 and "--stack-file" not in capsys.readouterr().err  # no such file
 
 
 def test_no_stack_named_is_a_usage_error(capsys):

@@ -125,7 +125,11 @@ def test_each_teams_mistake_is_one_line_naming_its_key(tmp_path, capsys, stack, 
 
 def test_overcommit_lets_quotas_pass_capacity(tmp_path, capsys):
     over = [{"name": "a", "gpus": 4}, {"name": "b", "gpus": 4}]
-    code, _ = _plan(tmp_path, "aks", {"gpuready:teams": over, "gpuready:overcommitQuotas": True})
+    code, _ = _plan(tmp_path, "aks", {"gpuready:teams": over})
+    err = capsys.readouterr().err
+    assert code == 2 and err.endswith("or set gpuready:overcommitQuotas: true if quotas above capacity are meant (jobs "
+                                      "then wait for GPUs their quota allows)\n"), err
+    code, _ = _plan(tmp_path, "aks", {"gpuready:teams": over, "gpuready:overcommitQuotas": True})  # the fix, followed
     assert code == 0, capsys.readouterr().err
 
 

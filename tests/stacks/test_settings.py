@@ -53,3 +53,15 @@ def test_bounds_are_the_clouds_quotas():
 ])
 def test_component_fields_are_named_by_the_key_that_feeds_them(platform, field, key):
     assert config_key(SETTINGS[platform], field) == key
+
+
+def test_a_message_names_a_one_word_field_by_its_key_only_in_backquotes():
+    """``location`` in prose stays a word; `` `location` `` (a top-level field) reads as its key; the last word of a
+    path (`` `name` `` of ``node_pool.reservation.name``) is no field of its own and stays."""
+    from gpuready_components.errors import ConfigError
+    from gpuready_stacks.config import for_stack
+
+    error = for_stack(ConfigError("node_pool.node_locations", [], "the cluster's location is us-central1",
+                                  "set `location` to us-east1, keep `name`"), SETTINGS["gke"])
+    assert (error.problem, error.fix) == ("the cluster's location is us-central1",
+                                          "set gpuready:location to us-east1, keep `name`")

@@ -156,7 +156,7 @@ def _check_quotas(resources, config):
                 f"({', '.join(p.name for p in selected) or 'none'}) reach {capacity} at full scale: admitted jobs "
                 f"wait for GPUs that never come"), (
                 f"lower the nominalQuotas, raise the pools' maximum size, or declare the overcommit "
-                f"(annotation {OVERCOMMIT_ANNOTATION}: \"true\" on the Cohort, or gpuready:overcommitQuotas)")
+                f"(annotation {OVERCOMMIT_ANNOTATION}: \"true\" on the Cohort, or gpuready:overcommitQuotas: true)")
     total = sum((n for qs in per_flavor.values() for _, n in qs), Decimal(0))
     capacity = sum(p.capacity.max_gpus for p in reached.values())
     holders = [i for qs in per_flavor.values() for i, _ in qs]
@@ -164,7 +164,7 @@ def _check_quotas(resources, config):
         yield None, (f"the ClusterQueues' GPU quotas add up to {quantity.show(total)}, but the pools their flavors "
                      f"select reach {capacity} at full scale"), (
             f"lower the nominalQuotas, raise the pools' maximum size, or declare the overcommit (annotation "
-            f"{OVERCOMMIT_ANNOTATION}: \"true\" on the Cohort, or gpuready:overcommitQuotas)")
+            f"{OVERCOMMIT_ANNOTATION}: \"true\" on the Cohort, or gpuready:overcommitQuotas: true)")
 
 
 queue_quota_within_capacity = stack_rule(

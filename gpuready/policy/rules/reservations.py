@@ -37,11 +37,12 @@ def _check_idle(resources, config):
         if not reserved_first(found) or minimum > 0 or not active(found):
             return
         res = found.reservation
-        count = f"{res.count} nodes" if res is not None and res.count is not None else "the reserved instance count"
+        count = pool.minimum_for(res.count if res is not None else None)
+        key = f" ({pool.MINIMUM_KEY} in the reference stacks)" if pool.MINIMUM_KEY else ""
         said = f" ({res})" if res is not None else ""
         yield resource, (f"scales to zero ({field} {minimum}) on a prepaid reservation{said}: the reserved GPUs are paid "
                          "for every hour whether a node runs on them or not, and a job waits for a node to boot"), \
-            f"set {field} to {count} while the reservation is active, or add the name to this rule's allow list"
+            f"set {field} to {count}{key} while the reservation is active, or add the name to this rule's allow list"
     yield from each(of_kind(resources, *gpu_pools()), check)
 
 

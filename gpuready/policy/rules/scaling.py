@@ -18,7 +18,7 @@ def _check(resources, config):
         # An existing cluster may run its own autoscaler (gpuready plan warns); a new one has none but ours.
         if of_kind(resources, EksCluster):
             yield None, ("GPU node groups at minSize 0 in a new cluster without an autoscaler: GPU pods stay "
-                         "Pending forever"), "set gpuready:autoscaler cluster-autoscaler, or minSize 1"
+                         "Pending forever"), "set gpuready:autoscaler cluster-autoscaler, or gpuready:minSize 1"
         return
     for problem in result.problems:
         yield None, problem, "let EksGpuCluster build the node groups (one per GPU count, with template tags)"

@@ -80,7 +80,8 @@ def test_the_reservation_is_told_beside_its_pool(render):
     """What the ``gpuReservations`` output holds (smoke reads it): the pool by its nodes' agentpool label."""
     _, component = build(render, RESERVED)
     assert component.gpu_reservations == [{"pool": "gpu", "kind": "capacity-reservation-group", "target": GROUP,
-                                           "only": False, "end": "2999-01-01", "count": 2, "zone": "1"}]
+                                           "only": False, "end": "2999-01-01", "count": 2, "zone": "1",
+                                           "nodeZones": ["1"]}]
 
 
 def test_every_field_sent_is_in_the_azure_sdks_models(render):

@@ -172,6 +172,12 @@ def _res(**changes):
     ({"reservation": _res(zone="us-central1-b"), "node_locations": ("us-central1-a",)}, {},
      "node_pool.node_locations", "in us-central1-b"),
     ({"reservation": _res(zone="us-central1-a")}, {}, "node_pool.node_locations", "in us-central1-a"),
+    ({"reservation": _res(zone="us-central1"), "node_locations": ("us-central1-a",)}, {},
+     "node_pool.reservation.zone", "not a zone"),
+    ({"reservation": _res(zone="us-east1-b"), "node_locations": ("us-central1-a",)}, {},
+     "node_pool.reservation.zone", "in us-east1, and the nodes of a cluster in us-central1"),
+    ({"reservation": _res(zone="us-east1-b")}, {"location": "us-central1-a"},
+     "node_pool.reservation.zone", "in us-east1, and the nodes of a cluster in us-central1-a"),
     ({"reservation": _res(count=2), "max_nodes": 3}, {}, "node_pool.max_nodes", "holds 2 VM(s)"),
     ({"reservation": _res(count=0)}, {}, "node_pool.reservation.count", "1 VM or more"),
     ({"reservation": _res(end="2020-01-01")}, {}, "node_pool.reservation.end", "has ended"),
@@ -215,3 +221,18 @@ def test_an_end_is_checked_against_now():
     with pytest.raises(ConfigError, match="has ended"):
         reservation.check_reservation(res, machine_type="g2-standard-8", node_locations=(), location="us-central1",
                                       max_nodes=1, spot=False, now=before + datetime.timedelta(days=2))
+
+
+@pytest.mark.parametrize("pool, overrides, fix", [
+    ({"reservation": _res(zone="us-central1"), "node_locations": ("us-central1-c",)}, {},
+     "give the zone `gcloud compute reservations list` shows for it, e.g. us-central1-c of node_locations"),
+    ({"reservation": _res(zone="us-central1")}, {},
+     "give the zone `gcloud compute reservations list` shows for it, a zone of us-central1"),
+    ({"reservation": _res(zone="us-east1-b")}, {"location": "us-central1-f"},
+     "set `location` to us-east1 and node_locations to [us-east1-b] (the cluster beside the reservation), or name a "
+     "reservation of us-central1"),
+])
+def test_a_reservation_zone_mistake_says_which_zone_would_do(pool, overrides, fix):
+    with pytest.raises(ConfigError) as error:
+        check(args(pool, **overrides), "ml-project")
+    assert (error.value.field, error.value.fix) == ("node_pool.reservation.zone", fix)

@@ -181,13 +181,14 @@ def test_the_dcgm_exporter_release_is_the_gpu_metrics_the_rule_asks_for(eks):
 
 
 REPAIR_OFF = ("eks-gpu: GPU nodes that fail (a fallen-off GPU, double-bit ECC errors, a dead NVLink) stay in the pool "
-              "until someone notices. Fix: turn node repair on (EksGpuCluster node_group.repair, "
-              "nodeRepairConfig.enabled)")
+              "until someone notices. Fix: turn node repair on (nodeRepairConfig.enabled; gpuready:repair.enabled true "
+              "in the reference stacks, EksGpuCluster node_group.repair)")
 NEVER_STOPS = ("eks-gpu: node repair never stops: one cause that fails every node (a bad driver, an AMI) would reboot or "
-               "replace the whole pool, and jobs with it. Fix: set maxUnhealthyNodeThresholdPercentage (gpuready's "
-               "default: 20)")
-ALL_AT_ONCE = ("eks-gpu: node repair may take every node of the pool at once. Fix: set maxParallelNodesRepairedCount to "
-               "1 (or a small share)")
+               "replace the whole pool, and jobs with it. Fix: set nodeRepairConfig.maxUnhealthyNodeThresholdPercentage, "
+               "e.g. to 20 (gpuready:repair.maxUnhealthyPercent in the reference stacks, whose default is 20)")
+ALL_AT_ONCE = ("eks-gpu: node repair may take every node of the pool at once. Fix: set "
+               "nodeRepairConfig.maxParallelNodesRepairedCount to 1, or a small share (gpuready:repair.maxParallel in "
+               "the reference stacks)")
 
 
 def _repair(**change):
@@ -220,6 +221,16 @@ def test_a_gpu_pool_without_repair_or_with_repair_that_could_drain_it_is_told(ek
     # a CPU group is not this rule's
     cpu = edited(eks, NODE_GROUP, "eks-system", lambda i: {k: v for k, v in i.items() if k != "nodeRepairConfig"})
     assert said(violations(cpu), "gpu-pool-repair") == []
+
+
+@pytest.mark.parametrize("queued", [True, False])
+def test_a_flex_start_pool_is_asked_no_repair_as_gkes_guides_turn_it_off(queued):
+    """The docs' claim (docs/platforms/reservations.md): a flex-start pool's auto-repair is off, queued or not, and
+    gpu-pool-repair says nothing of it; its nodes are GKE's node pools' all the same (auto-repair off)."""
+    flex = render_stack("gke-flex-start", gpuready__flexStart={"queued": queued, "maxRunDurationSeconds": 86400})
+    (pool,) = [r for r in flex.resources if r.type == "gcp:container/nodePool:NodePool" and r.name == "gke-gpu"]
+    assert pool.inputs["management"]["autoRepair"] is False
+    assert said(violations(flex), "gpu-pool-repair") == []
 
 
 def test_a_gke_gpu_pool_without_auto_repair_is_told_and_its_pace_is_gkes():

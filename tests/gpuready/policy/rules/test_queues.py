@@ -18,7 +18,7 @@ CLUSTER_QUEUE, LOCAL_QUEUE, FLAVOR, COHORT = (KUEUE + kind for kind in
 COVER_FIX = ("Fix: add nvidia.com/gpu to that resource group's coveredResources, with a nominalQuota for it in each "
              "of its flavors")
 QUOTA_FIX = ('Fix: lower the nominalQuotas, raise the pools\' maximum size, or declare the overcommit (annotation '
-             'gpuready.io/overcommit: "true" on the Cohort, or gpuready:overcommitQuotas)')
+             'gpuready.io/overcommit: "true" on the Cohort, or gpuready:overcommitQuotas: true)')
 
 
 @pytest.fixture(scope="module")

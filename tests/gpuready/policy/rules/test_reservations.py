@@ -31,11 +31,12 @@ def _reserved(**changes):
 
 IDLE = ("eks-gpu: scales to zero (scalingConfig.minSize 0) on a prepaid reservation (capacity-block {0}): the reserved "
         "GPUs are paid for every hour whether a node runs on them or not, and a job waits for a node to boot. Fix: set "
-        "scalingConfig.minSize to {1} while the reservation is active, or add the name to this rule's allow list")
+        "scalingConfig.minSize to {1} (gpuready:minSize in the reference stacks) while the reservation is active, or "
+        "add the name to this rule's allow list")
 
 
 def test_a_capacity_block_group_at_zero_is_told_to_keep_its_paid_nodes(block):
-    assert said(violations(block), "gpu-reservation-idle") == [("advisory", "eks-gpu", IDLE.format(BLOCK, "2 nodes"))]
+    assert said(violations(block), "gpu-reservation-idle") == [("advisory", "eks-gpu", IDLE.format(BLOCK, "2"))]
     assert said(violations(block, {"gpu-reservation-idle": {"allow": ["eks-gpu"]}}), "gpu-reservation-idle") == []
 
 

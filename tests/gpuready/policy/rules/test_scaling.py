@@ -22,7 +22,7 @@ def test_the_reference_stack_scales_from_zero(eks):
 def test_a_new_cluster_without_an_autoscaler_is_told_its_gpu_pods_stay_pending(eks):
     assert said(violations(_no_autoscaler(eks)), RULE) == [(
         "mandatory", "stack", "stack: GPU node groups at minSize 0 in a new cluster without an autoscaler: GPU pods "
-        "stay Pending forever. Fix: set gpuready:autoscaler cluster-autoscaler, or minSize 1")]
+        "stay Pending forever. Fix: set gpuready:autoscaler cluster-autoscaler, or gpuready:minSize 1")]
 
 
 def test_an_existing_cluster_may_run_its_own_autoscaler(eks):

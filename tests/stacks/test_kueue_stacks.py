@@ -46,7 +46,8 @@ def _pool(node) -> str:
 def test_every_kueue_object_validates_against_its_crd(variant):
     objects = _kueue(rendered(variant))
     assert {o["kind"] for o in objects} == set(kueue_schemas.KINDS)
-    assert sorted(o["metadata"]["name"] for o in objects if o["kind"] == "ClusterQueue") == ["inference", "research"]
+    assert sorted(o["metadata"]["name"] for o in objects if o["kind"] == "ClusterQueue") == sorted(
+        ["inference", "research", facts.OPERATORS_QUEUE])
     for obj in objects:
         kueue_schemas.validate(obj)
 

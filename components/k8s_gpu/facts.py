@@ -273,6 +273,9 @@ KUEUE_IMAGE = MappingProxyType({"repository": "registry.k8s.io/kueue/kueue", "ta
 publishes the chart; setting it keeps the release pinned to v0.19.2 whatever the chart's default."""
 KUEUE_NAMESPACE = "kueue-system"
 """Where Kueue's own install guide puts it (the chart's README)."""
+STACK_NAMESPACES = (NAMESPACE, KUEUE_NAMESPACE)
+"""The namespaces a Kubernetes stack installs into beside Kubernetes' own (``kube-system``: the EKS autoscalers and
+EFA's device plugin): NVIDIA's releases (by default; the stack's ``software.namespace`` too) and Kueue. No team's."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 """The version of the controller's Configuration the chart's ``managerConfig.controllerManagerConfigYaml`` holds."""
 KUEUE_CONFIG_BASE = MappingProxyType({

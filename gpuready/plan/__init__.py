@@ -77,7 +77,29 @@ class QueueTeam:
     """Where its jobs go: ``namespace/localqueue`` (Kueue), the job queues (Batch)."""
     usd_per_gpu_hour: float
     usd_per_hour: float
-    """Its ``gpus`` at full use, at ``usd_per_gpu_hour`` (:attr:`Queues.price_basis`)."""
+    """Its ``gpus`` at full use, at ``usd_per_gpu_hour`` (:attr:`Queues.price_basis`): its $/h at its guarantee."""
+    most: Optional[float] = None
+    """The most GPUs it holds at once while the others are idle (Kueue's arithmetic; Batch: its queues' GPUs)."""
+    usd_per_hour_most: float = 0.0
+    """Its $/h at ``most`` (:attr:`Queues.price_basis`)."""
+
+
+@dataclass(frozen=True)
+class QueuePool:
+    """One GPU flavor of the queues (Kueue) and what they admit of the pools it selects."""
+
+    flavor: str
+    pools: list[str]
+    gpus: int
+    """What its pools reach at full scale."""
+    guaranteed: float
+    """The queues' nominal quotas on it added up."""
+    cohort: float
+    """The Cohorts' own quota on it (what any member may borrow)."""
+    admissible: float
+    """The most GPUs all queues hold of it at once."""
+    unadmittable: float
+    """Its GPUs at full scale no queue can admit."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +116,10 @@ class Queues:
     overcommit_declared: bool
     """Every Kueue queue (or its cohort) carries the overcommit marker."""
     price_basis: str
+    pools: list[QueuePool] = field(default_factory=list)
+    """Kueue: each GPU flavor and what the queues admit of it."""
+    unadmittable_gpus: float = 0
+    """Kueue: the GPUs at full scale that no queue can admit, over every flavor."""
 
 
 @dataclass(frozen=True)
@@ -197,19 +223,25 @@ def _number(value: Any) -> Any:
 
 
 def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
-    from ..resources.queues import KUEUE, PRICE_BASIS, teams
+    from ..resources.queues import KUEUE, PRICE_BASIS, kueue_admission, teams
     from ..resources.scaling import from_rendering
 
-    found = teams(from_rendering(rendering.resources))
+    items = from_rendering(rendering.resources)
+    found = teams(items)
     if not found:
         return None
     shown = [QueueTeam(t.name, t.system, _number(t.gpus), _number(t.borrow), _number(t.lend), _number(t.weight),
                        None if t.share is None else round(t.share, 4), list(t.flavors), [p.name for p in t.pools],
-                       list(t.queues), round(t.usd_per_gpu_hour, 4), round(t.usd_per_hour, 2)) for t in found]
+                       list(t.queues), round(t.usd_per_gpu_hour, 4), round(t.usd_per_hour, 2), _number(t.most),
+                       round(t.usd_per_hour_most, 2)) for t in found]
     total = _number(sum(t.gpus for t in found))
     kueue = [t for t in found if t.system == KUEUE]
+    _, flavors = kueue_admission(items) if kueue else (None, [])
+    pools = [QueuePool(f.name, [p.name for p in f.pools], f.gpus, _number(f.guaranteed), _number(f.cohort),
+                       _number(f.admissible), _number(f.unadmittable)) for f in flavors]
     return Queues(shown, total, capacity.max_gpus, total > capacity.max_gpus,
-                  bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS)
+                  bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS, pools,
+                  _number(sum((f.unadmittable for f in flavors), 0)))
 
 
 def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, program: Optional[Path] = None,

@@ -144,10 +144,20 @@ def _team_line(team: Any) -> str:
             "may borrow none" if not team.borrow else f"may borrow {_gpus(team.borrow)} more"
         lend = "lends all it leaves idle" if team.lend is None else \
             "lends none" if not team.lend else f"lends up to {_gpus(team.lend)}"
-        parts = [f"{_gpus(team.gpus)} quota", borrow, lend, f"weight {team.weight:g}",
+        parts = [f"{_gpus(team.gpus)} guaranteed", borrow, lend,
+                 f"most it can hold while the others idle: {_gpus(team.most)}", f"weight {team.weight:g}",
                  f"flavors {', '.join(team.flavors) or 'none'}", f"queues {', '.join(team.queues) or 'none'}"]
     parts.append(f"on {', '.join(team.pools) or 'no GPU pool'}")
-    return f"  {team.name}: {'; '.join(parts)}; ${team.usd_per_hour:,.2f}/h at full use"
+    return (f"  {team.name}: {'; '.join(parts)}; ${team.usd_per_hour:,.2f}/h at its guarantee, "
+            f"${team.usd_per_hour_most:,.2f}/h at its most")
+
+
+def _pool_line(pool: Any) -> str:
+    """One GPU flavor of the queues: its GPUs, how they are guaranteed, lent and admitted."""
+    return (f"  flavor {pool.flavor} ({', '.join(pool.pools)}): {_gpus(pool.gpus)} at full scale; "
+            f"{_gpus(pool.guaranteed)} guaranteed to queues, {_gpus(pool.cohort)} of the cohort's own that any may "
+            f"borrow; the queues admit at most {_gpus(pool.admissible)} at once; GPUs no queue can admit: "
+            f"{pool.unadmittable:g}")
 
 
 def _queue_lines(queues: Any) -> list[str]:
@@ -156,11 +166,12 @@ def _queue_lines(queues: Any) -> list[str]:
         return []
     lines = ["", f"Queues ({len(queues.teams)} teams; $/h at full use priced at {queues.price_basis}):"]
     lines += [_team_line(team) for team in queues.teams]
+    lines += [_pool_line(pool) for pool in queues.pools]
     verdict = "within capacity" if not queues.overcommitted else \
         "overcommitted (declared: jobs wait for GPUs their quota allows)" if queues.overcommit_declared else \
         "overcommitted: quotas promise GPUs the pools cannot reach"
     lines.append(f"  total: {_gpus(queues.quota_gpus)} of quota against {_gpus(queues.capacity_gpus)} at full scale: "
-                 f"{verdict}")
+                 f"{verdict}" + (f"; GPUs no queue can admit: {queues.unadmittable_gpus:g}" if queues.pools else ""))
     return lines
 
 

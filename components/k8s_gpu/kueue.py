@@ -9,8 +9,10 @@ values against the chart.
 How the quotas add up (:func:`quotas`, docs/queues/kubernetes.md), every number exact (largest remainder, so the
 per-pool numbers add up to the team's):
 
-- a team's ``gpus`` (its guarantee) spread over its pools in proportion to the GPUs each reaches at full scale
-  (:func:`split`);
+- a team's ``gpus`` (its guarantee) spread over its pools in proportion to the GPUs each has left after the
+  guarantees of the teams held to fewer pools (those first, then in the stack's order): on pools of one size that is
+  in proportion to their size (:func:`split`); where the guarantees add up to more than the pools reach
+  (``overcommitQuotas``), in proportion to their size;
 - its ``lend`` spread over its pools in proportion to its quota there, so it never exceeds the quota of a pool;
 - what the teams' quotas leave of each pool belongs to the Cohort (its own ``resourceGroups``): any team may borrow
   it, so the queues together admit every GPU the pools reach;
@@ -158,27 +160,37 @@ class Quotas:
     """Team -> pool -> its ``nominalQuota``, ``borrowingLimit``, ``lendingLimit`` there."""
     cohort: Mapping[str, int]
     """Pool -> the Cohort's own GPUs there."""
+    crowded: Mapping[str, int] = field(default_factory=dict)
+    """Team -> the GPUs its pools had left for it, for each team whose guarantee is more (quotas above the GPUs)."""
 
 
 def quotas(teams: Sequence[TeamArgs], flavors: Sequence[Flavor]) -> Quotas:
     """Every team's GPU limits on each of its pools and the Cohort's own quota, as the module's docstring says:
-    guarantees by pool size, lending by the team's quota, the rest of each pool to the Cohort, borrowing by what
+    guarantees by the room left on each pool, lending by the team's quota, the rest of each pool to the Cohort, borrowing by what
     the team can borrow on each pool (at most that: :func:`check` refuses a ``borrow`` beyond it)."""
     nominal: dict[str, dict[str, int]] = {}
     lend: dict[str, dict[str, Optional[int]]] = {}
-    for t in teams:
-        pools = [f.pool for f in team_flavors(t, flavors)]
-        nominal[t.name] = dict(zip(pools, split(t.gpus, team_flavors(t, flavors))))
-        lend[t.name] = dict(zip(pools, apportion(t.lend, list(nominal[t.name].values()))))
+    left = {f.pool: f.gpus for f in flavors}
+    crowded = {}
+    for t in sorted(teams, key=lambda t: len(team_flavors(t, flavors))):  # teams held to fewer pools first
+        mine = team_flavors(t, flavors)
+        room = [left[f.pool] for f in mine]
+        given = apportion(t.gpus, room) if t.gpus <= sum(room) else split(t.gpus, mine)  # overcommit: by size
+        if t.gpus > sum(room):
+            crowded[t.name] = sum(room)
+        nominal[t.name] = {f.pool: n for f, n in zip(mine, given)}
+        for f, n in zip(mine, given):
+            left[f.pool] = max(0, left[f.pool] - n)
+        lend[t.name] = dict(zip(nominal[t.name], apportion(t.lend, given)))
     own = {f.pool: max(0, f.gpus - sum(n.get(f.pool, 0) for n in nominal.values())) for f in flavors}
     found = {}
-    for t in teams:
+    for t in teams:  # in the stack's order
         pools = list(nominal[t.name])
         free = [own[p] + sum(n[p] if lend[u][p] is None else lend[u][p]
                              for u, n in nominal.items() if u != t.name and p in n) for p in pools]
         borrow = apportion(None if t.borrow is None else min(t.borrow, sum(free)), free)
         found[t.name] = {p: Limits(nominal[t.name][p], b, lend[t.name][p]) for p, b in zip(pools, borrow)}
-    return Quotas(MappingProxyType(found), MappingProxyType(own))
+    return Quotas(MappingProxyType(found), MappingProxyType(own), MappingProxyType(crowded))
 
 
 def _resources(f: Flavor, gpus: Any, borrow: Any = None, lend: Any = None) -> list[dict[str, Any]]:
@@ -290,8 +302,16 @@ def admitted(made: Sequence[Mapping[str, Any]], flavors: Sequence[Flavor]) -> Ad
 def check(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False,
           field_name: str = "teams") -> Admission:
     """What the queues of :func:`objects` admit (:func:`admitted`), after raising :class:`ConfigError` for a
-    promise they cannot keep: a team's ``borrow`` beyond what it can borrow while the others idle (the Cohort's
+    promise they cannot keep: a guarantee beyond what its pools have left (unless ``overcommit``), a team's ``borrow`` beyond what it can borrow while the others idle (the Cohort's
     quota and what the other teams lend, on its pools), a pool on which no queue can hold one whole node."""
+    crowded = quotas(teams, flavors).crowded
+    for i, team in enumerate(teams):
+        if team.name in crowded and not overcommit:
+            pools = ", ".join(f.pool for f in team_flavors(team, flavors))
+            raise ConfigError(f"{field_name}[{i}].gpus", team.gpus,
+                              f"its pools ({pools}) have {crowded[team.name]} GPUs left after the guarantees of the "
+                              "teams held to fewer pools", "lower it or theirs, let it use more pools, or set "
+                              "overcommitQuotas if quotas above the GPUs are meant")
     found = admitted(objects(teams, flavors, overcommit), flavors)
     for i, team in enumerate(teams):
         reach = found.most(team.name) - found.guaranteed(team.name)

@@ -26,6 +26,8 @@ def test_two_teams_within_the_pools_pass():
     ((TeamArgs("a", 2, lend=3),), "teams[0].lend", "more than the team's own 2 GPUs"),
     ((TeamArgs("a", 1, namespace="Team A"),), "teams[0].namespace", "not a DNS-1123 label"),
     ((TeamArgs("a", 1), TeamArgs("b", 1, namespace="a")), "teams[1].namespace", "also the namespace of teams[0]"),
+    ((TeamArgs("a", 1, namespace="kube-system"),), "teams[0].namespace", "a namespace of Kubernetes"),
+    ((TeamArgs("default", 1),), "teams[0].name", "a namespace of Kubernetes"),
     ((TeamArgs("a", 1, pools=("reserved",)),), "teams[0].pools", "no GPU pool of the stack has this name"),
     ((TeamArgs("a", 10, pools=("spot",)),), "teams[0].gpus", "more GPUs than its pools reach at full scale (8)"),
     ((TeamArgs("a", 16), TeamArgs("b", 16)), "teams", "add up to more GPUs than the stack reaches at full scale (24)"),
@@ -35,6 +37,14 @@ def test_each_mistake_is_one_line_naming_its_key(teams, key, says):
         check(teams, POOLS)
     assert raised.value.field == key and says in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_the_namespaces_a_platform_installs_into_are_refused_too():
+    with pytest.raises(ConfigError, match=r"^teams\[0\]\.namespace = 'kueue-system': a namespace of Kubernetes or of "
+                                          r"what the stack installs \(default, kube-system, kube-public, "
+                                          r"kube-node-lease, kueue-system\)"):
+        check((TeamArgs("a", 1, namespace="kueue-system"),), POOLS, reserved=("kueue-system",))
+    check((TeamArgs("a", 1, namespace="kueue-system"),), POOLS)  # a platform without Kueue
 
 
 def test_quotas_above_capacity_pass_when_overcommit_is_meant():

@@ -18,10 +18,6 @@ from .errors import ConfigError
 NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 """A DNS-1123 label (Kubernetes namespaces, queue names): lowercase letters, digits and '-', at most 63 characters."""
 NAME_MOST = 63
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-"""Namespaces Kubernetes itself makes and uses (its own components, node leases, public data): never a team's. A
-stack creates each team's namespace, which fails at ``pulumi up`` for one that exists, and Kueue would hold back the
-cluster's own pods in it. A platform adds the namespaces it installs into (``check``'s ``reserved``)."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +60,8 @@ class Pool:
 def check(teams: Sequence[TeamArgs], pools: Sequence[Pool], overcommit: bool = False,
           field_name: str = "teams", reserved: Sequence[str] = ()) -> None:
     """Raise :class:`ConfigError` for the first team that cannot work on ``pools``: a name that is not a DNS-1123
-    label, a team or namespace named twice, a namespace (or a name, without one) of :data:`RESERVED_NAMESPACES` or
-    ``reserved`` (those the stack installs into), a quota, borrowing or lending limit that is not a whole number of 0 or
+    label, a team or namespace named twice, a namespace (or a name, without one) in ``reserved`` (a Kubernetes
+    platform's: Kubernetes' own and those the stack installs into; the namespace is not checked where none is given), a quota, borrowing or lending limit that is not a whole number of 0 or
     more, a weight below 1, a pool the stack does not make, a team whose quota exceeds what its pools reach at full
     scale, and quotas whose sum exceeds the stack's GPUs unless ``overcommit`` says it is meant."""
     known = {p.name: p.gpus for p in pools}
@@ -95,10 +91,10 @@ def check(teams: Sequence[TeamArgs], pools: Sequence[Pool], overcommit: bool = F
         if team.namespace and (not NAME.fullmatch(team.namespace) or len(team.namespace) > NAME_MOST):
             raise ConfigError(f"{where}.namespace", team.namespace, "not a DNS-1123 label",
                               "use lowercase letters, digits and '-' (a Kubernetes namespace)")
-        if team.home in (*RESERVED_NAMESPACES, *reserved):
+        if team.home in reserved:
             key = "namespace" if team.namespace else "name"
             raise ConfigError(f"{where}.{key}", team.home, "a namespace of Kubernetes or of what the stack installs "
-                              f"({', '.join(dict.fromkeys((*RESERVED_NAMESPACES, *reserved)))}), not one for a team",
+                              f"({', '.join(dict.fromkeys(reserved))}), not one for a team",
                               f"give the team a namespace of its own ({where}.namespace: {name}-jobs)")
         if team.home in homes:
             raise ConfigError(f"{where}.namespace", team.home, f"also the namespace of {field_name}[{homes[team.home]}]",

@@ -60,10 +60,12 @@ class GpuCluster(pulumi.ComponentResource):
     def _check_teams(self, teams: Any, pools: Sequence[team_rules.Pool], overcommit: bool,
                      gpu_namespace: str = facts.NAMESPACE) -> None:
         """Check ``teams`` against the stack's GPU ``pools`` (names, max GPUs at full scale) and the namespaces it
-        installs into (:data:`facts.STACK_NAMESPACES`, and ``gpu_namespace``, the NVIDIA releases'): a
+        installs into (:data:`facts.KUBERNETES_NAMESPACES`, :data:`facts.STACK_NAMESPACES`, and ``gpu_namespace``,
+        the NVIDIA releases'): a
         :class:`~gpuready_components.errors.ConfigError` naming ``teams[i]...`` for the first mistake."""
         self.teams, self.overcommit = tuple(teams), overcommit
-        team_rules.check(self.teams, pools, overcommit, reserved=(*facts.STACK_NAMESPACES, gpu_namespace))
+        team_rules.check(self.teams, pools, overcommit, reserved=(
+            *facts.KUBERNETES_NAMESPACES, *facts.STACK_NAMESPACES, gpu_namespace))
 
     def pool_labels(self, pool: str, labels: Mapping[str, str]) -> dict[str, str]:
         """The labels of GPU pool ``pool``'s nodes: ``labels``, and with teams the pool's own label, which its

@@ -273,6 +273,10 @@ KUEUE_IMAGE = MappingProxyType({"repository": "registry.k8s.io/kueue/kueue", "ta
 publishes the chart; setting it keeps the release pinned to v0.19.2 whatever the chart's default."""
 KUEUE_NAMESPACE = "kueue-system"
 """Where Kueue's own install guide puts it (the chart's README)."""
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+"""Namespaces Kubernetes itself makes and uses (its own components, public data, node leases; the Kubernetes docs'
+"Initial namespaces"): never a team's. A stack creates each team's namespace, which fails at ``pulumi up`` for one
+that exists, and Kueue would hold back the cluster's own pods in it."""
 STACK_NAMESPACES = (NAMESPACE, KUEUE_NAMESPACE)
 """The namespaces a Kubernetes stack installs into beside Kubernetes' own (``kube-system``: the EKS autoscalers and
 EFA's device plugin): NVIDIA's releases (by default; the stack's ``software.namespace`` too) and Kueue. No team's."""

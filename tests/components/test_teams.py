@@ -26,8 +26,6 @@ def test_two_teams_within_the_pools_pass():
     ((TeamArgs("a", 2, lend=3),), "teams[0].lend", "more than the team's own 2 GPUs"),
     ((TeamArgs("a", 1, namespace="Team A"),), "teams[0].namespace", "not a DNS-1123 label"),
     ((TeamArgs("a", 1), TeamArgs("b", 1, namespace="a")), "teams[1].namespace", "also the namespace of teams[0]"),
-    ((TeamArgs("a", 1, namespace="kube-system"),), "teams[0].namespace", "a namespace of Kubernetes"),
-    ((TeamArgs("default", 1),), "teams[0].name", "a namespace of Kubernetes"),
     ((TeamArgs("a", 1, pools=("reserved",)),), "teams[0].pools", "no GPU pool of the stack has this name"),
     ((TeamArgs("a", 10, pools=("spot",)),), "teams[0].gpus", "more GPUs than its pools reach at full scale (8)"),
     ((TeamArgs("a", 16), TeamArgs("b", 16)), "teams", "add up to more GPUs than the stack reaches at full scale (24)"),
@@ -39,12 +37,15 @@ def test_each_mistake_is_one_line_naming_its_key(teams, key, says):
     assert "\n" not in str(raised.value)
 
 
-def test_the_namespaces_a_platform_installs_into_are_refused_too():
-    with pytest.raises(ConfigError, match=r"^teams\[0\]\.namespace = 'kueue-system': a namespace of Kubernetes or of "
-                                          r"what the stack installs \(default, kube-system, kube-public, "
-                                          r"kube-node-lease, kueue-system\)"):
-        check((TeamArgs("a", 1, namespace="kueue-system"),), POOLS, reserved=("kueue-system",))
-    check((TeamArgs("a", 1, namespace="kueue-system"),), POOLS)  # a platform without Kueue
+@pytest.mark.parametrize("team, key", [(TeamArgs("a", 1, namespace="kube-system"), "teams[0].namespace"),
+                                       (TeamArgs("kube-system", 1), "teams[0].name")])
+def test_a_namespace_the_platform_reserves_is_refused_and_none_elsewhere(team, key):
+    with pytest.raises(ConfigError) as raised:
+        check((team,), POOLS, reserved=("default", "kube-system"))
+    assert str(raised.value) == (
+        f"{key} = 'kube-system': a namespace of Kubernetes or of what the stack installs (default, kube-system), not "
+        f"one for a team. Fix: give the team a namespace of its own (teams[0].namespace: {team.name}-jobs)")
+    check((team,), POOLS)  # a platform without namespaces (AWS Batch)
 
 
 def test_quotas_above_capacity_pass_when_overcommit_is_meant():

@@ -9,7 +9,6 @@ import pytest
 
 from gpuready_components.k8s_gpu import facts
 from gpuready_components.k8s_gpu.scheduling import schedulable, tolerates
-from gpuready_components.teams import RESERVED_NAMESPACES
 from tests.components.k8s_gpu import kueue_schemas
 
 from .test_config_messages import PYTHON_NAME, _plan
@@ -167,7 +166,7 @@ def test_quotas_above_the_gpus_are_refused_unless_declared_then_plan_and_policy_
     assert cohort["inputs"]["metadata"]["annotations"] == {facts.OVERCOMMIT_ANNOTATION: "true"}
 
 
-@pytest.mark.parametrize("namespace", [*RESERVED_NAMESPACES, *facts.STACK_NAMESPACES])
+@pytest.mark.parametrize("namespace", [*facts.KUBERNETES_NAMESPACES, *facts.STACK_NAMESPACES])
 def test_a_team_in_a_namespace_of_kubernetes_or_of_the_stack_is_one_line_naming_its_key(tmp_path, capsys, namespace):
     code, _ = _plan(tmp_path, "eks", {"gpuready:teams": [{"name": "research", "gpus": 1, "namespace": namespace}]})
     err = capsys.readouterr().err

@@ -119,7 +119,8 @@ class Queues:
     pools: list[QueuePool] = field(default_factory=list)
     """Kueue: each GPU flavor and what the queues admit of it."""
     unadmittable_gpus: float = 0
-    """Kueue: the GPUs at full scale that no queue can admit, over every flavor."""
+    """Kueue: the GPUs at full scale that no queue can admit, over every flavor (and of the GPU pools no flavor
+    selects)."""
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def _number(value: Any) -> Any:
 
 
 def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
-    from ..resources.queues import KUEUE, PRICE_BASIS, kueue_admission, teams
+    from ..resources.queues import KUEUE, PRICE_BASIS, gpu_pools, kubernetes_gpu_pools, kueue_admission, teams
     from ..resources.scaling import from_rendering
 
     items = from_rendering(rendering.resources)
@@ -237,11 +238,13 @@ def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
     total = _number(sum(t.gpus for t in found))
     kueue = [t for t in found if t.system == KUEUE]
     _, flavors = kueue_admission(items) if kueue else (None, [])
+    selected = {p.item.urn for f in flavors for p in f.pools}
+    unselected = [p for p in kubernetes_gpu_pools(gpu_pools(items)) if p.item.urn not in selected] if kueue else []
     pools = [QueuePool(f.name, [p.name for p in f.pools], f.gpus, _number(f.guaranteed), _number(f.cohort),
                        _number(f.admissible), _number(f.unadmittable)) for f in flavors]
     return Queues(shown, total, capacity.max_gpus, total > capacity.max_gpus,
                   bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS, pools,
-                  _number(sum((f.unadmittable for f in flavors), 0)))
+                  _number(sum((f.unadmittable for f in flavors), 0) + sum(p.capacity.max_gpus for p in unselected)))
 
 
 def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, program: Optional[Path] = None,

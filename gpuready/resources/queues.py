@@ -159,6 +159,8 @@ class FlavorFacts:
     """The most all queues hold of it at once."""
     unadmittable: Decimal
     """Its GPUs at full scale that no queue can admit."""
+    listed: bool = True
+    """A ClusterQueue or Cohort gives quota on it (0 or more)."""
 
 
 def _limits(quotas: Sequence[Any]) -> dict[str, Limits]:
@@ -169,13 +171,15 @@ def kueue_admission(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts
                     ) -> tuple[Admission, list[FlavorFacts]]:
     """What the stack's ClusterQueues and Cohorts admit, by Kueue's arithmetic
     (:func:`gpuready_components.queue_arithmetic.admission`), built from the rendered objects alone, and each GPU
-    flavor a queue or Cohort names with the pools it selects (a flavor selecting no GPU pool is left out)."""
+    flavor (named by a queue or Cohort, or not: then no queue admits its GPUs) with the pools it selects (a flavor
+    selecting no GPU pool is left out)."""
     pools = gpu_pools(items) if pools is None else pools
     by_name = flavors(items)
     queues = [Queue(q.name or i.name, q.cohort, _limits(q.quotas)) for i in items
               if isinstance(q := i.facts, ClusterQueue)]
     cohorts = {c.name: _limits(c.quotas) for i in items if isinstance(c := i.facts, Cohort) and c.name}
-    named = dict.fromkeys([f for q in queues for f in q.quotas] + [f for c in cohorts.values() for f in c])
+    listed = {f for q in queues for f in q.quotas} | {f for c in cohorts.values() for f in c}
+    named = dict.fromkeys([*listed, *by_name])
     selected = {f: tuple(p for p in pools if f in by_name and selects(by_name[f][1], p)) for f in named}
     capacity = {f: Capacity(sum(p.capacity.max_gpus for p in found),
                             max((r.gpus for p in found for r in p.capacity.rows), default=0))
@@ -184,7 +188,7 @@ def kueue_admission(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts
     facts = [FlavorFacts(f, selected[f], int(capacity[f].gpus),
                          sum((q.quotas[f].nominal for q in queues if f in q.quotas), Decimal(0)),
                          sum((c[f].nominal for c in cohorts.values() if f in c), Decimal(0)),
-                         Decimal(found.admissible.get(f, 0)), Decimal(found.unadmittable.get(f, 0)))
+                         Decimal(found.admissible.get(f, 0)), Decimal(found.unadmittable.get(f, 0)), f in listed)
              for f in capacity]
     return found, facts
 

@@ -108,7 +108,7 @@ def _check_reachable(resources, config):
             continue
         reader = pool.item.facts
         label = getattr(reader, "NAME_LABEL", "")
-        named = [f.name for f in flavors if any(p.item.urn == pool.item.urn for p in f.pools)]
+        named = [f.name for f in flavors if f.listed and any(p.item.urn == pool.item.urn for p in f.pools)]
         why = (f"the flavors that select its nodes ({', '.join(named)}) admit 0 {GPU_RESOURCE} by Kueue's arithmetic "
                f"(no nominalQuota there, nor a Cohort's quota any queue of it may borrow)") if named else \
             f"no ClusterQueue or Cohort gives {GPU_RESOURCE} quota on a flavor whose node labels select its nodes"

@@ -127,6 +127,10 @@ def _metaflow_lines(outputs: dict[str, Any]) -> list[str]:
             lines += ["", f"Metaflow profile (`pulumi stack output {output} --json > "
                           f"~/.metaflowconfig/config_{profile}.json`, then METAFLOW_PROFILE={profile}):"]
             lines += [f"  {key}: {value}" for key, value in outputs[output].items()]
+            teams = outputs.get("teams") if output == "metaflowProfile" else None
+            if isinstance(teams, list) and teams and isinstance(teams[0], dict):
+                lines.append(f"  (team {teams[0].get('name')}'s queue: each team has its own, `pulumi stack output "
+                             "teams --json` then teams[].metaflowProfile)")
     return lines
 
 

@@ -118,9 +118,9 @@ def admission(queues: Sequence[Queue], cohorts: Mapping[str, Mapping[str, Limits
     cohort no queue names holds nothing anyone can borrow) and the flavors' ``capacity`` (flavors it does not name
     have none)."""
     pools: dict[str, dict[str, Number]] = {}
-    for name in {q.cohort for q in queues if q.cohort}:
+    for name in dict.fromkeys(q.cohort for q in queues if q.cohort):
         members = [q for q in queues if q.cohort == name]
-        flavors = {f for q in members for f in q.quotas} | set(cohorts.get(name, {}))
+        flavors = dict.fromkeys([*(f for q in members for f in q.quotas), *cohorts.get(name, {})])
         pools[name] = {f: cohorts.get(name, {}).get(f, Limits(0)).nominal +
                        sum((q.quotas[f].lendable for q in members if f in q.quotas), 0) for f in flavors}
     shares: dict[str, dict[str, Share]] = {}
@@ -134,7 +134,7 @@ def admission(queues: Sequence[Queue], cohorts: Mapping[str, Mapping[str, Limits
                 pool = pools[q.cohort][f]
                 most = lim.kept + (pool if lim.borrowing is None else min(pool, lim.lendable + lim.borrowing))
             mine[f] = Share(lim.nominal, max(most, lim.nominal))
-    for f in {f for q in queues for f in q.quotas} | set(capacity):
+    for f in dict.fromkeys([*capacity, *(f for q in queues for f in q.quotas)]):
         alone = sum((q.quotas[f].nominal for q in queues if q.cohort is None and f in q.quotas), 0)
         together = alone
         for name, pool in pools.items():

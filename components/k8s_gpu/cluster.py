@@ -102,8 +102,7 @@ class GpuCluster(pulumi.ComponentResource):
                                                                  opts=opts)
                 continue
             home = namespaces.get(meta.get("namespace", ""))
-            KueueObject(f"{name}-{kind.lower()}-{meta['name']}" if home is None else
-                        f"{name}-{kind.lower()}-{meta['namespace']}-{meta['name']}", obj,
+            KueueObject(kueue.child_name(name, obj), obj,
                         after if home is None else pulumi.ResourceOptions(parent=self, provider=provider,
                                                                           depends_on=[release, home]))
         for home, namespace in namespaces.items():

@@ -322,7 +322,11 @@ label that tells one pool's nodes from another's, which the pool's ResourceFlavo
 COHORT = "gpuready"
 """The one Cohort every team's ClusterQueue belongs to: they lend each other their idle GPUs."""
 FLAVOR_PREFIX = "gpu-"
-"""A pool's ResourceFlavor is named ``gpu-<pool>``."""
+"""A pool's ResourceFlavor is named after the pool (``teams[].pools`` names it), but its Pulumi child resource, and
+those of its AdmissionCheck and ProvisioningRequestConfig, keep the names they had when the flavor was ``gpu-<pool>``
+(``<stack>-resourceflavor-gpu-<pool>``): renaming a child replaces it."""
+PREFIXED_KINDS = ("ResourceFlavor", "AdmissionCheck", "ProvisioningRequestConfig")
+"""The kinds named after a pool's flavor, whose Pulumi child names carry :data:`FLAVOR_PREFIX`."""
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 """``controllerName`` of Kueue's ProvisioningRequest admission check (Kueue's ``ProvisioningRequestControllerName``):
 before admitting a workload, Kueue asks the cluster autoscaler for its nodes with a ProvisioningRequest of the class a

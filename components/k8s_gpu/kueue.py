@@ -74,8 +74,8 @@ class Flavor:
 
     @property
     def name(self) -> str:
-        """The ResourceFlavor's name."""
-        return f"{facts.FLAVOR_PREFIX}{self.pool}"
+        """The ResourceFlavor's name: the pool's."""
+        return self.pool
 
     @property
     def check(self) -> str:
@@ -329,6 +329,17 @@ def check(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool
                               f"give a team that may use {f.pool} a borrow of at least {f.node_gpus} (or none, no "
                               "limit), or quota there")
     return found
+
+
+def child_name(stack: str, obj: Mapping[str, Any]) -> str:
+    """The Pulumi name of the child resource holding ``obj`` (one of :func:`objects`, not a Namespace): ``<stack>-
+    <kind>-<name>``, ``<stack>-<kind>-<namespace>-<name>`` for a namespaced one, and for a pool's ResourceFlavor,
+    AdmissionCheck and ProvisioningRequestConfig the name it had when flavors were ``gpu-<pool>``
+    (:data:`facts.FLAVOR_PREFIX`: a renamed child would be replaced)."""
+    kind, meta = obj["kind"], obj["metadata"]
+    name = f"{facts.FLAVOR_PREFIX}{meta['name']}" if kind in facts.PREFIXED_KINDS else meta["name"]
+    return f"{stack}-{kind.lower()}-{meta['namespace']}-{name}" if meta.get("namespace") else \
+        f"{stack}-{kind.lower()}-{name}"
 
 
 def config() -> dict[str, Any]:

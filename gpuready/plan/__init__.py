@@ -72,7 +72,8 @@ class QueueTeam:
     flavors: list[str]
     """Kueue: the ResourceFlavors that give it GPUs."""
     pools: list[str]
-    """The GPU pools it may use (the resources' names)."""
+    """The GPU pools it may use, as ``teams[].pools`` names them (the label gpuready's Kueue flavors select; else
+    the resources' names)."""
     queues: list[str]
     """Where its jobs go: ``namespace/localqueue`` (Kueue), the job queues (Batch)."""
     usd_per_gpu_hour: float
@@ -232,7 +233,7 @@ def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
     if not found:
         return None
     shown = [QueueTeam(t.name, t.system, _number(t.gpus), _number(t.borrow), _number(t.lend), _number(t.weight),
-                       None if t.share is None else round(t.share, 4), list(t.flavors), [p.name for p in t.pools],
+                       None if t.share is None else round(t.share, 4), list(t.flavors), [p.pool_name for p in t.pools],
                        list(t.queues), round(t.usd_per_gpu_hour, 4), round(t.usd_per_hour, 2), _number(t.most),
                        round(t.usd_per_hour_most, 2)) for t in found]
     total = _number(sum(t.gpus for t in found))
@@ -240,7 +241,7 @@ def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
     _, flavors = kueue_admission(items) if kueue else (None, [])
     selected = {p.item.urn for f in flavors for p in f.pools}
     unselected = [p for p in kubernetes_gpu_pools(gpu_pools(items)) if p.item.urn not in selected] if kueue else []
-    pools = [QueuePool(f.name, [p.name for p in f.pools], f.gpus, _number(f.guaranteed), _number(f.cohort),
+    pools = [QueuePool(f.name, [p.pool_name for p in f.pools], f.gpus, _number(f.guaranteed), _number(f.cohort),
                        _number(f.admissible), _number(f.unadmittable)) for f in flavors]
     return Queues(shown, total, capacity.max_gpus, total > capacity.max_gpus,
                   bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS, pools,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
+from gpuready_components.k8s_gpu.facts import POOL_LABEL
 from gpuready_components.k8s_gpu.scheduling import tolerates
 from gpuready_components.queue_arithmetic import Admission, Capacity, Limits, Queue, admission
 from gpuready_components.queue_facts import GPU_RESOURCE
@@ -40,6 +41,12 @@ class GpuPoolFacts:
     @property
     def name(self) -> str:
         return self.item.name
+
+    @property
+    def pool_name(self) -> str:
+        """The pool's name as the stack's ``teams[].pools`` names it: the value of the label gpuready puts on its
+        nodes for Kueue (``gpuready.io/gpu-pool``), else the resource's name."""
+        return str(getattr(self.item.facts, "node_labels", {}).get(POOL_LABEL) or self.item.name)
 
     @property
     def usd_per_gpu_hour(self) -> float:
@@ -178,8 +185,8 @@ def kueue_admission(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts
     queues = [Queue(q.name or i.name, q.cohort, _limits(q.quotas)) for i in items
               if isinstance(q := i.facts, ClusterQueue)]
     cohorts = {c.name: _limits(c.quotas) for i in items if isinstance(c := i.facts, Cohort) and c.name}
-    listed = {f for q in queues for f in q.quotas} | {f for c in cohorts.values() for f in c}
-    named = dict.fromkeys([*listed, *by_name])
+    listed = dict.fromkeys([f for q in queues for f in q.quotas] + [f for c in cohorts.values() for f in c])
+    named = dict.fromkeys([*by_name, *listed])  # the stack's order of its ResourceFlavors
     selected = {f: tuple(p for p in pools if f in by_name and selects(by_name[f][1], p)) for f in named}
     capacity = {f: Capacity(sum(p.capacity.max_gpus for p in found),
                             max((r.gpus for p in found for r in p.capacity.rows), default=0))

@@ -56,15 +56,15 @@ def test_each_pool_has_a_flavor_carried_by_its_nodes_and_a_team_pod_lands_there(
     rendering = rendered(variant)
     flavors = _flavors(rendering)
     nodes = _nodes(rendering)
-    assert {f"{facts.FLAVOR_PREFIX}{_pool(n)}" for n in nodes} == set(flavors)
+    assert {_pool(n) for n in nodes} == set(flavors)
     teams = {t["name"]: t for t in rendering.outputs["teams"]}
     for node in nodes:
-        spec = flavors[f"{facts.FLAVOR_PREFIX}{_pool(node)}"]["spec"]
+        spec = flavors[_pool(node)]["spec"]
         assert spec["nodeLabels"].items() <= node.labels.items(), node.pool
         steady = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
         assert all(tolerates(spec["tolerations"], t) for t in steady), node.pool
         for team in teams.values():
-            if f"{facts.FLAVOR_PREFIX}{_pool(node)}" not in team["flavors"]:
+            if _pool(node) not in team["flavors"]:
                 continue
             profile = team["metaflowProfile"]
             # The team's job as Metaflow makes it, then Kueue's flavor injection on admission.

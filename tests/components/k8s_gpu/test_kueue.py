@@ -72,7 +72,7 @@ def test_quotas_split_by_pool_size_and_add_up():
 def test_a_team_gets_only_its_pools_and_its_limits():
     research, inference = (kueue.cluster_queue(t, FLAVORS) for t in TEAMS)
     flavors = inference["spec"]["resourceGroups"][0]["flavors"]
-    assert [f["name"] for f in flavors] == ["gpu-gpu"]
+    assert [f["name"] for f in flavors] == ["gpu"]
     gpu = flavors[0]["resources"][0]
     assert gpu == {"name": "nvidia.com/gpu", "nominalQuota": 4, "lendingLimit": 0}
     assert inference["spec"]["fairSharing"] == {"weight": 2}
@@ -173,7 +173,7 @@ def test_each_team_cluster_queue_admits_its_namespace_only():
 
 def test_team_outputs_name_the_queue_in_the_metaflow_profile():
     (research, inference) = kueue.team_outputs(TEAMS, FLAVORS, kueue.Profile("gpu-jobs", {"a": "b"}, ()))
-    assert inference["flavors"] == ["gpu-gpu"] and research["flavors"] == ["gpu-gpu", "gpu-gpu-4x"]
+    assert inference["flavors"] == ["gpu"] and research["flavors"] == ["gpu", "gpu-4x"]
     profile = inference["metaflowProfile"]
     assert profile["METAFLOW_KUBERNETES_NAMESPACE"] == "inference"
     assert f"{facts.QUEUE_LABEL}=inference" in profile["METAFLOW_KUBERNETES_LABELS"].split(",")
@@ -195,9 +195,9 @@ def test_a_pool_with_a_provisioning_check_gets_its_config_check_and_only_its_fla
     assert check["spec"]["parameters"]["name"] == config["metadata"]["name"]
     assert check["spec"]["controllerName"] == facts.PROVISIONING_CONTROLLER
     queues = {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "ClusterQueue"}
-    for spec in queues.values():  # research uses both pools, inference only gpu: each checks gpu-gpu only
+    for spec in queues.values():  # research uses both pools, inference only gpu: each checks gpu only
         assert spec["admissionChecksStrategy"] == {"admissionChecks": [
-            {"name": check["metadata"]["name"], "onFlavors": ["gpu-gpu"]}]}
+            {"name": check["metadata"]["name"], "onFlavors": ["gpu"]}]}
     assert "admissionChecksStrategy" not in kueue.cluster_queue(TEAMS[0], FLAVORS)["spec"]
     bad = copy.deepcopy(config)
     bad["spec"]["provisioningClass"] = bad["spec"].pop("provisioningClassName")
@@ -237,20 +237,20 @@ def test_the_teams_quotas_and_the_cohorts_add_up_to_every_pool(teams):
 def test_the_eks_teams_get_what_the_docs_say():
     """docs/queues/kubernetes.md works these numbers out."""
     _, cohort, queues = _made(EKS_TEAMS)
-    assert _gpu_limits(cohort) == {"gpu-gpu": {"nominalQuota": 2}, "gpu-gpu-4x": {"nominalQuota": 10}}
-    assert _gpu_limits(queues["research"]) == {"gpu-gpu": {"nominalQuota": 1, "borrowingLimit": 1},
-                                               "gpu-gpu-4x": {"nominalQuota": 3, "borrowingLimit": 7}}
-    assert _gpu_limits(queues["inference"]) == {"gpu-gpu": {"nominalQuota": 1, "lendingLimit": 0},
-                                                "gpu-gpu-4x": {"nominalQuota": 3, "lendingLimit": 0}}
+    assert _gpu_limits(cohort) == {"gpu": {"nominalQuota": 2}, "gpu-4x": {"nominalQuota": 10}}
+    assert _gpu_limits(queues["research"]) == {"gpu": {"nominalQuota": 1, "borrowingLimit": 1},
+                                               "gpu-4x": {"nominalQuota": 3, "borrowingLimit": 7}}
+    assert _gpu_limits(queues["inference"]) == {"gpu": {"nominalQuota": 1, "lendingLimit": 0},
+                                                "gpu-4x": {"nominalQuota": 3, "lendingLimit": 0}}
     found = kueue.check(EKS_TEAMS, FLAVORS)
     assert (found.most("research"), found.most("inference"), found.most_in_one("research")) == (12, 20, 10)
 
 
 def test_a_team_held_to_one_pool_gets_its_guarantee_there_first():
     _, cohort, queues = _made(TEAMS)
-    assert _gpu_limits(queues["inference"]) == {"gpu-gpu": {"nominalQuota": 4, "lendingLimit": 0}}
+    assert _gpu_limits(queues["inference"]) == {"gpu": {"nominalQuota": 4, "lendingLimit": 0}}
     assert [v["nominalQuota"] for v in _gpu_limits(queues["research"]).values()] == [0, 12]
-    assert _gpu_limits(cohort) == {"gpu-gpu": {"nominalQuota": 0}, "gpu-gpu-4x": {"nominalQuota": 4}}
+    assert _gpu_limits(cohort) == {"gpu": {"nominalQuota": 0}, "gpu-4x": {"nominalQuota": 4}}
 
 
 def test_borrow_zero_is_a_borrowing_limit_of_zero_everywhere():

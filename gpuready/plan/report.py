@@ -142,7 +142,8 @@ def _team_line(team: Any) -> str:
     """One team's queue: its GPUs, what it borrows and lends, what it runs on, where its jobs go, its cost."""
     if team.system == "batch":
         parts = [f"{team.share:.1%} fair share (weight factor {team.weight:g}) = {_gpus(team.gpus)}",
-                 "may use idle shares", f"job queues {', '.join(team.queues)}"]
+                 "may use idle shares", f"most it can hold while the others idle: {_gpus(team.most)}",
+                 f"job queues {', '.join(team.queues)}"]
     else:
         borrow = "may borrow any idle GPUs of its cohort" if team.borrow is None else \
             "may borrow none" if not team.borrow else f"may borrow {_gpus(team.borrow)} more"

@@ -105,5 +105,7 @@ def test_batch_fair_share_shows_each_share_of_the_queue_s_gpus(tmp_path, capsys)
     assert teams["research"]["weight"] == 0.5 and teams["research"]["queues"] == ["gpu-fair"]
     assert teams["research"]["usd_per_hour"] == pytest.approx(16 / 3 * L4, abs=0.02)
     assert (queues["capacity_gpus"], queues["overcommitted"]) == (8, False)
+    assert teams["research"]["most"] == 8  # alone, a share gets every GPU of its queues
     assert any(line.startswith("  research: 66.7% fair share (weight factor 0.5) = 5.33 GPUs; may use idle shares; "
-                               "job queues gpu-fair; on gpu-batch") for line in _section(text))
+                               "most it can hold while the others idle: 8 GPUs; job queues gpu-fair; on gpu-batch")
+               for line in _section(text))

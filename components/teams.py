@@ -30,8 +30,8 @@ class TeamArgs:
     gpus: int
     """GPUs the team is guaranteed (its nominal quota): what it gets whenever it asks, lent to others while idle."""
     borrow: Optional[int] = None
-    """Most GPUs beyond ``gpus`` it may borrow from the other teams' idle quota (``None``: as many as are idle; 0:
-    none)."""
+    """Most GPUs beyond ``gpus`` it may borrow while idle: the other teams' lent quota and, on Kubernetes, the
+    Cohort's own (``None``: as many as are idle; 0: none). Kubernetes refuses more than it can ever borrow."""
     lend: Optional[int] = None
     """Most of its ``gpus`` the other teams may borrow while it does not use them (``None``: all of it)."""
     weight: int = 1

@@ -61,9 +61,10 @@ def check(teams: Sequence[TeamArgs], pools: Sequence[Pool], overcommit: bool = F
           field_name: str = "teams", reserved: Sequence[str] = ()) -> None:
     """Raise :class:`ConfigError` for the first team that cannot work on ``pools``: a name that is not a DNS-1123
     label, a team or namespace named twice, a namespace (or a name, without one) in ``reserved`` (a Kubernetes
-    platform's: Kubernetes' own and those the stack installs into; the namespace is not checked where none is given), a quota, borrowing or lending limit that is not a whole number of 0 or
-    more, a weight below 1, a pool the stack does not make, a team whose quota exceeds what its pools reach at full
-    scale, and quotas whose sum exceeds the stack's GPUs unless ``overcommit`` says it is meant."""
+    platform's: Kubernetes' own and those the stack installs into; the namespace is not checked where none is
+    given), a quota, borrowing or lending limit that is not a whole number of 0 or more, a weight below 1, a pool the
+    stack does not make, a team whose quota exceeds what its pools reach at full scale, and quotas whose sum exceeds
+    the stack's GPUs unless ``overcommit`` says it is meant."""
     known = {p.name: p.gpus for p in pools}
     seen: dict[str, int] = {}
     homes: dict[str, int] = {}

@@ -166,8 +166,9 @@ class Quotas:
 
 def quotas(teams: Sequence[TeamArgs], flavors: Sequence[Flavor]) -> Quotas:
     """Every team's GPU limits on each of its pools and the Cohort's own quota, as the module's docstring says:
-    guarantees by the room left on each pool, lending by the team's quota, the rest of each pool to the Cohort, borrowing by what
-    the team can borrow on each pool (at most that: :func:`check` refuses a ``borrow`` beyond it)."""
+    guarantees by the room left on each pool, lending by the team's quota, the rest of each pool to the Cohort,
+    borrowing by what the team can borrow on each pool (at most that: :func:`check` refuses a ``borrow`` beyond
+    it)."""
     nominal: dict[str, dict[str, int]] = {}
     lend: dict[str, dict[str, Optional[int]]] = {}
     left = {f.pool: f.gpus for f in flavors}
@@ -302,8 +303,9 @@ def admitted(made: Sequence[Mapping[str, Any]], flavors: Sequence[Flavor]) -> Ad
 def check(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False,
           field_name: str = "teams") -> Admission:
     """What the queues of :func:`objects` admit (:func:`admitted`), after raising :class:`ConfigError` for a
-    promise they cannot keep: a guarantee beyond what its pools have left (unless ``overcommit``), a team's ``borrow`` beyond what it can borrow while the others idle (the Cohort's
-    quota and what the other teams lend, on its pools), a pool on which no queue can hold one whole node."""
+    promise they cannot keep: a guarantee beyond what its pools have left (unless ``overcommit``), a team's
+    ``borrow`` beyond what it can borrow while the others idle (the Cohort's quota and what the other teams lend, on
+    its pools), a pool on which no queue can hold one whole node."""
     crowded = quotas(teams, flavors).crowded
     for i, team in enumerate(teams):
         if team.name in crowded and not overcommit:

@@ -10,7 +10,7 @@ from ..errors import UserError
 from ..project import Project, find_project, load_project, load_stack_config
 from ..resources import PoolCapacity
 from ..resources.base import CAPACITY_KINDS, RESERVED, Source
-from .describe import Pool, capacities, describe, pool
+from .describe import Pool, capacities, describe, pool, pool_names
 from .secrets import SECRET, redact
 
 
@@ -191,8 +191,8 @@ def _by_kind(pools: list[Pool]) -> list[KindCapacity]:
             if kind in gpus]
 
 
-def _capacity(capacities: list[tuple[str, PoolCapacity, Source]]) -> Capacity:
-    found = [pool(name, c, source) for name, c, source in capacities]
+def _capacity(capacities: list[tuple[str, PoolCapacity, Source]], names: Optional[dict[str, str]] = None) -> Capacity:
+    found = [pool(name, c, source, (names or {}).get(name)) for name, c, source in capacities]
     rows = list({(r.cloud, r.name): r for _, c, _ in capacities for r in c.rows}.values())
     dates = sorted({f"{r.price_region} {r.price_date}" for r in rows if r.price_usd_hour is not None})
     unpriced = sorted({r.name for r in rows if r.price_usd_hour is None} | {t for p in found for t in p.unknown_types})
@@ -287,7 +287,7 @@ def planned(rendering: Any, stack_file: str, *, policies: bool = True,
 
         report = run_policies(rendering, policy_config)
     outputs = {k: SECRET if k in rendering.secret_outputs else v for k, v in rendering.outputs.items()}
-    capacity = _capacity(capacities(rendering))
+    capacity = _capacity(capacities(rendering), pool_names(rendering))
     return PlanResult(project=rendering.project, stack=rendering.stack, stack_file=stack_file, resources=resources,
                       capacity=capacity, outputs=outputs, scale_from_zero=_scaling(rendering),
                       queues=_queues(rendering, capacity),

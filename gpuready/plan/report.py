@@ -41,7 +41,8 @@ def render_text(result: PlanResult) -> str:
     cap = result.capacity
     lines += ["", "Capacity at full scale:"]
     for pool in cap.pools:
-        lines.append(f"  {pool.resource}: up to {pool.max_gpus} GPUs, ${pool.max_usd_per_hour:,.2f}/h")
+        named = f" (pool {pool.pool})" if pool.pool and pool.pool != pool.resource else ""
+        lines.append(f"  {pool.resource}{named}: up to {pool.max_gpus} GPUs, ${pool.max_usd_per_hour:,.2f}/h")
     if cap.pools:
         lines.append(f"  total: {cap.max_gpus} GPUs ({', '.join(cap.gpu_models)}), "
                      f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")

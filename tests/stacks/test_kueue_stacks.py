@@ -192,7 +192,8 @@ def test_borrow_at_the_most_the_cohort_gives_is_taken_and_one_more_is_one_line(t
         assert code == 0, err
         return
     assert code == 2 and err.count("\n") == 1, err
-    assert err.startswith("gpuready: plan: gpuready:teams[0].borrow = 13: team research can borrow at most 12 GPUs"), err
+    assert err.startswith("gpuready: plan: gpuready:teams[0].borrow = 13: team research can borrow at most 12 "
+                          "GPUs"), err
 
 
 def test_a_team_with_its_own_namespace_gets_its_local_queue_and_profile_there():

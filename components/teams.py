@@ -30,8 +30,8 @@ class TeamArgs:
     gpus: int
     """GPUs the team is guaranteed (its nominal quota): what it gets whenever it asks, lent to others while idle."""
     borrow: Optional[int] = None
-    """Most GPUs beyond ``gpus`` it may borrow from the other teams' idle quota (``None``: as many as are idle; 0:
-    none)."""
+    """Most GPUs beyond ``gpus`` it may borrow while idle: the other teams' lent quota and, on Kubernetes, the
+    Cohort's own (``None``: as many as are idle; 0: none). Kubernetes refuses more than it can ever borrow."""
     lend: Optional[int] = None
     """Most of its ``gpus`` the other teams may borrow while it does not use them (``None``: all of it)."""
     weight: int = 1
@@ -58,11 +58,13 @@ class Pool:
 
 
 def check(teams: Sequence[TeamArgs], pools: Sequence[Pool], overcommit: bool = False,
-          field_name: str = "teams") -> None:
+          field_name: str = "teams", reserved: Sequence[str] = ()) -> None:
     """Raise :class:`ConfigError` for the first team that cannot work on ``pools``: a name that is not a DNS-1123
-    label, a team or namespace named twice, a quota, borrowing or lending limit that is not a whole number of 0 or
-    more, a weight below 1, a pool the stack does not make, a team whose quota exceeds what its pools reach at full
-    scale, and quotas whose sum exceeds the stack's GPUs unless ``overcommit`` says it is meant."""
+    label, a team or namespace named twice, a namespace (or a name, without one) in ``reserved`` (a Kubernetes
+    platform's: Kubernetes' own and those the stack installs into; the namespace is not checked where none is
+    given), a quota, borrowing or lending limit that is not a whole number of 0 or more, a weight below 1, a pool the
+    stack does not make, a team whose quota exceeds what its pools reach at full scale, and quotas whose sum exceeds
+    the stack's GPUs unless ``overcommit`` says it is meant."""
     known = {p.name: p.gpus for p in pools}
     seen: dict[str, int] = {}
     homes: dict[str, int] = {}
@@ -90,6 +92,11 @@ def check(teams: Sequence[TeamArgs], pools: Sequence[Pool], overcommit: bool = F
         if team.namespace and (not NAME.fullmatch(team.namespace) or len(team.namespace) > NAME_MOST):
             raise ConfigError(f"{where}.namespace", team.namespace, "not a DNS-1123 label",
                               "use lowercase letters, digits and '-' (a Kubernetes namespace)")
+        if team.home in reserved:
+            key = "namespace" if team.namespace else "name"
+            raise ConfigError(f"{where}.{key}", team.home, "a namespace of Kubernetes or of what the stack installs "
+                              f"({', '.join(dict.fromkeys(reserved))}), not one for a team",
+                              f"give the team a namespace of its own ({where}.namespace: {name}-jobs)")
         if team.home in homes:
             raise ConfigError(f"{where}.namespace", team.home, f"also the namespace of {field_name}[{homes[team.home]}]",
                               "give each team a namespace of its own: its LocalQueue is named after the team")

@@ -47,7 +47,8 @@ class AksGpuCluster(GpuCluster):
     def __init__(self, name: str, args: AksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
-        self._check_teams(args.teams, [Pool(facts.GPU_POOL_NAME, cap.max_gpus)], args.overcommit_quotas)
+        self._check_teams(args.teams, [Pool(facts.GPU_POOL_NAME, cap.max_gpus)], args.overcommit_quotas,
+                          args.software.namespace)
         args = checked_inputs(args)
         tags = {"gpuready-component": name, **args.tags}
         pool = args.node_pool

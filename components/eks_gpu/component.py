@@ -66,7 +66,8 @@ class EksGpuCluster(GpuCluster):
     def __init__(self, name: str, args: EksGpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(facts.TYPE_TOKEN, name, None, opts)
         self.capacity = cap = check(args)
-        self._check_teams(args.teams, [Pool(pool, gpus) for pool, gpus, _ in self._pools(args)], args.overcommit_quotas)
+        self._check_teams(args.teams, [Pool(pool, gpus) for pool, gpus, _ in self._pools(args)], args.overcommit_quotas,
+                          args.software.namespace)
         self._types = catalog_of(args)  # the file's types and the declared ones, whose facts it stamps
         args = checked_inputs(args)
         child = pulumi.ResourceOptions(parent=self)

@@ -76,7 +76,8 @@ class GkeGpuCluster(GpuCluster):
                               "use up to 19 lowercase letters, digits and '-', starting with a letter")
         project = args.project or pulumi.Config("gcp").get("project")
         self.capacity = cap = check(args, project)
-        self._check_teams(args.teams, [Pool(facts.GPU_POOL, cap.max_gpus)], args.overcommit_quotas)
+        self._check_teams(args.teams, [Pool(facts.GPU_POOL, cap.max_gpus)], args.overcommit_quotas,
+                          args.software.namespace)
         args = checked_inputs(args)
         child = pulumi.ResourceOptions(parent=self)
         labels = {"gpuready-component": name, **args.labels}

@@ -58,11 +58,15 @@ class GpuCluster(pulumi.ComponentResource):
     overcommit: bool = False
     """The teams' quotas may add up to more GPUs than the pools reach (``overcommit_quotas``)."""
 
-    def _check_teams(self, teams: Any, pools: Sequence[team_rules.Pool], overcommit: bool) -> None:
-        """Check ``teams`` against the stack's GPU ``pools`` (names, max GPUs at full scale): a
+    def _check_teams(self, teams: Any, pools: Sequence[team_rules.Pool], overcommit: bool,
+                     gpu_namespace: str = facts.NAMESPACE) -> None:
+        """Check ``teams`` against the stack's GPU ``pools`` (names, max GPUs at full scale) and the namespaces it
+        installs into (:data:`facts.KUBERNETES_NAMESPACES`, :data:`facts.STACK_NAMESPACES`, and ``gpu_namespace``,
+        the NVIDIA releases'): a
         :class:`~gpuready_components.errors.ConfigError` naming ``teams[i]...`` for the first mistake."""
         self.teams, self.overcommit = tuple(teams), overcommit
-        team_rules.check(self.teams, pools, overcommit)
+        team_rules.check(self.teams, pools, overcommit, reserved=(
+            *facts.KUBERNETES_NAMESPACES, *facts.STACK_NAMESPACES, gpu_namespace))
         for i, team in enumerate(self.teams):  # the operators' queue (kueue.operators_queue) holds these names
             if team.name == facts.OPERATORS_QUEUE:
                 raise ConfigError(f"teams[{i}].name", team.name, "the name of the operators' queue, which the stack "
@@ -84,6 +88,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.flavors = tuple(flavors)
         if not self.teams:
             return
+        kueue.check(self.teams, self.flavors, self.overcommit)
         from ..sdk import require
 
         k8s = require("pulumi_kubernetes")
@@ -106,8 +111,7 @@ class GpuCluster(pulumi.ComponentResource):
                                                                  opts=opts)
                 continue
             home = namespaces.get(meta.get("namespace", ""))
-            KueueObject(f"{name}-{kind.lower()}-{meta['name']}" if home is None else
-                        f"{name}-{kind.lower()}-{meta['namespace']}-{meta['name']}", obj,
+            KueueObject(kueue.child_name(name, obj), obj,
                         after if home is None else pulumi.ResourceOptions(parent=self, provider=provider,
                                                                           depends_on=[release, home]))
         for home, namespace in namespaces.items():
@@ -155,6 +159,13 @@ class GpuCluster(pulumi.ComponentResource):
         """Set the access outputs and register exactly the outputs of ``contract`` (``extra``: the platform's own,
         its GPU pool's name included), kept as :attr:`outputs` for the stack to export."""
         self.cluster_name, self.kubeconfig = cluster_name, kubeconfig
+        teams = kueue.team_outputs(self.teams, self.flavors, kueue.Profile(
+            self.software.job_service_account, self.gpu_node_labels, self.gpu_node_taints))
+        # With teams, a job outside their namespaces escapes every quota: the stack's profile is the first team's
+        # (each team has its own, teams[].metaflowProfile).
+        profile = teams[0]["metaflowProfile"] if teams else metaflow.kubernetes_profile(
+            namespace=self.software.job_namespace, service_account=self.software.job_service_account,
+            node_labels=self.gpu_node_labels, taints=self.gpu_node_taints)
         self.outputs = contract.values({
             "platform": contract.platform,
             "clusterName": cluster_name,
@@ -171,12 +182,9 @@ class GpuCluster(pulumi.ComponentResource):
             "maxGpusPerNode": capacity.max_gpus_per_node,
             "maxGpus": capacity.max_gpus,
             "maxUsdPerHour": capacity.max_usd_per_hour,
-            "metaflowProfile": metaflow.kubernetes_profile(
-                namespace=self.software.job_namespace, service_account=self.software.job_service_account,
-                node_labels=self.gpu_node_labels, taints=self.gpu_node_taints),
+            "metaflowProfile": profile,
             "gpuReservations": self.gpu_reservations,
-            "teams": kueue.team_outputs(self.teams, self.flavors, kueue.Profile(
-                self.software.job_service_account, self.gpu_node_labels, self.gpu_node_taints)) or None,
+            "teams": teams or None,
             "operatorsQueue": kueue.operators_output() if self.teams else None,
         })
         self.register_outputs(self.outputs)

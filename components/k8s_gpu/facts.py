@@ -274,6 +274,13 @@ KUEUE_IMAGE = MappingProxyType({"repository": "registry.k8s.io/kueue/kueue", "ta
 publishes the chart; setting it keeps the release pinned to v0.19.2 whatever the chart's default."""
 KUEUE_NAMESPACE = "kueue-system"
 """Where Kueue's own install guide puts it (the chart's README)."""
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+"""Namespaces Kubernetes itself makes and uses (its own components, public data, node leases; the Kubernetes docs'
+"Initial namespaces"): never a team's. A stack creates each team's namespace, which fails at ``pulumi up`` for one
+that exists, and Kueue would hold back the cluster's own pods in it."""
+STACK_NAMESPACES = (NAMESPACE, KUEUE_NAMESPACE)
+"""The namespaces a Kubernetes stack installs into beside Kubernetes' own (``kube-system``: the EKS autoscalers and
+EFA's device plugin): NVIDIA's releases (by default; the stack's ``software.namespace`` too) and Kueue. No team's."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 """The version of the controller's Configuration the chart's ``managerConfig.controllerManagerConfigYaml`` holds."""
 KUEUE_CONFIG_BASE = MappingProxyType({
@@ -317,7 +324,11 @@ label that tells one pool's nodes from another's, which the pool's ResourceFlavo
 COHORT = "gpuready"
 """The one Cohort every team's ClusterQueue belongs to: they lend each other their idle GPUs."""
 FLAVOR_PREFIX = "gpu-"
-"""A pool's ResourceFlavor is named ``gpu-<pool>``."""
+"""A pool's ResourceFlavor is named after the pool (``teams[].pools`` names it), but its Pulumi child resource, and
+those of its AdmissionCheck and ProvisioningRequestConfig, keep the names they had when the flavor was ``gpu-<pool>``
+(``<stack>-resourceflavor-gpu-<pool>``): renaming a child replaces it."""
+PREFIXED_KINDS = ("ResourceFlavor", "AdmissionCheck", "ProvisioningRequestConfig")
+"""The kinds named after a pool's flavor, whose Pulumi child names carry :data:`FLAVOR_PREFIX`."""
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 """``controllerName`` of Kueue's ProvisioningRequest admission check (Kueue's ``ProvisioningRequestControllerName``):
 before admitting a workload, Kueue asks the cluster autoscaler for its nodes with a ProvisioningRequest of the class a

@@ -7,8 +7,18 @@ LocalQueues, and the operators' queue for the platform's own checks (:func:`oper
 the values of Kueue's chart. Tests check each object against Kueue's CRDs and the
 values against the chart.
 
-How a number of GPUs is spread over a team's pools (:func:`split`): in proportion to the GPUs each pool reaches at
-full scale, rounded by largest remainder, so the per-pool numbers add up to the team's exactly.
+How the quotas add up (:func:`quotas`, docs/queues/kubernetes.md), every number exact (largest remainder, so the
+per-pool numbers add up to the team's):
+
+- a team's ``gpus`` (its guarantee) spread over its pools in proportion to the GPUs each has left after the
+  guarantees of the teams held to fewer pools (those first, then in the stack's order): on pools of one size that is
+  in proportion to their size (:func:`split`); where the guarantees add up to more than the pools reach
+  (``overcommitQuotas``), in proportion to their size;
+- its ``lend`` spread over its pools in proportion to its quota there, so it never exceeds the quota of a pool;
+- what the teams' quotas leave of each pool belongs to the Cohort (its own ``resourceGroups``): any team may borrow
+  it, so the queues together admit every GPU the pools reach;
+- its ``borrow`` spread over its pools in proportion to what it can borrow there (the Cohort's quota and what the
+  other teams lend), so that all of it can be borrowed: a ``borrow`` beyond that is refused (:func:`check`).
 """
 
 from __future__ import annotations
@@ -21,6 +31,8 @@ from typing import Any, Mapping, Optional, Sequence
 import yaml
 
 from .. import catalog, metaflow
+from ..errors import ConfigError
+from ..queue_arithmetic import Admission, Capacity, Limits, Queue, admission
 from ..teams import Pool, TeamArgs, reachable
 from . import facts
 from .install import gpu_toleration
@@ -58,11 +70,13 @@ class Flavor:
     """Most memory (GiB) per GPU among the pool's types (rounded up)."""
     provisioning: Optional[Provisioning] = None
     """Kueue's ProvisioningRequest admission check on the pool, when its nodes come only for a ProvisioningRequest."""
+    node_gpus: int = 0
+    """GPUs of the pool's largest node (what a job for one whole node asks); 0: not known."""
 
     @property
     def name(self) -> str:
-        """The ResourceFlavor's name."""
-        return f"{facts.FLAVOR_PREFIX}{self.pool}"
+        """The ResourceFlavor's name: the pool's."""
+        return self.pool
 
     @property
     def check(self) -> str:
@@ -81,23 +95,28 @@ def flavor(pool: str, gpus: int, node_labels: Mapping[str, str], taints: Sequenc
     check on the pool, if any."""
     return Flavor(pool, gpus, MappingProxyType(dict(node_labels)), tuple(taints),
                   max(math.ceil(t.vcpus / t.gpus) for t in types),
-                  max(math.ceil(t.memory_gib / t.gpus) for t in types), provisioning)
+                  max(math.ceil(t.memory_gib / t.gpus) for t in types), provisioning, max(t.gpus for t in types))
 
 
-def split(total: Optional[int], flavors: Sequence[Flavor]) -> list[Optional[int]]:
-    """``total`` GPUs spread over ``flavors`` in proportion to their GPUs (largest remainder; ties to the first);
-    ``None`` (no limit) stays ``None`` on each."""
+def apportion(total: Optional[int], weights: Sequence[int]) -> list[Optional[int]]:
+    """``total`` spread over ``weights`` in proportion (largest remainder; ties to the first): whole numbers that add
+    up to ``total``, none above its exact share rounded up, so none above its weight while ``total`` is at most their
+    sum; ``None`` (no limit) stays ``None`` on each; nothing to spread over (weights all 0): zeros."""
     if total is None:
-        return [None] * len(flavors)
-    whole = sum(f.gpus for f in flavors)
+        return [None] * len(weights)
+    whole = sum(weights)
     if not whole:
-        return [0] * len(flavors)
-    exact = [total * f.gpus / whole for f in flavors]
-    shares = [math.floor(x) for x in exact]
-    order = sorted(range(len(flavors)), key=lambda i: (-(exact[i] - shares[i]), i))
+        return [0] * len(weights)
+    shares = [total * w // whole for w in weights]
+    order = sorted(range(len(weights)), key=lambda i: (-(total * weights[i] % whole), i))
     for i in order[:total - sum(shares)]:
         shares[i] += 1
     return shares
+
+
+def split(total: Optional[int], flavors: Sequence[Flavor]) -> list[Optional[int]]:
+    """``total`` GPUs spread over ``flavors`` in proportion to their GPUs at full scale (:func:`apportion`)."""
+    return apportion(total, [f.gpus for f in flavors])
 
 
 def team_flavors(team: TeamArgs, flavors: Sequence[Flavor]) -> tuple[Flavor, ...]:
@@ -133,11 +152,68 @@ def provisioning_objects(f: Flavor) -> list[dict[str, Any]]:
     return [config, check]
 
 
-def cohort(overcommit: bool = False) -> dict[str, Any]:
-    """The Cohort the teams' ClusterQueues lend and borrow in; with ``overcommit`` (``gpuready:overcommitQuotas``)
-    annotated so that the policy pack and ``gpuready plan`` take quotas above the GPUs as meant."""
+@dataclass(frozen=True)
+class Quotas:
+    """The GPU quotas of a stack's queues (:func:`quotas`): each team's limits by pool, and the Cohort's own quota
+    by pool (what the teams' guarantees leave of it)."""
+
+    teams: Mapping[str, Mapping[str, Limits]]
+    """Team -> pool -> its ``nominalQuota``, ``borrowingLimit``, ``lendingLimit`` there."""
+    cohort: Mapping[str, int]
+    """Pool -> the Cohort's own GPUs there."""
+    crowded: Mapping[str, int] = field(default_factory=dict)
+    """Team -> the GPUs its pools had left for it, for each team whose guarantee is more (quotas above the GPUs)."""
+
+
+def quotas(teams: Sequence[TeamArgs], flavors: Sequence[Flavor]) -> Quotas:
+    """Every team's GPU limits on each of its pools and the Cohort's own quota, as the module's docstring says:
+    guarantees by the room left on each pool, lending by the team's quota, the rest of each pool to the Cohort,
+    borrowing by what the team can borrow on each pool (at most that: :func:`check` refuses a ``borrow`` beyond
+    it)."""
+    nominal: dict[str, dict[str, int]] = {}
+    lend: dict[str, dict[str, Optional[int]]] = {}
+    left = {f.pool: f.gpus for f in flavors}
+    crowded = {}
+    for t in sorted(teams, key=lambda t: len(team_flavors(t, flavors))):  # teams held to fewer pools first
+        mine = team_flavors(t, flavors)
+        room = [left[f.pool] for f in mine]
+        given = apportion(t.gpus, room) if t.gpus <= sum(room) else split(t.gpus, mine)  # overcommit: by size
+        if t.gpus > sum(room):
+            crowded[t.name] = sum(room)
+        nominal[t.name] = {f.pool: n for f, n in zip(mine, given)}
+        for f, n in zip(mine, given):
+            left[f.pool] = max(0, left[f.pool] - n)
+        lend[t.name] = dict(zip(nominal[t.name], apportion(t.lend, given)))
+    own = {f.pool: max(0, f.gpus - sum(n.get(f.pool, 0) for n in nominal.values())) for f in flavors}
+    found = {}
+    for t in teams:  # in the stack's order
+        pools = list(nominal[t.name])
+        free = [own[p] + sum(n[p] if lend[u][p] is None else lend[u][p]
+                             for u, n in nominal.items() if u != t.name and p in n) for p in pools]
+        borrow = apportion(None if t.borrow is None else min(t.borrow, sum(free)), free)
+        found[t.name] = {p: Limits(nominal[t.name][p], b, lend[t.name][p]) for p, b in zip(pools, borrow)}
+    return Quotas(MappingProxyType(found), MappingProxyType(own), MappingProxyType(crowded))
+
+
+def _resources(f: Flavor, gpus: Any, borrow: Any = None, lend: Any = None) -> list[dict[str, Any]]:
+    """The quota of ``gpus`` GPUs of ``f`` and the cpu and memory they come with (limits likewise)."""
+    return [_quota(facts.GPU_RESOURCE, gpus, borrow, lend),
+            _quota("cpu", _scaled(gpus, f.vcpus_per_gpu), _scaled(borrow, f.vcpus_per_gpu),
+                   _scaled(lend, f.vcpus_per_gpu)),
+            _quota("memory", _scaled(gpus, f.memory_gib_per_gpu, "Gi"), _scaled(borrow, f.memory_gib_per_gpu, "Gi"),
+                   _scaled(lend, f.memory_gib_per_gpu, "Gi"))]
+
+
+def cohort(overcommit: bool = False, flavors: Sequence[Flavor] = (), teams: Sequence[TeamArgs] = ()) -> dict[str, Any]:
+    """The Cohort the teams' ClusterQueues lend and borrow in, holding what the teams' quotas leave of each pool
+    (:attr:`Quotas.cohort`, with its cpu and memory), which every member may borrow; with ``overcommit``
+    (``gpuready:overcommitQuotas``) annotated so that the policy pack and ``gpuready plan`` take quotas above the GPUs
+    as meant."""
     extra = {"annotations": {facts.OVERCOMMIT_ANNOTATION: "true"}} if overcommit else {}
-    return {"apiVersion": facts.KUEUE_API, "kind": "Cohort", "metadata": _meta(facts.COHORT, **extra), "spec": {}}
+    own = quotas(teams, flavors).cohort
+    spec = {"resourceGroups": [{"coveredResources": [facts.GPU_RESOURCE, "cpu", "memory"], "flavors": [
+        {"name": f.name, "resources": _resources(f, own[f.pool])} for f in flavors]}]} if flavors else {}
+    return {"apiVersion": facts.KUEUE_API, "kind": "Cohort", "metadata": _meta(facts.COHORT, **extra), "spec": spec}
 
 
 def priority_classes() -> list[dict[str, Any]]:
@@ -158,21 +234,15 @@ def _scaled(gpus: Optional[int], per_gpu: int, unit: str = "") -> Any:
     return f"{gpus * per_gpu}{unit}" if unit else gpus * per_gpu
 
 
-def cluster_queue(team: TeamArgs, flavors: Sequence[Flavor]) -> dict[str, Any]:
-    """The team's ClusterQueue: in the Cohort, admitting workloads of its namespace, one flavor per pool it may use
-    with its GPUs (:func:`split`) and the cpu and memory those GPUs come with; it lends its idle quota and
-    reclaims it by preemption; within the team, higher priority preempts lower."""
+def cluster_queue(team: TeamArgs, flavors: Sequence[Flavor], teams: Sequence[TeamArgs] = ()) -> dict[str, Any]:
+    """The team's ClusterQueue among ``teams`` (default: it alone): in the Cohort, admitting workloads of its
+    namespace, one flavor per pool it may use with its limits there (:func:`quotas`) and the cpu and memory those
+    GPUs come with; it lends its idle quota and reclaims it by preemption; within the team, higher priority preempts
+    lower."""
     mine = team_flavors(team, flavors)
-    nominal, borrow, lend = split(team.gpus, mine), split(team.borrow, mine), split(team.lend, mine)
-    entries = []
-    for f, gpus, b, l in zip(mine, nominal, borrow, lend):
-        l = None if l is None else min(l, gpus)  # Kueue refuses a lending limit above the nominal quota
-        entries.append({"name": f.name, "resources": [
-            _quota(facts.GPU_RESOURCE, gpus, b, l),
-            _quota("cpu", _scaled(gpus, f.vcpus_per_gpu), _scaled(b, f.vcpus_per_gpu), _scaled(l, f.vcpus_per_gpu)),
-            _quota("memory", _scaled(gpus, f.memory_gib_per_gpu, "Gi"), _scaled(b, f.memory_gib_per_gpu, "Gi"),
-                   _scaled(l, f.memory_gib_per_gpu, "Gi")),
-        ]})
+    limits = quotas(teams or (team,), flavors).teams[team.name]
+    entries = [{"name": f.name, "resources": _resources(f, limits[f.pool].nominal, limits[f.pool].borrowing,
+                                                        limits[f.pool].lending)} for f in mine]
     checks = [{"name": f.check, "onFlavors": [f.name]} for f in mine if f.provisioning is not None]
     return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": _meta(team.name), "spec": {
         "cohortName": facts.COHORT,
@@ -265,10 +335,77 @@ def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bo
     if not teams:
         return []
     return [*(namespace(t) for t in teams), *(resource_flavor(f) for f in flavors),
-            *(o for f in flavors for o in provisioning_objects(f)), cohort(overcommit),
+            *(o for f in flavors for o in provisioning_objects(f)), cohort(overcommit, flavors, teams),
             *priority_classes(),
-            *(cluster_queue(t, flavors) for t in teams), *(local_queue(t) for t in teams),
+            *(cluster_queue(t, flavors, teams) for t in teams), *(local_queue(t) for t in teams),
             *operators_queue(flavors)]
+
+
+def _limits(spec: Mapping[str, Any]) -> dict[str, Limits]:
+    """The GPU limits by flavor of a ClusterQueue's or Cohort's ``spec`` as this module writes them."""
+    found = {}
+    for group in spec.get("resourceGroups") or ():
+        for entry in group.get("flavors") or ():
+            for r in entry.get("resources") or ():
+                if r.get("name") == facts.GPU_RESOURCE:
+                    found[entry["name"]] = Limits(int(r["nominalQuota"]), r.get("borrowingLimit"),
+                                                  r.get("lendingLimit"))
+    return found
+
+
+def admitted(made: Sequence[Mapping[str, Any]], flavors: Sequence[Flavor]) -> Admission:
+    """What Kueue admits with the objects ``made`` (:func:`objects`, and any other queue added to them) on
+    ``flavors``: :func:`~gpuready_components.queue_arithmetic.admission` on every team's ClusterQueue and Cohort.
+    The operators' queue (:func:`operators_queue`, a queue with a role) is left out: it guarantees nothing and
+    borrows only what the teams leave idle, so a pool that only it reaches is a pool no team's job can use."""
+    queues = [Queue(o["metadata"]["name"], o["spec"].get("cohortName"), _limits(o["spec"]))
+              for o in made if o["kind"] == "ClusterQueue" and not o["metadata"]["labels"].get(facts.ROLE_LABEL)]
+    cohorts = {o["metadata"]["name"]: _limits(o["spec"]) for o in made if o["kind"] == "Cohort"}
+    return admission(queues, cohorts, {f.name: Capacity(f.gpus, f.node_gpus) for f in flavors})
+
+
+def check(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False,
+          field_name: str = "teams") -> Admission:
+    """What the queues of :func:`objects` admit (:func:`admitted`), after raising :class:`ConfigError` for a
+    promise they cannot keep: a guarantee beyond what its pools have left (unless ``overcommit``), a team's
+    ``borrow`` beyond what it can borrow while the others idle (the Cohort's quota and what the other teams lend, on
+    its pools), a pool on which no queue can hold one whole node."""
+    crowded = quotas(teams, flavors).crowded
+    for i, team in enumerate(teams):
+        if team.name in crowded and not overcommit:
+            pools = ", ".join(f.pool for f in team_flavors(team, flavors))
+            raise ConfigError(f"{field_name}[{i}].gpus", team.gpus,
+                              f"its pools ({pools}) have {crowded[team.name]} GPUs left after the guarantees of the "
+                              "teams held to fewer pools", "lower it or theirs, let it use more pools, or set "
+                              "overcommitQuotas if quotas above the GPUs are meant")
+    found = admitted(objects(teams, flavors, overcommit), flavors)
+    for i, team in enumerate(teams):
+        reach = found.most(team.name) - found.guaranteed(team.name)
+        if team.borrow and team.borrow > reach:
+            raise ConfigError(f"{field_name}[{i}].borrow", team.borrow,
+                              f"team {team.name} can borrow at most {reach} GPUs while the others idle (the Cohort's "
+                              "quota and what the other teams lend, on its pools)",
+                              f"borrow at most {reach}, or leave more of the pools to the Cohort (lower the "
+                              "teams' gpus) or raise the other teams' lend")
+    for f in flavors:
+        if found.largest.get(f.name, 0) < f.node_gpus:
+            raise ConfigError(field_name, [t.name for t in teams],
+                              f"no queue can hold one whole node of GPU pool {f.pool} ({f.node_gpus} GPUs): the most "
+                              f"one queue holds there is {found.largest.get(f.name, 0)}",
+                              f"give a team that may use {f.pool} a borrow of at least {f.node_gpus} (or none, no "
+                              "limit), or quota there")
+    return found
+
+
+def child_name(stack: str, obj: Mapping[str, Any]) -> str:
+    """The Pulumi name of the child resource holding ``obj`` (one of :func:`objects`, not a Namespace): ``<stack>-
+    <kind>-<name>``, ``<stack>-<kind>-<namespace>-<name>`` for a namespaced one, and for a pool's ResourceFlavor,
+    AdmissionCheck and ProvisioningRequestConfig the name it had when flavors were ``gpu-<pool>``
+    (:data:`facts.FLAVOR_PREFIX`: a renamed child would be replaced)."""
+    kind, meta = obj["kind"], obj["metadata"]
+    name = f"{facts.FLAVOR_PREFIX}{meta['name']}" if kind in facts.PREFIXED_KINDS else meta["name"]
+    return f"{stack}-{kind.lower()}-{meta['namespace']}-{name}" if meta.get("namespace") else \
+        f"{stack}-{kind.lower()}-{name}"
 
 
 def config() -> dict[str, Any]:
@@ -311,8 +448,11 @@ class Profile:
 
 
 def team_outputs(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], profile: Profile) -> list[dict[str, Any]]:
-    """The ``teams`` stack output: one map per team (keys of the Kubernetes platforms' contract)."""
+    """The ``teams`` stack output: one map per team (keys of the Kubernetes platforms' contract), with what its queue
+    admits (:func:`admitted`): ``mostGpus``, the most it holds at once while the others idle, and ``mostGpusPerJob``,
+    the most one job gets (Kueue gives a job's pods one flavor)."""
     out = []
+    found = admitted(objects(teams, flavors), flavors) if teams else None
     for team in teams:
         base = metaflow.kubernetes_profile(namespace=team.home, service_account=profile.service_account,
                                            node_labels=profile.node_labels, taints=profile.taints)
@@ -320,6 +460,7 @@ def team_outputs(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], profile: 
             "name": team.name, "namespace": team.home, "localQueue": team.name, "clusterQueue": team.name,
             "cohort": facts.COHORT, "gpus": team.gpus, "borrow": team.borrow, "lend": team.lend,
             "weight": team.weight, "flavors": [f.name for f in team_flavors(team, flavors)],
+            "mostGpus": found.most(team.name), "mostGpusPerJob": found.most_in_one(team.name),
             "metaflowProfile": {**base, "METAFLOW_KUBERNETES_LABELS": ",".join(
                 f"{k}={v}" for k, v in labels(team).items())},
         })

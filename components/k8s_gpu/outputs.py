@@ -31,7 +31,7 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("maxGpus", WHOLE, "GPUs at once with the GPU pool at its largest", smoke=True),
         Output("maxUsdPerHour", NUMBER, "on-demand dollars per hour of that capacity"),
         Output("metaflowProfile", STRING_MAP, "a Metaflow profile for @kubernetes(gpu=N) steps on the GPU nodes: save "
-               "it as ~/.metaflowconfig/config_gpu.json"),
+               "it as ~/.metaflowconfig/config_gpu.json (with teams: the first team's, teams[0].metaflowProfile)"),
         Output("gpuReservations", RESERVATIONS, "the reservations the GPU pools launch into: {pool, kind, target, "
                "only, and start, end, count, zone where the stack was given them or (an EKS Capacity Block) read them "
                "from EC2 at preview, factsRead where it reads them (false offline), subnetZones where it read them, nodeZones: the pool's zones "
@@ -40,8 +40,10 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
                "use, the wrong zone)", smoke=True,
                when="on a reservation"),
         Output("teams", TEAMS, "the teams sharing the GPUs, each with its Kueue queue: {name, namespace, localQueue, "
-               "clusterQueue, cohort, gpus, borrow, lend, weight, flavors, metaflowProfile} (metaflowProfile: the "
-               "team's namespace and METAFLOW_KUBERNETES_LABELS naming its queue)", smoke=True, when="with teams"),
+               "clusterQueue, cohort, gpus, borrow, lend, weight, flavors, mostGpus, mostGpusPerJob, metaflowProfile} "
+               "(mostGpus: the most GPUs its queue holds at once while the others idle, by Kueue's arithmetic; "
+               "mostGpusPerJob: the most one job gets, on one pool; metaflowProfile: the team's namespace and "
+               "METAFLOW_KUBERNETES_LABELS naming its queue)", smoke=True, when="with teams"),
         Output("operatorsQueue", QUEUE, "the operators' queue, for the platform's own checks: {namespace, localQueue, "
                "clusterQueue, cohort, priorityClass}; gpuready smoke and sweep without --team send their Jobs to that "
                "LocalQueue with that WorkloadPriorityClass", smoke=True, when="with teams"),

@@ -10,7 +10,7 @@ from ..errors import UserError
 from ..project import Project, find_project, load_project, load_stack_config
 from ..resources import PoolCapacity
 from ..resources.base import CAPACITY_KINDS, RESERVED, Source
-from .describe import Pool, capacities, describe, pool
+from .describe import Pool, capacities, describe, pool, pool_names
 from .secrets import SECRET, redact
 
 
@@ -72,12 +72,35 @@ class QueueTeam:
     flavors: list[str]
     """Kueue: the ResourceFlavors that give it GPUs."""
     pools: list[str]
-    """The GPU pools it may use (the resources' names)."""
+    """The GPU pools it may use, as ``teams[].pools`` names them (the label gpuready's Kueue flavors select; else
+    the resources' names)."""
     queues: list[str]
     """Where its jobs go: ``namespace/localqueue`` (Kueue), the job queues (Batch)."""
     usd_per_gpu_hour: float
     usd_per_hour: float
-    """Its ``gpus`` at full use, at ``usd_per_gpu_hour`` (:attr:`Queues.price_basis`)."""
+    """Its ``gpus`` at full use, at ``usd_per_gpu_hour`` (:attr:`Queues.price_basis`): its $/h at its guarantee."""
+    most: Optional[float] = None
+    """The most GPUs it holds at once while the others are idle (Kueue's arithmetic; Batch: its queues' GPUs)."""
+    usd_per_hour_most: float = 0.0
+    """Its $/h at ``most`` (:attr:`Queues.price_basis`)."""
+
+
+@dataclass(frozen=True)
+class QueuePool:
+    """One GPU flavor of the queues (Kueue) and what they admit of the pools it selects."""
+
+    flavor: str
+    pools: list[str]
+    gpus: int
+    """What its pools reach at full scale."""
+    guaranteed: float
+    """The queues' nominal quotas on it added up."""
+    cohort: float
+    """The Cohorts' own quota on it (what any member may borrow)."""
+    admissible: float
+    """The most GPUs all queues hold of it at once."""
+    unadmittable: float
+    """Its GPUs at full scale no queue can admit."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +117,11 @@ class Queues:
     overcommit_declared: bool
     """Every Kueue queue (or its cohort) carries the overcommit marker."""
     price_basis: str
+    pools: list[QueuePool] = field(default_factory=list)
+    """Kueue: each GPU flavor and what the queues admit of it."""
+    unadmittable_gpus: float = 0
+    """Kueue: the GPUs at full scale that no queue can admit, over every flavor (and of the GPU pools no flavor
+    selects)."""
 
 
 @dataclass(frozen=True)
@@ -163,8 +191,8 @@ def _by_kind(pools: list[Pool]) -> list[KindCapacity]:
             if kind in gpus]
 
 
-def _capacity(capacities: list[tuple[str, PoolCapacity, Source]]) -> Capacity:
-    found = [pool(name, c, source) for name, c, source in capacities]
+def _capacity(capacities: list[tuple[str, PoolCapacity, Source]], names: Optional[dict[str, str]] = None) -> Capacity:
+    found = [pool(name, c, source, (names or {}).get(name)) for name, c, source in capacities]
     rows = list({(r.cloud, r.name): r for _, c, _ in capacities for r in c.rows}.values())
     dates = sorted({f"{r.price_region} {r.price_date}" for r in rows if r.price_usd_hour is not None})
     unpriced = sorted({r.name for r in rows if r.price_usd_hour is None} | {t for p in found for t in p.unknown_types})
@@ -197,19 +225,27 @@ def _number(value: Any) -> Any:
 
 
 def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
-    from ..resources.queues import KUEUE, PRICE_BASIS, teams
+    from ..resources.queues import KUEUE, PRICE_BASIS, gpu_pools, kubernetes_gpu_pools, kueue_admission, teams
     from ..resources.scaling import from_rendering
 
-    found = teams(from_rendering(rendering.resources))
+    items = from_rendering(rendering.resources)
+    found = teams(items)
     if not found:
         return None
     shown = [QueueTeam(t.name, t.system, _number(t.gpus), _number(t.borrow), _number(t.lend), _number(t.weight),
-                       None if t.share is None else round(t.share, 4), list(t.flavors), [p.name for p in t.pools],
-                       list(t.queues), round(t.usd_per_gpu_hour, 4), round(t.usd_per_hour, 2)) for t in found]
+                       None if t.share is None else round(t.share, 4), list(t.flavors), [p.pool_name for p in t.pools],
+                       list(t.queues), round(t.usd_per_gpu_hour, 4), round(t.usd_per_hour, 2), _number(t.most),
+                       round(t.usd_per_hour_most, 2)) for t in found]
     total = _number(sum(t.gpus for t in found))
     kueue = [t for t in found if t.system == KUEUE]
+    _, flavors = kueue_admission(items) if kueue else (None, [])
+    selected = {p.item.urn for f in flavors for p in f.pools}
+    unselected = [p for p in kubernetes_gpu_pools(gpu_pools(items)) if p.item.urn not in selected] if kueue else []
+    pools = [QueuePool(f.name, [p.pool_name for p in f.pools], f.gpus, _number(f.guaranteed), _number(f.cohort),
+                       _number(f.admissible), _number(f.unadmittable)) for f in flavors]
     return Queues(shown, total, capacity.max_gpus, total > capacity.max_gpus,
-                  bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS)
+                  bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS, pools,
+                  _number(sum((f.unadmittable for f in flavors), 0) + sum(p.capacity.max_gpus for p in unselected)))
 
 
 def plan(stack: Optional[str] = None, *, stack_file: Optional[Path] = None, program: Optional[Path] = None,
@@ -253,7 +289,7 @@ def planned(rendering: Any, stack_file: str, *, policies: bool = True,
 
         report = run_policies(rendering, policy_config)
     outputs = {k: SECRET if k in rendering.secret_outputs else v for k, v in rendering.outputs.items()}
-    capacity = _capacity(capacities(rendering))
+    capacity = _capacity(capacities(rendering), pool_names(rendering))
     return PlanResult(project=rendering.project, stack=rendering.stack, stack_file=stack_file, resources=resources,
                       capacity=capacity, outputs=outputs, scale_from_zero=_scaling(rendering),
                       queues=_queues(rendering, capacity),

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from gpuready_components import platforms
 from gpuready_components.aks_gpu import facts as aks_facts
 from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.k8s_gpu.facts import POOL_LABEL
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
 from ..resources.base import ON_DEMAND, RESERVED, Source
@@ -47,6 +48,8 @@ class Pool:
     committed_usd_per_hour: float = 0.0
     """What the reservation costs by the hour whether used or not (its reserved instances at list price; when the
     count is unknown, the pool's reserved GPUs)."""
+    pool: Optional[str] = None
+    """Its name as ``teams[].pools`` names it, where its nodes carry gpuready's pool label (a stack with teams)."""
 
 
 def _instances(pool: Any) -> list[str]:
@@ -503,8 +506,20 @@ def capacities(rendering: Rendering) -> list[tuple[str, PoolCapacity, Source]]:
     return found
 
 
-def pool(name: str, capacity: PoolCapacity, source: Source) -> Pool:
-    """``capacity`` as the plan shows it, with its reserved GPUs and what they commit."""
+def pool_names(rendering: Rendering) -> dict[str, str]:
+    """Resource name -> the pool's name as ``teams[].pools`` names it, for each resource whose nodes carry gpuready's
+    pool label (``gpuready.io/gpu-pool``, set on a stack with teams)."""
+    found = {}
+    for r in rendering.resources:
+        labels = getattr(read(r.type, r.inputs), "node_labels", None)
+        if isinstance(labels, dict) and labels.get(POOL_LABEL):
+            found[r.name] = str(labels[POOL_LABEL])
+    return found
+
+
+def pool(name: str, capacity: PoolCapacity, source: Source, named: Optional[str] = None) -> Pool:
+    """``capacity`` as the plan shows it, with its reserved GPUs and what they commit; ``named``: its name as
+    ``teams[].pools`` has it, where known (:func:`pool_names`)."""
     res = source.reservation
     per_node = max((row.gpus for row in capacity.rows), default=0)
     reserved = 0
@@ -520,4 +535,4 @@ def pool(name: str, capacity: PoolCapacity, source: Source) -> Pool:
             f"until {res.end}" if res.end else f"from {res.start}"
     return Pool(name, capacity.cloud, capacity.instance_types, capacity.max_gpus, capacity.max_usd_per_hour,
                 capacity.unknown_types, source.kinds, str(res) if res else None, window, reserved,
-                round(committed, 2))
+                round(committed, 2), named)

@@ -41,7 +41,8 @@ def render_text(result: PlanResult) -> str:
     cap = result.capacity
     lines += ["", "Capacity at full scale:"]
     for pool in cap.pools:
-        lines.append(f"  {pool.resource}: up to {pool.max_gpus} GPUs, ${pool.max_usd_per_hour:,.2f}/h")
+        named = f" (pool {pool.pool})" if pool.pool and pool.pool != pool.resource else ""
+        lines.append(f"  {pool.resource}{named}: up to {pool.max_gpus} GPUs, ${pool.max_usd_per_hour:,.2f}/h")
     if cap.pools:
         lines.append(f"  total: {cap.max_gpus} GPUs ({', '.join(cap.gpu_models)}), "
                      f"${cap.max_usd_per_hour:,.2f}/h at {cap.price_note}")
@@ -132,6 +133,10 @@ def _metaflow_lines(outputs: dict[str, Any]) -> list[str]:
             lines += ["", f"Metaflow profile (`pulumi stack output {output} --json > "
                           f"~/.metaflowconfig/config_{profile}.json`, then METAFLOW_PROFILE={profile}):"]
             lines += [f"  {key}: {value}" for key, value in outputs[output].items()]
+            teams = outputs.get("teams") if output == "metaflowProfile" else None
+            if isinstance(teams, list) and teams and isinstance(teams[0], dict):
+                lines.append(f"  (team {teams[0].get('name')}'s queue: each team has its own, `pulumi stack output "
+                             "teams --json` then teams[].metaflowProfile)")
     return lines
 
 
@@ -143,16 +148,27 @@ def _team_line(team: Any) -> str:
     """One team's queue: its GPUs, what it borrows and lends, what it runs on, where its jobs go, its cost."""
     if team.system == "batch":
         parts = [f"{team.share:.1%} fair share (weight factor {team.weight:g}) = {_gpus(team.gpus)}",
-                 "may use idle shares", f"job queues {', '.join(team.queues)}"]
+                 "may use idle shares", f"most it can hold while the others idle: {_gpus(team.most)}",
+                 f"job queues {', '.join(team.queues)}"]
     else:
         borrow = "may borrow any idle GPUs of its cohort" if team.borrow is None else \
             "may borrow none" if not team.borrow else f"may borrow {_gpus(team.borrow)} more"
         lend = "lends all it leaves idle" if team.lend is None else \
             "lends none" if not team.lend else f"lends up to {_gpus(team.lend)}"
-        parts = [f"{_gpus(team.gpus)} quota", borrow, lend, f"weight {team.weight:g}",
+        parts = [f"{_gpus(team.gpus)} guaranteed", borrow, lend,
+                 f"most it can hold while the others idle: {_gpus(team.most)}", f"weight {team.weight:g}",
                  f"flavors {', '.join(team.flavors) or 'none'}", f"queues {', '.join(team.queues) or 'none'}"]
     parts.append(f"on {', '.join(team.pools) or 'no GPU pool'}")
-    return f"  {team.name}: {'; '.join(parts)}; ${team.usd_per_hour:,.2f}/h at full use"
+    return (f"  {team.name}: {'; '.join(parts)}; ${team.usd_per_hour:,.2f}/h at its guarantee, "
+            f"${team.usd_per_hour_most:,.2f}/h at its most")
+
+
+def _pool_line(pool: Any) -> str:
+    """One GPU flavor of the queues: its GPUs, how they are guaranteed, lent and admitted."""
+    return (f"  flavor {pool.flavor} ({', '.join(pool.pools)}): {_gpus(pool.gpus)} at full scale; "
+            f"{_gpus(pool.guaranteed)} guaranteed to queues, {_gpus(pool.cohort)} of the cohort's own that any may "
+            f"borrow; the queues admit at most {_gpus(pool.admissible)} at once; GPUs no queue can admit: "
+            f"{pool.unadmittable:g}")
 
 
 def _queue_lines(queues: Any) -> list[str]:
@@ -161,11 +177,12 @@ def _queue_lines(queues: Any) -> list[str]:
         return []
     lines = ["", f"Queues ({len(queues.teams)} teams; $/h at full use priced at {queues.price_basis}):"]
     lines += [_team_line(team) for team in queues.teams]
+    lines += [_pool_line(pool) for pool in queues.pools]
     verdict = "within capacity" if not queues.overcommitted else \
         "overcommitted (declared: jobs wait for GPUs their quota allows)" if queues.overcommit_declared else \
         "overcommitted: quotas promise GPUs the pools cannot reach"
     lines.append(f"  total: {_gpus(queues.quota_gpus)} of quota against {_gpus(queues.capacity_gpus)} at full scale: "
-                 f"{verdict}")
+                 f"{verdict}" + (f"; GPUs no queue can admit: {queues.unadmittable_gpus:g}" if queues.pools else ""))
     return lines
 
 

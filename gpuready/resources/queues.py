@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
+from gpuready_components.k8s_gpu.facts import POOL_LABEL
 from gpuready_components.k8s_gpu.scheduling import tolerates
+from gpuready_components.queue_arithmetic import Admission, Capacity, Limits, Queue, admission
+from gpuready_components.queue_facts import GPU_RESOURCE
 
 from . import capacity_readers
 from .aws import BatchJobQueue, BatchSchedulingPolicy
@@ -38,6 +41,12 @@ class GpuPoolFacts:
     @property
     def name(self) -> str:
         return self.item.name
+
+    @property
+    def pool_name(self) -> str:
+        """The pool's name as the stack's ``teams[].pools`` names it: the value of the label gpuready puts on its
+        nodes for Kueue (``gpuready.io/gpu-pool``), else the resource's name."""
+        return str(getattr(self.item.facts, "node_labels", {}).get(POOL_LABEL) or self.item.name)
 
     @property
     def usd_per_gpu_hour(self) -> float:
@@ -75,6 +84,11 @@ class Team:
     """Kueue: the queue (or its cohort) carries the overcommit marker."""
     share: Optional[float] = None
     """Batch: the fraction of the queues' capacity it gets while every share is active."""
+    most: Optional[Decimal] = None
+    """Kueue: the most GPUs it holds at once while every other queue is idle (:func:`kueue_admission`). Batch: the
+    GPUs of its queues (an idle share's GPUs go to the active ones)."""
+    usd_per_hour_most: float = 0.0
+    """What ``most`` costs at full use, priced as ``usd_per_hour``."""
 
     @property
     def usd_per_gpu_hour(self) -> float:
@@ -136,10 +150,62 @@ def flavors(items: Sequence[Item]) -> dict[str, tuple[Item, ResourceFlavor]]:
     return {f.name: (i, f) for i in items if isinstance(f := i.facts, ResourceFlavor) and f.name}
 
 
+@dataclass(frozen=True)
+class FlavorFacts:
+    """A GPU flavor some ClusterQueue gives quota on: the pools it selects and what the queues admit of them."""
+
+    name: str
+    pools: tuple[GpuPoolFacts, ...]
+    gpus: int
+    """What its pools reach at full scale."""
+    guaranteed: Decimal
+    """The queues' nominal quotas on it added up."""
+    cohort: Decimal
+    """The Cohorts' own quota on it."""
+    admissible: Decimal
+    """The most all queues hold of it at once."""
+    unadmittable: Decimal
+    """Its GPUs at full scale that no queue can admit."""
+    listed: bool = True
+    """A ClusterQueue or Cohort gives quota on it (0 or more)."""
+
+
+def _limits(quotas: Sequence[Any]) -> dict[str, Limits]:
+    return {q.flavor: Limits(q.nominal, q.borrowing, q.lending) for q in quotas if q.resource == GPU_RESOURCE}
+
+
+def kueue_admission(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] = None
+                    ) -> tuple[Admission, list[FlavorFacts]]:
+    """What the stack's ClusterQueues and Cohorts admit, by Kueue's arithmetic
+    (:func:`gpuready_components.queue_arithmetic.admission`), built from the rendered objects alone, and each GPU
+    flavor (named by a queue or Cohort, or not: then no queue admits its GPUs) with the pools it selects (a flavor
+    selecting no GPU pool is left out). A queue with a role (the operators' queue) is left out: it guarantees
+    nothing and borrows only what the teams leave idle, so a pool only it reaches is one no team can use."""
+    pools = gpu_pools(items) if pools is None else pools
+    by_name = flavors(items)
+    queues = [Queue(q.name or i.name, q.cohort, _limits(q.quotas)) for i in items
+              if isinstance(q := i.facts, ClusterQueue) and not q.role]  # the operators' queue: no team's GPUs
+    cohorts = {c.name: _limits(c.quotas) for i in items if isinstance(c := i.facts, Cohort) and c.name}
+    listed = dict.fromkeys([f for q in queues for f in q.quotas] + [f for c in cohorts.values() for f in c])
+    named = dict.fromkeys([*by_name, *listed])  # the stack's order of its ResourceFlavors
+    selected = {f: tuple(p for p in pools if f in by_name and selects(by_name[f][1], p)) for f in named}
+    capacity = {f: Capacity(sum(p.capacity.max_gpus for p in found),
+                            max((r.gpus for p in found for r in p.capacity.rows), default=0))
+                for f, found in selected.items() if found}
+    found = admission(queues, cohorts, capacity)
+    facts = [FlavorFacts(f, selected[f], int(capacity[f].gpus),
+                         sum((q.quotas[f].nominal for q in queues if f in q.quotas), Decimal(0)),
+                         sum((c[f].nominal for c in cohorts.values() if f in c), Decimal(0)),
+                         Decimal(found.admissible.get(f, 0)), Decimal(found.unadmittable.get(f, 0)), f in listed)
+             for f in capacity]
+    return found, facts
+
+
 def kueue_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] = None) -> list[Team]:
     """One team per ClusterQueue, in the order the stack has them; a queue with a role (``gpuready.io/role``: the
     operators' queue, which guarantees nothing and borrows what the teams leave idle) is no team."""
     pools = gpu_pools(items) if pools is None else pools
+    admitted, _ = kueue_admission(items, pools)
     by_name = flavors(items)
     cohorts = {c.name: c for i in items if isinstance(c := i.facts, Cohort) and c.name}
     local = [q for i in items if isinstance(q := i.facts, LocalQueue)]
@@ -162,7 +228,10 @@ def kueue_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] =
             tuple({p.item.urn: p for p in reached}.values()),
             tuple(f"{q.namespace}/{q.name}" for q in local if q.cluster_queue == name),
             sum(float(q.nominal) * rate(selected[q.flavor]) for q in quotas),
-            queue.overcommit or bool(cohort and cohort.overcommit)))
+            queue.overcommit or bool(cohort and cohort.overcommit),
+            most=Decimal(admitted.most(name)),
+            usd_per_hour_most=sum(float(share.most) * rate(selected.get(f, ()))
+                                  for f, share in admitted.shares.get(name, {}).items())))
     return teams
 
 
@@ -191,7 +260,8 @@ def batch_teams(items: Sequence[Item], pools: Optional[Sequence[GpuPoolFacts]] =
             gpus = Decimal(str(round(capacity * fraction, 2)))
             teams.append(Team(share.identifier, BATCH, item, gpus, None, None, Decimal(str(share.weight_factor)), (),
                               reached, tuple(q.name for q in queues[item.urn]), float(gpus) * rate(reached),
-                              share=fraction))
+                              share=fraction, most=Decimal(capacity),
+                              usd_per_hour_most=capacity * rate(reached)))
     return teams
 
 
@@ -201,5 +271,6 @@ def teams(items: Sequence[Item]) -> list[Team]:
     return kueue_teams(items, pools) + batch_teams(items, pools)
 
 
-__all__ = ["BATCH", "KUEUE", "PRICE_BASIS", "GpuPoolFacts", "Team", "batch_teams", "flavors", "gpu_pools",
-           "is_gpu_flavor", "kubernetes_gpu_pools", "kueue_teams", "rate", "selects", "teams"]
+__all__ = ["BATCH", "KUEUE", "PRICE_BASIS", "FlavorFacts", "GpuPoolFacts", "Team", "batch_teams", "flavors",
+           "gpu_pools", "is_gpu_flavor", "kubernetes_gpu_pools", "kueue_admission", "kueue_teams", "rate", "selects",
+           "teams"]

@@ -111,12 +111,21 @@ def choose(teams: Sequence[Mapping[str, Any]], name: Optional[str], platform: st
 
 
 def reachable_gpus(team: Mapping[str, Any], teams: Sequence[Mapping[str, Any]]) -> int:
-    """The most GPUs ``team``'s queue can ever admit at once: its quota (``gpus``) plus what it may borrow
-    (``borrow``; null: all the other teams may lend, each its ``lend``, or its whole quota when ``lend`` is null)."""
-    lendable = sum(int(t["gpus"]) if t.get("lend") is None else min(int(t["lend"]), int(t["gpus"]))
-                   for t in teams if t["name"] != team["name"])
-    borrow = team.get("borrow")
-    return int(team["gpus"]) + (lendable if borrow is None else min(int(borrow), lendable))
+    """The most GPUs one job of ``team``'s queue can ever be admitted with, by Kueue's arithmetic
+    (:func:`gpuready_components.queue_arithmetic.admission`): the stack's own answer, its output ``mostGpusPerJob``
+    (the largest of its flavors: Kueue gives a job's pods one flavor); from the outputs of a gpuready older than it,
+    the same arithmetic on the teams' ``gpus``, ``borrow`` and ``lend`` (their Cohort held no quota of its own), over
+    all their flavors at once: never less than Kueue admits, so it refuses only what can never run."""
+    if team.get("mostGpusPerJob") is not None:
+        return int(team["mostGpusPerJob"])
+    from gpuready_components.queue_arithmetic import Limits, Queue, admission
+
+    def limit(value: Any) -> Optional[int]:
+        return None if value is None else int(value)
+
+    queues = [Queue(str(t["name"]), str(t.get("cohort") or "") or None,
+                    {"gpus": Limits(int(t["gpus"]), limit(t.get("borrow")), limit(t.get("lend")))}) for t in teams]
+    return int(admission(queues, {}, {}).most(str(team["name"])))
 
 
 def too_large(team: Mapping[str, Any], teams: Sequence[Mapping[str, Any]], gpus: int, what: str) -> Optional[str]:
@@ -128,11 +137,13 @@ def too_large(team: Mapping[str, Any], teams: Sequence[Mapping[str, Any]], gpus:
     most = reachable_gpus(team, teams)
     if gpus <= most:
         return None
-    borrow = "any idle GPUs" if team.get("borrow") is None else f"at most {team['borrow']} more"
+    borrow = "no borrowing" if team.get("borrow") == 0 else \
+        "borrowing what the other teams lend and the cohort holds" if team.get("borrow") is None else \
+        f"borrowing at most {team['borrow']} more"
     return (f"--team {team['name']}: {what} asks for {gpus} GPUs, and team {team['name']}'s queue admits at most "
-            f"{most} at once (its quota of {team['gpus']} GPUs, borrowing {borrow} from the other teams): Kueue "
-            "would leave it Pending for ever; ask for fewer (--nodes, --gpus), or have the admin raise the team's "
-            "gpus or borrow (gpuready:teams) and run `pulumi up`")
+            f"{most} at once for one job (its quota of {team['gpus']} GPUs, {borrow}, while the other teams idle; "
+            "Kueue gives a job's pods one GPU pool): Kueue would leave it Pending for ever; ask for fewer (--nodes, "
+            "--gpus), or have the admin raise the team's gpus or borrow (gpuready:teams) and run `pulumi up`")
 
 
 def queued(manifest: dict[str, Any], local_queue: str, priority_class: Optional[str] = None) -> dict[str, Any]:

@@ -37,6 +37,17 @@ def test_each_mistake_is_one_line_naming_its_key(teams, key, says):
     assert "\n" not in str(raised.value)
 
 
+@pytest.mark.parametrize("team, key", [(TeamArgs("a", 1, namespace="kube-system"), "teams[0].namespace"),
+                                       (TeamArgs("kube-system", 1), "teams[0].name")])
+def test_a_namespace_the_platform_reserves_is_refused_and_none_elsewhere(team, key):
+    with pytest.raises(ConfigError) as raised:
+        check((team,), POOLS, reserved=("default", "kube-system"))
+    assert str(raised.value) == (
+        f"{key} = 'kube-system': a namespace of Kubernetes or of what the stack installs (default, kube-system), not "
+        f"one for a team. Fix: give the team a namespace of its own (teams[0].namespace: {team.name}-jobs)")
+    check((team,), POOLS)  # a platform without namespaces (AWS Batch)
+
+
 def test_quotas_above_capacity_pass_when_overcommit_is_meant():
     check((TeamArgs("a", 16), TeamArgs("b", 16)), POOLS, overcommit=True)
     with pytest.raises(ConfigError, match="more GPUs than its pools reach"):  # one team alone still cannot

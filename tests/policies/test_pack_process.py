@@ -28,7 +28,7 @@ from tests.conftest import ROOT, plugin_channel
 from tests.gpuready.queue_programs import overcommitted
 from tests.gpuready.queue_programs import project as queue_project
 from tests.policies import engine
-from tests.stacks.test_extra_types import G9
+from tests.stacks.test_extra_types import FOUR_GPU_TEAMS, G9
 
 PACK = ROOT / "policies"
 SHIPPED = json.loads((PACK / "policy-config.json").read_text())
@@ -106,11 +106,11 @@ CASES = {
                   {("gpu-job-fits", "too-big"), ("gpu-scale-to-zero", "gpu-gpu-on-demand"),
                    ("gpu-capacity-caps", "stack"), ("cost-allocation-tags", "gpu-gpu-on-demand"),
                    ("gpu-queue-runnable-timeout", "gpu-gpu"), ("gpu-queue-runnable-timeout", "gpu-gpu-teams")}),
-    "eks": ("eks", {"gpuready:minSize": 1, "gpuready:rootVolumeGiB": 50, **NARROWED}, "",
+    "eks": ("eks", {"gpuready:minSize": 1, "gpuready:rootVolumeGiB": 50, **NARROWED, **FOUR_GPU_TEAMS}, "",
             {"gpu-capacity-caps": {"maxGpus": 2}},
             {("gpu-scale-to-zero", "eks-gpu"), ("gpu-capacity-caps", "stack"), ("gpu-root-volume-size", "eks-gpu"),
              ("cost-allocation-tags", "eks-gpu")}),
-    "eks-karpenter": ("eks", {"gpuready:autoscaler": "karpenter", **NARROWED}, "",
+    "eks-karpenter": ("eks", {"gpuready:autoscaler": "karpenter", **NARROWED, **FOUR_GPU_TEAMS}, "",
                       {"gpu-capacity-caps": {"maxGpus": 2}}, {("gpu-capacity-caps", "stack")}),
 }
 """Case -> (stack, config changes besides the declared type, program code beside the stack's, policy settings

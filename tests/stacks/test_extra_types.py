@@ -15,11 +15,16 @@ from tests.gpuready.policy.helpers import render_stack
 from .test_config_messages import _plan
 
 G9 = {"name": "g9.xlarge", "gpuModel": "L4", "gpus": 1, "gpuMemoryGiB": 22.35, "vcpus": 4, "memoryGiB": 16}
+FOUR_GPU_TEAMS = {"gpuready:teams": [{"name": "research", "gpus": 1, "borrow": 2},
+                                     {"name": "inference", "gpus": 1, "lend": 0, "weight": 2}]}
+"""The eks stack's teams resized for one group of 1-GPU types (4 GPUs at full scale): the reference's 4 + 4 would
+not fit, and research's borrow of 8 could not be lent."""
 
 
 @pytest.mark.parametrize("stack", ["aws-batch", "eks"])
 def test_a_declared_type_is_used_like_a_catalog_row(tmp_path, capsys, stack):
-    code, _ = _plan(tmp_path, stack, {"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9]})
+    code, _ = _plan(tmp_path, stack, {"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9],
+                                      **(FOUR_GPU_TEAMS if stack == "eks" else {})})
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "g9.xlarge (1x L4 22.35 GiB)" in out.out and "(L4), $0.00/h" in out.out
@@ -29,8 +34,8 @@ def test_a_declared_type_is_used_like_a_catalog_row(tmp_path, capsys, stack):
 
 @pytest.mark.parametrize("stack,changes,reader,gpus", [
     ("aws-batch", {}, aws.BatchComputeEnvironment, 16),  # maxVcpus 64 of 4-vCPU instances
-    ("eks", {}, aws.EksNodeGroup, 4),  # maxSize 4
-    ("eks", {"gpuready:autoscaler": "karpenter"}, kubernetes.KarpenterNodePool, 4),  # its nvidia.com/gpu limit
+    ("eks", FOUR_GPU_TEAMS, aws.EksNodeGroup, 4),  # maxSize 4
+    ("eks", {"gpuready:autoscaler": "karpenter", **FOUR_GPU_TEAMS}, kubernetes.KarpenterNodePool, 4),  # its limit
 ])
 def test_the_pools_of_a_declared_type_carry_its_facts(stack, changes, reader, gpus):
     """Each resource that launches a declared type carries its GPU facts (an AWS tag, a NodePool annotation), so its
@@ -69,7 +74,8 @@ def test_one_render_declares_its_types_for_itself_alone():
     """Two stacks rendered one after the other in one process (as `gpuready plan` and the tests do): the first
     declares g9.xlarge, the second does not and never sees it; the catalog module is as it was."""
     before = _catalog_state()
-    first = render_stack("eks", **{"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9]})
+    first = render_stack("eks", **{"gpuready:instanceTypes": ["g9.xlarge"], "gpuready:extraInstanceTypes": [G9],
+                                   **FOUR_GPU_TEAMS})
     assert [r for r in first.resources if "gpu-facts.gpuready.io/g9.xlarge" in json.dumps(r.inputs)]
     with pytest.raises(ConfigError, match=r"gpuready:instanceTypes.*'g9.xlarge': unknown instance type"):
         render_stack("aws-batch", **{"gpuready:instanceTypes": ["g9.xlarge"]})
@@ -113,5 +119,5 @@ def test_types_gpuready_cannot_run_say_why(tmp_path, capsys, stack, changes, phr
 
 def test_arm64_gpu_types_plan_on_the_arm64_eks_ami(tmp_path, capsys):
     code, _ = _plan(tmp_path, "eks", {"gpuready:instanceTypes": ["g5g.xlarge"],
-                                      "gpuready:amiType": "AL2023_ARM_64_NVIDIA"})
+                                      "gpuready:amiType": "AL2023_ARM_64_NVIDIA", **FOUR_GPU_TEAMS})
     assert code == 0, capsys.readouterr().err

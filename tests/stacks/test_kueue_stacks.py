@@ -57,15 +57,15 @@ def test_each_pool_has_a_flavor_carried_by_its_nodes_and_a_team_pod_lands_there(
     rendering = rendered(variant)
     flavors = _flavors(rendering)
     nodes = _nodes(rendering)
-    assert {f"{facts.FLAVOR_PREFIX}{_pool(n)}" for n in nodes} == set(flavors)
+    assert {_pool(n) for n in nodes} == set(flavors)
     teams = {t["name"]: t for t in rendering.outputs["teams"]}
     for node in nodes:
-        spec = flavors[f"{facts.FLAVOR_PREFIX}{_pool(node)}"]["spec"]
+        spec = flavors[_pool(node)]["spec"]
         assert spec["nodeLabels"].items() <= node.labels.items(), node.pool
         steady = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
         assert all(tolerates(spec["tolerations"], t) for t in steady), node.pool
         for team in teams.values():
-            if f"{facts.FLAVOR_PREFIX}{_pool(node)}" not in team["flavors"]:
+            if _pool(node) not in team["flavors"]:
                 continue
             profile = team["metaflowProfile"]
             # The team's job as Metaflow makes it, then Kueue's flavor injection on admission.
@@ -169,3 +169,73 @@ def test_quotas_above_the_gpus_are_refused_unless_declared_then_plan_and_policy_
     assert "queue-quota-within-capacity" not in {v["policy"] for v in plan["policy"]["violations"]}
     cohort = next(r for r in plan["resources"] if r["type"].endswith(":Cohort"))
     assert cohort["inputs"]["metadata"]["annotations"] == {facts.OVERCOMMIT_ANNOTATION: "true"}
+
+
+@pytest.mark.parametrize("namespace", [*facts.KUBERNETES_NAMESPACES, *facts.STACK_NAMESPACES])
+def test_a_team_in_a_namespace_of_kubernetes_or_of_the_stack_is_one_line_naming_its_key(tmp_path, capsys, namespace):
+    code, _ = _plan(tmp_path, "eks", {"gpuready:teams": [{"name": "research", "gpus": 1, "namespace": namespace}]})
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"gpuready: plan: gpuready:teams[0].namespace = '{namespace}': a namespace of Kubernetes "
+                          "or of what the stack installs"), err
+
+
+def test_a_team_named_after_a_reserved_namespace_without_one_of_its_own_is_refused_by_name(tmp_path, capsys):
+    code, _ = _plan(tmp_path, "eks", {"gpuready:teams": [{"name": "kube-system", "gpus": 1}]})
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("gpuready: plan: gpuready:teams[0].name = 'kube-system'") and \
+        err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("borrow, refused", [(12, False), (13, True)])
+def test_borrow_at_the_most_the_cohort_gives_is_taken_and_one_more_is_one_line(tmp_path, capsys, borrow, refused):
+    """eks: research and inference guaranteed 4 each, inference lends none: research may borrow the cohort's 12."""
+    teams = [{"name": "research", "gpus": 4, "borrow": borrow}, {"name": "inference", "gpus": 4, "lend": 0}]
+    code, _ = _plan(tmp_path, "eks", {"gpuready:teams": teams})
+    err = capsys.readouterr().err
+    if not refused:
+        assert code == 0, err
+        return
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("gpuready: plan: gpuready:teams[0].borrow = 13: team research can borrow at most 12 "
+                          "GPUs"), err
+
+
+def test_a_team_with_its_own_namespace_gets_its_local_queue_and_profile_there():
+    import json
+
+    from gpuready.plan.render import render
+    from gpuready.project import find_project, load_stack_config
+    from tests.conftest import ROOT
+
+    project = find_project(ROOT)
+    config = load_stack_config(ROOT / "stacks" / "Pulumi.aks.yaml", project.name)
+    config[f"{project.name}:teams"] = json.dumps(
+        [{"name": "research", "gpus": 1, "namespace": "ml-research"}, {"name": "inference", "gpus": 1}])
+    rendering = render(project.main, project.name, "aks", config)
+    local = {o["metadata"]["name"]: o["metadata"]["namespace"] for o in _kueue(rendering) if o["kind"] == "LocalQueue"}
+    assert local == {"research": "ml-research", "inference": "inference",
+                     facts.OPERATORS_QUEUE: facts.OPERATORS_NAMESPACE}
+    (research, _) = rendering.outputs["teams"]
+    assert research["metaflowProfile"]["METAFLOW_KUBERNETES_NAMESPACE"] == "ml-research"
+    assert rendering.outputs["metaflowProfile"] == research["metaflowProfile"]
+
+
+@pytest.mark.parametrize("variant", STACKS)
+def test_the_queues_admit_every_gpu_and_each_team_its_promise(variant):
+    """By Kueue's arithmetic on the rendered ClusterQueues and Cohort as the plan reads them: the queues together
+    admit every GPU the stack reaches (its ``maxGpus`` output, from the component's capacity), each team reaches its
+    guarantee plus its whole borrow, and the ``teams`` output says the same."""
+    from gpuready.resources.queues import kueue_admission
+    from gpuready.resources.scaling import from_rendering
+
+    rendering = rendered(variant)
+    found, flavors = kueue_admission(from_rendering(rendering.resources))
+    assert sum(f.admissible for f in flavors) == rendering.outputs["maxGpus"]
+    assert {f.unadmittable for f in flavors} == {0}
+    for team in rendering.outputs["teams"]:
+        assert found.guaranteed(team["name"]) == team["gpus"]
+        if team["borrow"] is not None:
+            assert found.most(team["name"]) == team["gpus"] + team["borrow"]
+        assert team["mostGpus"] == found.most(team["name"])
+        assert team["mostGpusPerJob"] == found.most_in_one(team["name"])

@@ -60,9 +60,16 @@ def test_kubernetes_profiles_run_steps_as_the_stacks_account_on_its_gpu_nodes(st
     rendering = _render(stack)
     outputs = rendering.outputs
     read = metaflow_reads(outputs["metaflowProfile"], tmp_path)
-    (account,) = [a for a in rendering.of_type(SERVICE_ACCOUNT) if "-team-" not in a.name]  # teams: their own
+    # a stack with teams: the first team's profile, in a namespace a queue takes (outside, jobs escape every quota)
+    teams = outputs.get("teams") or []
+    assert not teams or outputs["metaflowProfile"] == teams[0]["metaflowProfile"]
+    (account,) = [a for a in rendering.of_type(SERVICE_ACCOUNT) if ("-team-" in a.name) == bool(teams)
+                  and a.inputs["metadata"]["namespace"] == read["KUBERNETES_NAMESPACE"]]
     assert (read["KUBERNETES_NAMESPACE"], read["KUBERNETES_SERVICE_ACCOUNT"]) == \
         (account.inputs["metadata"]["namespace"], account.inputs["metadata"]["name"])
+    if teams:
+        local = [r.inputs for r in rendering.resources if r.type.endswith(":LocalQueue")]
+        assert any(q["metadata"]["namespace"] == read["KUBERNETES_NAMESPACE"] for q in local)
     from metaflow.plugins.kubernetes.kube_utils import parse_kube_keyvalue_list
 
     pod = {"nodeSelector": parse_kube_keyvalue_list(read["KUBERNETES_NODE_SELECTOR"].split(",")),

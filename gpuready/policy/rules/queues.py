@@ -97,26 +97,34 @@ def _check_reachable(resources, config):
     if not any(isinstance(i.facts, ClusterQueue) for i in items):
         return
     allowed = set(config.get("allow") or ())
-    all_flavors = queues.flavors(items)
-    used = {flavor for _, flavor, _ in _gpu_quotas(items) if flavor in all_flavors}
+    _, flavors = queues.kueue_admission(items)
+    admitted = {}
+    for flavor in flavors:
+        for pool in flavor.pools:
+            admitted[pool.item.urn] = admitted.get(pool.item.urn, 0) + flavor.admissible
     by_urn = _by_urn(resources)
     for pool in pools:
-        if pool.name in allowed or any(queues.selects(all_flavors[f][1], pool) for f in used):
+        if pool.name in allowed or admitted.get(pool.item.urn, 0) > 0:
             continue
         reader = pool.item.facts
         label = getattr(reader, "NAME_LABEL", "")
+        named = [f.name for f in flavors if f.listed and any(p.item.urn == pool.item.urn for p in f.pools)]
+        why = (f"the flavors that select its nodes ({', '.join(named)}) admit 0 {GPU_RESOURCE} by Kueue's arithmetic "
+               f"(no nominalQuota there, nor a Cohort's quota any queue of it may borrow)") if named else \
+            f"no ClusterQueue or Cohort gives {GPU_RESOURCE} quota on a flavor whose node labels select its nodes"
         yield by_urn[pool.item.urn], (
-            f"no ClusterQueue gives {GPU_RESOURCE} quota on a flavor whose node labels select its nodes: its "
-            f"{pool.capacity.max_gpus} GPUs are paid for at full scale but no queued job can land there (and Kueue "
-            f"holds back jobs that name no queue)"), (
-            f"give a ClusterQueue {GPU_RESOURCE} quota on a ResourceFlavor whose nodeLabels its nodes carry"
-            f"{f' ({label}: <its name>)' if label else ''}, or add {pool.name} to this rule's allow list")
+            f"{why}: its {pool.capacity.max_gpus} GPUs are paid for at full scale but no queued job can land there "
+            f"(and Kueue holds back jobs that name no queue)"), (
+            f"give a ClusterQueue (or the Cohort of queues that list that flavor) {GPU_RESOURCE} quota on a "
+            f"ResourceFlavor whose nodeLabels its nodes carry{f' ({label}: <its name>)' if label else ''}, or add "
+            f"{pool.name} to this rule's allow list")
 
 
 gpu_pool_queued = stack_rule(
     "gpu-pool-queued",
-    "In a stack with Kueue ClusterQueues, every Kubernetes GPU pool is selected by a flavor some ClusterQueue gives "
-    f"{GPU_RESOURCE} quota on, unless the pool is allow-listed in config.",
+    "In a stack with Kueue ClusterQueues, every Kubernetes GPU pool is selected by a flavor on which the queues admit "
+    f"{GPU_RESOURCE} by Kueue's arithmetic (quota 0 everywhere is not queued), unless the pool is allow-listed in "
+    "config.",
     MANDATORY, _check_reachable,
     {"allow": {"type": "array", "items": {"type": "string"}, "default": []}})
 

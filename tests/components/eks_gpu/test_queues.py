@@ -24,10 +24,10 @@ def _flavors(rendering):
 def test_each_node_group_has_a_flavor_its_nodes_carry(render):
     rendering, eks = build(render, teams=TEAMS)
     flavors = _flavors(rendering)
-    assert set(flavors) == {"gpu-gpu", "gpu-gpu-4x"}
+    assert set(flavors) == {"gpu", "gpu-4x"}
     for pool in ("gpu", "gpu-4x"):
         labels = one(rendering, NODE_GROUP, f"ml-{pool}").inputs["labels"]
-        assert flavors[f"gpu-{pool}"]["nodeLabels"] == labels and labels[facts.POOL_LABEL] == pool
+        assert flavors[pool]["nodeLabels"] == labels and labels[facts.POOL_LABEL] == pool
     (release,) = [r for r in rendering.of_type(RELEASE) if r.name == "ml-kueue"]
     assert list(release.inputs["values"]["controllerManager"]["nodeSelector"]) == ["eks.amazonaws.com/nodegroup"]
     assert [t["name"] for t in eks.outputs["teams"]] == ["research", "inference"]
@@ -35,7 +35,7 @@ def test_each_node_group_has_a_flavor_its_nodes_carry(render):
 
 def test_karpenter_has_one_flavor_for_its_node_pool(render):
     rendering, _ = build(render, teams=(TeamArgs("research", 2),), autoscaler=AutoscalerArgs(mode="karpenter"))
-    assert set(_flavors(rendering)) == {"gpu-gpuready-gpu"}
+    assert set(_flavors(rendering)) == {"gpuready-gpu"}
 
 
 def test_without_teams_nothing_of_kueue_and_no_pool_label(render):

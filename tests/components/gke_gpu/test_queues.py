@@ -24,7 +24,7 @@ def test_the_gpu_pool_has_a_flavor_its_nodes_carry(render):
     assert flavor.inputs["spec"]["nodeLabels"][facts.POOL_LABEL] == "gpu"
     (release,) = [r for r in rendering.resources if r.name == "ml-kueue"]
     assert list(release.inputs["values"]["controllerManager"]["nodeSelector"]) == ["cloud.google.com/gke-nodepool"]
-    assert gke.outputs["teams"][0]["flavors"] == ["gpu-gpu"]
+    assert gke.outputs["teams"][0]["flavors"] == ["gpu"]
 
 
 def test_a_quota_above_the_pool_fails_naming_it(render):

@@ -81,7 +81,8 @@ def test_a_queued_flex_start_pool_waits_in_kueue_for_a_provisioning_request(rend
 
     (config_obj,) = rendering.of_type(KUEUE + "ProvisioningRequestConfig")
     (check_obj,) = rendering.of_type(KUEUE + "AdmissionCheck")
-    (queue,) = rendering.of_type(KUEUE + "ClusterQueue")
+    (queue,) = [q for q in rendering.of_type(KUEUE + "ClusterQueue") if "gpuready.io/role" not in
+                q.inputs["metadata"]["labels"]]
     (flavor,) = rendering.of_type(KUEUE + "ResourceFlavor")
     assert config_obj.inputs["spec"] == {"provisioningClassName": "queued-provisioning.gke.io",
                                          "managedResources": ["nvidia.com/gpu"],

@@ -13,7 +13,8 @@ import yaml
 from gpuready_components import catalog
 from gpuready_components.k8s_gpu import facts, kueue
 from gpuready_components.k8s_gpu.scheduling import schedulable
-from gpuready_components.teams import TeamArgs
+from gpuready_components.errors import ConfigError
+from gpuready_components.teams import TeamArgs, check as team_check
 
 from . import kueue_schemas
 
@@ -88,7 +89,7 @@ def test_quotas_split_by_pool_size_and_add_up():
 def test_a_team_gets_only_its_pools_and_its_limits():
     research, inference = (kueue.cluster_queue(t, FLAVORS) for t in TEAMS)
     flavors = inference["spec"]["resourceGroups"][0]["flavors"]
-    assert [f["name"] for f in flavors] == ["gpu-gpu"]
+    assert [f["name"] for f in flavors] == ["gpu"]
     gpu = flavors[0]["resources"][0]
     assert gpu == {"name": "nvidia.com/gpu", "nominalQuota": 4, "lendingLimit": 0}
     assert inference["spec"]["fairSharing"] == {"weight": 2}
@@ -189,7 +190,7 @@ def test_each_team_cluster_queue_admits_its_namespace_only():
 
 def test_team_outputs_name_the_queue_in_the_metaflow_profile():
     (research, inference) = kueue.team_outputs(TEAMS, FLAVORS, kueue.Profile("gpu-jobs", {"a": "b"}, ()))
-    assert inference["flavors"] == ["gpu-gpu"] and research["flavors"] == ["gpu-gpu", "gpu-gpu-4x"]
+    assert inference["flavors"] == ["gpu"] and research["flavors"] == ["gpu", "gpu-4x"]
     profile = inference["metaflowProfile"]
     assert profile["METAFLOW_KUBERNETES_NAMESPACE"] == "inference"
     assert f"{facts.QUEUE_LABEL}=inference" in profile["METAFLOW_KUBERNETES_LABELS"].split(",")
@@ -212,9 +213,9 @@ def test_a_pool_with_a_provisioning_check_gets_its_config_check_and_only_its_fla
     assert check["spec"]["parameters"]["name"] == config["metadata"]["name"]
     assert check["spec"]["controllerName"] == facts.PROVISIONING_CONTROLLER
     queues = {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "ClusterQueue"}
-    for spec in queues.values():  # research uses both pools, inference only gpu: each checks gpu-gpu only
+    for spec in queues.values():  # research uses both pools, inference only gpu: each checks gpu only
         assert spec["admissionChecksStrategy"] == {"admissionChecks": [
-            {"name": check["metadata"]["name"], "onFlavors": ["gpu-gpu"]}]}
+            {"name": check["metadata"]["name"], "onFlavors": ["gpu"]}]}
     assert "admissionChecksStrategy" not in kueue.cluster_queue(TEAMS[0], FLAVORS)["spec"]
     bad = copy.deepcopy(config)
     bad["spec"]["provisioningClass"] = bad["spec"].pop("provisioningClassName")
@@ -279,3 +280,101 @@ def test_the_operators_queue_waits_on_the_pools_admission_checks():
     assert queue["spec"]["admissionChecksStrategy"] == {"admissionChecks": [
         {"name": flavors[1].check, "onFlavors": [flavors[1].name]}]}
     kueue_schemas.validate(queue)
+
+
+def _gpu_limits(obj):
+    """A ClusterQueue's or Cohort's nvidia.com/gpu limits by flavor."""
+    return {f["name"]: {k: v for k, v in f["resources"][0].items() if k != "name"}
+            for f in obj["spec"]["resourceGroups"][0]["flavors"]}
+
+
+def _made(teams, flavors=FLAVORS):
+    made = kueue.objects(teams, flavors)
+    cohort = next(o for o in made if o["kind"] == "Cohort")
+    queues = {o["metadata"]["name"]: o for o in made if o["kind"] == "ClusterQueue"}
+    return made, cohort, queues
+
+
+EKS_TEAMS = (TeamArgs("research", 4, borrow=8), TeamArgs("inference", 4, lend=0, weight=2))
+
+
+@pytest.mark.parametrize("teams", [(TeamArgs("research", 12, borrow=4), TEAMS[1]), EKS_TEAMS, (TeamArgs("solo", 0),),
+                                   (TeamArgs("all", 20, borrow=0),)])
+def test_the_teams_quotas_and_the_cohorts_add_up_to_every_pool(teams):
+    made, cohort, queues = _made(teams)
+    kueue_schemas.validate(cohort)
+    for f in FLAVORS:
+        given = sum(_gpu_limits(q).get(f.name, {}).get("nominalQuota", 0) for q in queues.values())
+        assert given + _gpu_limits(cohort)[f.name]["nominalQuota"] == f.gpus, (teams, f.pool)
+        cpu = next(r for r in cohort["spec"]["resourceGroups"][0]["flavors"] if r["name"] == f.name)["resources"][1]
+        assert cpu == {"name": "cpu", "nominalQuota": _gpu_limits(cohort)[f.name]["nominalQuota"] * f.vcpus_per_gpu}
+    assert kueue.check(teams, FLAVORS).unadmittable == {f.name: 0 for f in FLAVORS}
+
+
+def test_the_eks_teams_get_what_the_docs_say():
+    """docs/queues/kubernetes.md works these numbers out."""
+    _, cohort, queues = _made(EKS_TEAMS)
+    assert _gpu_limits(cohort) == {"gpu": {"nominalQuota": 2}, "gpu-4x": {"nominalQuota": 10}}
+    assert _gpu_limits(queues["research"]) == {"gpu": {"nominalQuota": 1, "borrowingLimit": 1},
+                                               "gpu-4x": {"nominalQuota": 3, "borrowingLimit": 7}}
+    assert _gpu_limits(queues["inference"]) == {"gpu": {"nominalQuota": 1, "lendingLimit": 0},
+                                                "gpu-4x": {"nominalQuota": 3, "lendingLimit": 0}}
+    found = kueue.check(EKS_TEAMS, FLAVORS)
+    assert (found.most("research"), found.most("inference"), found.most_in_one("research")) == (12, 20, 10)
+
+
+def test_a_team_held_to_one_pool_gets_its_guarantee_there_first():
+    _, cohort, queues = _made(TEAMS)
+    assert _gpu_limits(queues["inference"]) == {"gpu": {"nominalQuota": 4, "lendingLimit": 0}}
+    assert [v["nominalQuota"] for v in _gpu_limits(queues["research"]).values()] == [0, 12]
+    assert _gpu_limits(cohort) == {"gpu": {"nominalQuota": 0}, "gpu-4x": {"nominalQuota": 4}}
+
+
+def test_borrow_zero_is_a_borrowing_limit_of_zero_everywhere():
+    teams = (TeamArgs("research", 4, borrow=0), TeamArgs("inference", 4))
+    _, _, queues = _made(teams)
+    assert [v["borrowingLimit"] for v in _gpu_limits(queues["research"]).values()] == [0, 0]
+    found = kueue.check(teams, FLAVORS)
+    assert found.most("research") == found.guaranteed("research") == 4
+    assert found.most("inference") == 20
+
+
+@pytest.mark.parametrize("lend", [0, 1, 3, 4])
+def test_lend_is_spread_within_the_quota_of_each_pool_and_adds_up(lend):
+    teams = (TeamArgs("research", 4, lend=lend), TeamArgs("inference", 4))
+    _, _, queues = _made(teams)
+    limits = _gpu_limits(queues["research"]).values()
+    assert sum(v["lendingLimit"] for v in limits) == lend
+    assert all(v["lendingLimit"] <= v["nominalQuota"] for v in limits)
+    assert kueue.check(teams, FLAVORS).most("inference") == 20 - (4 - lend)
+
+
+def test_a_lend_above_the_quota_is_refused_naming_it():
+    with pytest.raises(ConfigError, match=r"^teams\[0\]\.lend = 5: more than the team's own 4 GPUs"):
+        team_check((TeamArgs("research", 4, lend=5),), [f.as_pool for f in FLAVORS])
+
+
+def test_borrow_at_the_reachable_most_is_taken_and_one_more_refused():
+    """research may borrow the Cohort's 12 GPUs; inference lends none of its 4."""
+    at_most = (TeamArgs("research", 4, borrow=12), TeamArgs("inference", 4, lend=0))
+    assert kueue.check(at_most, FLAVORS).most("research") == 16
+    over = (TeamArgs("research", 4, borrow=13), TeamArgs("inference", 4, lend=0))
+    with pytest.raises(ConfigError) as raised:
+        kueue.check(over, FLAVORS)
+    assert str(raised.value).startswith("teams[0].borrow = 13: team research can borrow at most 12 GPUs while the "
+                                        "others idle")
+    assert "\n" not in str(raised.value)
+
+
+def test_a_guarantee_beyond_what_its_pools_have_left_is_refused_unless_overcommitted():
+    teams = (TeamArgs("inference", 4, pools=("gpu",)), TeamArgs("batch", 1, pools=("gpu",)), TeamArgs("research", 4))
+    with pytest.raises(ConfigError, match=r"^teams\[1\]\.gpus = 1: its pools \(gpu\) have 0 GPUs left"):
+        kueue.check(teams, FLAVORS)
+    assert kueue.check(teams, FLAVORS, overcommit=True).guaranteed("batch") == 1
+
+
+def test_a_pool_no_queue_can_hold_a_whole_node_of_is_refused():
+    """Every team held to the 1-GPU pool: no queue lists the 4-GPU pool's flavor."""
+    teams = (TeamArgs("research", 1, pools=("gpu",)),)
+    with pytest.raises(ConfigError, match="no queue can hold one whole node of GPU pool gpu-4x \\(4 GPUs\\)"):
+        kueue.check(teams, FLAVORS)

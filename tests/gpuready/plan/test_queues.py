@@ -9,7 +9,7 @@ import pytest
 
 from gpuready.cli import main
 from gpuready_components import catalog
-from tests.gpuready.queue_programs import overcommitted, project
+from tests.gpuready.queue_programs import overcommitted, project, without
 
 L4 = catalog.find("aws", "g6.12xlarge").price_usd_hour / 4
 """$/GPU-hour of the gpu-l4 pool (4 L4 a node)."""
@@ -47,10 +47,34 @@ def test_two_teams_within_capacity_show_their_quotas_limits_flavors_and_cost(tmp
     assert (queues["quota_gpus"], queues["capacity_gpus"], queues["overcommitted"]) == (12, 12, False)
     section = _section(text)
     assert section[0].startswith("Queues (2 teams; $/h at full use priced at the mean $/GPU-hour")
-    assert any(line.startswith("  research: 6 GPUs quota; may borrow 2 GPUs more; lends all it leaves idle; weight 2; "
-                               "flavors gpu-l4; queues research/research-queue; on gpu-l4; "
-                               f"${6 * L4:,.2f}/h at full use") for line in section), section
-    assert section[-1] == "  total: 12 GPUs of quota against 12 GPUs at full scale: within capacity"
+    # Kueue's arithmetic: research borrows inference's 2 idle L4 GPUs (its limit, 2); inference borrows nothing on L4
+    # (limit 0) and has the L40S flavor to itself
+    assert (research["most"], inference["most"]) == (8, 6)
+    assert research["usd_per_hour_most"] == pytest.approx(8 * L4, abs=0.01)
+    assert inference["usd_per_hour_most"] == pytest.approx(2 * L4 + 4 * L40S, abs=0.01)
+    assert research["lend"] is None
+    assert queues["pools"] == [
+        {"flavor": "gpu-l4", "pools": ["gpu-l4"], "gpus": 8, "guaranteed": 8, "cohort": 0, "admissible": 8,
+         "unadmittable": 0},
+        {"flavor": "gpu-l40s", "pools": ["gpu-l40s"], "gpus": 4, "guaranteed": 4, "cohort": 0, "admissible": 4,
+         "unadmittable": 0}]
+    assert queues["unadmittable_gpus"] == 0
+    assert any(line == ("  research: 6 GPUs guaranteed; may borrow 2 GPUs more; lends all it leaves idle; most it can "
+                        "hold while the others idle: 8 GPUs; weight 2; flavors gpu-l4; queues research/research-queue; "
+                        f"on gpu-l4; ${6 * L4:,.2f}/h at its guarantee, ${8 * L4:,.2f}/h at its most")
+               for line in section), section
+    assert "  flavor gpu-l4 (gpu-l4): 8 GPUs at full scale; 8 GPUs guaranteed to queues, 0 GPUs of the cohort's own " \
+        "that any may borrow; the queues admit at most 8 GPUs at once; GPUs no queue can admit: 0" in section
+    assert section[-1] == ("  total: 12 GPUs of quota against 12 GPUs at full scale: within capacity; GPUs no queue "
+                           "can admit: 0")
+
+
+def test_a_flavor_the_queues_cannot_fill_says_how_many_gpus_no_queue_can_admit(tmp_path, capsys):
+    """Without the L40S flavor in inference's queue, nothing admits the gpu-l40s pool's 4 GPUs."""
+    text, queues = _plan(tmp_path, capsys, **without("gpu-l40s"))
+    assert queues["unadmittable_gpus"] == 4
+    assert {p["flavor"]: p["unadmittable"] for p in queues["pools"]} == {"gpu-l4": 0, "gpu-l40s": 4}
+    assert _section(text)[-1].endswith("GPUs no queue can admit: 4")
 
 
 def test_quotas_above_capacity_are_said_overcommitted_and_whether_it_was_declared(tmp_path, capsys):
@@ -58,7 +82,7 @@ def test_quotas_above_capacity_are_said_overcommitted_and_whether_it_was_declare
     assert (queues["quota_gpus"], queues["capacity_gpus"]) == (16, 12)
     assert queues["overcommitted"] and not queues["overcommit_declared"]
     assert _section(text)[-1] == ("  total: 16 GPUs of quota against 12 GPUs at full scale: overcommitted: quotas "
-                                  "promise GPUs the pools cannot reach")
+                                  "promise GPUs the pools cannot reach; GPUs no queue can admit: 0")
     text, queues = _plan(tmp_path / "declared", capsys, **overcommitted(extra=4, declared=True))
     assert queues["overcommitted"] and queues["overcommit_declared"]
     assert "overcommitted (declared" in _section(text)[-1]
@@ -81,8 +105,10 @@ def test_batch_fair_share_shows_each_share_of_the_queue_s_gpus(tmp_path, capsys)
     assert teams["research"]["weight"] == 0.5 and teams["research"]["queues"] == ["gpu-fair"]
     assert teams["research"]["usd_per_hour"] == pytest.approx(16 / 3 * L4, abs=0.02)
     assert (queues["capacity_gpus"], queues["overcommitted"]) == (8, False)
+    assert teams["research"]["most"] == 8  # alone, a share gets every GPU of its queues
     assert any(line.startswith("  research: 66.7% fair share (weight factor 0.5) = 5.33 GPUs; may use idle shares; "
-                               "job queues gpu-fair; on gpu-batch") for line in _section(text))
+                               "most it can hold while the others idle: 8 GPUs; job queues gpu-fair; on gpu-batch")
+               for line in _section(text))
 
 
 def test_the_operators_queue_is_rendered_but_is_no_team(capsys):

@@ -469,3 +469,20 @@ def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue
         assert spec["nodeSelector"][facts.POOL_LABEL] == "gpu-4x"
         assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "4"
         assert job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "gpuready-high"
+
+
+def test_the_eks_stack_s_refusal_is_kueue_s_arithmetic():
+    """On the eks reference stack research reaches 12 GPUs over both node groups but 10 on one (Kueue gives a job's
+    pods one flavor): a job of 4 or 10 GPUs is submitted, one of 11 refused with that number. (Outputs of a gpuready
+    older than mostGpusPerJob: test_a_gang_larger_than_quota_and_borrowing_is_refused_before_submit.)"""
+    from gpuready.smoke import kueue
+    from tests.stacks.test_real_charts import rendered
+
+    teams = rendered("eks").outputs["teams"]
+    research = next(t for t in teams if t["name"] == "research")
+    assert (research["mostGpus"], research["mostGpusPerJob"]) == (12, 10)
+    assert kueue.too_large(research, teams, 4, "a job of 4 GPUs") is None
+    assert kueue.too_large(research, teams, 10, "a job of 10 GPUs") is None
+    refused = kueue.too_large(research, teams, 11, "a job of 11 GPUs")
+    assert refused.startswith("--team research: a job of 11 GPUs asks for 11 GPUs, and team research's queue admits "
+                              "at most 10 at once for one job (its quota of 4 GPUs, borrowing at most 8 more")

@@ -114,19 +114,48 @@ def test_a_pool_no_queue_reaches_is_told_the_label_that_would_select_it(queues):
 
     report = violations(edited(queues, CLUSTER_QUEUE, "inference", _spec(no_l40s)))
     assert said(report, "gpu-pool-queued") == [(
-        "mandatory", "gpu-l40s", "gpu-l40s: no ClusterQueue gives nvidia.com/gpu quota on a flavor whose node labels "
-        "select its nodes: its 4 GPUs are paid for at full scale but no queued job can land there (and Kueue holds "
-        "back jobs that name no queue). Fix: give a ClusterQueue nvidia.com/gpu quota on a ResourceFlavor whose "
-        "nodeLabels its nodes carry (eks.amazonaws.com/nodegroup: <its name>), or add gpu-l40s to this rule's allow "
-        "list")]
+        "mandatory", "gpu-l40s", "gpu-l40s: no ClusterQueue or Cohort gives nvidia.com/gpu quota on a flavor whose "
+        "node labels select its nodes: its 4 GPUs are paid for at full scale but no queued job can land there (and "
+        "Kueue holds back jobs that name no queue). Fix: give a ClusterQueue (or the Cohort of queues that list that "
+        "flavor) nvidia.com/gpu quota on a ResourceFlavor whose nodeLabels its nodes carry "
+        "(eks.amazonaws.com/nodegroup: <its name>), or add gpu-l40s to this rule's allow list")]
     # a platform whose nodes carry no label naming their pool (a plug-in's may not): the flavors that select by that
     # label select nothing, and the fix names no label
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(aws.EksNodeGroup, "NAME_LABEL", "")
         report = violations(edited(queues, CLUSTER_QUEUE, "inference", _spec(no_l40s)))
     assert [(name, message.partition(". Fix: ")[2]) for _, name, message in said(report, "gpu-pool-queued")] == [
-        (pool, "give a ClusterQueue nvidia.com/gpu quota on a ResourceFlavor whose nodeLabels its nodes carry, or add "
-               f"{pool} to this rule's allow list") for pool in ("gpu-l4", "gpu-l40s")]
+        (pool, "give a ClusterQueue (or the Cohort of queues that list that flavor) nvidia.com/gpu quota on a "
+               f"ResourceFlavor whose nodeLabels its nodes carry, or add {pool} to this rule's allow list")
+        for pool in ("gpu-l4", "gpu-l40s")]
+
+
+def _l40s_quota(gpus):
+    def change(spec):
+        (l40s,) = [f for f in spec["resourceGroups"][0]["flavors"] if f["name"] == "gpu-l40s"]
+        l40s["resources"][0]["nominalQuota"] = gpus
+    return _spec(change)
+
+
+def _cohort_quota(flavor, gpus):
+    return _spec(lambda spec: spec.__setitem__("resourceGroups", [
+        {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": flavor, "resources": [
+            {"name": "nvidia.com/gpu", "nominalQuota": gpus}]}]}]))
+
+
+def test_a_pool_whose_flavor_admits_nothing_is_not_queued_and_the_cohort_quota_queues_it(queues):
+    """Quota 0 on the only queue listing gpu-l40s: listed is not queued. The Cohort's own quota there, which
+    inference may borrow, is."""
+    zero = edited(queues, CLUSTER_QUEUE, "inference", _l40s_quota(0))
+    assert said(violations(zero), "gpu-pool-queued") == [(
+        "mandatory", "gpu-l40s", "gpu-l40s: the flavors that select its nodes (gpu-l40s) admit 0 nvidia.com/gpu by "
+        "Kueue's arithmetic (no nominalQuota there, nor a Cohort's quota any queue of it may borrow): its 4 GPUs are "
+        "paid for at full scale but no queued job can land there (and Kueue holds back jobs that name no queue). Fix: "
+        "give a ClusterQueue (or the Cohort of queues that list that flavor) nvidia.com/gpu quota on a ResourceFlavor "
+        "whose nodeLabels its nodes carry (eks.amazonaws.com/nodegroup: <its name>), or add gpu-l40s to this rule's "
+        "allow list")]
+    lent = edited(zero, COHORT, "gpuready", _cohort_quota("gpu-l40s", 4))
+    assert said(violations(lent), "gpu-pool-queued") == []
 
 
 def _quota(flavor, gpus):

@@ -373,7 +373,7 @@ class EksGpuCluster(GpuCluster):
                     desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 labels=labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=facts.TAINT_EFFECTS_K8S[t.effect])
+                taints=[aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=k8s_facts.TAINT_EFFECTS_K8S[t.effect])
                         for t in (taint, *startup_taints(args))],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),

@@ -50,8 +50,6 @@ Availability Zones, and refuses fewer subnets."""
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
 """The EKS API's spelling of ``NoSchedule`` for the GPU taint (``NODES``)."""
-TAINT_EFFECTS_K8S = MappingProxyType({"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE",
-                                      "PreferNoSchedule": "PREFER_NO_SCHEDULE"})
 
 ROOT_VOLUME_GIB_RANGE = (40, 16_384)
 """Below 40 GiB a node fills up with one deep-learning image plus the system; 16 TiB is gp3's maximum."""

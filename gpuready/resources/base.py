@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Mapping, Optional, Sequence
 
 from gpuready_components import catalog
 from gpuready_components.capacity import RESERVATIONS_ONLY, read_reservation_stamps
-from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
+from gpuready_components.k8s_gpu.facts import TAINT_EFFECTS_K8S
 from gpuready_components.k8s_gpu.facts import Taint
 
 

@@ -137,3 +137,5 @@ NODE_IMAGES = MappingProxyType({
         "GPU nodes (eks.amazonaws.com/instance-gpu-*); a second device plugin breaks GPU allocation"),
 })
 """``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""
+AUTO_MODE_NODE_IMAGE = "eks/auto-mode"
+"""Key of the platform descriptor's ``node_images`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""

@@ -24,7 +24,7 @@ from ..aws_network.capacity_blocks import BlockFacts, BlockPool
 from ..aws_reservations import OPEN, PREFERENCES, RESERVATIONS_ONLY, TARGETED, check_names, tags_target
 from ..capacity import check_reservation_facts, reservation_entry, reservation_stamps
 from ..errors import ConfigError
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 
 CAPACITY_BLOCK = "capacity-block"
 ODCR = "odcr"

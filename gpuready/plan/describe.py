@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from gpuready_components import platforms
 from gpuready_components.aks_gpu import facts as aks_facts
-from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.k8s_gpu import scalers as sf
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
 from ..resources.base import ON_DEMAND, RESERVED, Source

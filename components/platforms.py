@@ -82,6 +82,9 @@ class Platform:
     node: Any = None
     """Kubernetes platforms: how its GPU nodes register (:class:`gpuready_components.k8s_gpu.facts.NodeFacts`);
     ``None`` for the others."""
+    credentials: Any = None
+    """Kubernetes platforms: the credential plugin its stack's kubeconfig runs
+    (:class:`gpuready_components.k8s_gpu.kubeconfig.CredentialPlugin`), which ``gpuready smoke`` lets run."""
     node_images: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     """``PLATFORM/IMAGE`` -> what its GPU node image ships (:class:`gpuready_components.k8s_gpu.facts.NodeImage`)."""
     launches: Optional[Launches] = None

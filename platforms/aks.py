@@ -34,6 +34,6 @@ PLATFORM = Platform(
         (GpuAgentPoolArgs, "availability_zones"): Choice("AvailabilityZone", lambda: plain(facts.ZONES)),
         (CapacityReservationGroupArgs, "zones"): Choice("AvailabilityZone", lambda: plain(facts.ZONES)),
     })),),
-    targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
+    targets=KUBERNETES_TARGETS, node=facts.NODES, credentials=facts.CREDENTIALS, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
     pool_max_setting="gpuready:maxCount", **parts(AZURE, KUBERNETES))
 """AKS: GPU agent pools in mode User that AKS's own autoscaler scales."""

@@ -38,6 +38,6 @@ PLATFORM = Platform(
         (ClusterArgs, "log_types"): Choice("ClusterLogType", lambda: plain(facts.LOG_TYPES)),
         (AutoscalerArgs, "mode"): Choice("AutoscalerMode", lambda: dict(scalers.MODES)),
     })),),
-    targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, pool_max_setting="gpuready:maxSize",
+    targets=KUBERNETES_TARGETS, node=facts.NODES, credentials=facts.CREDENTIALS, node_images=facts.NODE_IMAGES, pool_max_setting="gpuready:maxSize",
     **parts(AWS, KUBERNETES))
 """EKS: the GPU node group, the cluster-autoscaler or Karpenter we install, or EKS Auto Mode."""

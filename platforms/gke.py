@@ -35,6 +35,6 @@ PLATFORM = Platform(
         (reservation.ReservationArgs, "affinity"): Choice("ReservationAffinity",
                                                           lambda: plain(reservation.AFFINITIES)),
     })),),
-    targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
+    targets=KUBERNETES_TARGETS, node=facts.NODES, credentials=facts.CREDENTIALS, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
     pool_max_setting="gpuready:maxNodes", **parts(GCP, KUBERNETES))
 """GKE: GPU node pools that GKE's own autoscaler scales."""

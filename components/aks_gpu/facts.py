@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from ..k8s_gpu.kubeconfig import CredentialPlugin
 from ..k8s_gpu.facts import (DRIVER_TOOLKIT, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, CapacityLabel, NodeFacts,
                               NodeImage, Taint)
 
@@ -99,3 +100,6 @@ NODE_IMAGES = MappingProxyType({
         "AKS with gpuProfile.driver None: no driver or toolkit, and no MIG instances (for the GPU Operator)"),
 })
 """``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""
+
+CREDENTIALS = CredentialPlugin("kubelogin", "kubelogin get-token", lambda args: list(args[:1]) == ["get-token"])
+"""The kubeconfig's credential plugin (``kubelogin get-token``, from the Azure CLI's login)."""

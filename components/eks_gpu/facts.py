@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Sequence
 
+from ..k8s_gpu.kubeconfig import CredentialPlugin
 from ..aws_instances import ARM64_GPU_FAMILIES  # noqa: F401 (arm64 GPU families: one list for every AWS component)
 from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER_TOOLKIT, GPU_LABELS, CapacityLabel, Chart, NodeFacts, NodeImage,
                              Taint)
@@ -139,3 +141,18 @@ NODE_IMAGES = MappingProxyType({
 """``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""
 AUTO_MODE_NODE_IMAGE = "eks/auto-mode"
 """Key of the platform descriptor's ``node_images`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""
+
+_AWS_GLOBAL_OPTIONS = ("--region", "--profile", "--output")
+"""Options ``aws eks update-kubeconfig`` writes before ``eks get-token``."""
+
+
+def _get_token(args: Sequence[str]) -> bool:
+    rest = list(args)
+    while rest and rest[0].split("=", 1)[0] in _AWS_GLOBAL_OPTIONS:
+        rest = rest[1:] if "=" in rest[0] else rest[2:]
+    return rest[:2] == ["eks", "get-token"]
+
+
+CREDENTIALS = CredentialPlugin("aws", "aws eks get-token", _get_token,
+                               frozenset({"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_STS_REGIONAL_ENDPOINTS"}))
+"""The kubeconfig's credential plugin (``aws eks update-kubeconfig --profile`` writes that environment)."""

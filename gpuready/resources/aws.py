@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from gpuready_components.batch_gpu import facts as batch_facts
-from gpuready_components.batch_gpu import fit
+from gpuready_components import ecs_fit as fit
 from gpuready_components.eks_gpu import facts as eks_facts
 from gpuready_components.k8s_gpu.facts import Taint
 

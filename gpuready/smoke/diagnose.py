@@ -6,7 +6,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Sequence
 
-from gpuready_components.batch_gpu import fit
+from gpuready_components import ecs_fit as fit
 
 from ..resources.aws import BatchComputeEnvironment
 from .scaler.base import Context

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
+from gpuready.resources import aws
 from gpuready_components.eks_gpu import facts, reservation
 from gpuready_components.k8s_gpu import scalers
 from gpuready_components.eks_gpu.args import AutoscalerArgs, ClusterArgs, EksGpuClusterArgs, GpuNodeGroupArgs
@@ -38,6 +39,7 @@ PLATFORM = Platform(
         (ClusterArgs, "log_types"): Choice("ClusterLogType", lambda: plain(facts.LOG_TYPES)),
         (AutoscalerArgs, "mode"): Choice("AutoscalerMode", lambda: dict(scalers.MODES)),
     })),),
-    targets=KUBERNETES_TARGETS, node=facts.NODES, credentials=facts.CREDENTIALS, node_images=facts.NODE_IMAGES, pool_max_setting="gpuready:maxSize",
+    targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, pool_max_setting="gpuready:maxSize",
+    credentials=facts.CREDENTIALS, pools=(aws.EksNodeGroup,), facts=facts,
     **parts(AWS, KUBERNETES))
 """EKS: the GPU node group, the cluster-autoscaler or Karpenter we install, or EKS Auto Mode."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
+from gpuready.resources import gcp
 from gpuready_components.gke_gpu import facts, reservation
 from gpuready_components.gke_gpu.args import ClusterArgs, GkeGpuClusterArgs, GpuNodePoolArgs, GpuSharingArgs
 from gpuready_components.gke_gpu.outputs import OUTPUTS
@@ -35,6 +36,7 @@ PLATFORM = Platform(
         (reservation.ReservationArgs, "affinity"): Choice("ReservationAffinity",
                                                           lambda: plain(reservation.AFFINITIES)),
     })),),
-    targets=KUBERNETES_TARGETS, node=facts.NODES, credentials=facts.CREDENTIALS, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
+    targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
+    credentials=facts.CREDENTIALS, pools=(gcp.GkeNodePool,), facts=facts,
     pool_max_setting="gpuready:maxNodes", **parts(GCP, KUBERNETES))
 """GKE: GPU node pools that GKE's own autoscaler scales."""

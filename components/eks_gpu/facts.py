@@ -142,6 +142,12 @@ NODE_IMAGES = MappingProxyType({
 AUTO_MODE_NODE_IMAGE = "eks/auto-mode"
 """Key of the platform descriptor's ``node_images`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""
 
+
+def node_image(ami_type: str) -> str:
+    """Key of ``NODE_IMAGES`` for a node group of ``ami_type`` (one it does not name where the type ships no
+    NVIDIA software)."""
+    return f"eks/{ami_type}"
+
 _AWS_GLOBAL_OPTIONS = ("--region", "--profile", "--output")
 """Options ``aws eks update-kubeconfig`` writes before ``eks get-token``."""
 
@@ -153,6 +159,6 @@ def _get_token(args: Sequence[str]) -> bool:
     return rest[:2] == ["eks", "get-token"]
 
 
-CREDENTIALS = CredentialPlugin("aws", "aws eks get-token", _get_token,
-                               frozenset({"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_STS_REGIONAL_ENDPOINTS"}))
+CREDENTIALS = CredentialPlugin("aws", "aws eks get-token", _get_token, frozenset({
+    "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_STS_REGIONAL_ENDPOINTS"}))
 """The kubeconfig's credential plugin (``aws eks update-kubeconfig --profile`` writes that environment)."""

@@ -290,7 +290,7 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
     _check_cluster(args, types)
     rows = _check_node_group(args.node_group, types)
     mode, version = _check_autoscaler(args)
-    node_image = f"eks/{args.node_group.ami_type}"
+    node_image = facts.node_image(args.node_group.ami_type)
     if mode == sf.AUTO_MODE:
         _check_auto_mode_software(args)
         node_image = facts.AUTO_MODE_NODE_IMAGE

@@ -381,6 +381,7 @@ def test_a_platform_lives_in_its_own_rooms():
     entries = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][platforms.ENTRY_POINTS]
     rooms = platform_rooms(GRAPH, {name: value.partition(":")[0] for name, value in entries.items()})
     assert rooms["eks"] == ("gpuready_platforms.eks", "gpuready_components.eks_gpu", "gpuready_stacks.eks")
+    assert all(len(own) == 3 for own in rooms.values()), rooms  # each: its descriptor, its package, its program
     found = outside_rooms(MODULES, GRAPH, rooms)
     assert not found, "\n".join(found)
 

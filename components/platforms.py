@@ -3,9 +3,10 @@
 A platform is the value of ``gpuready:platform`` and of a deployed stack's ``platform`` output (``aws-batch``,
 ``eks``, ``gke``, ``aks``). Its :class:`Platform` descriptor carries everything about it, as objects, so that no module
 branches on a platform's name and no table outside the platform's own folders is keyed by it: its stack program, its
-output contract and served components, its Kubernetes node facts and node images, the readers, describers and
-offline answers that teach ``gpuready plan`` and the policy rules its resources, its smoke targets (and why it lacks
-one), the wording of its scaler's diagnosis, its catalog refresh, its node repair and the SDKs its extras install.
+output contract and served components, its Kubernetes node facts, node images and kubeconfig credential plugin, the
+readers, describers and offline answers that teach ``gpuready plan`` and the policy rules its resources (with the
+readers of its GPU pools and the facts they read), its smoke targets (and why it lacks one), the wording of its
+scaler's diagnosis, its catalog refresh, its node repair and the SDKs its extras install.
 
 Every platform, gpuready's own included, joins the same way: a :class:`Platform` object named by an entry point of
 the group :data:`ENTRY_POINTS` (gpuready's own are in its ``pyproject.toml``), loaded on the first look-up, or one
@@ -70,6 +71,12 @@ class Platform:
     """Its components in the component package (:class:`gpuready_components.served.Served`)."""
     readers: tuple[type, ...] = ()
     """The readers of its resource types (:class:`gpuready.resources.base.Resource` subclasses, one per token)."""
+    pools: tuple[type, ...] = ()
+    """The readers of its GPU pools (:class:`gpuready.resources.base.GpuPool` subclasses among ``readers``): a pool
+    one of them reads is this platform's."""
+    facts: Optional[ModuleType] = None
+    """Its own facts (``components/<platform>/facts.py``), as the readers of its GPU pools read them (image types,
+    labels, taints, node image keys)."""
     describers: Mapping[type, Callable[..., dict]] = field(default_factory=lambda: _EMPTY)
     """Reader -> the facts ``gpuready plan`` prints for its resources."""
     answers: Mapping[str, Callable[..., dict]] = field(default_factory=lambda: _EMPTY)
@@ -82,6 +89,9 @@ class Platform:
     node: Any = None
     """Kubernetes platforms: how its GPU nodes register (:class:`gpuready_components.k8s_gpu.facts.NodeFacts`);
     ``None`` for the others."""
+    credentials: Any = None
+    """Kubernetes platforms: the credential plugin its stack's kubeconfig runs
+    (:class:`gpuready_components.k8s_gpu.kubeconfig.CredentialPlugin`), which ``gpuready smoke`` lets run."""
     node_images: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     """``PLATFORM/IMAGE`` -> what its GPU node image ships (:class:`gpuready_components.k8s_gpu.facts.NodeImage`)."""
     launches: Optional[Launches] = None
@@ -233,6 +243,13 @@ def node_facts(name: str) -> Any:
     if node is None:
         raise KeyError(f"platform {name!r} runs no Kubernetes GPU nodes")
     return node
+
+
+def of_pool(reader: type) -> Optional[Platform]:
+    """The platform whose GPU pools ``reader`` (a class) reads: the one that names it among its ``pools`` (the first
+    by name, where a twin names it too); ``None`` when no registered platform does."""
+    return REGISTRY.derived("pools", lambda: MappingProxyType(
+        {r: p for p in reversed(REGISTRY.all()) for r in p.pools})).get(reader)
 
 
 def node_images() -> Mapping[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
+from gpuready.resources import azure
 from gpuready_components.aks_gpu import facts
 from gpuready_components.aks_gpu.args import AksGpuClusterArgs, ClusterArgs, GpuAgentPoolArgs
 from gpuready_components.aks_gpu.outputs import OUTPUTS
@@ -35,5 +36,6 @@ PLATFORM = Platform(
         (CapacityReservationGroupArgs, "zones"): Choice("AvailabilityZone", lambda: plain(facts.ZONES)),
     })),),
     targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
+    credentials=facts.CREDENTIALS, pools=(azure.AksAgentPool,), facts=facts,
     pool_max_setting="gpuready:maxCount", **parts(AZURE, KUBERNETES))
 """AKS: GPU agent pools in mode User that AKS's own autoscaler scales."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
+from gpuready.resources import aws
 from gpuready_components.batch_gpu import facts
 from gpuready_components.batch_gpu.args import BatchGpuEnvironmentArgs
 from gpuready_components.batch_gpu.outputs import OUTPUTS
@@ -50,5 +51,6 @@ PLATFORM = Platform(
         (BatchGpuEnvironmentArgs, "image_type"): Choice("BatchImageType", lambda: plain(facts.GPU_IMAGE_TYPES)),
     })),),
     targets=MappingProxyType({SINGLE: _single, GANG: _gang, SWEEP: _sweep}),
+    pools=(aws.BatchComputeEnvironment,), facts=facts,
     **parts(AWS))
 """AWS Batch: a compute environment per purchase option, a GPU job queue, job definitions."""

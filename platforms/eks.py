@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
-from gpuready_components.eks_gpu import facts, reservation, scaler_facts
+from gpuready.resources import aws
+from gpuready_components.eks_gpu import facts, reservation
+from gpuready_components.k8s_gpu import scalers
 from gpuready_components.eks_gpu.args import AutoscalerArgs, ClusterArgs, EksGpuClusterArgs, GpuNodeGroupArgs
 from gpuready_components.eks_gpu.outputs import OUTPUTS
 from gpuready_components.platforms import Platform
@@ -35,8 +37,9 @@ PLATFORM = Platform(
         (reservation.CapacityReservationArgs, "preference"): Choice("ReservationPreference",
                                                                      lambda: plain(reservation.PREFERENCES)),
         (ClusterArgs, "log_types"): Choice("ClusterLogType", lambda: plain(facts.LOG_TYPES)),
-        (AutoscalerArgs, "mode"): Choice("AutoscalerMode", lambda: dict(scaler_facts.MODES)),
+        (AutoscalerArgs, "mode"): Choice("AutoscalerMode", lambda: dict(scalers.MODES)),
     })),),
     targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, pool_max_setting="gpuready:maxSize",
+    credentials=facts.CREDENTIALS, pools=(aws.EksNodeGroup,), facts=facts,
     **parts(AWS, KUBERNETES))
 """EKS: the GPU node group, the cluster-autoscaler or Karpenter we install, or EKS Auto Mode."""

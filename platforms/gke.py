@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType, ModuleType
 
+from gpuready.resources import gcp
 from gpuready_components.gke_gpu import facts, reservation
 from gpuready_components.gke_gpu.args import ClusterArgs, GkeGpuClusterArgs, GpuNodePoolArgs, GpuSharingArgs
 from gpuready_components.gke_gpu.outputs import OUTPUTS
@@ -36,5 +37,6 @@ PLATFORM = Platform(
                                                           lambda: plain(reservation.AFFINITIES)),
     })),),
     targets=KUBERNETES_TARGETS, node=facts.NODES, node_images=facts.NODE_IMAGES, managed_autoscaler=True,
+    credentials=facts.CREDENTIALS, pools=(gcp.GkeNodePool,), facts=facts,
     pool_max_setting="gpuready:maxNodes", **parts(GCP, KUBERNETES))
 """GKE: GPU node pools that GKE's own autoscaler scales."""

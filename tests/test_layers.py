@@ -308,3 +308,107 @@ def test_the_entry_points_name_the_builtin_platforms():
         module, _, attribute = value.partition(":")
         assert module.startswith("gpuready_platforms.") and getattr(importlib_import(module), attribute) is \
             platforms.require(name)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that are docstrings: a module's, class's or function's first statement, and
+    the attribute docstrings that follow an assignment (any string standing alone as a statement)."""
+    return {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+
+
+def platform_rooms(graph: Mapping[str, Iterable[str]], descriptors: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Platform name -> its rooms, as module name prefixes: its descriptor's module (``descriptors``: name -> module,
+    the entry points), the ``gpuready_components`` package whose output contract (``outputs.py``) the descriptor
+    imports (``components/<platform>_gpu/``) and the ``gpuready_stacks`` module it imports (``stacks/<platform>.py``)."""
+    def own(module: str) -> list[str]:
+        found = set()
+        for target in graph[module]:
+            parts = target.split(".")
+            if parts[0] == "gpuready_components" and len(parts) == 3 and parts[2] == "outputs":
+                found.add(".".join(parts[:2]))  # components/<platform>_gpu/, by its contract
+            elif parts[0] == "gpuready_stacks" and len(parts) == 2:
+                found.add(target)
+        return sorted(found)
+
+    return {name: (module, *own(module)) for name, module in descriptors.items()}
+
+
+def _in(module: str, prefixes: Iterable[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def outside_rooms(known: Mapping[str, Path], graph: Mapping[str, Iterable[str]],
+                  rooms: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """Where a module outside a platform's rooms (:func:`platform_rooms`) imports one of its modules, or names the
+    platform in its code: a string constant (not a docstring) that is the platform's name (``"eks"``), the name of
+    its package (``"eks_gpu"``) or a key of a table keyed by the platform (``"eks/..."``; not a provider module's
+    path in a type token, ``"eks/nodeGroup"``)."""
+    found = []
+    for module, path in sorted(known.items()):
+        others = {name: own for name, own in rooms.items() if not _in(module, own)}
+        for target in sorted(graph[module]):
+            found += [f"{module} imports {target} ({name})" for name, own in others.items() if _in(target, own[1:])]
+        words = {name: {name, *(p.rpartition(".")[2] for p in own[1:] if p.startswith("gpuready_components."))}
+                 for name, own in others.items()}
+        tree = ast.parse(path.read_text(), str(path))
+        docstrings = _docstrings(tree)
+        for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Constant)), key=lambda n: n.lineno):
+            if isinstance(node.value, str) and id(node) not in docstrings:
+                found += [f"{module}:{node.lineno} names {name}: {node.value!r}" for name, said in words.items()
+                          if node.value in said or (node.value.startswith(name + "/")
+                                                    and not re.fullmatch(r"[a-z-]+/[a-z]+[A-Z]\w*", node.value))]
+    return found
+
+
+def test_a_platform_lives_in_its_own_rooms():
+    """A platform's code is in its rooms: ``components/<platform>_gpu/``, ``stacks/<platform>.py`` (and its stack
+    files), and its descriptor ``platforms/<platform>.py``, the one registration (named by an entry point). No other
+    module of the project imports a platform's modules, or names the platform in code: a string constant that is its
+    name, its package's name or a key of a table keyed by platform (``"eks/<image>"``). What platforms share lives in
+    a room named for what it is (``components/k8s_gpu/``, ``components/aws_reservations.py``...), and what the SDK
+    must know of one platform it reads from the platform's descriptor.
+
+    Not counted: prose (docstrings, and messages that mention a platform as an example or a way out), and the
+    clouds' own vocabulary, which names a cloud's service and not gpuready's plugin: resource type tokens
+    (``aws:eks/nodeGroup:NodeGroup``) and the readers named for them (``EksNodeGroup``), API hosts, label keys,
+    environment variables. The tests are not scanned (they mirror the tree: a platform's tests are in its folder of
+    tests/, and the shared ones drive every platform by name); nor the docs."""
+    import tomllib
+
+    from gpuready_components import platforms
+
+    entries = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][platforms.ENTRY_POINTS]
+    rooms = platform_rooms(GRAPH, {name: value.partition(":")[0] for name, value in entries.items()})
+    assert rooms["eks"] == ("gpuready_platforms.eks", "gpuready_components.eks_gpu", "gpuready_stacks.eks")
+    assert all(len(own) == 3 for own in rooms.values()), rooms  # each: its descriptor, its package, its program
+    found = outside_rooms(MODULES, GRAPH, rooms)
+    assert not found, "\n".join(found)
+
+
+def test_the_rooms_check_sees_an_import_and_a_name(tmp_path):
+    files = {"gpuready_components/__init__.py": "", "gpuready_components/k8s_gpu/__init__.py": "",
+             "gpuready_components/k8s_gpu/facts.py": "LABEL = 'x'\n",
+             "gpuready_components/oke_gpu/__init__.py": "", "gpuready_components/oke_gpu/facts.py": "LABEL = 'y'\n",
+             "gpuready_components/oke_gpu/outputs.py": "OUTPUTS = {}\n",
+             "gpuready_stacks/__init__.py": "", "gpuready_stacks/oke.py": "from gpuready_components.oke_gpu import facts\n",
+             "gpuready_platforms/__init__.py": "",
+             "gpuready_platforms/oke.py": "from gpuready_components.oke_gpu import facts, outputs\nfrom gpuready_components."
+                                          "k8s_gpu import facts\ndef _s():\n    from gpuready_stacks import oke\n",
+             "gpuready_platforms/gke.py": "from gpuready_components.k8s_gpu import facts\n",
+             "gpuready/__init__.py": "", "gpuready/reader.py": '"""Reads oke pools."""\nfrom gpuready_components.'
+                                     'k8s_gpu import facts\nfrom gpuready_components.oke_gpu.facts import LABEL\n'
+                                     'PLATFORM = "oke"\nKEY = f"oke/{LABEL}"\nSAID = "oke_gpu"\nOK = "on OKE, oke"\n'}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    known = modules(tmp_path, {p: p for p in ("gpuready", "gpuready_components", "gpuready_stacks",
+                                               "gpuready_platforms")})
+    edges = graph(known)
+    rooms = platform_rooms(edges, {"oke": "gpuready_platforms.oke", "gke": "gpuready_platforms.gke"})
+    assert rooms == {"oke": ("gpuready_platforms.oke", "gpuready_components.oke_gpu", "gpuready_stacks.oke"),
+                     "gke": ("gpuready_platforms.gke",)}
+    assert outside_rooms(known, edges, rooms) == [
+        "gpuready.reader imports gpuready_components.oke_gpu.facts (oke)",
+        "gpuready.reader:4 names oke: 'oke'", "gpuready.reader:5 names oke: 'oke/'",
+        "gpuready.reader:6 names oke: 'oke_gpu'"]

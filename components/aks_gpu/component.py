@@ -8,6 +8,7 @@ from typing import Any, Optional
 import pulumi
 import yaml
 
+from .. import azure_roles
 from ..k8s_gpu import K8sGpuSoftwareArgs, plan, startup_taints
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.cluster import GpuCluster
@@ -132,7 +133,7 @@ class AksGpuCluster(GpuCluster):
         client = auth.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
         role = client.subscription_id.apply(
             lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/"
-                        f"{facts.CLUSTER_ADMIN_ROLE}")
+                        f"{azure_roles.CLUSTER_ADMIN_ROLE}")
         principals = [(f"{name}-deployer-admin", client.object_id, cluster.deployer_principal_type)] \
             if cluster.deployer_admin else []
         principals += [(f"{name}-admins-{group}", group, facts.GROUP_PRINCIPAL_TYPE)

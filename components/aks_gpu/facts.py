@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from ..k8s_gpu.kubeconfig import CredentialPlugin
 from ..k8s_gpu.facts import (DRIVER_TOOLKIT, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, CapacityLabel, NodeFacts,
                               NodeImage, Taint)
 
@@ -46,9 +47,6 @@ SYSTEM_NODE_LABELS = MappingProxyType({"kubernetes.azure.com/mode": "system"})
 """Label AKS puts on the nodes of every System-mode pool, a new cluster's and an existing one's alike (AKS docs,
 Manage system node pools): Kueue's controller selects them."""
 """Agent pool names: lowercase letters and digits, 12 characters at most for Linux."""
-CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
-"""Built-in role "Azure Kubernetes Service RBAC Cluster Admin": with Azure RBAC on, what lets a principal manage
-every Kubernetes object (the namespace and Helm releases of the GPU software)."""
 DEPLOYER_PRINCIPAL_TYPES = ("User", "ServicePrincipal")
 GROUP_PRINCIPAL_TYPE = "Group"
 """``principalType`` of a role assignment: Azure refuses one that does not match the principal."""
@@ -64,9 +62,6 @@ CAPACITY_RESERVATION_GROUP_ID = (r"/subscriptions/[^/]+/resourceGroups/[^/]+/pro
                                  r"/capacityReservationGroups/[^/]+")
 """A capacity reservation group's resource id, as ``capacityReservationGroupID`` takes it (case-insensitive), the form
 azure-mgmt-containerservice's ``AgentPool.capacity_reservation_group_id`` documents."""
-CONTRIBUTOR_ROLE = "b24988ac-6180-42a0-ab88-20f7382dd24c"
-"""Built-in role "Contributor" (Azure docs, "Azure built-in roles"): what the cluster's user-assigned identity needs on
-the capacity reservation group's resource group (AKS docs, "Assign capacity reservation groups to AKS node pools")."""
 MANAGED_IDENTITY_PRINCIPAL_TYPE = "ServicePrincipal"
 """``principalType`` of a role assignment to a managed identity (a service principal in Entra ID)."""
 # AKS labels no node with the capacity reservation group it came from (AKS docs, "Use labels": the
@@ -99,3 +94,15 @@ NODE_IMAGES = MappingProxyType({
         "AKS with gpuProfile.driver None: no driver or toolkit, and no MIG instances (for the GPU Operator)"),
 })
 """``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""
+
+CREDENTIALS = CredentialPlugin("kubelogin", "kubelogin get-token", lambda args: list(args[:1]) == ["get-token"])
+"""The kubeconfig's credential plugin (``kubelogin get-token``, from the Azure CLI's login)."""
+
+
+def node_image(driver: object) -> str:
+    """Key of ``NODE_IMAGES`` for an agent pool whose ``gpuProfile.driver`` is ``driver``."""
+    return "aks/driver-none" if driver == GPU_DRIVER_NONE else "aks/driver-installed"
+
+
+RESERVATION_KIND = "capacity-reservation-group"
+"""A reservation's kind, as readers and ``gpuready plan`` name it."""

@@ -23,12 +23,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from .. import azure_roles
 from ..capacity import check_reservation_facts, reservation_stamps
 from ..errors import ConfigError
 from . import facts
 
-KIND = "capacity-reservation-group"
-"""The reservation's kind, as readers and ``gpuready plan`` name it."""
+KIND = facts.RESERVATION_KIND
 _FIELD = "node_pool.reservation"
 
 
@@ -99,7 +99,7 @@ def scope(group_id: str) -> str:
 def contributor_role(group_id: str) -> str:
     """The built-in Contributor role definition's id in the group's subscription."""
     return (f"/subscriptions/{group_id.split('/')[2]}/providers/Microsoft.Authorization/roleDefinitions/"
-            f"{facts.CONTRIBUTOR_ROLE}")
+            f"{azure_roles.CONTRIBUTOR_ROLE}")
 
 
 def stamps(res: Optional[CapacityReservationGroupArgs]) -> dict[str, str]:

@@ -146,7 +146,7 @@ def check(args: AksGpuClusterArgs) -> AksCapacity:
     if pool.reservation is not None:
         reservation.check(pool.reservation, vm_size=pool.vm_size, spot=pool.spot, zones=pool.availability_zones)
     driver = facts.GPU_DRIVER_NONE if args.software.install == "gpu-operator" else facts.GPU_DRIVER_INSTALL
-    node_image = "aks/driver-none" if driver == facts.GPU_DRIVER_NONE else "aks/driver-installed"
+    node_image = facts.node_image(driver)
     check_options("software", args.software, facts.NODE_IMAGES[node_image], node_image,
                   ((vm.gpu_model, vm.gpu_memory_gib),))
     return AksCapacity(vm=vm, node_image=node_image, gpu_driver=driver,

@@ -55,11 +55,6 @@ its documentation says to raise for jobs over ten minutes) weigh on the team tha
 RUNNABLE_SECONDS_RANGE = (600, 86_400)
 """Batch's bounds on ``jobStateTimeLimitActions.maxTimeSeconds``."""
 
-ECS_MEMORY_RESERVE_FRACTION = 0.05
-"""Share of an instance's installed memory to leave to the OS and the ECS agent. The agent registers less than the
-installed memory (an 8 GiB m4.large offers 7985 MiB), so a job asking for its instance's nominal memory never leaves
-RUNNABLE; AWS Batch's guide recommends a 5% buffer (batch/latest/userguide/ecs-reserved-memory.html)."""
-
 ROOT_DEVICE_NAME = "/dev/xvda"
 """Root device of the ECS-optimized Amazon Linux AMIs."""
 ROOT_VOLUME_GIB_RANGE = (30, 16_384)

@@ -13,8 +13,8 @@ must control Spot Instance configuration)" among the launch template parameters 
 otherwise (the user guide has no Capacity Block page; Batch's API has no market type, botocore ``ComputeResource``).
 Against it stand AWS's sample templates (aws-samples/awsome-distributed-training, ``1.architectures/3.aws-batch``,
 P5 and P6 on Batch) that write exactly that market type into a Batch launch template: a sample, not a documented
-contract, so the refusal stays until a Batch document says the market type reaches the instances (then the EKS
-launch template fields of :mod:`..eks_gpu.reservation` apply here as they are). Batch's own ``capacityReservations`` (``CapacityReservationRequest``) belong to ECS Managed Instances
+contract, so the refusal stays until a Batch document says the market type reaches the instances (then the
+launch template fields of :mod:`..aws_reservations` apply here as they are). Batch's own ``capacityReservations`` (``CapacityReservationRequest``) belong to ECS Managed Instances
 compute environments, which gpuready does not create."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 from ..capacity import parse_time, reservation_entry, reservation_stamps
 from ..catalog import GpuInstanceType
-from ..eks_gpu.reservation import OPEN, PREFERENCES, RESERVATIONS_ONLY, TARGETED, check_names
+from ..aws_reservations import OPEN, PREFERENCES, RESERVATIONS_ONLY, TARGETED, check_names
 from ..errors import ConfigError
 
 ODCR = "odcr"

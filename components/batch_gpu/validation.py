@@ -21,7 +21,7 @@ from ..inputs import at_least, checked, checked_list
 from ..teams import Pool
 from . import facts
 from .shares import Share, check_policy, shares
-from .fit import Needs, full_scale, holding, largest, offer, usable_memory_mib
+from ..ecs_fit import Needs, full_scale, holding, largest, offer, usable_memory_mib
 from .args import BatchGpuEnvironmentArgs, GpuJobArgs, MultiNodeArgs
 
 _POLICY_ARN = re.compile(r"arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/[\w+=,.@/-]+")

@@ -13,7 +13,7 @@ The same role needs no new access entry: EKS creates the node role's access entr
 the built-in node pools, and a new one is needed only for another role (create-node-class, Considerations).
 
 Configuring ``capacityReservationSelectorTerms`` on any NodeClass stops Auto Mode launching into open ODCRs for every
-NodeClass of the cluster (auto-odcr's warning; :data:`~.scaler_facts.AUTO_MODE_OPEN_ODCRS`): the plan and the
+NodeClass of the cluster (auto-odcr's warning; :data:`~gpuready_components.k8s_gpu.scalers.AUTO_MODE_OPEN_ODCRS`): the plan and the
 docs say so.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import pulumi
 
 from ..sdk import require
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 from .karpenter import reservation_terms
 from .reservation import CapacityReservationArgs
 

@@ -10,7 +10,7 @@ import pulumi
 
 from ..sdk import require
 from ..k8s_gpu.facts import Taint
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 
 aws = require("pulumi_aws")
 k8s = require("pulumi_kubernetes")

@@ -19,12 +19,12 @@ from ..teams import Pool
 from ..sdk import require
 from ..aws_network import capacity_blocks, zones
 from . import autoscaler, efa, facts, karpenter, repair, reservation
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 from .args import ClusterArgs, EksGpuClusterArgs
 from .auto_mode import install as reserved_node_class
 from .nodepool import capacity_types, node_pool
 from .outputs import OUTPUTS
-from .scale_from_zero import template_tags
+from ..k8s_gpu.scale_from_zero import template_tags
 from .validation import (EksCapacity, catalog_of, check, checked_inputs, efa_resources, gpu_labels, group_labels,
                          startup_taints)
 
@@ -374,7 +374,7 @@ class EksGpuCluster(GpuCluster):
                     desired_size=ng.min_size if ng.desired_size is None else ng.desired_size),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 labels=labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=facts.TAINT_EFFECTS_K8S[t.effect])
+                taints=[aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=k8s_facts.TAINT_EFFECTS_K8S[t.effect])
                         for t in (taint, *startup_taints(args))],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=launch_template.id, version=launch_template.latest_version.apply(str)),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Sequence
 
+from ..k8s_gpu.kubeconfig import CredentialPlugin
 from ..aws_instances import ARM64_GPU_FAMILIES  # noqa: F401 (arm64 GPU families: one list for every AWS component)
 from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER_TOOLKIT, GPU_LABELS, CapacityLabel, Chart, NodeFacts, NodeImage,
                              Taint)
@@ -50,8 +52,6 @@ Availability Zones, and refuses fewer subnets."""
 
 GPU_TAINT_EFFECT = "NO_SCHEDULE"
 """The EKS API's spelling of ``NoSchedule`` for the GPU taint (``NODES``)."""
-TAINT_EFFECTS_K8S = MappingProxyType({"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE",
-                                      "PreferNoSchedule": "PREFER_NO_SCHEDULE"})
 
 ROOT_VOLUME_GIB_RANGE = (40, 16_384)
 """Below 40 GiB a node fills up with one deep-learning image plus the system; 16 TiB is gp3's maximum."""
@@ -139,3 +139,26 @@ NODE_IMAGES = MappingProxyType({
         "GPU nodes (eks.amazonaws.com/instance-gpu-*); a second device plugin breaks GPU allocation"),
 })
 """``PLATFORM/IMAGE`` -> what this platform's GPU node images ship before any chart (its descriptor's ``node_images``)."""
+AUTO_MODE_NODE_IMAGE = "eks/auto-mode"
+"""Key of the platform descriptor's ``node_images`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""
+
+
+def node_image(ami_type: str) -> str:
+    """Key of ``NODE_IMAGES`` for a node group of ``ami_type`` (one it does not name where the type ships no
+    NVIDIA software)."""
+    return f"eks/{ami_type}"
+
+_AWS_GLOBAL_OPTIONS = ("--region", "--profile", "--output")
+"""Options ``aws eks update-kubeconfig`` writes before ``eks get-token``."""
+
+
+def _get_token(args: Sequence[str]) -> bool:
+    rest = list(args)
+    while rest and rest[0].split("=", 1)[0] in _AWS_GLOBAL_OPTIONS:
+        rest = rest[1:] if "=" in rest[0] else rest[2:]
+    return rest[:2] == ["eks", "get-token"]
+
+
+CREDENTIALS = CredentialPlugin("aws", "aws eks get-token", _get_token, frozenset({
+    "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_STS_REGIONAL_ENDPOINTS"}))
+"""The kubeconfig's credential plugin (``aws eks update-kubeconfig --profile`` writes that environment)."""

@@ -13,7 +13,7 @@ from ..sdk import require
 from . import autoscaler
 from . import facts
 from . import reservation
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 from .reservation import CapacityReservationArgs
 
 aws = require("pulumi_aws")

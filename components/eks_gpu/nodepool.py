@@ -6,7 +6,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional, Sequence
 
 from ..k8s_gpu.facts import Taint
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 from .reservation import CapacityReservationArgs
 
 

@@ -17,32 +17,23 @@ EKS Auto Mode does the same through a custom ``eks.amazonaws.com/v1`` NodeClass,
 from __future__ import annotations
 
 import datetime
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from ..aws_network.capacity_blocks import BlockFacts, BlockPool
+from ..aws_reservations import OPEN, PREFERENCES, RESERVATIONS_ONLY, TARGETED, check_names, tags_target
 from ..capacity import check_reservation_facts, reservation_entry, reservation_stamps
 from ..errors import ConfigError
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 
 CAPACITY_BLOCK = "capacity-block"
 ODCR = "odcr"
 KINDS = (CAPACITY_BLOCK, ODCR)
 """The ``kind`` values of :class:`CapacityReservationArgs`."""
-OPEN = "open"
-TARGETED = "targeted"
-PREFERENCES = (OPEN, TARGETED)
-"""An ODCR's ``preference``: ``open`` (any matching open reservation) or ``targeted`` (the one named)."""
 NODE_GROUP_CAPACITY_TYPE = {CAPACITY_BLOCK: "CAPACITY_BLOCK", ODCR: "ON_DEMAND"}
 """EKS ``capacityType`` of a node group on each kind (botocore EKS shape ``CapacityTypes``)."""
 MARKET_TYPE = {CAPACITY_BLOCK: "capacity-block"}
 """EC2 launch template ``InstanceMarketOptions.MarketType`` of each kind that has one (EC2 shape ``MarketType``)."""
-RESERVATION_ID = re.compile(r"cr-[0-9a-f]{17}")
-"""A capacity reservation id as EC2 makes them (``cr-0123456789abcdef0``; botocore's ``CapacityReservationId`` is a
-plain string, so the shape is EC2's documented examples')."""
-RESOURCE_GROUP_ARN = re.compile(r"arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,128}")
-"""A resource group's ARN (an ODCR group: ``arn:aws:resource-groups:REGION:ACCOUNT:group/NAME``)."""
 
 _FIELD = "node_group.reservation"
 NODE_POOL_MODES = (sf.KARPENTER, sf.AUTO_MODE)
@@ -157,17 +148,6 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
     check_reservation_facts(_FIELD, count=None, start=res.start, end=res.end, now=now)
 
 
-def check_names(field: str, id: Optional[str], resource_group_arn: Optional[str]) -> None:
-    """Raise :class:`ConfigError` for a reservation id or resource group ARN not of EC2's shape (``field``: the
-    reservation's key, e.g. ``node_group.reservation``)."""
-    if id is not None and not RESERVATION_ID.fullmatch(id):
-        raise ConfigError(f"{field}.id", id, "not a capacity reservation id (cr- and 17 hex digits)",
-                          "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`")
-    if resource_group_arn is not None and not RESOURCE_GROUP_ARN.fullmatch(resource_group_arn):
-        raise ConfigError(f"{field}.resource_group_arn", resource_group_arn, "not a resource group ARN",
-                          "use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")
-
-
 def _check_tags(res: CapacityReservationArgs, pools: bool) -> None:
     """Tags select ODCRs for a NodeClass alone (Karpenter's or Auto Mode's), and name no id beside them."""
     if not pools:
@@ -190,11 +170,6 @@ def target(res: CapacityReservationArgs) -> str:
     return res.id or res.resource_group_arn or (tags_target(res.tags) if res.tags else OPEN)
 
 
-def tags_target(tags: Mapping[str, str]) -> str:
-    """Reservations selected by ``tags``, as the plan, the outputs and smoke say them: ``tags k=v,...``."""
-    return "tags " + ",".join(f"{k}={v}" for k, v in sorted(tags.items()))
-
-
 def describe(res: CapacityReservationArgs) -> str:
     """``capacity-block cr-...``, ``odcr cr-...``, ``odcr tags team=ml``, ``odcr open``: the reservation in a line."""
     return f"{res.kind} {target(res)}"
@@ -207,11 +182,6 @@ def preference(res: CapacityReservationArgs) -> Optional[str]:
     if res.preference_of == OPEN:
         return OPEN
     return RESERVATIONS_ONLY if res.only and res.resource_group_arn is not None else None
-
-
-RESERVATIONS_ONLY = "capacity-reservations-only"
-"""EC2's preference that launches into the targeted reservation or group only (botocore
-``CapacityReservationPreference``)."""
 
 
 def stamps(res: Optional[CapacityReservationArgs]) -> dict[str, str]:

@@ -20,10 +20,10 @@ from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.install import startup_taints as k8s_startup_taints
 from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
 from . import facts, reservation
-from . import scaler_facts as sf
+from ..k8s_gpu import scalers as sf
 from .args import EksGpuClusterArgs, GpuNodeGroupArgs
-from .scale_from_zero import GpuGroup, ScaleGroup, resolve, split, template_tags
-from .scale_from_zero import check as scale_check
+from ..k8s_gpu.scale_from_zero import GpuGroup, ScaleGroup, resolve, split, template_tags
+from ..k8s_gpu.scale_from_zero import check as scale_check
 
 _VERSION = re.compile(r"^1\.(\d+)$")
 
@@ -290,10 +290,10 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
     _check_cluster(args, types)
     rows = _check_node_group(args.node_group, types)
     mode, version = _check_autoscaler(args)
-    node_image = f"eks/{args.node_group.ami_type}"
+    node_image = facts.node_image(args.node_group.ami_type)
     if mode == sf.AUTO_MODE:
         _check_auto_mode_software(args)
-        node_image = sf.AUTO_MODE_NODE_IMAGE
+        node_image = facts.AUTO_MODE_NODE_IMAGE
     if mode == sf.KARPENTER and args.node_group.ami_type not in sf.KARPENTER_AMI_TYPES:
         raise ConfigError("node_group.ami_type", args.node_group.ami_type,
                           f"Karpenter's GPU nodes boot the pinned {sf.KARPENTER_AMI_ALIAS} alias (AL2023 NVIDIA)",

@@ -7,6 +7,7 @@ import re
 from types import MappingProxyType
 from typing import Mapping
 
+from ..k8s_gpu.kubeconfig import CredentialPlugin
 from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER, GPU_LABELS, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT,
                               CapacityLabel, NodeFacts, NodeImage, Taint)
 
@@ -208,3 +209,6 @@ def provisioning_labels(flex_start: bool, queued: bool) -> dict[str, str]:
 FLEX_START_AUTO_REPAIR = False
 """Auto-repair of a flex-start pool: off, as GKE's flex-start guides create them (``--no-enable-autorepair``): a
 repaired node would be a new flex-start VM, obtained again."""
+
+CREDENTIALS = CredentialPlugin("gke-gcloud-auth-plugin", "gke-gcloud-auth-plugin")
+"""The kubeconfig's credential plugin (as ``gcloud container clusters get-credentials`` writes it)."""

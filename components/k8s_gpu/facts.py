@@ -67,6 +67,12 @@ class Taint:
     """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute``."""
 
 
+TAINT_EFFECTS_K8S = MappingProxyType({"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE",
+                                      "PreferNoSchedule": "PREFER_NO_SCHEDULE"})
+"""Kubernetes' taint effect -> the managed node pool APIs' spelling of it (EKS's ``TaintEffect``, GKE's
+``NodeTaint.effect``)."""
+
+
 BURN_IN_TAINT = Taint("gpuready.io/burn-in", "pending", "NoSchedule")
 """Taint new GPU nodes boot with when burn-in admission is on: only pods that tolerate it (the NVIDIA daemonsets, the
 burn-in daemonset) run there until the burn-in removes it. Scalers treat it as a startup taint (on EKS the

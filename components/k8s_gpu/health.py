@@ -2,8 +2,8 @@
 
 One table (:data:`SIGNALS`): each failure the probe judges on a node (``gpuready/probe/core.py``'s checks), the
 alert that watches for the same failure while the GPUs work, with the DCGM fields it reads and what to do, and the
-repair that cures it (:data:`REBOOT`, :data:`REPLACE` or none): EKS's repair overrides
-(``components/eks_gpu/repair.py``) and ``gpuready sweep --repair`` read their actions from it. The
+repair that cures it (:data:`REBOOT`, :data:`REPLACE` or none): EKS's node repair overrides (in the EKS platform's
+own folder) and ``gpuready sweep --repair`` read their actions from it. The
 exporter's metric list (:func:`counters_csv`) is the pinned chart's own list plus every field an alert reads (the
 chart's default list leaves out double-bit ECC, throttling and NVLink error counters: an alert on a metric that is not
 collected never fires). :func:`prometheus_rule` is the ``PrometheusRule`` the Prometheus Operator loads."""

@@ -3,7 +3,28 @@
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+
+def _any(args: Sequence[str]) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class CredentialPlugin:
+    """The credential plugin (client-go exec) a Kubernetes platform's kubeconfig runs: its descriptor's
+    ``credentials``, the only commands ``gpuready smoke`` lets an outputs file's kubeconfig run unless told to trust
+    it (``gpuready.smoke.kubeconfig``)."""
+
+    command: str
+    """The program, as ``PATH`` finds it (``aws``)."""
+    said: str
+    """The command as the stack writes it, for a message (``aws eks get-token``)."""
+    accepts: Callable[[Sequence[str]], bool] = _any
+    """Whether ``args`` are the ones the stack (and the cloud's CLI) write."""
+    env: frozenset[str] = frozenset()
+    """Environment the entry may set (what the cloud's CLI writes beside it)."""
 
 
 def kubeconfig(cluster_name: str, server: str, certificate_authority: str, command: str, args: Sequence[str],

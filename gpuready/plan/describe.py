@@ -16,8 +16,8 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from gpuready_components import platforms
-from gpuready_components.aks_gpu import facts as aks_facts
-from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components import azure_roles
+from gpuready_components.k8s_gpu import scalers as sf
 from gpuready_components.k8s_gpu.facts import POOL_LABEL
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
@@ -340,15 +340,12 @@ def _aks_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     }
 
 
-_AZURE_ROLES = {"b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b": "Azure Kubernetes Service RBAC Cluster Admin",
-                aks_facts.CONTRIBUTOR_ROLE: "Contributor"}
-"""Built-in Azure role ids -> names, for the role assignments the components make."""
 
 
 def _azure_role_assignment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     role = str(r.inputs.get("roleDefinitionId", "")).rsplit("/", 1)[-1]
     scope = str(r.inputs.get("scope", ""))
-    return {"role": _AZURE_ROLES.get(role, role), "to": f"{r.inputs.get('principalType', 'User')} "
+    return {"role": azure_roles.NAMES.get(role, role), "to": f"{r.inputs.get('principalType', 'User')} "
             f"{r.inputs.get('principalId')}", "on": scope.rsplit("/", 1)[-1] or scope}
 
 

@@ -4,7 +4,7 @@ within the limits the clouds' own repair keeps.
 Which nodes: those ``--quarantine`` takes (the probe failed there, or no GPU is advertised). The action per node
 comes from the GPU signals table (:func:`gpuready_components.k8s_gpu.health.repair_action`): reboot, replace, or
 none (no repair cures what failed: said, never acted on). The limits are EKS node repair's kind
-(:mod:`gpuready_components.eks_gpu.repair`): never more than ``max_repairs`` machines under repair at once (those
+(``nodeRepairConfig``'s): never more than ``max_repairs`` machines under repair at once (those
 with something already under way count), nothing in a pool whose unhealthy share (failing plus under way, over the
 pool's size) is above ``max_unhealthy`` percent (a cause that broad is not one bad GPU), never a machine with
 something under way, and never a node twice: the annotation :data:`ANNOTATION` is set before the cloud is asked, and

@@ -34,7 +34,7 @@ def gpu_pools() -> tuple[type[GpuPool], ...]:
 
 def kubernetes_pools() -> tuple[type[GpuPool], ...]:
     """The GPU pools whose platform runs GPU work as Kubernetes pods."""
-    return tuple(r for r in gpu_pools() if getattr(platforms.get(r.PLATFORM), "kubernetes", False))
+    return tuple(r for r in gpu_pools() if getattr(r.platform(), "kubernetes", False))
 
 
 def capacity_readers() -> tuple[type[Resource], ...]:

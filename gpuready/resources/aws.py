@@ -6,9 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
-from gpuready_components.batch_gpu import facts as batch_facts
-from gpuready_components.batch_gpu import fit
-from gpuready_components.eks_gpu import facts as eks_facts
+from gpuready_components import ecs_fit as fit
 from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import (ON_DEMAND, RESERVED, SPOT, GpuPool, PoolCapacity, Repair, Reservation, Resource, Site, Source,
@@ -29,7 +27,6 @@ def _parse(value: Any) -> Optional[Mapping[str, Any]]:
 class BatchComputeEnvironment(GpuPool):
     TOKEN = "aws:batch/computeEnvironment:ComputeEnvironment"
     CLOUD = "aws"
-    PLATFORM = "aws-batch"
     LAUNCH_TEMPLATE_INPUT = SUBNET_INPUT = "computeResources"
     RESERVED_ONLY_FIX = ("target the reservation alone in the launch template (a reservation id, or a resource group "
                          "with preference capacity-reservations-only) on an EC2 (not Spot) environment")
@@ -64,9 +61,9 @@ class BatchComputeEnvironment(GpuPool):
 
     def image_without_driver(self) -> Optional[tuple[str, str]]:
         types = self.image_types
-        if types is not None and not all(t in batch_facts.GPU_IMAGE_TYPES for t in types):
+        if types is not None and not all(t in self.platform_facts.GPU_IMAGE_TYPES for t in types):
             return (f"GPU instances on image type {', '.join(map(str, types))}, which has no NVIDIA driver",
-                    f"set ec2Configuration imageType {batch_facts.DEFAULT_IMAGE_TYPE}")
+                    f"set ec2Configuration imageType {self.platform_facts.DEFAULT_IMAGE_TYPE}")
         return None
 
     def vcpus(self, bound: str) -> int:
@@ -361,7 +358,6 @@ class EksCluster(Resource):
 class EksNodeGroup(GpuPool):
     TOKEN = "aws:eks/nodeGroup:NodeGroup"
     CLOUD = "aws"
-    PLATFORM = "eks"
     LAUNCH_TEMPLATE_INPUT = "launchTemplate"
     SUBNET_INPUT = "subnetIds"
     NAME_LABEL = "eks.amazonaws.com/nodegroup"  # EKS user guide: labels EKS applies to managed node group nodes
@@ -417,15 +413,15 @@ class EksNodeGroup(GpuPool):
                       share("maxUnhealthyNodeThresholdCount", "maxUnhealthyNodeThresholdPercentage"))
 
     def image_without_driver(self) -> Optional[tuple[str, str]]:
-        if self.ami_type not in (*eks_facts.GPU_AMI_TYPES, *eks_facts.RETIRED_AMI_TYPES, "CUSTOM"):
+        if self.ami_type not in (*self.platform_facts.GPU_AMI_TYPES, *self.platform_facts.RETIRED_AMI_TYPES, "CUSTOM"):
             return (f"GPU node group on AMI type {self.ami_type}, which has no NVIDIA driver",
-                    f"set amiType {eks_facts.DEFAULT_AMI_TYPE} (or BOTTLEROCKET_x86_64_NVIDIA)")
+                    f"set amiType {self.platform_facts.DEFAULT_AMI_TYPE} (or BOTTLEROCKET_x86_64_NVIDIA)")
         return None
 
     @property
     def node_image(self) -> str:
         """Key of the platform descriptor's ``node_images`` (when it names one)."""
-        return f"eks/{self.props.get('amiType', '')}"
+        return self.platform_facts.node_image(self.props.get("amiType", ""))
 
     @property
     def minimum(self) -> tuple[int, str]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import catalog
-from gpuready_components.aks_gpu import facts as aks_facts
-from gpuready_components.aks_gpu import reservation as aks_reservation
 from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import (ON_DEMAND, RESERVED, SPOT, GpuPool, PoolCapacity, Reservation, Resource, Site, Source, dig, get,
@@ -46,7 +44,6 @@ class AksCluster(Resource):
 class AksAgentPool(GpuPool):
     TOKEN = "azure-native:containerservice:AgentPool"
     CLOUD = "azure"
-    PLATFORM = "aks"
     NAME_LABEL = "kubernetes.azure.com/agentpool"  # the label AKS sets on every node with its agent pool's name
     NAME_INPUT = "agentPoolName"
     MINIMUM_KEY = "gpuready:minCount"
@@ -56,7 +53,8 @@ class AksAgentPool(GpuPool):
     @property
     def labels(self) -> dict[str, str]:
         """The labels its nodes carry: the pool's own, and the accelerator label AKS sets on a GPU pool's nodes."""
-        return {**(self.props.get("nodeLabels") or {}), **(aks_facts.ACCELERATOR_LABEL if self.is_gpu else {})}
+        return {**(self.props.get("nodeLabels") or {}),
+                **(self.platform_facts.ACCELERATOR_LABEL if self.is_gpu else {})}
 
     @property
     def instance_types(self) -> list[str]:
@@ -70,7 +68,7 @@ class AksAgentPool(GpuPool):
 
     @property
     def spot(self) -> bool:
-        return self.props.get("scaleSetPriority") == aks_facts.PRIORITY_SPOT
+        return self.props.get("scaleSetPriority") == self.platform_facts.PRIORITY_SPOT
 
     @property
     def taints(self) -> list[Taint]:
@@ -81,7 +79,7 @@ class AksAgentPool(GpuPool):
             key, _, value = key_value.partition("=")
             taints.append(Taint(key, value, effect))
         if self.spot:
-            taints.append(Taint(*aks_facts.SPOT_TAINT))
+            taints.append(Taint(*self.platform_facts.SPOT_TAINT))
         return taints
 
     @property
@@ -93,7 +91,7 @@ class AksAgentPool(GpuPool):
         if not group:
             return None
         zones = self.props.get("availabilityZones") or []
-        return self.stamped_reservation(Reservation(aks_reservation.KIND, str(group), True,
+        return self.stamped_reservation(Reservation(self.platform_facts.RESERVATION_KIND, str(group), True,
                                                     zone=str(zones[0]) if len(zones) == 1 else None))
 
     def source(self, linked: Sequence[Resource] = ()) -> Source:
@@ -113,8 +111,7 @@ class AksAgentPool(GpuPool):
     @property
     def node_image(self) -> str:
         """Key of the platform descriptor's ``node_images``."""
-        return "aks/driver-none" if get(self.props, "gpuProfile.driver") == aks_facts.GPU_DRIVER_NONE \
-            else "aks/driver-installed"
+        return self.platform_facts.node_image(get(self.props, "gpuProfile.driver"))
 
     @property
     def own_volume(self) -> Optional[tuple[int, str]]:

@@ -9,9 +9,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Optional, Sequence
 
-from gpuready_components import catalog
+from gpuready_components import catalog, platforms
 from gpuready_components.capacity import RESERVATIONS_ONLY, read_reservation_stamps
-from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
+from gpuready_components.k8s_gpu.facts import TAINT_EFFECTS_K8S
 from gpuready_components.k8s_gpu.facts import Taint
 
 
@@ -173,8 +173,6 @@ class GpuPool(Resource):
     """Capacity that launches GPU instances: a Batch compute environment, a node group, a node pool, an agent pool."""
 
     CLOUD: ClassVar[str] = ""
-    PLATFORM: ClassVar[str] = ""
-    """The platform (:mod:`gpuready_components.platforms`) whose GPU nodes the pool launches."""
     TAGS: ClassVar[str] = "tags"
     """What the platform calls cost-allocation keys: ``tags`` (GCP: ``labels``)."""
     LAUNCH_TEMPLATE_INPUT: ClassVar[str] = ""
@@ -198,6 +196,17 @@ class GpuPool(Resource):
     platform's words (the ``gpu-pool-repair`` policy's fixes)."""
     RESERVED_ONLY_FIX: ClassVar[str] = "launch into the reservation alone"
     """How to keep its nodes on its reservation alone, in the platform's words (a policy fix)."""
+
+    @classmethod
+    def platform(cls) -> Any:
+        """The platform whose GPU nodes the pool launches: the registered descriptor naming this reader among its
+        ``pools`` (:func:`gpuready_components.platforms.of_pool`); ``None`` when none does."""
+        return platforms.of_pool(cls)
+
+    @property
+    def platform_facts(self) -> Any:
+        """The facts of the pool's platform (its descriptor's ``facts``)."""
+        return self.platform().facts
 
     @property
     def labels(self) -> dict[str, str]:

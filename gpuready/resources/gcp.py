@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import catalog
-from gpuready_components.gke_gpu import facts as gke_facts
 from gpuready_components.k8s_gpu.facts import Taint
 
 from .kubernetes import AlertRules
@@ -44,7 +43,6 @@ class GkeCluster(Resource):
 class GkeNodePool(GpuPool):
     TOKEN = "gcp:container/nodePool:NodePool"
     CLOUD = "gcp"
-    PLATFORM = "gke"
     TAGS = "labels"
     CLUSTER_INPUT = "cluster"
     NAME_LABEL = "cloud.google.com/gke-nodepool"  # the label GKE sets on every node with its node pool's name
@@ -140,7 +138,7 @@ class GkeNodePool(GpuPool):
     def taints(self) -> list[Taint]:
         """Its own, and the one GKE puts on a queued-provisioning pool's nodes."""
         return [api_taint(t) for t in get(self.props, "nodeConfig.taints") or []] + \
-            ([gke_facts.QUEUED_TAINT] if self.queued else [])
+            ([self.platform_facts.QUEUED_TAINT] if self.queued else [])
 
     @property
     def labels(self) -> dict[str, str]:
@@ -149,8 +147,8 @@ class GkeNodePool(GpuPool):
         accelerators = get(self.props, "nodeConfig.guestAccelerators") or []
         kind = accelerators[0].get("type") if accelerators and isinstance(accelerators[0], Mapping) else None
         return {**(self.node_config.get("labels") or {}),
-                **({gke_facts.ACCELERATOR_LABEL: kind} if isinstance(kind, str) else {}),
-                **gke_facts.provisioning_labels(self.flex_start, self.queued)}
+                **({self.platform_facts.ACCELERATOR_LABEL: kind} if isinstance(kind, str) else {}),
+                **self.platform_facts.provisioning_labels(self.flex_start, self.queued)}
 
     @property
     def node_image(self) -> str:
@@ -158,8 +156,8 @@ class GkeNodePool(GpuPool):
         accelerators = get(self.props, "nodeConfig.guestAccelerators") or [{}]
         version = get(accelerators[0], "gpuDriverInstallationConfig.gpuDriverVersion")
         # GKE's device plugin is off where the pool carries its opt-out label: the GPU Operator's then runs.
-        return gke_facts.node_image(version, get(self.props, "nodeConfig.labels") or {}) \
-            if version in (*gke_facts.DRIVER_INSTALLED, gke_facts.DRIVER_DISABLED) else ""
+        return self.platform_facts.node_image(version, get(self.props, "nodeConfig.labels") or {}) \
+            if version in (*self.platform_facts.DRIVER_INSTALLED, self.platform_facts.DRIVER_DISABLED) else ""
 
     @property
     def own_volume(self) -> Optional[tuple[int, str]]:

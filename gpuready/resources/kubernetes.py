@@ -10,8 +10,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import catalog, queue_facts
 from gpuready_components.capacity import RESERVATIONS_ONLY, read_reservation_stamps
-from gpuready_components.eks_gpu import scaler_facts as sf
-from gpuready_components.eks_gpu.reservation import tags_target
+from gpuready_components.k8s_gpu import scalers as sf
+from gpuready_components.aws_reservations import tags_target
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.facts import Taint
 

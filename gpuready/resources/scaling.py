@@ -1,15 +1,15 @@
 """Scale from zero in a rendered stack: which EKS GPU node groups the stack's autoscaler can add for the smoke pod.
 
 Reads resources in a neutral shape (:class:`Item`) so that ``gpuready plan`` (a rendering) and the policy pack
-(``PolicyResource``) share it; the check itself is :func:`gpuready_components.eks_gpu.scale_from_zero.check`.
+(``PolicyResource``) share it; the check itself is :func:`gpuready_components.k8s_gpu.scale_from_zero.check`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from gpuready_components.eks_gpu import scaler_facts as sf
-from gpuready_components.eks_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
+from gpuready_components.k8s_gpu import scalers as sf
+from gpuready_components.k8s_gpu.scale_from_zero import ScaleFromZero, ScaleGroup, check
 
 from . import read
 from .aws import AutoScalingTag, EksCluster, EksNodeGroup

@@ -14,7 +14,6 @@ import uuid
 from typing import Any, Callable, Iterable, Mapping, Optional, TextIO, TypeVar
 
 from gpuready_components import platforms
-from gpuready_components.batch_gpu.outputs import OUTPUTS as BATCH_OUTPUTS
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core
@@ -226,9 +225,10 @@ def log_location(job: dict[str, Any], stack: StackOutputs) -> tuple[str, Optiona
 
 
 def batch_platforms() -> tuple[str, ...]:
-    """The platforms whose outputs the Batch targets read (``platform``): every one the registry knows that exports
-    the Batch component's output contract."""
-    return tuple(platform.name for platform in platforms.every() if platform.contract is BATCH_OUTPUTS)
+    """The platforms whose outputs the Batch targets read (``platform``): every one the registry knows whose smoke
+    targets are Batch runs (:class:`BatchRun`)."""
+    return tuple(platform.name for platform in platforms.every(kubernetes=False)
+                 if any(issubclass(load(), BatchRun) for load in platform.targets.values()))
 
 
 class BatchRun(SmokeTarget):

@@ -6,7 +6,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Sequence
 
-from gpuready_components.batch_gpu import fit
+from gpuready_components import ecs_fit as fit
 
 from ..resources.aws import BatchComputeEnvironment
 from .scaler.base import Context
@@ -117,7 +117,7 @@ def explain(batch: Any, job: dict[str, Any], ec2: Any = None, ecr: Any = None,
     ``now`` (default: the clock): in another zone than the subnets, not started, ended
     (:func:`gpuready.smoke.scaler.reservations.explain`; Batch has no nodes to count a full one by)."""
     reasons = [f"{f.summary}; fix: {'; '.join(f.fixes)}" for f in reservation_findings(
-        Context(platform="aws-batch", reservations=tuple(reservations)), [],
+        Context(reservations=tuple(reservations)), [],
         now or datetime.now(timezone.utc))] if job.get("status") == "RUNNABLE" else []
     status_reason = job.get("statusReason") or ""
     for code, meaning in REASONS.items():

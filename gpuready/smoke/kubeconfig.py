@@ -2,8 +2,8 @@
 
 A kubeconfig's user can name a program the client runs for a token (``exec``, or a legacy ``auth-provider``'s
 ``cmd-path``), so an outputs file someone else wrote could run anything on this machine. :func:`checked` lets
-through only the commands the EKS, GKE and AKS stacks emit (``aws eks get-token``, ``gke-gcloud-auth-plugin``,
-``kubelogin get-token``), found on ``PATH``, unless the user says the file is trusted.
+through only the commands the Kubernetes platforms' stacks emit (each descriptor's ``credentials``: ``aws eks
+get-token`` on EKS...), found on ``PATH``, unless the user says the file is trusted.
 """
 
 from __future__ import annotations
@@ -11,38 +11,30 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+
+from gpuready_components import platforms
 
 from ..errors import UserError
 
 TRUST_FLAG = "--trust-kubeconfig-exec"
 """The ``gpuready smoke`` flag (SDK: ``trust_kubeconfig_exec=True``) that runs any command the kubeconfig names."""
 
-_AWS_GLOBAL_OPTIONS = ("--region", "--profile", "--output")
-"""Options ``aws eks update-kubeconfig`` writes before ``eks get-token``."""
-
-_ENV = frozenset({"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_STS_REGIONAL_ENDPOINTS"})
-"""Environment a trusted exec entry may set (what ``aws eks update-kubeconfig --profile`` writes); anything else
-(``LD_PRELOAD``, ``PATH``, a config file path) could make a known command run other code."""
+def _known() -> dict[str, Any]:
+    """Credential plugin command -> the plugin (its arguments, its environment) of each registered platform."""
+    return {p.credentials.command: p.credentials for p in platforms.every() if p.credentials is not None}
 
 
-def _aws_args_ok(args: Sequence[str]) -> bool:
-    rest = list(args)
-    while rest and rest[0].split("=", 1)[0] in _AWS_GLOBAL_OPTIONS:
-        rest = rest[1:] if "=" in rest[0] else rest[2:]
-    return rest[:2] == ["eks", "get-token"]
-
-
-_KNOWN = {"aws": _aws_args_ok,
-          "gke-gcloud-auth-plugin": lambda args: True,
-          "kubelogin": lambda args: list(args[:1]) == ["get-token"]}
-"""Credential plugin -> whether the arguments are the ones the stacks (and the clouds' CLIs) write."""
+def _env() -> frozenset[str]:
+    """Environment a trusted exec entry may set (what the clouds' CLIs write, ``AWS_PROFILE``...); anything else
+    (``LD_PRELOAD``, ``PATH``, a config file path) could make a known command run other code."""
+    return frozenset().union(*(plugin.env for plugin in _known().values()))
 
 
 def _on_path(command: str) -> Optional[str]:
-    """The plugin ``command`` is, when it is one of :data:`_KNOWN` as ``PATH`` finds it; else ``None``."""
+    """The plugin ``command`` is, when it is one of :func:`_known` as ``PATH`` finds it; else ``None``."""
     name = os.path.basename(command).removesuffix(".exe")
-    if name not in _KNOWN:
+    if name not in _known():
         return None
     if command == name or command == f"{name}.exe":
         return name
@@ -87,10 +79,11 @@ def _problem(user: Any) -> Optional[str]:
     command, args = str(spec.get("command") or ""), [str(a) for a in spec.get("args") or []]
     shown = _printable(shlex.join([command, *args]))
     name = _on_path(command)
-    if name is None or not _KNOWN[name](args):
-        return (f"runs `{shown}` for credentials, which no gpuready stack writes (they run `aws eks get-token`, "
-                f"`gke-gcloud-auth-plugin` or `kubelogin get-token`, found on PATH)")
-    env = sorted({str(e.get("name")) for e in spec.get("env") or [] if isinstance(e, dict)} - _ENV)
+    if name is None or not _known()[name].accepts(args):
+        said = [f"`{plugin.said}`" for plugin in _known().values()] or ["none"]
+        listed = " or ".join(filter(None, (", ".join(said[:-1]), said[-1])))
+        return f"runs `{shown}` for credentials, which no gpuready stack writes (they run {listed}, found on PATH)"
+    env = sorted({str(e.get("name")) for e in spec.get("env") or [] if isinstance(e, dict)} - _env())
     if env:
         return f"runs `{shown}` with {', '.join(map(_printable, env))} set, which no gpuready stack writes"
     return None

@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable, Mapping, Optional, TextIO
 
 from gpuready_components import catalog
-from gpuready_components.batch_gpu import fit
+from gpuready_components import ecs_fit as fit
 
 from ..errors import UserError
 from ..probe import ProbeReport, core

@@ -13,7 +13,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
-from gpuready_components.eks_gpu.facts import TAINT_EFFECTS_K8S
+from gpuready_components.k8s_gpu.facts import TAINT_EFFECTS_K8S
 from gpuready_components import platforms
 from gpuready_components.k8s_gpu.facts import Taint
 from gpuready_components.k8s_gpu.scheduling import schedulable, selects, tolerates

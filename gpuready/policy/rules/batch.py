@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuready_components.batch_gpu import fit
+from gpuready_components import ecs_fit as fit
 from gpuready.resources.aws import BatchComputeEnvironment, BatchJobDefinition, BatchJobQueue, PlacementGroup
 
 from ..gpu import facts, of_kind

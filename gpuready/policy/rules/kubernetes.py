@@ -32,7 +32,7 @@ def _check_taints(resources, config):
     pools, unknown = gpu_pools(resources)
 
     def check_pool(pool):
-        wanted = platforms.node_facts(facts(pool).PLATFORM).taint
+        wanted = platforms.node_facts(facts(pool).platform().name).taint
         if not any(t.key in (wanted.key, "nvidia.com/gpu") and t.effect == "NoSchedule" for t in node_taints(pool)):
             yield pool, ("GPU nodes without the GPU taint: any pod lands on them and holds a GPU node for CPU "
                          "work"), f"taint the pool {wanted.key}={wanted.value}:{wanted.effect}"

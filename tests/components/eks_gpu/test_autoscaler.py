@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gpuready_components.eks_gpu import AutoscalerArgs, ExistingClusterArgs
-from gpuready_components.eks_gpu import scaler_facts as sf
+from gpuready_components.k8s_gpu import scalers as sf
 from gpuready_components.errors import ConfigError
 from tests import helm
 from tests.conftest import ROOT, one

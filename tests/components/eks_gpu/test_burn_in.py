@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gpuready_components.eks_gpu import AutoscalerArgs
-from gpuready_components.eks_gpu import scaler_facts as sf
-from gpuready_components.eks_gpu.scale_from_zero import ScaleGroup, check, template_tags
+from gpuready_components.k8s_gpu import scalers as sf
+from gpuready_components.k8s_gpu.scale_from_zero import ScaleGroup, check, template_tags
 from gpuready_components.k8s_gpu import BurnInArgs, GpuSoftwareOptions
 from gpuready_components.eks_gpu.facts import NODES
 from gpuready_components.k8s_gpu.facts import BURN_IN_TAINT

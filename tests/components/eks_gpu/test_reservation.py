@@ -7,6 +7,7 @@ import pytest
 from botocore.validate import ParamValidator
 
 from gpuready_components.eks_gpu import CapacityReservationArgs
+from gpuready_components import aws_reservations
 from gpuready_components.eks_gpu import reservation
 from gpuready_components.eks_gpu.validation import check
 from gpuready_components.errors import ConfigError
@@ -150,8 +151,8 @@ def test_an_odcr_smaller_than_max_size_is_accepted_the_reservation_may_grow():
 
 
 def test_the_reservation_id_shape_is_ec2s():
-    assert reservation.RESERVATION_ID.fullmatch(BLOCK_ID)
-    assert not reservation.RESERVATION_ID.fullmatch("cr-0123456789ABCDEF0")
+    assert aws_reservations.RESERVATION_ID.fullmatch(BLOCK_ID)
+    assert not aws_reservations.RESERVATION_ID.fullmatch("cr-0123456789ABCDEF0")
     assert reservation.describe(_block()) == f"capacity-block {BLOCK_ID}"
     assert reservation.describe(CapacityReservationArgs(kind="odcr")) == "odcr open"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpuready_components import catalog
-from gpuready_components.eks_gpu import scaler_facts as sf
-from gpuready_components.eks_gpu.scale_from_zero import ScaleGroup, check, split, template_tags
+from gpuready_components.k8s_gpu import scalers as sf
+from gpuready_components.k8s_gpu.scale_from_zero import ScaleGroup, check, split, template_tags
 from gpuready_components.eks_gpu.facts import NODES
 from gpuready_components.k8s_gpu.facts import Taint
 

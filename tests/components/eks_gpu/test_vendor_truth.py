@@ -28,7 +28,7 @@ def test_ami_types_capacity_types_taint_effects_and_log_types_are_eks_enums(eks)
     ami_types = eks.shape_for("AMITypes").enum
     assert set(facts.GPU_AMI_TYPES) | set(facts.RETIRED_AMI_TYPES) | {facts.SYSTEM_AMI_TYPE} <= set(ami_types)
     assert set(facts.CAPACITY_TYPES) <= set(eks.shape_for("CapacityTypes").enum)
-    assert set(facts.TAINT_EFFECTS_K8S.values()) == set(eks.shape_for("TaintEffect").enum)
+    assert set(k8s_facts.TAINT_EFFECTS_K8S.values()) == set(eks.shape_for("TaintEffect").enum)
     assert set(facts.LOG_TYPES) == set(eks.shape_for("LogType").enum)
     assert "API" in eks.shape_for("AuthenticationMode").enum
 

@@ -182,6 +182,20 @@ def test_every_gpu_pool_type_is_a_gpu_pool_reader():
                                                          gcp.GkeNodePool, azure.AksAgentPool))
 
 
+def test_a_gpu_pool_is_the_platform_s_that_names_its_reader():
+    """A pool's platform is the descriptor that names its reader among its ``pools`` (aws-batch and eks carry the
+    same AWS readers, each names its own pool), and the facts the reader reads are that descriptor's."""
+    owners = {r: r.platform() for r in by_token().values() if issubclass(r, GpuPool)}
+    assert {r: p.name for r, p in owners.items() if r.__module__.startswith("gpuready.")} == {
+        aws.BatchComputeEnvironment: "aws-batch", aws.EksNodeGroup: "eks", gcp.GkeNodePool: "gke",
+        azure.AksAgentPool: "aks"}
+    assert all(p is not None and p.facts is not None for r, p in owners.items() if r.__module__.startswith("gpuready."))
+    assert platforms.of_pool(kubernetes.HelmRelease) is None
+    pool = aws.EksNodeGroup({"amiType": "AL2_x86_64"})
+    assert pool.platform_facts is platforms.require("eks").facts
+    assert pool.image_without_driver() is not None and pool.node_image == "eks/AL2_x86_64"
+
+
 TOKEN = re.compile(r"""["'](aws|gcp|azure-native|kubernetes):[\w./-]+:[A-Z]\w*["']""")
 """A resource type token as a string literal (function tokens end in a lower-case name)."""
 

@@ -3,6 +3,7 @@ the user says the file is trusted: a hostile outputs file runs nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -12,7 +13,9 @@ import yaml
 
 from gpuready_components.aks_gpu.component import aks_kubeconfig
 from gpuready_components.eks_gpu.component import eks_kubeconfig
+from gpuready_components import platforms
 from gpuready_components.gke_gpu.component import gke_kubeconfig
+from gpuready_components.k8s_gpu.kubeconfig import CredentialPlugin
 from gpuready.cli import main
 from gpuready.errors import UserError
 from gpuready.smoke import kubernetes
@@ -101,6 +104,24 @@ def test_other_commands_are_refused_naming_them_and_the_flag(command, args, extr
     message = str(refused.value)
     assert shown in message and TRUST_FLAG in message and "\x1b" not in message
     assert checked(_hostile(command, args, **extra), trust_exec=True)
+
+
+def test_a_registered_platform_s_credential_plugin_is_trusted_while_it_is_registered():
+    """The commands let through are the registered platforms' own (their descriptors' ``credentials``): a platform
+    added later brings its plugin, and takes it away when it goes."""
+    plugin = CredentialPlugin("oke-token", "oke-token get", lambda args: list(args) == ["get"], frozenset({"OCI_CLI"}))
+    data = _hostile("oke-token", ["get"], env=[{"name": "OCI_CLI", "value": "x"}])
+    with pytest.raises(UserError, match=r"runs `oke-token get`.*\(they run .*`aws eks get-token`"):
+        checked(data)
+    platforms.register(dataclasses.replace(platforms.require("gke"), name="oke-like", credentials=plugin))
+    try:
+        assert checked(data) is data
+        with pytest.raises(UserError, match="runs `oke-token put`"):
+            checked(_hostile("oke-token", ["put"]))
+    finally:
+        platforms.unregister("oke-like")
+    with pytest.raises(UserError):
+        checked(data)
 
 
 def test_a_legacy_auth_provider_command_is_refused():

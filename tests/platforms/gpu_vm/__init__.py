@@ -46,6 +46,6 @@ def _served() -> Served:
 
 PLATFORM = Platform(
     "gpu-vm", "aws", ("aws",), _stack, OUTPUTS, sdks=MappingProxyType({"pulumi_aws": "aws"}), served=(_served(),),
-    readers=(plugin.Instance,), describers=MappingProxyType(plugin.DESCRIBERS),
+    readers=(plugin.Instance,), pools=(plugin.Instance,), describers=MappingProxyType(plugin.DESCRIBERS),
     answers=MappingProxyType(plugin.ANSWERS), targets=MappingProxyType({SINGLE: _target}),
     lacks=MappingProxyType({GANG: "one instance is one node", SWEEP: "one instance is one node: run gpuready smoke"}))

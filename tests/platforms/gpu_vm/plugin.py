@@ -15,7 +15,6 @@ class Instance(GpuPool):
 
     TOKEN = "aws:ec2/instance:Instance"
     CLOUD = "aws"
-    PLATFORM = "gpu-vm"
 
     @property
     def instance_types(self) -> list[str]:

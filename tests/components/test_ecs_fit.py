@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gpuready_components import catalog
-from gpuready_components.batch_gpu import fit
+from gpuready_components import ecs_fit as fit
 from gpuready.resources.aws import BatchJobDefinition
 from gpuready.smoke import diagnose
 
@@ -38,7 +38,7 @@ def test_validation_policy_and_smoke_diagnosis_agree_on_the_same_job():
     from gpuready_components.batch_gpu.validation import check
     from gpuready_components.errors import ConfigError
 
-    from .helpers import args
+    from .batch_gpu.helpers import args
 
     env = {"computeResources": {"instanceTypes": ["g6.xlarge"]}}
     for memory, holds in ((15564, True), (15565, False)):

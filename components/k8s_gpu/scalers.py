@@ -1,4 +1,7 @@
-"""How EKS GPU nodes scale from zero, in tables: the scalers, the cluster-autoscaler chart, images and IAM actions.
+"""The Kubernetes node scalers gpuready installs or reads, in tables: cluster-autoscaler, Karpenter and EKS Auto Mode
+(Karpenter run by AWS): their modes, charts, images and flags, the node-template tags and labels they read, their
+NodePool and NodeClass APIs and capacity types, and what their AWS providers are allowed. The EKS component installs
+them; the readers, ``gpuready plan`` and the scale-from-zero check (:mod:`.scale_from_zero`) read them.
 
 Tests check the chart values against the vendored chart (``tests/data/helm-charts``), the flags against the
 cluster-autoscaler source, and every IAM action against botocore's service models.
@@ -8,7 +11,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..k8s_gpu.facts import Chart
+from .facts import Chart
 
 CLUSTER_AUTOSCALER, KARPENTER, AUTO_MODE, NONE = "cluster-autoscaler", "karpenter", "auto-mode", "none"
 MODES = MappingProxyType({
@@ -87,8 +90,6 @@ def accelerator(gpu_model: str) -> str:
 NODE_POOL_NAME = "gpuready-gpu"
 """Literal name of the GPU NodePool (Karpenter, Auto Mode): never derived, so it is never replaced."""
 NODE_POOL_API = "karpenter.sh/v1"
-AUTO_MODE_NODE_IMAGE = "eks/auto-mode"
-"""Key of the platform descriptor's ``node_images`` for Auto Mode nodes: AWS ships all the NVIDIA node software."""
 AUTO_MODE_NODE_CLASS = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}
 """The NodeClass EKS Auto Mode creates with its built-in node pools (API ``eks.amazonaws.com/v1``)."""
 AUTO_MODE_BUILTIN_POOLS = ("general-purpose", "system")

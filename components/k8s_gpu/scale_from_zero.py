@@ -10,9 +10,9 @@ from types import MappingProxyType
 from typing import Mapping, Optional, Sequence
 
 from .. import catalog
-from ..k8s_gpu.facts import Taint
-from ..k8s_gpu.scheduling import schedulable
-from . import scaler_facts as sf
+from .facts import Taint
+from .scheduling import schedulable
+from . import scalers as sf
 
 
 @dataclass(frozen=True)

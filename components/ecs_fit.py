@@ -1,7 +1,7 @@
-"""What a Batch queue's instance types offer: whether a job fits them, the one fit rule for the component's
-validation, the policy pack and the smoke test's diagnosis; and what a compute environment runs at full scale, the one
-computation behind the component's capacity outputs and the compute environment reader's (``gpuready plan``, the
-capacity caps rule).
+"""What EC2 instance types offer a container job run by ECS (as AWS Batch runs its jobs): whether a job fits them,
+the one fit rule for the Batch component's validation, the policy pack and the smoke test's diagnosis; and what a
+compute environment runs at full scale, the one computation behind the component's capacity outputs and the compute
+environment reader's (``gpuready plan``, the capacity caps rule).
 
 A job fits an instance type when its GPUs, vCPUs and memory all fit one instance, memory net of the ECS agent's share.
 """
@@ -11,9 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
-from .. import catalog
-from ..capacity import best_fill
-from . import facts
+from . import catalog
+from .capacity import best_fill
+
+ECS_MEMORY_RESERVE_FRACTION = 0.05
+"""Share of an instance's installed memory to leave to the OS and the ECS agent. The agent registers less than the
+installed memory (an 8 GiB m4.large offers 7985 MiB), so a job asking for its instance's nominal memory never leaves
+RUNNABLE; AWS Batch's guide recommends a 5% buffer (batch/latest/userguide/ecs-reserved-memory.html)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,7 @@ class Needs:
 
 def usable_memory_mib(instance: catalog.GpuInstanceType) -> int:
     """Memory a Batch job can ask for on ``instance``: installed memory less the ECS agent's share."""
-    return int(instance.memory_mib * (1 - facts.ECS_MEMORY_RESERVE_FRACTION))
+    return int(instance.memory_mib * (1 - ECS_MEMORY_RESERVE_FRACTION))
 
 
 def fits(needs: Needs, instance: catalog.GpuInstanceType) -> bool:

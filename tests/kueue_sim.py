@@ -5,7 +5,9 @@ gpuready's queues against. Written from Kueue's documentation and its cache (nev
   from its cohort; ``borrowingLimit`` caps what it may borrow (absent: everything the cohort has unused),
   ``lendingLimit`` caps how much of its unused nominal quota others may borrow (the rest stays guaranteed to it);
   flavors are tried in order (``flavorFungibility``: ``whenCanBorrow`` default ``MayStopSearch``, ``whenCanPreempt``
-  default ``TryNextFlavor``, the v1beta2 CRD's defaults), preferring borrowing to preemption.
+  default ``TryNextFlavor``, the v1beta2 CRD's defaults), preferring borrowing to preemption, skipping a flavor
+  whose ``nodeLabels`` the pods' nodeSelector contradicts (on the label keys the group's flavors use; "Resource
+  Flavor" page).
 - "Cohort" concept page: a v1beta2 Cohort's own ``resourceGroups`` quota is *additional* to its members', a shared
   pool they borrow from; a ClusterQueue borrows a flavor/resource only when it declares a ``nominalQuota`` for it
   (0 included); Cohorts nest (``spec.parentName``) with borrowing and lending limits of their own.
@@ -85,6 +87,7 @@ class Workload:
     priority: int
     created: int
     pod_sets: list[dict[str, Any]]
+    node_selector: dict[str, str] = field(default_factory=dict)
     cluster_queue: Optional[str] = None
     flavors: Optional[dict[str, str]] = None
     """Resource -> flavor while it holds quota (admitted); None while pending."""
@@ -230,18 +233,20 @@ class Kueue:
     # Admission.
 
     def submit(self, name: str, namespace: str, queue: str, requests: dict[str, Any], count: int = 1,
-               priority_class: Optional[str] = None, priority: Optional[int] = None) -> Workload:
-        """A Workload of ``count`` pods each requesting ``requests``, through LocalQueue ``namespace/queue``; then a
-        scheduling round."""
+               priority_class: Optional[str] = None, priority: Optional[int] = None,
+               node_selector: Optional[dict[str, str]] = None) -> Workload:
+        """A Workload of ``count`` pods each requesting ``requests`` (and with ``node_selector``), through
+        LocalQueue ``namespace/queue``, with ``priority`` or its WorkloadPriorityClass's; then a scheduling round."""
         self.clock += 1
         per_pod = {r: quantity(v) for r, v in requests.items()}
         if priority is None:
             priority = self.priorities[priority_class] if priority_class else 0
-        pod_sets = [{"name": "main", "count": count, "template": {"spec": {"containers": [
+        pod_sets = [{"name": "main", "count": count, "template": {"spec": {**(
+            {"nodeSelector": dict(node_selector)} if node_selector else {}), "containers": [
             {"name": "main", "image": "job",
              "resources": {"requests": {r: str(v) for r, v in requests.items()}}}]}}}]
         workload = Workload(name, namespace, queue, {r: v * count for r, v in per_pod.items()}, priority, self.clock,
-                            pod_sets)
+                            pod_sets, dict(node_selector or {}))
         self.workloads[(namespace, name)] = workload
         self.schedule()
         return workload
@@ -328,7 +333,11 @@ class Kueue:
             if not wanted:
                 continue
             best = None
+            keys = {k for f in group["flavors"] for k in self._labels(f["name"])}
             for flavor in group["flavors"]:
+                labels = self._labels(flavor["name"])
+                if any(labels.get(k) != v for k, v in workload.node_selector.items() if k in keys):
+                    continue  # the pods' nodeSelector rules this flavor's nodes out
                 mode = self._mode(workload, cq, flavor["name"], wanted)
                 if mode is None:
                     continue
@@ -346,6 +355,9 @@ class Kueue:
         if set(chosen) != set(workload.requests):
             return None  # a resource no resource group of the queue covers
         return chosen, worst
+
+    def _labels(self, flavor: str) -> dict[str, str]:
+        return ((self.flavors.get(flavor) or {}).get("spec") or {}).get("nodeLabels") or {}
 
     def _mode(self, workload: Workload, cq: Node, flavor: str, resources: list[str]) -> Optional[str]:
         modes = []

@@ -1,0 +1,187 @@
+"""Every reference Kubernetes stack with teams, walked through Kueue's own arithmetic (tests/kueue_sim.py, the
+vendor's truth stand-in, never gpuready's): the ResourceFlavors, Cohort, ClusterQueues, LocalQueues and priority
+classes the stack renders, with the Kueue Configuration its chart gets, against the pools' GPUs at full scale as
+the plan counts them. Jobs ask for GPUs as a team's Metaflow profile makes them (its queue and priority labels).
+
+- Filling every queue with 1-GPU jobs admits every GPU of every pool: nothing is out of the queues' reach.
+- Each team alone holds what the issue's contract says: its guarantee plus ``min(borrow, what the others lend +
+  what the teams' guarantees leave over)``.
+- A team borrowing everything it may gives back what another team then asks for within its guarantee (preemption),
+  and keeps its own guarantee.
+- A job for one whole node of each pool is admitted through some queue."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuready.plan import planned
+from gpuready.plan.describe import capacities
+from gpuready_components import platforms
+from gpuready_components.k8s_gpu import facts
+from tests.conftest import ROOT
+from tests.gpuready.policy.helpers import render_stack
+from tests.kueue_sim import GPU, Kueue
+
+from .test_kueue_stacks import _nodes
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def _stacks_with_teams() -> list[str]:
+    kubernetes = {p.name for p in platforms.every(kubernetes=True)}
+    found = []
+    for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")):
+        config = yaml.safe_load(path.read_text())["config"]
+        if config.get("gpuready:teams") and config.get("gpuready:platform") in kubernetes:
+            found.append(path.name.removeprefix("Pulumi.").removesuffix(".yaml"))
+    return found
+
+
+STACKS = _stacks_with_teams()
+
+
+@functools.lru_cache(maxsize=None)
+def _stack(name: str) -> dict[str, Any]:
+    """What the walk needs of stack ``name``: its Kueue objects and controller config, its teams (as exported),
+    and per pool its flavor, GPUs at full scale and GPUs per node."""
+    rendering = render_stack(name)
+    platform = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{name}.yaml").read_text())["config"]["gpuready:platform"]
+    nodes = _nodes(dataclasses.replace(rendering, stack=platform))  # the nodes as the platform registers them
+    objects = [r.inputs for r in rendering.resources if r.type.startswith(f"kubernetes:{facts.KUEUE_API}:")]
+    (release,) = [r for r in rendering.of_type(RELEASE) if r.inputs["chart"] == facts.KUEUE_CHART.name]
+    config = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    flavors = {o["metadata"]["name"]: o["spec"].get("nodeLabels") or {} for o in objects
+               if o["kind"] == "ResourceFlavor"}
+    per_node = {n: max(row.gpus for row in c.rows) for n, c, _ in capacities(rendering)}
+    pools = {}
+    for pool in planned(rendering, name, policies=False).capacity.pools:
+        (label,) = {node.labels[facts.POOL_LABEL] for node in nodes if node.pool == pool.resource}
+        matching = [f for f, wanted in flavors.items() if wanted.get(facts.POOL_LABEL) == label]
+        assert len(matching) == 1, f"{name}: pool {pool.resource} is the nodes of flavors {matching}"
+        pools[pool.resource] = {"flavor": matching[0], "gpus": pool.max_gpus, "per_node": per_node[pool.resource],
+                                "selector": {facts.POOL_LABEL: label}}
+    return {"objects": objects, "config": config, "teams": rendering.outputs["teams"], "pools": pools}
+
+
+def _kueue(stack: dict[str, Any]) -> Kueue:
+    return Kueue(stack["objects"], stack["config"])
+
+
+def _labels(team: dict[str, Any]) -> dict[str, str]:
+    text = team["metaflowProfile"]["METAFLOW_KUBERNETES_LABELS"]
+    return dict(kv.split("=", 1) for kv in text.split(","))
+
+
+def _job(kueue: Kueue, team: dict[str, Any], gpus: int = 1, selector=None):
+    """A job of ``team`` as its Metaflow profile labels it: in its namespace, through its queue, at its priority."""
+    labels = _labels(team)
+    return kueue.submit(f"{team['name']}-{len(kueue.workloads)}", team["metaflowProfile"][
+        "METAFLOW_KUBERNETES_NAMESPACE"], labels[facts.QUEUE_LABEL], {GPU: gpus},
+        priority_class=labels.get(facts.PRIORITY_LABEL), node_selector=selector)
+
+
+def _held(kueue: Kueue, team: dict[str, Any], flavor: str | None = None) -> Fraction:
+    """The GPUs ``team``'s ClusterQueue holds (in ``flavor``, or in all)."""
+    flavors = [flavor] if flavor else list(kueue.flavors)
+    return sum((kueue.admitted_in(team["clusterQueue"], f) for f in flavors), Fraction(0))
+
+
+def _fill(kueue: Kueue, teams: list[dict[str, Any]]) -> None:
+    """1-GPU jobs from ``teams`` in turn until a round admits none (each left pending once)."""
+    while True:
+        before = sum(_held(kueue, t) for t in teams)
+        for team in teams:
+            _job(kueue, team)
+        if sum(_held(kueue, t) for t in teams) == before:
+            return
+
+
+def _admitted(kueue: Kueue, flavor: str) -> Fraction:
+    return sum((kueue.admitted_in(cq, flavor) for cq in kueue.cluster_queues), Fraction(0))
+
+
+def test_the_walk_covers_every_reference_kubernetes_stack_with_teams():
+    assert {"eks", "gke", "aks"} <= set(STACKS)
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_filling_the_queues_admits_every_gpu_of_every_pool(name):
+    stack = _stack(name)
+    kueue = _kueue(stack)
+    _fill(kueue, stack["teams"])
+    admitted = {pool: int(_admitted(kueue, p["flavor"])) for pool, p in stack["pools"].items()}
+    capacity = {pool: p["gpus"] for pool, p in stack["pools"].items()}
+    assert admitted == capacity, (f"{name}: {sum(admitted.values())} of {sum(capacity.values())} GPUs admitted "
+                                  f"through the queues (per pool {admitted}, capacity {capacity})")
+
+
+def _contract(stack: dict[str, Any], team: dict[str, Any]) -> int:
+    """The most ``team`` may hold with the others idle (issue 39): its guarantee, plus its ``borrow`` (none:
+    unbounded) within what the others lend (their ``lend``, else their whole guarantee) and what the guarantees
+    leave over of the pools' GPUs (the Cohort's)."""
+    total = sum(p["gpus"] for p in stack["pools"].values())
+    others = [t for t in stack["teams"] if t["name"] != team["name"]]
+    lent = sum(t["gpus"] if t.get("lend") is None else min(t["lend"], t["gpus"]) for t in others)
+    left_over = max(0, total - sum(t["gpus"] for t in stack["teams"]))
+    borrow = lent + left_over if team.get("borrow") is None else min(team["borrow"], lent + left_over)
+    return int(team["gpus"] + borrow)
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_each_team_alone_holds_its_guarantee_plus_what_it_may_borrow(name):
+    stack = _stack(name)
+    held = {}
+    for team in stack["teams"]:
+        kueue = _kueue(stack)
+        _fill(kueue, [team])
+        held[team["name"]] = int(_held(kueue, team))
+    expected = {team["name"]: _contract(stack, team) for team in stack["teams"]}
+    assert held == expected, f"{name}: each team alone holds {held} GPUs; the contract says {expected}"
+    short = [f"{t['name']} may borrow {t['borrow']} GPUs but can borrow {held[t['name']] - t['gpus']}"
+             for t in stack["teams"] if t.get("borrow") and held[t["name"]] < t["gpus"] + t["borrow"]]
+    assert not short, f"{name} plans, so every borrow must be reachable: {'; '.join(short)}"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_a_borrowing_team_gives_back_what_another_asks_within_its_guarantee(name):
+    stack = _stack(name)
+    for borrower, owner in itertools.permutations(stack["teams"], 2):
+        kueue = _kueue(stack)
+        _fill(kueue, [borrower])
+        before = _held(kueue, borrower)
+        for _ in range(int(owner["gpus"])):
+            _job(kueue, owner)
+        preempted = [e for e in kueue.events if e[0] == "preempted"]
+        assert _held(kueue, owner) == owner["gpus"], (
+            f"{name}: {owner['name']} got {_held(kueue, owner)} of its {owner['gpus']} guaranteed GPUs back from "
+            f"{borrower['name']} ({len(preempted)} preempted)")
+        assert _held(kueue, borrower) >= min(before, borrower["gpus"]), (name, borrower["name"])
+        if before + owner["gpus"] > sum(p["gpus"] for p in stack["pools"].values()):
+            assert preempted, f"{name}: {owner['name']} got its GPUs back without preempting {borrower['name']}"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_every_pool_admits_a_whole_node_job_through_some_queue(name):
+    stack = _stack(name)
+    for pool, p in stack["pools"].items():
+        landed = []
+        for team in stack["teams"]:
+            kueue = _kueue(stack)
+            job = _job(kueue, team, p["per_node"], p["selector"])
+            if job.admitted and job.flavors[GPU] == p["flavor"]:
+                landed.append(team["name"])
+        queues = sorted({(ns, q) for ns, q in _kueue(stack).local_queues} - {
+            (t["namespace"], t["localQueue"]) for t in stack["teams"]})
+        for namespace, queue in queues:  # queues of no team (the operators')
+            kueue = _kueue(stack)
+            job = kueue.submit("whole-node", namespace, queue, {GPU: p["per_node"]}, node_selector=p["selector"])
+            if job.admitted and job.flavors[GPU] == p["flavor"]:
+                landed.append(f"{namespace}/{queue}")
+        assert landed, f"{name}: no queue admits a {p['per_node']}-GPU job for one node of pool {pool}"

@@ -88,6 +88,8 @@ class Workload:
     created: int
     pod_sets: list[dict[str, Any]]
     node_selector: dict[str, str] = field(default_factory=dict)
+    job_uid: str = "UNKNOWN"
+    """The UID of the job that owns it (Kueue's ``kueue.x-k8s.io/job-uid`` label), quoted by a preemption."""
     cluster_queue: Optional[str] = None
     flavors: Optional[dict[str, str]] = None
     """Resource -> flavor while it holds quota (admitted); None while pending."""
@@ -237,24 +239,35 @@ class Kueue:
                node_selector: Optional[dict[str, str]] = None) -> Workload:
         """A Workload of ``count`` pods each requesting ``requests`` (and with ``node_selector``), through
         LocalQueue ``namespace/queue``, with ``priority`` or its WorkloadPriorityClass's; then a scheduling round."""
-        self.clock += 1
-        per_pod = {r: quantity(v) for r, v in requests.items()}
         if priority is None:
             priority = self.priorities[priority_class] if priority_class else 0
         pod_sets = [{"name": "main", "count": count, "template": {"spec": {**(
             {"nodeSelector": dict(node_selector)} if node_selector else {}), "containers": [
             {"name": "main", "image": "job",
              "resources": {"requests": {r: str(v) for r, v in requests.items()}}}]}}}]
-        workload = Workload(name, namespace, queue, {r: v * count for r, v in per_pod.items()}, priority, self.clock,
-                            pod_sets, dict(node_selector or {}))
-        self.workloads[(namespace, name)] = workload
+        workload = self.add(name, namespace, queue, {r: quantity(v) * count for r, v in requests.items()},
+                            priority, pod_sets, node_selector)
         self.schedule()
         return workload
 
+    def add(self, name: str, namespace: str, queue: str, requests: dict[str, Fraction], priority: int,
+            pod_sets: list[dict[str, Any]], node_selector: Optional[dict[str, str]] = None, job_uid: str = "UNKNOWN"
+            ) -> Workload:
+        """A Workload queued (the whole workload's ``requests``), not yet scheduled."""
+        self.clock += 1
+        workload = Workload(name, namespace, queue, dict(requests), priority, self.clock, pod_sets,
+                            dict(node_selector or {}), job_uid=job_uid)
+        self.workloads[(namespace, name)] = workload
+        return workload
+
+    def remove(self, workload: Workload) -> None:
+        """A workload deleted: its quota freed (no scheduling round)."""
+        self._hold(workload, None)
+        self.workloads.pop((workload.namespace, workload.name), None)
+
     def finish(self, workload: Workload) -> None:
         """A workload done (or deleted): its quota freed, then a scheduling round."""
-        self._hold(workload, None)
-        del self.workloads[(workload.namespace, workload.name)]
+        self.remove(workload)
         self.schedule()
 
     def admitted_in(self, cq_name: str, flavor: str, resource: str = GPU) -> Fraction:
@@ -566,7 +579,7 @@ class Kueue:
         why = "reclamation within the cohort" if reclaim else "prioritization in the ClusterQueue"
         if reclaim and self.fair_sharing and borrows:
             reason, why = "InCohortFairSharing", "Fair Sharing within the cohort"
-        message = (f"Preempted to accommodate a workload (UID: uid-{preemptor.name}, JobUID: UNKNOWN) due to {why}; "
+        message = (f"Preempted to accommodate a workload (UID: uid-{preemptor.name}, JobUID: {preemptor.job_uid}) due to {why}; "
                    f"preemptor path: /{'/'.join(path)}; preemptee path: /{'/'.join(their_path)}")
         self._condition(victim, "Evicted", "True", "Preempted", message)
         self._condition(victim, "Preempted", "True", reason, message)

@@ -128,6 +128,17 @@ def test_flavors_are_tried_in_order_and_borrowing_stops_the_search_by_default():
         assert k.admitted_in("a", "second", CPU) == second, fungibility
 
 
+def test_a_flavor_whose_node_labels_the_pods_node_selector_contradicts_is_skipped():
+    flavors = [{"name": "small", "resources": [resource(4)]}, {"name": "big", "resources": [resource(4)]}]
+    objects = [{"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": n}, "spec": {"nodeLabels": {"pool": n}}}
+               for n in ("small", "big")]
+    k = Kueue([*objects, local_queue("a"), cluster_queue("a", flavors=flavors)])
+    assert k.submit("any", "a", "a", {CPU: 1}).flavors == {CPU: "small"}
+    assert k.submit("pinned", "a", "a", {CPU: 4}, node_selector={"pool": "big"}).flavors == {CPU: "big"}
+    assert k.submit("other-key", "a", "a", {CPU: 1}, node_selector={"zone": "b"}).flavors == {CPU: "small"}
+    assert not k.submit("nowhere", "a", "a", {CPU: 1}, node_selector={"pool": "gone"}).admitted
+
+
 def reclaiming(policy="Any", priority=0):
     preemption = {"reclaimWithinCohort": policy, "withinClusterQueue": "LowerPriority"}
     k = kueue(cluster_queue("team-a", resource(4), preemption=preemption),

@@ -146,6 +146,23 @@ def test_a_job_preempted_by_a_reclaiming_team_says_so(fake_kube):
     assert_valid(server)
 
 
+def test_a_job_borrowing_the_cohorts_own_quota_is_admitted(fake_kube):
+    """The Cohort's own quota (v1beta2 ``spec.resourceGroups``) is a pool on top of the teams' guarantees: with
+    team-b using its own 2, team-a takes its 2 and 2 of the Cohort's 4."""
+    cohort = {"apiVersion": KUEUE, "kind": "Cohort", "metadata": {"name": "gpuready"}, "spec": {"resourceGroups": [
+        {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "gpu-h100", "resources": [
+            {"name": "nvidia.com/gpu", "nominalQuota": 4}]}]}]}}
+    scenario = {**queues(a=2, b=2), "objects": [cohort], "admitted": [
+        {"name": "sweep-3", "namespace": "team-b", "queue": "team-b", "gpus": 2}]}
+    server, outputs = fake_kube(outputs_with([team("team-a", 2), team("team-b", 2)]), kueue=scenario,
+                                logs="no report\n")
+    result = single.run(outputs, team="team-a", gpus=4, timeout=30, progress=io.StringIO(), admission_poll=0.1)
+    assert {c.name: c.verdict for c in result.checks}["admitted"] == "pass", result.findings
+    assert result.job["admission"]["clusterQueue"] == "team-a" and result.job["admission"]["flavors"] == ["gpu-h100"]
+    assert len(server.pods) == 1 and list(server.objects) == [("Workload", "sweep-3")]  # team-b's, still running
+    assert_valid(server)
+
+
 def test_a_gang_is_one_workload_admitted_whole(fake_kube):
     server, outputs = fake_kube(outputs_with(TEAMS), kueue=queues(a=4), logs="no report\n")
     result = gang.run(outputs, nodes=2, gpus=2, team="team-a", timeout=30, progress=io.StringIO(), jobset=False,

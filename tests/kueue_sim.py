@@ -40,6 +40,12 @@ GPU = "nvidia.com/gpu"
 SUFFIXES = {"": 1, "m": Fraction(1, 1000), "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15,
             "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50}
 STOP_SEARCH = ("MayStopSearch", "Borrow", "Preempt")
+MODES = ("fit", "borrow", "reclaim", "preempt")
+"""How a workload fits a flavor, best first: within its queue's nominal quota, by borrowing, by preempting while
+staying within the nominal quota, by preempting and borrowing (Kueue's flavor assigner prefers them in this order)."""
+PREEMPTING = ("reclaim", "preempt")
+ROUNDS = 10_000
+"""Scheduling attempts one :meth:`Kueue.schedule` makes before it calls the queues a preemption loop."""
 """``flavorFungibility`` values that stop the search at a flavor where the workload fits by borrowing or preempting
 (``Borrow`` and ``Preempt``: the deprecated names)."""
 
@@ -300,13 +306,14 @@ class Kueue:
 
     def schedule(self) -> None:
         """Admit what fits, preempting where the policies allow, until nothing more changes."""
-        while True:
+        for _ in range(ROUNDS):
             pending = [w for w in self.workloads.values() if not w.admitted]
             for workload in self._order(pending):
                 if self._attempt(workload):
                     break
             else:
                 return
+        raise AssertionError(f"Kueue simulator: workloads preempt each other for ever: {self.events[-6:]}")
 
     def _attempt(self, workload: Workload) -> bool:
         cq, blocked = self._queue(workload)
@@ -318,7 +325,7 @@ class Kueue:
             self._pending(workload, "Pending", self._insufficient(workload, cq))
             return False
         flavors, mode = assignment
-        if mode == "preempt":
+        if mode in PREEMPTING:
             targets = self.targets(workload, cq, flavors)
             if not targets:
                 self._pending(workload, "Pending", self._insufficient(workload, cq))
@@ -334,8 +341,8 @@ class Kueue:
         return [(flavor, r) for r, flavor in flavors.items() if r in workload.requests]
 
     def assign(self, workload: Workload, cq: Node) -> Optional[tuple[dict[str, str], str]]:
-        """(resource -> flavor, ``fit`` | ``borrow`` | ``preempt``), the flavors tried in order as
-        ``flavorFungibility`` says; None: no flavor can take it."""
+        """(resource -> flavor, the worst of its :data:`MODES`), the flavors tried in order as ``flavorFungibility``
+        says, the best mode found kept; None: no flavor can take it."""
         fungibility = cq.spec.get("flavorFungibility") or {}
         when_borrow = fungibility.get("whenCanBorrow", "MayStopSearch")
         when_preempt = fungibility.get("whenCanPreempt", "TryNextFlavor")
@@ -355,16 +362,15 @@ class Kueue:
                 if mode is None:
                     continue
                 if mode == "fit" or (mode == "borrow" and when_borrow in STOP_SEARCH) or \
-                        (mode == "preempt" and when_preempt in STOP_SEARCH):
+                        (mode in PREEMPTING and when_preempt in STOP_SEARCH):
                     best = (flavor["name"], mode)
                     break
-                rank = {"borrow": 1, "preempt": 2}
-                if best is None or rank[mode] < rank[best[1]]:
+                if best is None or MODES.index(mode) < MODES.index(best[1]):
                     best = (flavor["name"], mode)
             if best is None:
                 return None
             chosen.update({r: best[0] for r in wanted})
-            worst = max(worst, best[1], key=["fit", "borrow", "preempt"].index)
+            worst = max(worst, best[1], key=MODES.index)
         if set(chosen) != set(workload.requests):
             return None  # a resource no resource group of the queue covers
         return chosen, worst
@@ -381,11 +387,11 @@ class Kueue:
             if value <= self.available(cq, fr):
                 modes.append("borrow" if self.borrowing(cq, fr, value) else "fit")
             elif value <= self.potential(cq, fr):
-                modes.append("preempt")
+                modes.append("preempt" if self.borrowing(cq, fr, value) else "reclaim")
             else:
                 return None
-        mode = max(modes, key=["fit", "borrow", "preempt"].index)
-        if mode == "preempt":
+        mode = max(modes, key=MODES.index)
+        if mode in PREEMPTING:
             if not self.targets(workload, cq, {r: flavor for r in resources}):
                 return None
         return mode

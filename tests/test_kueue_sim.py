@@ -139,6 +139,26 @@ def test_a_flavor_whose_node_labels_the_pods_node_selector_contradicts_is_skippe
     assert not k.submit("nowhere", "a", "a", {CPU: 1}, node_selector={"pool": "gone"}).admitted
 
 
+def test_a_flavor_where_preempting_stays_within_the_nominal_quota_beats_one_where_it_would_borrow():
+    """Both flavors need preemption; in ``second`` the workload stays within its own quota (reclaim), in the first
+    it would borrow too (borrowWithinCohort): Kueue prefers the reclaim."""
+    preemption = {"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority",
+                                                                       "maxPriorityThreshold": 100}}
+    quotas = {"a": (0, 2), "b": (0, 0)}
+    k = Kueue([flavor(), flavor("second"), local_queue("a"), local_queue("b"),
+               {**cohort("team-ab"), "spec": {"resourceGroups": [{"coveredResources": [CPU], "flavors": [
+                   {"name": FLAVOR, "resources": [resource(2)]}, {"name": "second", "resources": [resource(0)]}]}]}},
+               *(cluster_queue(n, flavors=[{"name": FLAVOR, "resources": [resource(q[0])]},
+                                           {"name": "second", "resources": [resource(q[1])]}], preemption=preemption)
+                 for n, q in quotas.items())])
+    for i in range(4):
+        k.submit(f"b-{i}", "b", "b", {CPU: 1}, priority=10)
+    assert (k.admitted_in("b", FLAVOR, CPU), k.admitted_in("b", "second", CPU)) == (2, 2)
+    assert k.submit("urgent", "a", "a", {CPU: 1}, priority=1000).flavors == {CPU: "second"}
+    (victim,) = [w for w in k.workloads.values() if w.evictions]
+    assert victim.name in ("b-2", "b-3") and k.admitted_in("b", FLAVOR, CPU) == 2
+
+
 def reclaiming(policy="Any", priority=0):
     preemption = {"reclaimWithinCohort": policy, "withinClusterQueue": "LowerPriority"}
     k = kueue(cluster_queue("team-a", resource(4), preemption=preemption),

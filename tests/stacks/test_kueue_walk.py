@@ -8,13 +8,17 @@ the plan counts them. Jobs ask for GPUs as a team's Metaflow profile makes them 
   what the teams' guarantees leave over)``.
 - A team borrowing everything it may gives back what another team then asks for within its guarantee (preemption),
   and keeps its own guarantee.
-- A job for one whole node of each pool is admitted through some queue."""
+- A job for one whole node of each pool is admitted through some queue.
+
+The same checks pass an eks-shaped stack written by hand whose quotas add up, and catch it broken as issue 39
+found the reference stacks (a Cohort holding nothing, a borrowing limit short of ``borrow``, no reclaim)."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import itertools
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -107,13 +111,8 @@ def _admitted(kueue: Kueue, flavor: str) -> Fraction:
     return sum((kueue.admitted_in(cq, flavor) for cq in kueue.cluster_queues), Fraction(0))
 
 
-def test_the_walk_covers_every_reference_kubernetes_stack_with_teams():
-    assert {"eks", "gke", "aks"} <= set(STACKS)
-
-
-@pytest.mark.parametrize("name", STACKS)
-def test_filling_the_queues_admits_every_gpu_of_every_pool(name):
-    stack = _stack(name)
+def check_fill(name: str, stack: dict[str, Any]) -> None:
+    """Filling the queues with 1-GPU jobs admits every GPU of every pool."""
     kueue = _kueue(stack)
     _fill(kueue, stack["teams"])
     admitted = {pool: int(_admitted(kueue, p["flavor"])) for pool, p in stack["pools"].items()}
@@ -134,9 +133,9 @@ def _contract(stack: dict[str, Any], team: dict[str, Any]) -> int:
     return int(team["gpus"] + borrow)
 
 
-@pytest.mark.parametrize("name", STACKS)
-def test_each_team_alone_holds_its_guarantee_plus_what_it_may_borrow(name):
-    stack = _stack(name)
+def check_alone(name: str, stack: dict[str, Any]) -> None:
+    """Each team alone holds what the contract says, and every positive ``borrow`` is reachable (a stack that
+    plans promises it)."""
     held = {}
     for team in stack["teams"]:
         kueue = _kueue(stack)
@@ -149,9 +148,8 @@ def test_each_team_alone_holds_its_guarantee_plus_what_it_may_borrow(name):
     assert not short, f"{name} plans, so every borrow must be reachable: {'; '.join(short)}"
 
 
-@pytest.mark.parametrize("name", STACKS)
-def test_a_borrowing_team_gives_back_what_another_asks_within_its_guarantee(name):
-    stack = _stack(name)
+def check_preempt_back(name: str, stack: dict[str, Any]) -> None:
+    """Each team borrowing all it may gives each other team its guarantee back, and keeps its own."""
     for borrower, owner in itertools.permutations(stack["teams"], 2):
         kueue = _kueue(stack)
         _fill(kueue, [borrower])
@@ -167,9 +165,8 @@ def test_a_borrowing_team_gives_back_what_another_asks_within_its_guarantee(name
             assert preempted, f"{name}: {owner['name']} got its GPUs back without preempting {borrower['name']}"
 
 
-@pytest.mark.parametrize("name", STACKS)
-def test_every_pool_admits_a_whole_node_job_through_some_queue(name):
-    stack = _stack(name)
+def check_whole_node(name: str, stack: dict[str, Any]) -> None:
+    """A job for one whole node of each pool (its pods pinned to the pool) is admitted through some queue."""
     for pool, p in stack["pools"].items():
         landed = []
         for team in stack["teams"]:
@@ -185,3 +182,76 @@ def test_every_pool_admits_a_whole_node_job_through_some_queue(name):
             if job.admitted and job.flavors[GPU] == p["flavor"]:
                 landed.append(f"{namespace}/{queue}")
         assert landed, f"{name}: no queue admits a {p['per_node']}-GPU job for one node of pool {pool}"
+
+
+CHECKS = (check_fill, check_alone, check_preempt_back, check_whole_node)
+
+
+def test_the_walk_covers_every_reference_kubernetes_stack_with_teams():
+    assert {"eks", "gke", "aks"} <= set(STACKS)
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name", STACKS)
+def test_the_reference_stack_walks_through_kueue(name, check):
+    check(name, _stack(name))
+
+
+def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_small=2, research_borrow=8,
+            reclaim="Any"):
+    """An eks-shaped stack, written by hand: a 1-GPU pool of 4 and a 4-GPU pool of 16; research guaranteed 2 and
+    borrowing 8 (``research_big``: quota 2 and 6 borrowed on the big pool, ``research_small``: 2 borrowed on the
+    small), inference guaranteed 2 lending none; the Cohort holding ``cohort``."""
+    def gpu(nominal, **limits):
+        return {"name": GPU, "nominalQuota": nominal, **limits}
+
+    def cq(team, small, big, weight):
+        return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": team}, "spec": {
+            "cohortName": "gpuready", "namespaceSelector": {}, "fairSharing": {"weight": weight},
+            "preemption": {"reclaimWithinCohort": reclaim, "withinClusterQueue": "LowerPriority"},
+            "resourceGroups": [{"coveredResources": [GPU], "flavors": [{"name": "small", "resources": [small]},
+                                                                        {"name": "big", "resources": [big]}]}]}}
+
+    def team(name, borrow, lend):
+        return {"name": name, "namespace": name, "localQueue": name, "clusterQueue": name, "gpus": 2,
+                "borrow": borrow, "lend": lend, "metaflowProfile": {
+                    "METAFLOW_KUBERNETES_NAMESPACE": name,
+                    "METAFLOW_KUBERNETES_LABELS": f"{facts.QUEUE_LABEL}={name},{facts.PRIORITY_LABEL}=normal"}}
+
+    objects = [*({"apiVersion": facts.KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": f},
+                  "spec": {"nodeLabels": {facts.POOL_LABEL: f}}} for f in ("small", "big")),
+               {"apiVersion": facts.KUEUE_API, "kind": "Cohort", "metadata": {"name": "gpuready"}, "spec": {
+                   "resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                       {"name": f, "resources": [gpu(n)]} for f, n in cohort]}]} if cohort else {}},
+               cq("research", gpu(0, borrowingLimit=research_small), gpu(research_big[0], borrowingLimit=research_big[1]), 1),
+               cq("inference", gpu(0, lendingLimit=0), gpu(2, lendingLimit=0), 2),
+               *({"apiVersion": facts.KUEUE_API, "kind": "LocalQueue", "metadata": {"name": t, "namespace": t},
+                  "spec": {"clusterQueue": t}} for t in ("research", "inference")),
+               {"apiVersion": facts.KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": "normal"},
+                "value": 100}]
+    return {"objects": objects, "config": {"fairSharing": {"preemptionStrategies": [
+                "LessThanOrEqualToFinalShare", "LessThanInitialShare"]}},
+            "teams": [team("research", research_borrow, None), team("inference", None, 0)],
+            "pools": {f: {"flavor": f, "gpus": g, "per_node": n, "selector": {facts.POOL_LABEL: f}}
+                      for f, g, n in (("small", 4, 1), ("big", 16, 4))}}
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def test_the_walk_passes_queues_whose_quotas_add_up(check):
+    check("shaped", _shaped())
+
+
+@pytest.mark.parametrize("change, check, says", [
+    ({"cohort": ()}, check_fill, "shaped: 4 of 20 GPUs admitted through the queues"),
+    ({"cohort": ()}, check_alone, "'research': 2, 'inference': 4} GPUs; the contract says {'research': 10, "
+                                  "'inference': 20}"),
+    ({"cohort": ()}, check_whole_node, "no queue admits a 1-GPU job for one node of pool small"),
+    ({"research_big": (2, 5)}, check_alone, "each team alone holds {'research': 9, 'inference': 20} GPUs; the "
+                                            "contract says {'research': 10, 'inference': 20}"),
+    ({"research_borrow": 20, "research_small": 4, "research_big": (2, 12)}, check_alone,
+     "shaped plans, so every borrow must be reachable: research may borrow 20 GPUs but can borrow 16"),
+    ({"reclaim": "Never"}, check_preempt_back, "research got 0 of its 2 guaranteed GPUs back from inference"),
+])
+def test_the_walk_catches_queues_that_do_not_add_up(change, check, says):
+    with pytest.raises(AssertionError, match=re.escape(says)):
+        check("shaped", _shaped(**change))

@@ -52,9 +52,9 @@ STACKS = _stacks_with_teams()
 
 
 @functools.lru_cache(maxsize=None)
-def _stack(name: str) -> dict[str, Any]:
-    """What the walk needs of stack ``name``: its Kueue objects and controller config, its teams (as exported),
-    and per pool its flavor, GPUs at full scale and GPUs per node."""
+def stack_kueue(name: str) -> dict[str, Any]:
+    """What the walk needs of stack ``name``: its Kueue objects and controller config, its outputs and teams (as
+    exported), and per pool its flavor, GPUs at full scale and GPUs per node."""
     rendering = render_stack(name)
     platform = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{name}.yaml").read_text())["config"]["gpuready:platform"]
     nodes = _nodes(dataclasses.replace(rendering, stack=platform))  # the nodes as the platform registers them
@@ -71,7 +71,8 @@ def _stack(name: str) -> dict[str, Any]:
         assert len(matching) == 1, f"{name}: pool {pool.resource} is the nodes of flavors {matching}"
         pools[pool.resource] = {"flavor": matching[0], "gpus": pool.max_gpus, "per_node": per_node[pool.resource],
                                 "selector": {facts.POOL_LABEL: label}}
-    return {"objects": objects, "config": config, "teams": rendering.outputs["teams"], "pools": pools}
+    return {"objects": objects, "config": config, "outputs": rendering.outputs, "teams": rendering.outputs["teams"],
+            "pools": pools}
 
 
 def _kueue(stack: dict[str, Any]) -> Kueue:
@@ -194,7 +195,7 @@ def test_the_walk_covers_every_reference_kubernetes_stack_with_teams():
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("name", STACKS)
 def test_the_reference_stack_walks_through_kueue(name, check):
-    check(name, _stack(name))
+    check(name, stack_kueue(name))
 
 
 def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_small=2, research_borrow=8,

@@ -31,11 +31,14 @@ flavors (one pod set is what the tests submit); admission checks, topology and w
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta, timezone
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Optional
 
 API = "kueue.x-k8s.io/v1beta2"
+EPOCH = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
+"""The simulator's clock starts here; each decision is a second later (deterministic timestamps)."""
 GPU = "nvidia.com/gpu"
 SUFFIXES = {"": 1, "m": Fraction(1, 1000), "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15,
             "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50}
@@ -532,7 +535,8 @@ class Kueue:
     def _condition(self, workload: Workload, kind: str, status: str, reason: str, message: str) -> None:
         workload.conditions[:] = [c for c in workload.conditions if c["type"] != kind]
         workload.conditions.append({"type": kind, "status": status, "reason": reason, "message": message,
-                                    "lastTransitionTime": f"2026-11-22T10:{self.clock // 60:02d}:{self.clock % 60:02d}Z",
+                                    "lastTransitionTime": (EPOCH + timedelta(seconds=self.clock)).strftime(
+                                        "%Y-%m-%dT%H:%M:%SZ"),
                                     "observedGeneration": 1})
 
     def _pending(self, workload: Workload, reason: str, message: str) -> None:
@@ -585,8 +589,8 @@ class Kueue:
         why = "reclamation within the cohort" if reclaim else "prioritization in the ClusterQueue"
         if reclaim and self.fair_sharing and borrows:
             reason, why = "InCohortFairSharing", "Fair Sharing within the cohort"
-        message = (f"Preempted to accommodate a workload (UID: uid-{preemptor.name}, JobUID: {preemptor.job_uid}) due to {why}; "
-                   f"preemptor path: /{'/'.join(path)}; preemptee path: /{'/'.join(their_path)}")
+        message = (f"Preempted to accommodate a workload (UID: uid-{preemptor.name}, JobUID: {preemptor.job_uid}) "
+                   f"due to {why}; preemptor path: /{'/'.join(path)}; preemptee path: /{'/'.join(their_path)}")
         self._condition(victim, "Evicted", "True", "Preempted", message)
         self._condition(victim, "Preempted", "True", reason, message)
         self.seen.append(self.object(victim))  # evicted, still admitted until its pods are gone

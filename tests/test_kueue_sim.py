@@ -130,8 +130,8 @@ def test_flavors_are_tried_in_order_and_borrowing_stops_the_search_by_default():
 
 def test_a_flavor_whose_node_labels_the_pods_node_selector_contradicts_is_skipped():
     flavors = [{"name": "small", "resources": [resource(4)]}, {"name": "big", "resources": [resource(4)]}]
-    objects = [{"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": n}, "spec": {"nodeLabels": {"pool": n}}}
-               for n in ("small", "big")]
+    objects = [{"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": n},
+                "spec": {"nodeLabels": {"pool": n}}} for n in ("small", "big")]
     k = Kueue([*objects, local_queue("a"), cluster_queue("a", flavors=flavors)])
     assert k.submit("any", "a", "a", {CPU: 1}).flavors == {CPU: "small"}
     assert k.submit("pinned", "a", "a", {CPU: 4}, node_selector={"pool": "big"}).flavors == {CPU: "big"}

@@ -3,6 +3,7 @@ vendor's truth stand-in, never gpuready's): the ResourceFlavors, Cohort, Cluster
 classes the stack renders, with the Kueue Configuration its chart gets, against the pools' GPUs at full scale as
 the plan counts them. Jobs ask for GPUs as a team's Metaflow profile makes them (its queue and priority labels).
 
+- Each team's jobs reach its ClusterQueue through a LocalQueue in its own namespace.
 - Filling every queue with 1-GPU jobs admits every GPU of every pool: nothing is out of the queues' reach.
 - Each team alone holds what the issue's contract says: its guarantee plus ``min(borrow, what the others lend +
   what the teams' guarantees leave over)``.
@@ -112,6 +113,19 @@ def _admitted(kueue: Kueue, flavor: str) -> Fraction:
     return sum((kueue.admitted_in(cq, flavor) for cq in kueue.cluster_queues), Fraction(0))
 
 
+def check_queues(name: str, stack: dict[str, Any]) -> None:
+    """Each team's jobs, as its Metaflow profile makes them, reach its ClusterQueue through a LocalQueue in the
+    team's own namespace, which no other team shares."""
+    kueue = _kueue(stack)
+    namespaces = [t["metaflowProfile"]["METAFLOW_KUBERNETES_NAMESPACE"] for t in stack["teams"]]
+    assert len(set(namespaces)) == len(namespaces), f"{name}: teams share a namespace: {namespaces}"
+    for team, namespace in zip(stack["teams"], namespaces):
+        queue = _labels(team)[facts.QUEUE_LABEL]
+        assert namespace == team["namespace"] and kueue.local_queues.get((namespace, queue)) == team["clusterQueue"], (
+            f"{name}: {team['name']}'s jobs in namespace {namespace} name queue {queue}, which is not a LocalQueue "
+            f"there pointing at ClusterQueue {team['clusterQueue']}")
+
+
 def check_fill(name: str, stack: dict[str, Any]) -> None:
     """Filling the queues with 1-GPU jobs admits every GPU of every pool."""
     kueue = _kueue(stack)
@@ -185,7 +199,7 @@ def check_whole_node(name: str, stack: dict[str, Any]) -> None:
         assert landed, f"{name}: no queue admits a {p['per_node']}-GPU job for one node of pool {pool}"
 
 
-CHECKS = (check_fill, check_alone, check_preempt_back, check_whole_node)
+CHECKS = (check_queues, check_fill, check_alone, check_preempt_back, check_whole_node)
 
 
 def test_the_walk_covers_every_reference_kubernetes_stack_with_teams():
@@ -199,10 +213,11 @@ def test_the_reference_stack_walks_through_kueue(name, check):
 
 
 def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_small=2, research_borrow=8,
-            reclaim="Any"):
+            reclaim="Any", local_queues=None):
     """An eks-shaped stack, written by hand: a 1-GPU pool of 4 and a 4-GPU pool of 16; research guaranteed 2 and
     borrowing 8 (``research_big``: quota 2 and 6 borrowed on the big pool, ``research_small``: 2 borrowed on the
-    small), inference guaranteed 2 lending none; the Cohort holding ``cohort``."""
+    small), inference guaranteed 2 lending none; the Cohort holding ``cohort``; ``local_queues``: namespace ->
+    team of each LocalQueue (named for the team)."""
     def gpu(nominal, **limits):
         return {"name": GPU, "nominalQuota": nominal, **limits}
 
@@ -224,10 +239,12 @@ def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_sm
                {"apiVersion": facts.KUEUE_API, "kind": "Cohort", "metadata": {"name": "gpuready"}, "spec": {
                    "resourceGroups": [{"coveredResources": [GPU], "flavors": [
                        {"name": f, "resources": [gpu(n)]} for f, n in cohort]}]} if cohort else {}},
-               cq("research", gpu(0, borrowingLimit=research_small), gpu(research_big[0], borrowingLimit=research_big[1]), 1),
+               cq("research", gpu(0, borrowingLimit=research_small),
+                  gpu(research_big[0], borrowingLimit=research_big[1]), 1),
                cq("inference", gpu(0, lendingLimit=0), gpu(2, lendingLimit=0), 2),
-               *({"apiVersion": facts.KUEUE_API, "kind": "LocalQueue", "metadata": {"name": t, "namespace": t},
-                  "spec": {"clusterQueue": t}} for t in ("research", "inference")),
+               *({"apiVersion": facts.KUEUE_API, "kind": "LocalQueue", "metadata": {"name": t, "namespace": ns},
+                  "spec": {"clusterQueue": t}}
+                 for ns, t in (local_queues or {"research": "research", "inference": "inference"}).items()),
                {"apiVersion": facts.KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": "normal"},
                 "value": 100}]
     return {"objects": objects, "config": {"fairSharing": {"preemptionStrategies": [
@@ -252,6 +269,8 @@ def test_the_walk_passes_queues_whose_quotas_add_up(check):
     ({"research_borrow": 20, "research_small": 4, "research_big": (2, 12)}, check_alone,
      "shaped plans, so every borrow must be reachable: research may borrow 20 GPUs but can borrow 16"),
     ({"reclaim": "Never"}, check_preempt_back, "research got 0 of its 2 guaranteed GPUs back from inference"),
+    ({"local_queues": {"research": "research", "default": "inference"}}, check_queues,
+     "inference's jobs in namespace inference name queue inference, which is not a LocalQueue there"),
 ])
 def test_the_walk_catches_queues_that_do_not_add_up(change, check, says):
     with pytest.raises(AssertionError, match=re.escape(says)):

@@ -34,7 +34,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 API = "kueue.x-k8s.io/v1beta2"
 EPOCH = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
@@ -126,9 +126,11 @@ def _quotas(spec: dict[str, Any]) -> dict[tuple[str, str], Quota]:
 class Kueue:
     """Kueue's admission over the given objects (ResourceFlavors, Cohorts, ClusterQueues, LocalQueues,
     WorkloadPriorityClasses as the API server holds them) with the controller's ``config`` (its Configuration;
-    ``fairSharing`` present switches fair sharing on, as in v1beta2)."""
+    ``fairSharing`` present switches fair sharing on, as in v1beta2); ``now``: the time written on conditions
+    (default: a second per decision from :data:`EPOCH`)."""
 
-    def __init__(self, objects: Iterable[dict[str, Any]], config: Optional[dict[str, Any]] = None):
+    def __init__(self, objects: Iterable[dict[str, Any]], config: Optional[dict[str, Any]] = None,
+                 now: Optional[Callable[[], str]] = None):
         objects = list(objects)
         of = {kind: [o for o in objects if o["kind"] == kind] for kind in
               ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")}
@@ -158,6 +160,7 @@ class Kueue:
         self.held: dict[tuple[str, str, str], Fraction] = {}
         """(ClusterQueue, flavor, resource) -> the requests of its workloads holding quota there."""
         self.clock = 0
+        self.now = now or (lambda: (EPOCH + timedelta(seconds=self.clock)).strftime("%Y-%m-%dT%H:%M:%SZ"))
         self.seen: list[dict[str, Any]] = []
         """Every Workload as a watch sees it after each change Kueue writes (admitted, evicting, requeued)."""
         self.events: list[tuple[str, str, str]] = []
@@ -535,8 +538,7 @@ class Kueue:
     def _condition(self, workload: Workload, kind: str, status: str, reason: str, message: str) -> None:
         workload.conditions[:] = [c for c in workload.conditions if c["type"] != kind]
         workload.conditions.append({"type": kind, "status": status, "reason": reason, "message": message,
-                                    "lastTransitionTime": (EPOCH + timedelta(seconds=self.clock)).strftime(
-                                        "%Y-%m-%dT%H:%M:%SZ"),
+                                    "lastTransitionTime": self.now(),
                                     "observedGeneration": 1})
 
     def _pending(self, workload: Workload, reason: str, message: str) -> None:

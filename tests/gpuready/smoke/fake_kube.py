@@ -384,7 +384,7 @@ class FakeKueue:
         self.local_queues = {(q["metadata"]["namespace"], q["metadata"]["name"]): json.loads(json.dumps(q))
                              for q in local_queues}
         self.workloads: dict[tuple[str, str], dict] = {}
-        self.sim = Kueue([*objects, *self.cluster_queues.values(), *self.local_queues.values()], config)
+        self.sim = Kueue([*objects, *self.cluster_queues.values(), *self.local_queues.values()], config, now=_now)
         """Kueue's admission decisions (tests/kueue_sim.py); the Workloads above are what the API serves."""
         self.arrivals, self.lists, self.served = [dict(a) for a in arrivals], 0, []
         self.sequence = 0

@@ -125,7 +125,8 @@ def _quotas(spec: dict[str, Any]) -> dict[tuple[str, str], Quota]:
 
 class Kueue:
     """Kueue's admission over the given objects (ResourceFlavors, Cohorts, ClusterQueues, LocalQueues,
-    WorkloadPriorityClasses as the API server holds them) with the controller's ``config`` (its Configuration;
+    WorkloadPriorityClasses, and the Namespaces whose labels ClusterQueues' ``namespaceSelector`` may select, as the
+    API server holds them) with the controller's ``config`` (its Configuration;
     ``fairSharing`` present switches fair sharing on, as in v1beta2); ``now``: the time written on conditions
     (default: a second per decision from :data:`EPOCH`)."""
 
@@ -133,7 +134,8 @@ class Kueue:
                  now: Optional[Callable[[], str]] = None):
         objects = list(objects)
         of = {kind: [o for o in objects if o["kind"] == kind] for kind in
-              ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")}
+              ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass", "Namespace")}
+        self.namespaces = {o["metadata"]["name"]: dict(o["metadata"].get("labels") or {}) for o in of["Namespace"]}
         self.flavors = {o["metadata"]["name"]: o for o in of["ResourceFlavor"]}
         self.priorities = {o["metadata"]["name"]: int(o["value"]) for o in of["WorkloadPriorityClass"]}
         self.local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]["clusterQueue"]
@@ -294,6 +296,9 @@ class Kueue:
             return None, f"ClusterQueue {target} doesn't exist"
         if cq.spec.get("stopPolicy", "None") != "None":
             return None, f"ClusterQueue {target} is inactive"
+        labels = {**self.namespaces.get(workload.namespace, {}), "kubernetes.io/metadata.name": workload.namespace}
+        if not _selects(cq.spec.get("namespaceSelector"), labels):
+            return None, "Workload namespace doesn't match ClusterQueue selector"
         return cq, ""
 
     def _order(self, pending: list[Workload]) -> list[Workload]:
@@ -618,6 +623,21 @@ class Kueue:
                 "spec": {"queueName": workload.queue, "priority": workload.priority, "active": True,
                          "podSets": [dict(p) for p in workload.pod_sets]},
                 "status": status}
+
+
+def _selects(selector: Optional[dict[str, Any]], labels: dict[str, str]) -> bool:
+    """A metav1.LabelSelector against ``labels`` (``{}`` selects everything; a missing one, as Kueue reads a
+    ClusterQueue's, nothing)."""
+    if selector is None:
+        return False
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for e in selector.get("matchExpressions") or ():
+        has, value = e["key"] in labels, labels.get(e["key"])
+        if not {"In": has and value in e.get("values", ()), "NotIn": not has or value not in e.get("values", ()),
+                "Exists": has, "DoesNotExist": not has}[e["operator"]]:
+            return False
+    return True
 
 
 def _text(value: Fraction) -> str:

@@ -159,6 +159,20 @@ def test_a_flavor_where_preempting_stays_within_the_nominal_quota_beats_one_wher
     assert victim.name in ("b-2", "b-3") and k.admitted_in("b", FLAVOR, CPU) == 2
 
 
+def test_a_cluster_queue_admits_only_the_namespaces_its_selector_selects():
+    team_ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "labels": {"team": "a"}}}
+    for selector, admitted in (({"matchLabels": {"team": "a"}}, True), ({"matchLabels": {"team": "b"}}, False),
+                               ({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                                       "values": ["a"]}]}, True), (None, False), ({}, True)):
+        queue = cluster_queue("a", resource(4))
+        queue["spec"]["namespaceSelector"] = selector
+        k = Kueue([flavor(), team_ns, local_queue("a"), queue])
+        job = k.submit("job", "a", "a", {CPU: 1})
+        assert job.admitted == admitted, selector
+        if not admitted:
+            assert job.message == "Workload namespace doesn't match ClusterQueue selector"
+
+
 def reclaiming(policy="Any", priority=0):
     preemption = {"reclaimWithinCohort": policy, "withinClusterQueue": "LowerPriority"}
     k = kueue(cluster_queue("team-a", resource(4), preemption=preemption),

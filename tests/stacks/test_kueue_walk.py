@@ -37,6 +37,7 @@ from tests.kueue_sim import GPU, Kueue
 from .test_kueue_stacks import _nodes
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
+NAMESPACE = "kubernetes:core/v1:Namespace"
 
 
 def _stacks_with_teams() -> list[str]:
@@ -54,12 +55,13 @@ STACKS = _stacks_with_teams()
 
 @functools.lru_cache(maxsize=None)
 def stack_kueue(name: str) -> dict[str, Any]:
-    """What the walk needs of stack ``name``: its Kueue objects and controller config, its outputs and teams (as
+    """What the walk needs of stack ``name``: its Kueue objects (and Namespaces) and controller config, its outputs and teams (as
     exported), and per pool its flavor, GPUs at full scale and GPUs per node."""
     rendering = render_stack(name)
     platform = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{name}.yaml").read_text())["config"]["gpuready:platform"]
     nodes = _nodes(dataclasses.replace(rendering, stack=platform))  # the nodes as the platform registers them
-    objects = [r.inputs for r in rendering.resources if r.type.startswith(f"kubernetes:{facts.KUEUE_API}:")]
+    objects = [r.inputs for r in rendering.resources if r.type.startswith(f"kubernetes:{facts.KUEUE_API}:")
+               or r.type == NAMESPACE]  # a ClusterQueue's namespaceSelector selects the namespaces' labels
     (release,) = [r for r in rendering.of_type(RELEASE) if r.inputs["chart"] == facts.KUEUE_CHART.name]
     config = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
     flavors = {o["metadata"]["name"]: o["spec"].get("nodeLabels") or {} for o in objects
@@ -115,7 +117,7 @@ def _admitted(kueue: Kueue, flavor: str) -> Fraction:
 
 def check_queues(name: str, stack: dict[str, Any]) -> None:
     """Each team's jobs, as its Metaflow profile makes them, reach its ClusterQueue through a LocalQueue in the
-    team's own namespace, which no other team shares."""
+    team's own namespace, which no other team shares and the ClusterQueue's namespaceSelector selects."""
     kueue = _kueue(stack)
     namespaces = [t["metaflowProfile"]["METAFLOW_KUBERNETES_NAMESPACE"] for t in stack["teams"]]
     assert len(set(namespaces)) == len(namespaces), f"{name}: teams share a namespace: {namespaces}"
@@ -124,6 +126,9 @@ def check_queues(name: str, stack: dict[str, Any]) -> None:
         assert namespace == team["namespace"] and kueue.local_queues.get((namespace, queue)) == team["clusterQueue"], (
             f"{name}: {team['name']}'s jobs in namespace {namespace} name queue {queue}, which is not a LocalQueue "
             f"there pointing at ClusterQueue {team['clusterQueue']}")
+        job = _job(kueue, team)
+        refused = [c["message"] for c in job.conditions if c["reason"] == "Inadmissible"]
+        assert not refused, f"{name}: {team['name']}'s job: {refused[0]}"
 
 
 def check_fill(name: str, stack: dict[str, Any]) -> None:
@@ -213,17 +218,17 @@ def test_the_reference_stack_walks_through_kueue(name, check):
 
 
 def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_small=2, research_borrow=8,
-            reclaim="Any", local_queues=None):
+            reclaim="Any", local_queues=None, selector=None):
     """An eks-shaped stack, written by hand: a 1-GPU pool of 4 and a 4-GPU pool of 16; research guaranteed 2 and
     borrowing 8 (``research_big``: quota 2 and 6 borrowed on the big pool, ``research_small``: 2 borrowed on the
     small), inference guaranteed 2 lending none; the Cohort holding ``cohort``; ``local_queues``: namespace ->
-    team of each LocalQueue (named for the team)."""
+    team of each LocalQueue (named for the team); ``selector``: every ClusterQueue's namespaceSelector."""
     def gpu(nominal, **limits):
         return {"name": GPU, "nominalQuota": nominal, **limits}
 
     def cq(team, small, big, weight):
         return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": team}, "spec": {
-            "cohortName": "gpuready", "namespaceSelector": {}, "fairSharing": {"weight": weight},
+            "cohortName": "gpuready", "namespaceSelector": selector or {}, "fairSharing": {"weight": weight},
             "preemption": {"reclaimWithinCohort": reclaim, "withinClusterQueue": "LowerPriority"},
             "resourceGroups": [{"coveredResources": [GPU], "flavors": [{"name": "small", "resources": [small]},
                                                                         {"name": "big", "resources": [big]}]}]}}
@@ -246,7 +251,9 @@ def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_sm
                   "spec": {"clusterQueue": t}}
                  for ns, t in (local_queues or {"research": "research", "inference": "inference"}).items()),
                {"apiVersion": facts.KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": "normal"},
-                "value": 100}]
+                "value": 100},
+               *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": t, "labels": {facts.TEAM_LABEL: t}}}
+                 for t in ("research", "inference"))]
     return {"objects": objects, "config": {"fairSharing": {"preemptionStrategies": [
                 "LessThanOrEqualToFinalShare", "LessThanInitialShare"]}},
             "teams": [team("research", research_borrow, None), team("inference", None, 0)],
@@ -271,6 +278,8 @@ def test_the_walk_passes_queues_whose_quotas_add_up(check):
     ({"reclaim": "Never"}, check_preempt_back, "research got 0 of its 2 guaranteed GPUs back from inference"),
     ({"local_queues": {"research": "research", "default": "inference"}}, check_queues,
      "inference's jobs in namespace inference name queue inference, which is not a LocalQueue there"),
+    ({"selector": {"matchLabels": {facts.TEAM_LABEL: "research"}}}, check_queues,
+     "inference's job: Workload namespace doesn't match ClusterQueue selector"),
 ])
 def test_the_walk_catches_queues_that_do_not_add_up(change, check, says):
     with pytest.raises(AssertionError, match=re.escape(says)):

@@ -218,13 +218,15 @@ def test_the_reference_stack_walks_through_kueue(name, check):
 
 
 def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_small=2, research_borrow=8,
-            reclaim="Any", local_queues=None, selector=None):
+            inference_lend=(0, 0), reclaim="Any", local_queues=None, selector=None):
     """An eks-shaped stack, written by hand: a 1-GPU pool of 4 and a 4-GPU pool of 16; research guaranteed 2 and
-    borrowing 8 (``research_big``: quota 2 and 6 borrowed on the big pool, ``research_small``: 2 borrowed on the
-    small), inference guaranteed 2 lending none; the Cohort holding ``cohort``; ``local_queues``: namespace ->
-    team of each LocalQueue (named for the team); ``selector``: every ClusterQueue's namespaceSelector."""
+    borrowing ``research_borrow`` (``research_big``: quota 2 and a borrowing limit of 6 on the big pool,
+    ``research_small``: the borrowing limit on the small one; None: no limit), inference guaranteed 2 (on the big
+    pool) lending ``inference_lend`` (declared, and its lendingLimit there); the Cohort holding ``cohort``;
+    ``local_queues``: namespace -> team of each LocalQueue (named for the team); ``selector``: every ClusterQueue's
+    namespaceSelector."""
     def gpu(nominal, **limits):
-        return {"name": GPU, "nominalQuota": nominal, **limits}
+        return {"name": GPU, "nominalQuota": nominal, **{k: v for k, v in limits.items() if v is not None}}
 
     def cq(team, small, big, weight):
         return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": team}, "spec": {
@@ -246,7 +248,7 @@ def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_sm
                        {"name": f, "resources": [gpu(n)]} for f, n in cohort]}]} if cohort else {}},
                cq("research", gpu(0, borrowingLimit=research_small),
                   gpu(research_big[0], borrowingLimit=research_big[1]), 1),
-               cq("inference", gpu(0, lendingLimit=0), gpu(2, lendingLimit=0), 2),
+               cq("inference", gpu(0, lendingLimit=0), gpu(2, lendingLimit=inference_lend[1]), 2),
                *({"apiVersion": facts.KUEUE_API, "kind": "LocalQueue", "metadata": {"name": t, "namespace": ns},
                   "spec": {"clusterQueue": t}}
                  for ns, t in (local_queues or {"research": "research", "inference": "inference"}).items()),
@@ -256,14 +258,19 @@ def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_sm
                  for t in ("research", "inference"))]
     return {"objects": objects, "config": {"fairSharing": {"preemptionStrategies": [
                 "LessThanOrEqualToFinalShare", "LessThanInitialShare"]}},
-            "teams": [team("research", research_borrow, None), team("inference", None, 0)],
+            "teams": [team("research", research_borrow, None), team("inference", None, inference_lend[0])],
             "pools": {f: {"flavor": f, "gpus": g, "per_node": n, "selector": {facts.POOL_LABEL: f}}
                       for f, g, n in (("small", 4, 1), ("big", 16, 4))}}
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_the_walk_passes_queues_whose_quotas_add_up(check):
-    check("shaped", _shaped())
+@pytest.mark.parametrize("change", [
+    {},
+    {"research_borrow": 0, "research_small": 0, "research_big": (2, 0)},  # borrow: 0 is no borrowing
+    {"research_borrow": None, "research_small": None, "research_big": (2, None), "inference_lend": (2, 2)},
+], ids=["eks", "borrow-0", "lend-equal-to-quota"])
+def test_the_walk_passes_queues_whose_quotas_add_up(check, change):
+    check("shaped", _shaped(**change))
 
 
 @pytest.mark.parametrize("change, check, says", [
@@ -275,6 +282,10 @@ def test_the_walk_passes_queues_whose_quotas_add_up(check):
                                             "contract says {'research': 10, 'inference': 20}"),
     ({"research_borrow": 20, "research_small": 4, "research_big": (2, 12)}, check_alone,
      "shaped plans, so every borrow must be reachable: research may borrow 20 GPUs but can borrow 16"),
+    ({"research_borrow": 0, "research_small": None, "research_big": (2, None)}, check_alone,
+     "each team alone holds {'research': 18, 'inference': 20} GPUs; the contract says {'research': 2, "),
+    ({"research_borrow": None, "research_small": None, "research_big": (2, None), "inference_lend": (2, 1)},
+     check_alone, "each team alone holds {'research': 19, 'inference': 20} GPUs; the contract says {'research': 20"),
     ({"reclaim": "Never"}, check_preempt_back, "research got 0 of its 2 guaranteed GPUs back from inference"),
     ({"local_queues": {"research": "research", "default": "inference"}}, check_queues,
      "inference's jobs in namespace inference name queue inference, which is not a LocalQueue there"),

@@ -125,8 +125,8 @@ def _quotas(spec: dict[str, Any]) -> dict[tuple[str, str], Quota]:
 
 class Kueue:
     """Kueue's admission over the given objects (ResourceFlavors, Cohorts, ClusterQueues, LocalQueues,
-    WorkloadPriorityClasses, and the Namespaces whose labels ClusterQueues' ``namespaceSelector`` may select, as the
-    API server holds them) with the controller's ``config`` (its Configuration;
+    WorkloadPriorityClasses, and the Namespaces whose labels ClusterQueues' ``namespaceSelector`` select, as the API
+    server holds them; a workload's namespace not among them is not checked against the selector) with the controller's ``config`` (its Configuration;
     ``fairSharing`` present switches fair sharing on, as in v1beta2); ``now``: the time written on conditions
     (default: a second per decision from :data:`EPOCH`)."""
 
@@ -297,7 +297,7 @@ class Kueue:
         if cq.spec.get("stopPolicy", "None") != "None":
             return None, f"ClusterQueue {target} is inactive"
         labels = {**self.namespaces.get(workload.namespace, {}), "kubernetes.io/metadata.name": workload.namespace}
-        if not _selects(cq.spec.get("namespaceSelector"), labels):
+        if workload.namespace in self.namespaces and not _selects(cq.spec.get("namespaceSelector"), labels):
             return None, "Workload namespace doesn't match ClusterQueue selector"
         return cq, ""
 

@@ -126,6 +126,7 @@ def check_queues(name: str, stack: dict[str, Any]) -> None:
         assert namespace == team["namespace"] and kueue.local_queues.get((namespace, queue)) == team["clusterQueue"], (
             f"{name}: {team['name']}'s jobs in namespace {namespace} name queue {queue}, which is not a LocalQueue "
             f"there pointing at ClusterQueue {team['clusterQueue']}")
+        assert namespace in kueue.namespaces, f"{name}: the stack makes no namespace {namespace} for {team['name']}"
         job = _job(kueue, team)
         refused = [c["message"] for c in job.conditions if c["reason"] == "Inadmissible"]
         assert not refused, f"{name}: {team['name']}'s job: {refused[0]}"

@@ -9,7 +9,8 @@ the plan counts them. Jobs ask for GPUs as a team's Metaflow profile makes them 
   what the teams' guarantees leave over)``.
 - A team borrowing everything it may gives back what another team then asks for within its guarantee (preemption),
   and keeps its own guarantee.
-- A job for one whole node of each pool is admitted through some queue.
+- A job for one whole node of each pool is admitted through some queue, and through every queue of no team (the
+  operators').
 
 The same checks pass an eks-shaped stack written by hand whose quotas add up, and catch it broken as issue 39
 found the reference stacks (a Cohort holding nothing, a borrowing limit short of ``borrow``, no reclaim)."""
@@ -55,8 +56,8 @@ STACKS = _stacks_with_teams()
 
 @functools.lru_cache(maxsize=None)
 def stack_kueue(name: str) -> dict[str, Any]:
-    """What the walk needs of stack ``name``: its Kueue objects (and Namespaces) and controller config, its outputs and teams (as
-    exported), and per pool its flavor, GPUs at full scale and GPUs per node."""
+    """What the walk needs of stack ``name``: its Kueue objects (and Namespaces) and controller config, its outputs
+    and teams (as exported), and per pool its flavor, GPUs at full scale and GPUs per node."""
     rendering = render_stack(name)
     platform = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{name}.yaml").read_text())["config"]["gpuready:platform"]
     nodes = _nodes(dataclasses.replace(rendering, stack=platform))  # the nodes as the platform registers them
@@ -187,21 +188,21 @@ def check_preempt_back(name: str, stack: dict[str, Any]) -> None:
 
 
 def check_whole_node(name: str, stack: dict[str, Any]) -> None:
-    """A job for one whole node of each pool (its pods pinned to the pool) is admitted through some queue."""
+    """A job for one whole node of each pool (its pods pinned to the pool), the cluster idle, is admitted through
+    some queue, and through every queue of no team (the operators', which smoke and sweep use without ``--team``)."""
+    teams = {(t["namespace"], t["localQueue"]): t for t in stack["teams"]}
     for pool, p in stack["pools"].items():
         landed = []
-        for team in stack["teams"]:
+        for namespace, queue in sorted(_kueue(stack).local_queues):
             kueue = _kueue(stack)
-            job = _job(kueue, team, p["per_node"], p["selector"])
+            team = teams.get((namespace, queue))
+            job = _job(kueue, team, p["per_node"], p["selector"]) if team else kueue.submit(
+                "whole-node", namespace, queue, {GPU: p["per_node"]}, node_selector=p["selector"])
             if job.admitted and job.flavors[GPU] == p["flavor"]:
-                landed.append(team["name"])
-        queues = sorted({(ns, q) for ns, q in _kueue(stack).local_queues} - {
-            (t["namespace"], t["localQueue"]) for t in stack["teams"]})
-        for namespace, queue in queues:  # queues of no team (the operators')
-            kueue = _kueue(stack)
-            job = kueue.submit("whole-node", namespace, queue, {GPU: p["per_node"]}, node_selector=p["selector"])
-            if job.admitted and job.flavors[GPU] == p["flavor"]:
-                landed.append(f"{namespace}/{queue}")
+                landed.append((namespace, queue))
+            else:
+                assert team, f"{name}: the queue {namespace}/{queue} of no team admits no {p['per_node']}-GPU " \
+                             f"job for one node of pool {pool}: {job.message}"
         assert landed, f"{name}: no queue admits a {p['per_node']}-GPU job for one node of pool {pool}"
 
 
@@ -219,22 +220,22 @@ def test_the_reference_stack_walks_through_kueue(name, check):
 
 
 def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_small=2, research_borrow=8,
-            inference_lend=(0, 0), reclaim="Any", local_queues=None, selector=None):
+            inference_lend=(0, 0), reclaim="Any", local_queues=None, selector=None, operators=()):
     """An eks-shaped stack, written by hand: a 1-GPU pool of 4 and a 4-GPU pool of 16; research guaranteed 2 and
     borrowing ``research_borrow`` (``research_big``: quota 2 and a borrowing limit of 6 on the big pool,
     ``research_small``: the borrowing limit on the small one; None: no limit), inference guaranteed 2 (on the big
     pool) lending ``inference_lend`` (declared, and its lendingLimit there); the Cohort holding ``cohort``;
     ``local_queues``: namespace -> team of each LocalQueue (named for the team); ``selector``: every ClusterQueue's
-    namespaceSelector."""
+    namespaceSelector; ``operators``: the pools a queue of no team (``ops``, nominal quota 0) covers."""
     def gpu(nominal, **limits):
         return {"name": GPU, "nominalQuota": nominal, **{k: v for k, v in limits.items() if v is not None}}
 
     def cq(team, small, big, weight):
+        flavors = [{"name": f, "resources": [q]} for f, q in (("small", small), ("big", big)) if q]
         return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": team}, "spec": {
             "cohortName": "gpuready", "namespaceSelector": selector or {}, "fairSharing": {"weight": weight},
             "preemption": {"reclaimWithinCohort": reclaim, "withinClusterQueue": "LowerPriority"},
-            "resourceGroups": [{"coveredResources": [GPU], "flavors": [{"name": "small", "resources": [small]},
-                                                                        {"name": "big", "resources": [big]}]}]}}
+            "resourceGroups": [{"coveredResources": [GPU], "flavors": flavors}]}}
 
     def team(name, borrow, lend):
         return {"name": name, "namespace": name, "localQueue": name, "clusterQueue": name, "gpus": 2,
@@ -257,6 +258,10 @@ def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_sm
                 "value": 100},
                *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": t, "labels": {facts.TEAM_LABEL: t}}}
                  for t in ("research", "inference"))]
+    if operators:
+        objects += [cq("ops", gpu(0) if "small" in operators else None, gpu(0) if "big" in operators else None, 1),
+                    {"apiVersion": facts.KUEUE_API, "kind": "LocalQueue",
+                     "metadata": {"name": "ops", "namespace": "ops"}, "spec": {"clusterQueue": "ops"}}]
     return {"objects": objects, "config": {"fairSharing": {"preemptionStrategies": [
                 "LessThanOrEqualToFinalShare", "LessThanInitialShare"]}},
             "teams": [team("research", research_borrow, None), team("inference", None, inference_lend[0])],
@@ -269,7 +274,8 @@ def _shaped(cohort=(("small", 4), ("big", 12)), research_big=(2, 6), research_sm
     {},
     {"research_borrow": 0, "research_small": 0, "research_big": (2, 0)},  # borrow: 0 is no borrowing
     {"research_borrow": None, "research_small": None, "research_big": (2, None), "inference_lend": (2, 2)},
-], ids=["eks", "borrow-0", "lend-equal-to-quota"])
+    {"operators": ("small", "big")},
+], ids=["eks", "borrow-0", "lend-equal-to-quota", "operators"])
 def test_the_walk_passes_queues_whose_quotas_add_up(check, change):
     check("shaped", _shaped(**change))
 
@@ -287,6 +293,8 @@ def test_the_walk_passes_queues_whose_quotas_add_up(check, change):
      "each team alone holds {'research': 18, 'inference': 20} GPUs; the contract says {'research': 2, "),
     ({"research_borrow": None, "research_small": None, "research_big": (2, None), "inference_lend": (2, 1)},
      check_alone, "each team alone holds {'research': 19, 'inference': 20} GPUs; the contract says {'research': 20"),
+    ({"operators": ("big",)}, check_whole_node,
+     "the queue ops/ops of no team admits no 1-GPU job for one node of pool small"),
     ({"reclaim": "Never"}, check_preempt_back, "research got 0 of its 2 guaranteed GPUs back from inference"),
     ({"local_queues": {"research": "research", "default": "inference"}}, check_queues,
      "inference's jobs in namespace inference name queue inference, which is not a LocalQueue there"),

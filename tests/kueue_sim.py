@@ -553,15 +553,25 @@ class Kueue:
         self._condition(workload, "QuotaReserved", "False", reason, message)
 
     def _insufficient(self, workload: Workload, cq: Node) -> str:
+        """Kueue's reason a pending workload got no flavors: each flavor tried, in order, and why it did not do."""
+        reasons = []
         for group in cq.spec.get("resourceGroups") or ():
-            for r in group["coveredResources"]:
-                if r in workload.requests:
-                    flavor = group["flavors"][0]["name"]
-                    more = workload.requests[r] - self.available(cq, (flavor, r)) \
-                        if (flavor, r) in cq.quotas else workload.requests[r]
-                    return (f"couldn't assign flavors to pod set main: insufficient unused quota for {r} in flavor "
-                            f"{flavor}, {_text(max(more, Fraction(0)))} more needed")
-        return "couldn't assign flavors to pod set main: no resource group covers the requests"
+            wanted = [r for r in group["coveredResources"] if r in workload.requests]
+            keys = {k for f in group["flavors"] for k in self._labels(f["name"])}
+            for flavor in (f["name"] for f in group["flavors"]) if wanted else ():
+                labels = self._labels(flavor)
+                if any(labels.get(k) != v for k, v in workload.node_selector.items() if k in keys):
+                    reasons.append(f"flavor {flavor} doesn't match node affinity")
+                    continue
+                for r in wanted:
+                    more = workload.requests[r] - self.available(cq, (flavor, r))
+                    if more > 0:
+                        reasons.append(f"insufficient unused quota for {r} in flavor {flavor}, {_text(more)} more "
+                                       "needed")
+        missing = sorted(set(workload.requests) - {r for g in cq.spec.get("resourceGroups") or ()
+                                                   for r in g["coveredResources"]})
+        reasons += [f"resource {r} unavailable in ClusterQueue" for r in missing]
+        return f"couldn't assign flavors to pod set main: {', '.join(reasons) or 'no flavor fits'}"
 
     def _admit(self, workload: Workload, cq: Node, flavors: dict[str, str]) -> None:
         self.clock += 1

@@ -136,7 +136,12 @@ def test_a_flavor_whose_node_labels_the_pods_node_selector_contradicts_is_skippe
     assert k.submit("any", "a", "a", {CPU: 1}).flavors == {CPU: "small"}
     assert k.submit("pinned", "a", "a", {CPU: 4}, node_selector={"pool": "big"}).flavors == {CPU: "big"}
     assert k.submit("other-key", "a", "a", {CPU: 1}, node_selector={"zone": "b"}).flavors == {CPU: "small"}
-    assert not k.submit("nowhere", "a", "a", {CPU: 1}, node_selector={"pool": "gone"}).admitted
+    nowhere = k.submit("nowhere", "a", "a", {CPU: 1}, node_selector={"pool": "gone"})
+    assert not nowhere.admitted and nowhere.message == ("couldn't assign flavors to pod set main: flavor small doesn't "
+                                                        "match node affinity, flavor big doesn't match node affinity")
+    full = k.submit("full", "a", "a", {CPU: 1}, node_selector={"pool": "big"})
+    assert full.message == ("couldn't assign flavors to pod set main: flavor small doesn't match node affinity, "
+                            "insufficient unused quota for cpu in flavor big, 1 more needed")
 
 
 def test_a_flavor_where_preempting_stays_within_the_nominal_quota_beats_one_where_it_would_borrow():

@@ -430,8 +430,9 @@ class FakeKueue:
                              "podSets": json.loads(json.dumps(pod_sets))},
                     "status": {}}
         self.workloads[(namespace, name)] = workload
+        selector = {k: v for p in pod_sets for k, v in (p["template"]["spec"].get("nodeSelector") or {}).items()}
         self.sim.add(name, namespace, queue, {GPU: self.gpus(workload)}, priority, workload["spec"]["podSets"],
-                     job_uid=meta["labels"].get("kueue.x-k8s.io/job-uid", "UNKNOWN"))
+                     selector, job_uid=meta["labels"].get("kueue.x-k8s.io/job-uid", "UNKNOWN"))
         self.kube.objects[("Workload", name)] = workload
         self.kube.created.append(("Workload", name))
 

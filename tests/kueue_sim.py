@@ -5,9 +5,10 @@ gpuready's queues against. Written from Kueue's documentation and its cache (nev
   from its cohort; ``borrowingLimit`` caps what it may borrow (absent: everything the cohort has unused),
   ``lendingLimit`` caps how much of its unused nominal quota others may borrow (the rest stays guaranteed to it);
   flavors are tried in order (``flavorFungibility``: ``whenCanBorrow`` default ``MayStopSearch``, ``whenCanPreempt``
-  default ``TryNextFlavor``, the v1beta2 CRD's defaults), preferring borrowing to preemption, skipping a flavor
-  whose ``nodeLabels`` the pods' nodeSelector contradicts (on the label keys the group's flavors use; "Resource
-  Flavor" page).
+  default ``TryNextFlavor``, the v1beta2 CRD's defaults), preferring borrowing to preemption and preemption within
+  the nominal quota to preemption while borrowing, skipping a flavor whose ``nodeLabels`` the pods' nodeSelector
+  contradicts (on the label keys the group's flavors use; "Resource Flavor" page); its ``namespaceSelector`` (null:
+  no namespace, ``{}``: every one) says whose workloads it takes.
 - "Cohort" concept page: a v1beta2 Cohort's own ``resourceGroups`` quota is *additional* to its members', a shared
   pool they borrow from; a ClusterQueue borrows a flavor/resource only when it declares a ``nominalQuota`` for it
   (0 included); Cohorts nest (``spec.parentName``) with borrowing and lending limits of their own.
@@ -25,8 +26,12 @@ gpuready's queues against. Written from Kueue's documentation and its cache (nev
   (``LessThanOrEqualToFinalShare``, ``LessThanInitialShare``).
 
 A preemption evicts its victims at once (their quota freed, as Kueue does once their pods are gone) and requeues
-them; the preemptor is admitted in the same :meth:`Kueue.schedule`. Each pod set of a workload is assigned the same
-flavors (one pod set is what the tests submit); admission checks, topology and waitForPodsReady are not modelled."""
+them; the preemptor is admitted in the same :meth:`Kueue.schedule`. Simplified, and said so: every pod set of a
+workload gets the same flavors (one pod set is what the tests submit); fair sharing orders a preemptor's candidates
+by their queues' shares once (Kueue picks the queue of the highest share again after each victim), and a preemptor
+within its nominal quota reclaims with reason ``InCohortReclamation`` (the ``FairSharingPreemptWithinNominal``
+behaviour); a workload's namespace is checked against ``namespaceSelector`` only when its Namespace is among the
+objects; admission checks, topology, partial admission and waitForPodsReady are not modelled."""
 
 from __future__ import annotations
 

@@ -34,6 +34,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
+from tests.kueue_sim import Kueue
+
 
 class FakeKube:
     def __init__(self, phases=("Pending", "Running", "Succeeded"), logs="", events=(), nodes=(), stages=(),
@@ -358,27 +360,32 @@ class FakeKueue:
 
     A Job or JobSet created with the label ``kueue.x-k8s.io/queue-name`` in its own labels is not started: a
     Workload is made for it (owned by it, labelled ``kueue.x-k8s.io/job-uid``; one pod set ``main`` of
-    ``parallelism`` pods for a Job, one per replicated job of a JobSet) and the queues are scheduled: a Workload whose
-    LocalQueue or ClusterQueue is missing or inactive gets Kueue's ``QuotaReserved=False`` message; one whose
-    ``nvidia.com/gpu`` fits its ClusterQueue's nominal quota plus what it may borrow from the cohort's idle quota is
-    admitted whole (``QuotaReserved``/``Admitted`` True, ``podSetAssignments`` with the flavor, usage on the
-    ClusterQueue's ``flavorsUsage``) and its Job started (the fake's pods); otherwise it stays pending with Kueue's
-    ``couldn't assign flavors to pod set ...: insufficient unused quota ...`` message. A Workload within its own
-    nominal quota reclaims it by preempting borrowing Workloads of other ClusterQueues in the cohort
-    (``reclaimWithinCohort``), with Kueue's ``Evicted``/``Preempted`` conditions and ``requeueState``.
+    ``parallelism`` pods for a Job, one per replicated job of a JobSet) and the queues are scheduled by Kueue's own
+    arithmetic (tests/kueue_sim.py: nominal quota, borrowing and lending limits, the Cohort's quota, flavors in
+    order, preemption within the ClusterQueue and reclaim within the cohort, fair sharing when ``config`` has it): a
+    Workload whose LocalQueue or ClusterQueue is missing or inactive gets Kueue's ``QuotaReserved=False`` message; one
+    whose ``nvidia.com/gpu`` fits is admitted whole (``QuotaReserved``/``Admitted`` True, ``podSetAssignments`` with
+    the flavor, usage on the ClusterQueue's ``flavorsUsage``) and its Job started (the fake's pods); otherwise it
+    stays pending with Kueue's ``couldn't assign flavors to pod set ...: insufficient unused quota ...`` message. A
+    preempted Workload gets Kueue's ``Evicted``/``Preempted`` conditions and ``requeueState``, its pods gone.
 
     ``cluster_queues`` and ``local_queues``: the objects (as a stack renders them; status is filled here);
+    ``objects``: the other Kueue objects admission reads (ResourceFlavors, Cohorts, WorkloadPriorityClasses);
+    ``config``: the controller's Configuration;
     ``admitted``: other teams' running work, ``{"name", "namespace", "queue", "gpus", "priority"}`` each, admitted
     at start; ``arrivals``: ``{"after": N, ...same keys}``, each submitted when the namespace's Workloads have been
     listed N times; ``gc``: the garbage collector deletes a Workload with its Job (False: it lags, the Workload
     stays). Every Kueue object served is recorded in ``served`` (to validate against the CRDs)."""
 
-    def __init__(self, kube, cluster_queues=(), local_queues=(), admitted=(), arrivals=(), gc=True):
+    def __init__(self, kube, cluster_queues=(), local_queues=(), admitted=(), arrivals=(), gc=True, objects=(),
+                 config=None):
         self.kube, self.gc = kube, gc
         self.cluster_queues = {q["metadata"]["name"]: json.loads(json.dumps(q)) for q in cluster_queues}
         self.local_queues = {(q["metadata"]["namespace"], q["metadata"]["name"]): json.loads(json.dumps(q))
                              for q in local_queues}
         self.workloads: dict[tuple[str, str], dict] = {}
+        self.sim = Kueue([*objects, *self.cluster_queues.values(), *self.local_queues.values()], config, now=_now)
+        """Kueue's admission decisions (tests/kueue_sim.py); the Workloads above are what the API serves."""
         self.arrivals, self.lists, self.served = [dict(a) for a in arrivals], 0, []
         self.sequence = 0
         for other in admitted:
@@ -423,6 +430,9 @@ class FakeKueue:
                              "podSets": json.loads(json.dumps(pod_sets))},
                     "status": {}}
         self.workloads[(namespace, name)] = workload
+        selector = {k: v for p in pod_sets for k, v in (p["template"]["spec"].get("nodeSelector") or {}).items()}
+        self.sim.add(name, namespace, queue, {GPU: self.gpus(workload)}, priority, workload["spec"]["podSets"],
+                     selector, job_uid=meta["labels"].get("kueue.x-k8s.io/job-uid", "UNKNOWN"))
         self.kube.objects[("Workload", name)] = workload
         self.kube.created.append(("Workload", name))
 
@@ -434,19 +444,6 @@ class FakeKueue:
                 total += pod_set.get("count", 1) * int((container.get("resources") or {}).get("limits", {}).get(GPU, 0))
         return total
 
-    def queue_of(self, workload: dict):
-        """(ClusterQueue or None, Kueue's message when the Workload cannot be considered)."""
-        namespace, lq_name = workload["metadata"]["namespace"], workload["spec"]["queueName"]
-        lq = self.local_queues.get((namespace, lq_name))
-        if lq is None:
-            return None, f"LocalQueue {lq_name} doesn't exist"
-        cq = self.cluster_queues.get(lq["spec"]["clusterQueue"])
-        if cq is None:
-            return None, f"ClusterQueue {lq['spec']['clusterQueue']} doesn't exist"
-        if cq["spec"].get("stopPolicy", "None") != "None":
-            return None, f"ClusterQueue {cq['metadata']['name']} is inactive"
-        return cq, None
-
     def flavor(self, cq: dict) -> tuple[str, dict]:
         for group in cq["spec"]["resourceGroups"]:
             for flavor in group["flavors"]:
@@ -455,85 +452,33 @@ class FakeKueue:
                         return flavor["name"], resource
         raise AssertionError("a GPU ClusterQueue covers nvidia.com/gpu")
 
-    def used(self, cq_name: str) -> int:
-        return sum(self.gpus(w) for w in self.workloads.values()
-                   if (w["status"].get("admission") or {}).get("clusterQueue") == cq_name)
-
-    def cohort(self, cq: dict) -> list[dict]:
-        name = cq["spec"].get("cohortName")
-        return [q for q in self.cluster_queues.values() if name and q["spec"].get("cohortName") == name] or [cq]
-
-    def room(self, cq: dict) -> int:
-        """GPUs ``cq`` may still take: up to its nominal quota plus its borrowing limit (none: any), within what the
-        cohort's quotas leave idle."""
-        _, quota = self.flavor(cq)
-        limit = quota.get("borrowingLimit")
-        own = int(quota["nominalQuota"]) + (10 ** 9 if limit is None else int(limit)) - self.used(cq["metadata"]["name"])
-        cohort = self.cohort(cq)
-        idle = sum(int(self.flavor(q)[1]["nominalQuota"]) - self.used(q["metadata"]["name"]) for q in cohort)
-        return max(0, min(own, idle))
-
     def schedule(self) -> None:
-        pending = [w for w in self.workloads.values() if not w["status"].get("admission")]
-        for workload in sorted(pending, key=lambda w: -w["spec"]["priority"]):
-            cq, blocked = self.queue_of(workload)
-            if blocked:
-                self.condition(workload, "QuotaReserved", "False", "Inadmissible", blocked)
-                continue
-            want = self.gpus(workload)
-            if want > self.room(cq):
-                self.reclaim(workload, cq, want)
-            flavor, quota = self.flavor(cq)
-            if want <= self.room(cq):
-                self.admit(workload, cq, flavor)
-            else:
-                more = want - self.room(cq)
-                self.condition(workload, "QuotaReserved", "False", "Pending",
-                               f"couldn't assign flavors to pod set {workload['spec']['podSets'][0]['name']}: "
-                               f"insufficient unused quota for {GPU} in flavor {flavor}, {more} more needed")
+        """A scheduling round of the simulator; what it decided written on each Workload: admitted ones started,
+        preempted ones' pods gone."""
+        self.sim.schedule()
+        for key, workload in self.workloads.items():
+            decided = self.sim.workloads[key]
+            was = workload["status"].get("admission")
+            workload["status"]["conditions"] = [dict(c) for c in decided.conditions]
+            if decided.evictions:
+                workload["status"]["requeueState"] = {"count": decided.evictions}
+            if decided.admitted:
+                workload["status"]["admission"] = {
+                    "clusterQueue": decided.cluster_queue, "podSetAssignments": [
+                        {"name": p["name"], "count": p.get("count", 1), "flavors": dict(decided.flavors),
+                         "resourceUsage": {GPU: str(self.gpus({"spec": {"podSets": [p]}}))}}
+                        for p in workload["spec"]["podSets"]]}
+                if not was:
+                    self.started(workload)
+            elif was:
+                workload["status"].pop("admission")
+                for owner in workload["metadata"].get("ownerReferences") or ():  # suspended again: its pods go
+                    self.kube.pods = [p for p in self.kube.pods
+                                      if p["metadata"]["labels"].get("job-name") != owner["name"]]
         self.status()
 
-    def reclaim(self, workload: dict, cq: dict, want: int) -> None:
-        """``reclaimWithinCohort: Any``: a Workload within its nominal quota evicts borrowing Workloads of the cohort."""
-        _, quota = self.flavor(cq)
-        if self.used(cq["metadata"]["name"]) + want > int(quota["nominalQuota"]):
-            return
-        for other in self.cohort(cq):
-            if other is cq:
-                continue
-            o_name = other["metadata"]["name"]
-            _, theirs = self.flavor(other)
-            for victim in sorted(self.workloads.values(), key=lambda w: w["spec"]["priority"]):
-                if want <= self.room(cq) or self.used(o_name) <= int(theirs["nominalQuota"]):
-                    break
-                if (victim["status"].get("admission") or {}).get("clusterQueue") == o_name:
-                    self.preempt(victim, workload, cq, other)
-
-    def preempt(self, victim: dict, preemptor: dict, cq: dict, other: dict) -> None:
-        cohort = cq["spec"]["cohortName"]
-        job_uid = preemptor["metadata"]["labels"].get("kueue.x-k8s.io/job-uid", "UNKNOWN")
-        message = (f"Preempted to accommodate a workload (UID: {preemptor['metadata']['uid']}, JobUID: {job_uid}) "
-                   f"due to reclamation within the cohort; preemptor path: /{cohort}/{cq['metadata']['name']}; "
-                   f"preemptee path: /{cohort}/{other['metadata']['name']}")
-        victim["status"].pop("admission", None)
-        self.condition(victim, "Evicted", "True", "Preempted", message)
-        self.condition(victim, "Preempted", "True", "InCohortReclamation", message)
-        self.condition(victim, "Admitted", "False", "NoReservation", "The workload has no reservation")
-        self.condition(victim, "QuotaReserved", "False", "Pending", "Preempted")
-        victim["status"]["requeueState"] = {"count": victim["status"].get("requeueState", {}).get("count", 0) + 1}
-        for owner in victim["metadata"].get("ownerReferences") or ():  # suspended again: its pods go
-            self.kube.pods = [p for p in self.kube.pods if p["metadata"]["labels"].get("job-name") != owner["name"]]
-
-    def admit(self, workload: dict, cq: dict, flavor: str) -> None:
-        name = cq["metadata"]["name"]
-        workload["status"]["admission"] = {"clusterQueue": name, "podSetAssignments": [
-            {"name": p["name"], "count": p.get("count", 1), "flavors": {GPU: flavor},
-             "resourceUsage": {GPU: str(self.gpus({"spec": {"podSets": [p]}}))}}
-            for p in workload["spec"]["podSets"]]}
-        for kind in ("Evicted", "Preempted"):
-            self.condition(workload, kind, "False", "NoPreemption" if kind == "Preempted" else "NoEviction", "")
-        self.condition(workload, "QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {name}")
-        self.condition(workload, "Admitted", "True", "Admitted", "The workload is admitted")
+    def started(self, workload: dict) -> None:
+        """An admitted Workload's Job (or JobSet) unsuspended: its pods made."""
         for owner in workload["metadata"].get("ownerReferences") or ():
             job = self.kube.objects.get((owner["kind"], owner["name"]))
             if job is None:
@@ -546,18 +491,11 @@ class FakeKueue:
                 self.kube.start(f"{owner['name']}-{replicated['name']}-0", replicated["template"]["spec"],
                                 job["metadata"], {"jobset.sigs.k8s.io/jobset-name": owner["name"]})
 
-    @staticmethod
-    def condition(workload: dict, kind: str, status: str, reason: str, message: str) -> None:
-        conditions = workload["status"].setdefault("conditions", [])
-        conditions[:] = [c for c in conditions if c["type"] != kind]
-        conditions.append({"type": kind, "status": status, "reason": reason, "message": message,
-                           "lastTransitionTime": _now(), "observedGeneration": 1})
-
     def status(self) -> None:
         """Each ClusterQueue's status as Kueue writes it: usage per flavor, pending and admitted counts, Active."""
         for name, cq in self.cluster_queues.items():
             flavor, quota = self.flavor(cq)
-            used = self.used(name)
+            used = int(self.sim.admitted_in(name, flavor))
             mine = [w for w in self.workloads.values() if self.local_queues.get(
                 (w["metadata"]["namespace"], w["spec"]["queueName"]), {}).get("spec", {}).get("clusterQueue") == name]
             admitted = sum(1 for w in mine if w["status"].get("admission"))
@@ -575,14 +513,18 @@ class FakeKueue:
     def gone(self, obj: dict) -> None:
         """An object deleted: a Workload's quota freed; a Job's Workload deleted with it (``gc``)."""
         if obj["kind"] == "Workload":
-            self.workloads.pop((obj["metadata"]["namespace"], obj["metadata"]["name"]), None)
+            self.forget((obj["metadata"]["namespace"], obj["metadata"]["name"]))
         elif self.gc:
             for key, workload in list(self.workloads.items()):
                 if any(o["name"] == obj["metadata"]["name"] and o["kind"] == obj["kind"]
                        for o in workload["metadata"].get("ownerReferences") or ()):
-                    self.workloads.pop(key)
+                    self.forget(key)
                     self.kube.objects.pop(("Workload", key[1]), None)
         self.schedule()
+
+    def forget(self, key: tuple[str, str]) -> None:
+        if self.workloads.pop(key, None) is not None:
+            self.sim.remove(self.sim.workloads[key])
 
     def get(self, path: str):
         """The Kueue object or list at ``path`` (None: not found)."""

@@ -148,6 +148,50 @@ def test_a_job_preempted_by_a_reclaiming_team_says_so(fake_kube):
     assert_valid(server)
 
 
+def test_a_job_borrowing_the_cohorts_own_quota_is_admitted(fake_kube):
+    """The Cohort's own quota (v1beta2 ``spec.resourceGroups``) is a pool on top of the teams' guarantees: with
+    team-b using its own 2, team-a takes its 2 and 2 of the Cohort's 4."""
+    cohort = {"apiVersion": KUEUE, "kind": "Cohort", "metadata": {"name": "gpuready"}, "spec": {"resourceGroups": [
+        {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "gpu-h100", "resources": [
+            {"name": "nvidia.com/gpu", "nominalQuota": 4}]}]}]}}
+    scenario = {**queues(a=2, b=2), "objects": [cohort], "admitted": [
+        {"name": "sweep-3", "namespace": "team-b", "queue": "team-b", "gpus": 2}]}
+    server, outputs = fake_kube(outputs_with([team("team-a", 2), team("team-b", 2)]), kueue=scenario,
+                                logs="no report\n")
+    result = single.run(outputs, team="team-a", gpus=4, timeout=30, progress=io.StringIO(), admission_poll=0.1)
+    assert {c.name: c.verdict for c in result.checks}["admitted"] == "pass", result.findings
+    assert result.job["admission"]["clusterQueue"] == "team-a" and result.job["admission"]["flavors"] == ["gpu-h100"]
+    assert len(server.pods) == 1 and list(server.objects) == [("Workload", "sweep-3")]  # team-b's, still running
+    assert_valid(server)
+
+
+def _rendered_kueue(stack: str) -> tuple[dict, dict]:
+    """Stack ``stack``'s outputs and the Kueue it renders (every Kueue object, the controller's Configuration)."""
+    from tests.stacks.test_kueue_walk import stack_kueue
+
+    rendered = stack_kueue(stack)
+    of = {kind: [o for o in rendered["objects"] if o["kind"] == kind] for kind in ("ClusterQueue", "LocalQueue")}
+    return rendered["outputs"], {"cluster_queues": of["ClusterQueue"], "local_queues": of["LocalQueue"],
+                                 "objects": [o for o in rendered["objects"] if o["kind"] not in of],
+                                 "config": rendered["config"]}
+
+
+@pytest.mark.parametrize("name, gpus", [("inference", 2), ("research", 4)])
+def test_a_team_asking_what_eks_promises_is_admitted(fake_kube, name, gpus):
+    """On eks (issue 39), inference is guaranteed 2 GPUs, research 2 and 8 more it may borrow: a smoke through the
+    team's queue asking for its guarantee, or for 4 (borrowing), the other team idle, is admitted by the queues eks
+    renders (Kueue's own arithmetic, fair sharing as the chart configures it)."""
+    outputs, scenario = _rendered_kueue("eks")
+    server, outputs = fake_kube({k: v for k, v in outputs.items() if k != "kubeconfig"}, kueue=scenario,
+                                logs="no report\n")
+    result = single.run(outputs, team=name, gpus=gpus, timeout=3, progress=io.StringIO(), admission_poll=0.1)
+    assert {c.name: c.verdict for c in result.checks}["admitted"] == "pass", [f["summary"] for f in result.findings]
+    (team_,) = [t for t in outputs["teams"] if t["name"] == name]
+    assert result.job["admission"]["clusterQueue"] == team_["clusterQueue"]
+    assert set(result.job["admission"]["flavors"]) <= set(team_["flavors"])
+    assert_valid(server)
+
+
 def test_a_gang_is_one_workload_admitted_whole(fake_kube):
     server, outputs = fake_kube(outputs_with(TEAMS), kueue=queues(a=4), logs="no report\n")
     result = gang.run(outputs, nodes=2, gpus=2, team="team-a", timeout=30, progress=io.StringIO(), jobset=False,

@@ -20,7 +20,7 @@ from tests.conftest import ROOT
 from tests.gpuready.policy.helpers import break_resource, render_stack, set_prop
 from tests.policies import engine
 from tests.policies.engine import Resource
-from tests.stacks.test_extra_types import G9
+from tests.stacks.test_extra_types import FOUR_GPU_TEAMS, G9
 
 SHIPPED = json.loads((ROOT / "policies" / "policy-config.json").read_text())
 CANT_RUN = "during preview"
@@ -75,7 +75,7 @@ CASES = {
     "eks-warm-and-small-disk": ("eks", (), {"gpuready:minSize": 1, "gpuready:rootVolumeGiB": 50}),
     "eks-over-caps": ("eks", (), {"gpu-capacity-caps": {"maxGpus": 1}}),
     "batch-declared-type-warm": ("aws-batch", (), {**DECLARED, "gpuready:minVcpus": 4}),
-    "eks-declared-type-over-caps": ("eks", (), {**DECLARED, "gpu-capacity-caps": {"maxGpus": 1}}),
+    "eks-declared-type-over-caps": ("eks", (), {**DECLARED, **FOUR_GPU_TEAMS, "gpu-capacity-caps": {"maxGpus": 1}}),
 }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import subprocess
 import sys
 
 import pytest
@@ -35,6 +37,19 @@ def test_floor_classes_resolve_to_the_provider_classes_the_plan_uses(bench, stac
     if stack == "eks":
         assert {"pulumi_kubernetes.helm.v3.Release", "pulumi_kubernetes.core.v1.Namespace",
                 "pulumi_kubernetes.Provider", "pulumi_aws.eks.NodeGroup"} <= set(classes)
+
+
+def test_the_plan_bench_times_every_reference_stack_with_the_bytecode_cache(bench):
+    """By default every reference stack (the golden plans' list), in an environment that lets Python write its
+    bytecode cache (as an installed gpuready's has after its first run); both clocks' ratios are printed."""
+    from tests.stacks.test_golden_plans import STACKS
+
+    assert bench.REFERENCE_STACKS == STACKS
+    assert "PYTHONDONTWRITEBYTECODE" not in bench._ENV and bench._ENV["PATH"] == os.environ["PATH"]
+    wall, cpu = bench._time([sys.executable, "-c", "sum(range(3_000_000))"])
+    assert wall > 0 and cpu > 0
+    with pytest.raises(subprocess.CalledProcessError):
+        bench._time([sys.executable, "-c", "raise SystemExit(3)"])
 
 
 @pytest.fixture(scope="module")

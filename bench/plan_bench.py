@@ -1,7 +1,8 @@
 """Time ``gpuready plan`` as a whole process against the floor of loading what it must load.
 
 The floor is a process that imports pulumi and pulumi_policy and touches every provider resource class the stack
-creates (the provider packages load lazily, so each class is named). Runs are interleaved, the median of each is taken, and the ratio
+creates (the provider packages load lazily, so each class is named), and with Kubernetes objects their metadata type
+(``pulumi_kubernetes.meta.v1``, which registering any of them loads). Runs are interleaved, the median of each is taken, and the ratio
 plan / floor is printed per stack: the plan should cost little beyond loading the classes it must use.
 
 The runs write and read Python's bytecode cache as an installed gpuready does after its first run (pip writes it
@@ -30,7 +31,8 @@ import time
 
 
 def _classes(stack: str) -> list[str]:
-    """``pulumi_aws.batch.ComputeEnvironment``-style paths of every provider resource the plan declares."""
+    """``pulumi_aws.batch.ComputeEnvironment``-style paths of every provider resource the plan declares (and, with
+    Kubernetes objects, the metadata type that declaring one loads)."""
     out = subprocess.run([sys.executable, "-m", "gpuready", "plan", "--stack", stack, "--json"], check=True,
                          capture_output=True, text=True).stdout
     paths = set()
@@ -47,6 +49,9 @@ def _classes(stack: str) -> list[str]:
             # another group's objects (Kueue's, Karpenter's) are CustomResources of pulumi_kubernetes.apiextensions
             paths.add(f"pulumi_kubernetes.{group.split('.')[0]}.{version}.{cls}" if known else
                       "pulumi_kubernetes.apiextensions.CustomResource")
+            # Every Kubernetes object's metadata output is an ObjectMeta, in a package of its own that registering
+            # any Kubernetes resource loads (its output types resolve then), however its metadata is given.
+            paths.add("pulumi_kubernetes.meta.v1.outputs.ObjectMeta")
         else:
             paths.add(f"pulumi_{package.replace('-', '_')}.{module.split('/')[0]}.{cls}")
     return sorted(paths)

@@ -37,6 +37,21 @@ def test_floor_classes_resolve_to_the_provider_classes_the_plan_uses(bench, stac
     if stack == "eks":
         assert {"pulumi_kubernetes.helm.v3.Release", "pulumi_kubernetes.core.v1.Namespace",
                 "pulumi_kubernetes.Provider", "pulumi_aws.eks.NodeGroup"} <= set(classes)
+    assert ("pulumi_kubernetes.meta.v1.outputs.ObjectMeta" in classes) == (stack != "aws-batch")
+
+
+def test_the_floor_loads_every_provider_module_the_plan_loads(bench):
+    """The floor of an EKS plan loads each module of the provider packages the plan loads (the plan's own and the
+    standard library's aside): a module the floor missed would be counted as the plan's own cost."""
+    stack = "eks"
+    listed = "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.startswith('pulumi_'))))"
+    floor = subprocess.run([sys.executable, "-c", bench._floor_code(bench._classes(stack)) + listed],
+                           capture_output=True, text=True, check=True).stdout.split()
+    plan = ("import io, contextlib\nfrom gpuready.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['plan', '--stack', {stack!r}])" + listed)
+    planned = subprocess.run([sys.executable, "-c", plan], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert sorted(set(planned) - set(floor)) == []
 
 
 def test_the_plan_bench_times_every_reference_stack_with_the_bytecode_cache(bench):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import subprocess
 import sys
 
 import pytest
@@ -35,6 +37,34 @@ def test_floor_classes_resolve_to_the_provider_classes_the_plan_uses(bench, stac
     if stack == "eks":
         assert {"pulumi_kubernetes.helm.v3.Release", "pulumi_kubernetes.core.v1.Namespace",
                 "pulumi_kubernetes.Provider", "pulumi_aws.eks.NodeGroup"} <= set(classes)
+    assert ("pulumi_kubernetes.meta.v1.outputs.ObjectMeta" in classes) == (stack != "aws-batch")
+
+
+def test_the_floor_loads_every_provider_module_the_plan_loads(bench):
+    """The floor of an EKS plan loads each module of the provider packages the plan loads (the plan's own and the
+    standard library's aside): a module the floor missed would be counted as the plan's own cost."""
+    stack = "eks"
+    listed = "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.startswith('pulumi_'))))"
+    floor = subprocess.run([sys.executable, "-c", bench._floor_code(bench._classes(stack)) + listed],
+                           capture_output=True, text=True, check=True).stdout.split()
+    plan = ("import io, contextlib\nfrom gpuready.cli import main\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['plan', '--stack', {stack!r}])" + listed)
+    planned = subprocess.run([sys.executable, "-c", plan], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert sorted(set(planned) - set(floor)) == []
+
+
+def test_the_plan_bench_times_every_reference_stack_with_the_bytecode_cache(bench):
+    """By default every reference stack (the golden plans' list), in an environment that lets Python write its
+    bytecode cache (as an installed gpuready's has after its first run); both clocks' ratios are printed."""
+    from tests.stacks.test_golden_plans import STACKS
+
+    assert bench.REFERENCE_STACKS == STACKS
+    assert "PYTHONDONTWRITEBYTECODE" not in bench._ENV and bench._ENV["PATH"] == os.environ["PATH"]
+    wall, cpu = bench._time([sys.executable, "-c", "sum(range(3_000_000))"])
+    assert wall > 0 and cpu > 0
+    with pytest.raises(subprocess.CalledProcessError):
+        bench._time([sys.executable, "-c", "raise SystemExit(3)"])
 
 
 @pytest.fixture(scope="module")

@@ -1,18 +1,22 @@
-"""AKS GPU capacity: a GPU agent pool in a new or existing cluster, with the shared NVIDIA software."""
+"""AKS GPU capacity: a GPU agent pool in a new or existing cluster, with the shared NVIDIA software.
 
-from .args import AksGpuClusterArgs, ClusterArgs, ExistingClusterArgs, GpuAgentPoolArgs
-from .reservation import CapacityReservationGroupArgs
-from .validation import AksCapacity
+The names below load from their modules on first use: importing one module of the package (every plan's readers
+import its facts) loads no other, and ``AksGpuCluster`` alone imports the Azure SDK.
+"""
 
 __all__ = ["AksCapacity", "AksGpuCluster", "AksGpuClusterArgs", "CapacityReservationGroupArgs", "ClusterArgs",
            "ExistingClusterArgs", "GpuAgentPoolArgs"]
 
 
 def __getattr__(name: str):
-    """``AksGpuCluster`` on first use: it imports the Azure SDK; the args, facts and validation do not (the policy
-    pack and ``gpuready plan`` of other platforms read them)."""
-    if name == "AksGpuCluster":
-        from .component import AksGpuCluster
-
-        return AksGpuCluster
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in ("AksGpuClusterArgs", "ClusterArgs", "ExistingClusterArgs", "GpuAgentPoolArgs"):
+        from . import args as module
+    elif name == "CapacityReservationGroupArgs":
+        from . import reservation as module
+    elif name == "AksCapacity":
+        from . import validation as module
+    elif name == "AksGpuCluster":
+        from . import component as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(module, name)

@@ -1,18 +1,22 @@
-"""AWS Batch GPU platform: compute environments, a GPU-only job queue, GPU and multi-node job definitions."""
+"""AWS Batch GPU platform: compute environments, a GPU-only job queue, GPU and multi-node job definitions.
 
-from .args import BatchGpuEnvironmentArgs, CpuQueueArgs, GpuJobArgs, MultiNodeArgs
-from .reservation import BatchReservationArgs
-from .validation import BatchCapacity
+The names below load from their modules on first use: importing one module of the package (every plan's readers
+import its facts) loads no other, and ``BatchGpuEnvironment`` alone imports the AWS SDK.
+"""
 
 __all__ = ["BatchCapacity", "BatchGpuEnvironment", "BatchGpuEnvironmentArgs", "BatchReservationArgs", "CpuQueueArgs",
            "GpuJobArgs", "MultiNodeArgs"]
 
 
 def __getattr__(name: str):
-    """``BatchGpuEnvironment`` on first use: it imports the AWS SDK; the args, facts and validation do not (the policy
-    pack and ``gpuready plan`` of other platforms read them)."""
-    if name == "BatchGpuEnvironment":
-        from .component import BatchGpuEnvironment
-
-        return BatchGpuEnvironment
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in ("BatchGpuEnvironmentArgs", "CpuQueueArgs", "GpuJobArgs", "MultiNodeArgs"):
+        from . import args as module
+    elif name == "BatchReservationArgs":
+        from . import reservation as module
+    elif name == "BatchCapacity":
+        from . import validation as module
+    elif name == "BatchGpuEnvironment":
+        from . import component as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(module, name)

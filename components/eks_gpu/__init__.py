@@ -1,19 +1,25 @@
-"""EKS GPU capacity: a GPU managed node group in a new or existing cluster, with the shared NVIDIA software."""
+"""EKS GPU capacity: a GPU managed node group in a new or existing cluster, with the shared NVIDIA software.
 
-from .args import AutoscalerArgs, ClusterArgs, EksGpuClusterArgs, ExistingClusterArgs, GpuNodeGroupArgs, SystemNodeGroupArgs
-from .repair import NodeRepairArgs
-from .reservation import CapacityReservationArgs
-from .validation import EksCapacity
+The names below load from their modules on first use: importing one module of the package (every plan's readers
+import its facts) loads no other, and ``EksGpuCluster`` alone imports the AWS SDK.
+"""
 
 __all__ = ["AutoscalerArgs", "CapacityReservationArgs", "ClusterArgs", "EksCapacity", "EksGpuCluster", "EksGpuClusterArgs", "ExistingClusterArgs",
            "GpuNodeGroupArgs", "NodeRepairArgs", "SystemNodeGroupArgs"]
 
 
 def __getattr__(name: str):
-    """``EksGpuCluster`` on first use: it imports the AWS SDK; the args, facts and validation do not (the policy
-    pack and ``gpuready plan`` of other platforms read them)."""
-    if name == "EksGpuCluster":
-        from .component import EksGpuCluster
-
-        return EksGpuCluster
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in ("AutoscalerArgs", "ClusterArgs", "EksGpuClusterArgs", "ExistingClusterArgs", "GpuNodeGroupArgs",
+                "SystemNodeGroupArgs"):
+        from . import args as module
+    elif name == "NodeRepairArgs":
+        from . import repair as module
+    elif name == "CapacityReservationArgs":
+        from . import reservation as module
+    elif name == "EksCapacity":
+        from . import validation as module
+    elif name == "EksGpuCluster":
+        from . import component as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(module, name)

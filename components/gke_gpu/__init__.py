@@ -1,18 +1,22 @@
-"""GKE GPU capacity: a GPU node pool in a new or existing cluster, with the shared NVIDIA software."""
+"""GKE GPU capacity: a GPU node pool in a new or existing cluster, with the shared NVIDIA software.
 
-from .args import ClusterArgs, ExistingClusterArgs, GkeGpuClusterArgs, GpuNodePoolArgs, GpuSharingArgs
-from .reservation import FlexStartArgs, ReservationArgs
-from .validation import GkeCapacity
+The names below load from their modules on first use: importing one module of the package (every plan's readers
+import its facts) loads no other, and ``GkeGpuCluster`` alone imports the GCP SDK.
+"""
 
 __all__ = ["ClusterArgs", "ExistingClusterArgs", "FlexStartArgs", "GkeCapacity", "GkeGpuCluster", "GkeGpuClusterArgs",
            "GpuNodePoolArgs", "GpuSharingArgs", "ReservationArgs"]
 
 
 def __getattr__(name: str):
-    """``GkeGpuCluster`` on first use: it imports the Google Cloud SDK; the args, facts and validation do not (the policy
-    pack and ``gpuready plan`` of other platforms read them)."""
-    if name == "GkeGpuCluster":
-        from .component import GkeGpuCluster
-
-        return GkeGpuCluster
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in ("ClusterArgs", "ExistingClusterArgs", "GkeGpuClusterArgs", "GpuNodePoolArgs", "GpuSharingArgs"):
+        from . import args as module
+    elif name in ("FlexStartArgs", "ReservationArgs"):
+        from . import reservation as module
+    elif name == "GkeCapacity":
+        from . import validation as module
+    elif name == "GkeGpuCluster":
+        from . import component as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(module, name)

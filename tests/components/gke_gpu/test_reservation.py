@@ -215,3 +215,15 @@ def test_an_end_is_checked_against_now():
     with pytest.raises(ConfigError, match="has ended"):
         reservation.check_reservation(res, machine_type="g2-standard-8", node_locations=(), location="us-central1",
                                       max_nodes=1, spot=False, now=before + datetime.timedelta(days=2))
+
+
+@pytest.mark.parametrize("affinity, refused", [("specific", True), ("any", True), ("none", False)])
+def test_spot_vms_consume_no_reservation_whatever_the_affinity(affinity, refused):
+    res = _res() if affinity == "specific" else ReservationArgs(affinity=affinity)
+    pool = {"reservation": res, "spot": True}
+    if refused:
+        with pytest.raises(ConfigError) as error:
+            check(args(pool), "ml-project")
+        assert error.value.field == "node_pool.spot" and "consume no reservation" in str(error.value)
+    else:
+        check(args(pool), "ml-project")

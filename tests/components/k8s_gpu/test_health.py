@@ -355,7 +355,8 @@ def test_each_repair_signal_names_a_check_the_probe_fails_on():
 FOR = [
     # (series, alert, the minute its condition first holds, its for: in minutes, the alert once it fires): it must
     # fire exactly its ``for:`` later, and not a minute sooner
-    ([_series("DCGM_FI_DEV_ROW_REMAP_PENDING", "0 1x20")], "GpuRowRemapPending", 1, 5, _alert("GpuRowRemapPending", 1, GPU)),
+    ([_series("DCGM_FI_DEV_ROW_REMAP_PENDING", "0 1x20")], "GpuRowRemapPending", 1, 5,
+     _alert("GpuRowRemapPending", 1, GPU)),
     ([_series("DCGM_FI_DEV_THERMAL_VIOLATION", "0+1000000x30")], "GpuThermalThrottling", 1, 10,
      _alert("GpuThermalThrottling", 16666.666666666668, GPU)),
     ([_series("DCGM_FI_DEV_POWER_VIOLATION", "0+1000x60")], "GpuPowerThrottling", 1, 30,

@@ -33,3 +33,29 @@ def test_a_reservation_ending_now_has_ended(end, refused):
 def test_a_reservation_holds_one_machine_or_more(count, refused):
     with pytest.raises(ConfigError) if refused else contextlib.nullcontext():
         check_reservation_facts("node_pool.reservation", count=count, start=None, end=None, now=NOW)
+
+
+@pytest.mark.parametrize("facts, message", [
+    ({"count": 0}, "node_pool.reservation.count = 0: a reservation holds 1 VM or more. Fix: set the reserved VM "
+                   "count, or leave it out"),
+    ({"count": 2, "bound": ("node_pool.max_nodes", 3)},
+     "node_pool.max_nodes = 3: the reservation holds 2 VM(s), so the nodes past them are never created. Fix: set "
+     "max_nodes to 2 or less"),
+    ({"start": "soon"}, "node_pool.reservation.start = 'soon': not an ISO date. Fix: write it like 2026-12-31 or "
+                        "2026-12-31T11:30:00Z"),
+    ({"end": "2026-11-28"}, "node_pool.reservation.end = '2026-11-28': the reservation has ended. Fix: name a current "
+                            "reservation, or remove node_pool.reservation"),
+    ({"start": "2027-01-02", "end": "2027-01-01"},
+     "node_pool.reservation.start = '2027-01-02': it is not before the end 2027-01-01. Fix: copy start and end from "
+     "the reservation as the cloud describes it"),
+])
+def test_each_refusal_names_the_key_the_value_and_a_fix(facts, message):
+    with pytest.raises(ConfigError) as error:
+        check_reservation_facts("node_pool.reservation", **{"count": None, "start": None, "end": None, **facts},
+                                now=NOW)
+    assert str(error.value) == message
+
+
+def test_a_count_that_holds_every_node_passes():
+    check_reservation_facts("node_pool.reservation", count=3, start=None, end=None, bound=("node_pool.max_nodes", 3),
+                            now=NOW)

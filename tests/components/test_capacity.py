@@ -7,7 +7,8 @@ import datetime
 
 import pytest
 
-from gpuready_components.capacity import check_reservation_facts
+from gpuready_components.capacity import (RESERVATION_COUNT, RESERVATION_START, check_reservation_facts, parse_time,
+                                         read_reservation_stamps, reservation_entry, reservation_stamps)
 from gpuready_components.errors import ConfigError
 
 NOW = datetime.datetime(2026, 11, 28, 12, 0, tzinfo=datetime.timezone.utc)
@@ -59,3 +60,33 @@ def test_each_refusal_names_the_key_the_value_and_a_fix(facts, message):
 def test_a_count_that_holds_every_node_passes():
     check_reservation_facts("node_pool.reservation", count=3, start=None, end=None, bound=("node_pool.max_nodes", 3),
                             now=NOW)
+
+
+def test_a_reservation_entry_holds_what_is_known_and_nothing_unknown():
+    assert reservation_entry(pool="gpu-4x", kind="odcr", target="cr-0123456789abcdef0", only=True,
+                             start="2026-12-01T00:00:00Z", end="2027-01-01T00:00:00Z", count=4, zone="us-east-1a",
+                             subnet_zones=("us-east-1a", "us-east-1b"), facts_read=False) == {
+        "pool": "gpu-4x", "kind": "odcr", "target": "cr-0123456789abcdef0", "only": True,
+        "start": "2026-12-01T00:00:00Z", "end": "2027-01-01T00:00:00Z", "count": 4, "zone": "us-east-1a",
+        "subnetZones": ["us-east-1a", "us-east-1b"], "factsRead": False}
+    assert reservation_entry(kind="odcr", target="open", only=False) == {"kind": "odcr", "target": "open",
+                                                                          "only": False}
+
+
+@pytest.mark.parametrize("value, when", [
+    ("2026-12-31", datetime.datetime(2026, 12, 31, tzinfo=datetime.timezone.utc)),
+    ("2026-12-31T11:30:00Z", datetime.datetime(2026, 12, 31, 11, 30, tzinfo=datetime.timezone.utc)),
+    ("2026-12-31T13:30:00+02:00", datetime.datetime(2026, 12, 31, 11, 30, tzinfo=datetime.timezone.utc)),
+    ("20261231t113000z", datetime.datetime(2026, 12, 31, 11, 30, tzinfo=datetime.timezone.utc)),
+])
+def test_a_time_is_read_in_utc_whatever_its_form(value, when):
+    assert parse_time(value) == when and parse_time(value).tzinfo == datetime.timezone.utc
+
+
+def test_the_stamps_read_back_what_was_written_and_skip_the_unreadable():
+    stamps = reservation_stamps(only=True, start="2026-12-01T00:00:00Z", end="2027-01-01", count=3)
+    assert read_reservation_stamps(stamps) == {"start": "2026-12-01T00:00:00Z", "end": "2027-01-01T00:00:00Z",
+                                               "count": 3}
+    assert read_reservation_stamps({**stamps, RESERVATION_START: "soon", RESERVATION_COUNT: "many"}) == {
+        "end": "2027-01-01T00:00:00Z"}
+    assert read_reservation_stamps(None) == {} and read_reservation_stamps({}) == {}

@@ -7,8 +7,8 @@ import datetime
 
 import pytest
 
-from gpuready_components.capacity import (RESERVATION_COUNT, RESERVATION_START, check_reservation_facts, parse_time,
-                                         read_reservation_stamps, reservation_entry, reservation_stamps)
+from gpuready_components.capacity import (RESERVATION_COUNT, RESERVATION_START, best_fill, check_reservation_facts,
+                                         parse_time, read_reservation_stamps, reservation_entry, reservation_stamps)
 from gpuready_components.errors import ConfigError
 
 NOW = datetime.datetime(2026, 11, 28, 12, 0, tzinfo=datetime.timezone.utc)
@@ -90,3 +90,15 @@ def test_the_stamps_read_back_what_was_written_and_skip_the_unreadable():
     assert read_reservation_stamps({**stamps, RESERVATION_START: "soon", RESERVATION_COUNT: "many"}) == {
         "end": "2027-01-01T00:00:00Z"}
     assert read_reservation_stamps(None) == {} and read_reservation_stamps({}) == {}
+
+
+@pytest.mark.parametrize("budget, items, best", [
+    (96, [(48, 4.0)], 8.0),  # two g6.12xlarge in 96 vCPUs
+    (95, [(48, 4.0)], 4.0),  # a vCPU short of the second
+    (47, [(48, 4.0)], 0.0),  # not even one
+    (10, [(4, 1.0), (3, 1.0)], 3.0),  # any mix: 4 + 3 + 3
+    (1, [(1, 2.5)], 2.5), (0, [(1, 2.5)], 0.0),  # the smallest budgets
+    (5, [(0, 9.0), (2, 1.0)], 2.0),  # a cost of 0 buys nothing
+])
+def test_the_best_fill_of_a_budget(budget, items, best):
+    assert best_fill(budget, items) == best

@@ -63,6 +63,15 @@ MODULES = {
                                 "tests/gpuready/smoke/test_dispatch.py", "tests/platforms", "tests/test_layers.py"),
     "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py",
                               "tests/components/test_package.py"),
+    # what issue 40 asked of the code added for teams, reservations, alerts and repair
+    "components/capacity.py": ("tests/components/test_capacity.py", "tests/components/batch_gpu/test_fit.py",
+                               "tests/gpuready/policy/rules/test_reservations.py",
+                               "tests/components/aks_gpu/test_reservation.py",
+                               "tests/components/gke_gpu/test_reservation.py",
+                               "tests/components/eks_gpu/test_reservation.py"),
+    "components/gke_gpu/reservation.py": ("tests/components/gke_gpu/test_reservation.py",),
+    "components/k8s_gpu/health.py": ("tests/components/k8s_gpu/test_health.py",),
+    "gpuready/repair/__init__.py": ("tests/gpuready/repair/test_init.py", "tests/gpuready/repair/test_gke_aks.py"),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

@@ -20,7 +20,7 @@ from ..probe import Check, ProbeReport, core
 from . import batch_probe, diagnose
 from .outputs import StackOutputs
 from .result import SmokeResult
-from .retry import Backoff, HeldInterrupt, persist, retry
+from .retry import FLOOR, Backoff, Deadline, HeldInterrupt, persist, retry
 from .target import Request, SmokeTarget, drive
 
 TERMINAL = ("SUCCEEDED", "FAILED")
@@ -36,13 +36,20 @@ MIN_ATTEMPT_SECONDS = 60
 CLEANUP_GRACE = 4.0
 """Seconds after which no new TerminateJob (or DeregisterJobDefinition) attempt starts (each bounded to 2 s connect
 + 3 s read)."""
+CLEANUP_WITHIN = 13.0
+"""Seconds after ``--timeout`` (or after the error or Ctrl-C that stops the run sooner) by which the whole cleanup
+has ended, every call of it bounded by what is left (:class:`BoundedClient`): the promise is ``--timeout`` plus 15 s,
+and the run may reach its cleanup a moment after its deadline."""
 CLEANUP_BACKOFF = Backoff(0.2, 1.0)
 
 
-def clients(region: Optional[str], timeout: float = 1800):
-    """Clients whose every call fits well inside ``timeout`` seconds: at most 3 s to connect and 5 s to read (AWS
-    answers these calls in well under a second). Calls whose failures the target retries itself, within its
-    deadline (submit, poll, terminate), make one attempt each; the others up to three."""
+def clients(region: Optional[str], timeout: float = 1800) -> dict[str, Any]:
+    """Clients whose every call ends by the run's deadline (``timeout`` seconds from now, until
+    :meth:`BatchRun.waiting` starts the wait's; then the cleanup's, :meth:`Submission.cleaning`), each a
+    :class:`BoundedClient` sharing one :class:`.retry.Deadline` (but the logs', read once the work ended, for
+    ``log_wait``): at most 3 s to connect and 5 s to read (AWS answers these calls in well under a second), less
+    when less time is left. Calls whose failures the target retries itself, within its deadline (submit, poll,
+    terminate), make one attempt each; the others up to three."""
     try:
         import boto3
         from botocore.config import Config
@@ -50,19 +57,50 @@ def clients(region: Optional[str], timeout: float = 1800):
         from gpuready_components.sdk import install_command
 
         raise UserError(f"boto3 is not installed: {install_command('aws')}") from None
+    deadline = Deadline(time.monotonic() + timeout)
     connect, read = max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3))
-
-    def config(attempts: int, connect: float = connect, read: float = read) -> Config:
-        return Config(retries={"mode": "standard", "total_max_attempts": attempts}, connect_timeout=connect,
-                      read_timeout=read)
     session = boto3.session.Session(region_name=region)
-    return {"batch": session.client("batch", config=config(3)), "submit": session.client("batch", config=config(1)),
-            "poll": session.client("batch", config=config(1)),
-            "cleanup": session.client("batch", config=config(1, min(connect, 2.0), min(read, 3.0))),
-            "logs": session.client("logs", config=config(2)),
+
+    def bounded(service: str, attempts: int, connect: float = connect, read: float = read,
+                until: Deadline = deadline) -> BoundedClient:
+        return BoundedClient(lambda connect, read, attempts: session.client(service, config=Config(
+            retries={"mode": "standard", "total_max_attempts": attempts}, connect_timeout=connect,
+            read_timeout=read)), connect, read, attempts, until)
+    return {"batch": bounded("batch", 3), "submit": bounded("batch", 1), "poll": bounded("batch", 1),
+            "cleanup": bounded("batch", 1, min(connect, 2.0), min(read, 3.0)),
+            # the logs of work that ended, read for up to log_wait seconds however --timeout stands
+            "logs": bounded("logs", 2, until=Deadline()),
             # EC2's model alone takes ~0.4 s to load: only a diagnosis needs these
-            "ec2": lambda: session.client("ec2", config=config(3)),
-            "ecr": lambda: session.client("ecr", config=config(3))}
+            "ec2": lambda: bounded("ec2", 3), "ecr": lambda: bounded("ecr", 3)}
+
+
+class BoundedClient:
+    """A boto3 client (what ``make(connect, read, attempts)`` makes) whose every call ends by ``deadline``, give or
+    take :data:`.retry.FLOOR`: its connect and read timeouts shortened to the time left, and one attempt where the
+    time left cannot hold ``attempts`` (botocore's own retries pause up to 2 s between them). A client is made for
+    each shortened timeout that is needed (a few, near the deadline: cheap once the service's model is loaded)."""
+
+    STEP = 0.25
+    """Timeouts are shortened in steps of this many seconds (fewer clients)."""
+
+    def __init__(self, make: Callable[[float, float, int], Any], connect: float, read: float, attempts: int,
+                 deadline: Deadline) -> None:
+        self.make, self.base, self.attempts, self.deadline = make, (connect, read), attempts, deadline
+        self.made: dict[tuple[float, float, int], Any] = {}
+
+    def current(self) -> Any:
+        """The client for a call made now."""
+        whole = self.attempts * sum(self.base) + 2 * (self.attempts - 1)
+        if self.deadline.left() >= whole:
+            key = (*self.base, self.attempts)
+        else:
+            key = (*(max(FLOOR, int(limit / self.STEP) * self.STEP) for limit in self.deadline.limits(*self.base)), 1)
+        if key not in self.made:
+            self.made[key] = self.make(*key)
+        return self.made[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.current(), name)
 
 
 def _retryable(error: Exception) -> bool:
@@ -97,8 +135,9 @@ FIND_TRIES = 3
 LOOK_BACKOFF = Backoff(1.0, 4.0)
 
 
-def find_landed(look: Callable[[], Optional[str]], sleep: Callable[[float], None]) -> Optional[str]:
-    """What ``look`` finds, looked up with backoff, or None."""
+def find_landed(look: Callable[[], Optional[str]], sleep: Callable[[float], None],
+                deadline: Optional[float] = None) -> Optional[str]:
+    """What ``look`` finds, looked up with backoff (no pause reaching ``deadline``), or None."""
     def attempt() -> str:
         found = look()
         if not found:
@@ -106,7 +145,7 @@ def find_landed(look: Callable[[], Optional[str]], sleep: Callable[[float], None
         return found
     try:
         return retry(attempt, retryable=lambda error: isinstance(error, NothingYet) or _retryable(error),
-                     backoff=LOOK_BACKOFF, tries=FIND_TRIES, sleep=sleep)
+                     backoff=LOOK_BACKOFF, tries=FIND_TRIES, deadline=deadline, sleep=sleep)
     except Exception as error:  # noqa: BLE001 (a failed look-up is no proof of absence)
         if isinstance(error, NothingYet) or _retryable(error):
             return None
@@ -287,6 +326,15 @@ class BatchRun(SmokeTarget):
         self.submit_request["jobDefinition"] = self.submission.register(self.registration)
         self.result.job["id"] = self.submission.submit(self.submit_request)
 
+    def waiting(self) -> float:
+        """Start the wait for the submitted work: ``--timeout`` counts from now, and every call of the run's clients
+        ends by then (:class:`BoundedClient`); now, for :func:`wait`'s ``started``."""
+        now = time.monotonic()
+        deadline = getattr(self.aws.get("poll"), "deadline", None)
+        if isinstance(deadline, Deadline):
+            deadline.at = now + self.request.timeout
+        return now
+
     def cleanup(self, reason: str) -> None:
         if self.submission is None:
             return
@@ -346,7 +394,7 @@ class BatchTarget(BatchRun):
                                                                self.stack.get("gpuReservations") or ()),
                            self.submission.cleanup, timeout=self.request.timeout, keep=self.request.keep,
                            poll=self.poll, explain_after=self.explain_after, progress=self.progress,
-                           sleep=self.sleep)
+                           sleep=self.sleep, started=self.waiting())
         return self.job is not None
 
     def collect(self) -> None:
@@ -427,6 +475,17 @@ class Submission:
         """Each job submitted: its name, id, whether a submit was sent, whether it ended or was undone."""
         self.probe: dict[str, Any] = {"arn": None, "sent": False, "done": False}
         """The probe's job definition: its ARN, whether a register was sent, whether it was undone."""
+        self.until: Optional[float] = None
+        """When the cleanup must have ended (:data:`CLEANUP_WITHIN`), from its first step on."""
+
+    def cleaning(self) -> float:
+        """The cleanup's deadline, set at its first step: :data:`CLEANUP_WITHIN` after the run's deadline (or after
+        now, if sooner); the clients' calls are bounded by it from then on."""
+        if self.until is None:
+            deadline = getattr(self.clients["cleanup"], "deadline", None)
+            self.until = deadline.extend(CLEANUP_WITHIN) if isinstance(deadline, Deadline) else \
+                time.monotonic() + CLEANUP_WITHIN
+        return self.until
 
     @property
     def state(self) -> dict[str, Any]:
@@ -470,14 +529,16 @@ class Submission:
         undone = [job for job in self.jobs if job["sent"] and not job["done"]]
         if self.keep or not undone:
             return
+        until = self.cleaning()
         for job in undone:  # a Ctrl-C meanwhile: the others are terminated first
             job["done"] = True
             _undo(job, "terminated", job["id"],
-                  lambda job=job: find_landed(lambda: find_job(batch, self.queue, job["name"]), self.sleep),
+                  lambda job=job: find_landed(lambda: find_job(batch, self.queue, job["name"]), self.sleep, until),
                   lambda job_id: self.clients["cleanup"].terminate_job(jobId=job_id, reason=reason),
                   lambda error, job=job: f"could not terminate {job['name']} ({describe_error(error)}): "
                                          f"terminate it with `aws batch terminate-job --job-id "
-                                         f"{job['id'] or job['name']} --reason cleanup`", self.progress, held)
+                                         f"{job['id'] or job['name']} --reason cleanup`", self.progress, held,
+                  until)
         terminated = sum(bool(job.get("terminated")) for job in self.jobs)
         self.result.job["terminated"] = terminated if len(self.jobs) > 1 else bool(terminated)
         held.raise_held()
@@ -493,13 +554,13 @@ class Submission:
                   f"`aws batch deregister-job-definition --job-definition {probe['arn'] or family}`",
                   file=self.progress)
             return
-        probe["done"], held = True, HeldInterrupt()
+        probe["done"], held, until = True, HeldInterrupt(), self.cleaning()
         _undo(self.result.job, "probe_definition_deregistered", probe["arn"],
-              lambda: find_landed(lambda: find_definition(batch, family, name), self.sleep),
+              lambda: find_landed(lambda: find_definition(batch, family, name), self.sleep, until),
               lambda arn: self.clients["cleanup"].deregister_job_definition(jobDefinition=arn),
               lambda error: f"could not deregister {probe['arn'] or family} ({describe_error(error)}): deregister "
                             f"it with `aws batch deregister-job-definition --job-definition "
-                            f"{probe['arn'] or family + ':<revision>'}`", self.progress, held)
+                            f"{probe['arn'] or family + ':<revision>'}`", self.progress, held, until)
         held.raise_held()
 
 
@@ -514,17 +575,17 @@ def describe_definition(batch: Any, arn: str) -> dict[str, Any]:
 
 def _undo(record: dict[str, Any], key: str, known: Optional[str], look: Callable[[], Optional[str]],
           undo: Callable[[str], Any], failed: Callable[[BaseException], str], progress: Any,
-          held: HeldInterrupt) -> None:
+          held: HeldInterrupt, until: float = float("inf")) -> None:
     """``undo`` what ``known`` names or else what ``look`` finds, retried on any error for :data:`CLEANUP_GRACE`
-    seconds (TerminateJob and DeregisterJobDefinition are idempotent, and a job left running bills a GPU instance);
-    ``record[key]`` says whether something was undone. A failure is printed (``gpuready: `` and
-    ``failed(error)``), never raised; a Ctrl-C meanwhile goes to ``held``, for the caller to raise once all is
-    undone."""
+    seconds, and not past ``until`` (TerminateJob and DeregisterJobDefinition are idempotent, and a job left
+    running bills a GPU instance); ``record[key]`` says whether something was undone. A failure is printed
+    (``gpuready: `` and ``failed(error)``), never raised; a Ctrl-C meanwhile goes to ``held``, for the caller to
+    raise once all is undone."""
     try:
         target = known or look()
         if target:
-            persist(lambda: undo(target), backoff=CLEANUP_BACKOFF, deadline=time.monotonic() + CLEANUP_GRACE,
-                    held=held)
+            persist(lambda: undo(target), backoff=CLEANUP_BACKOFF,
+                    deadline=min(time.monotonic() + CLEANUP_GRACE, until), held=held)
         record[key] = bool(target)
     except BaseException as error:  # noqa: BLE001 (reported: the cleanup must not hide the verdict)
         print(f"gpuready: {failed(error)}", file=progress)
@@ -590,15 +651,18 @@ class Poller:
 def wait(result: SmokeResult, state: dict[str, Any], batch: Any,
          explain: Callable[[dict[str, Any], dict[int, dict[str, Any]]], list[str]], cleanup: Callable[[str], None], *,
          timeout: float, keep: bool, poll: float, explain_after: float, progress: Any,
-         sleep: Callable[[float], None], nodes: int = 0) -> tuple[Optional[dict[str, Any]], dict[int, dict[str, Any]]]:
+         sleep: Callable[[float], None], nodes: int = 0, started: Optional[float] = None
+         ) -> tuple[Optional[dict[str, Any]], dict[int, dict[str, Any]]]:
     """Poll the submitted job (``state["id"]``) until it ends: its last description, and with ``nodes`` (a
     multi-node job) each node's (``jobId#i``, by index), described with it from the time it runs (the nodes exist
     from then), in one ``DescribeJobs`` call per 100 ids. Status changes go to ``progress``; a job (or node) in
     RUNNABLE or STARTING for ``explain_after`` seconds is explained once (``explain(job, nodes)``). After
     ``timeout``, the job is terminated (``cleanup``), a failing ``job_finished`` check added, and None returned
-    with what was last seen of the nodes."""
+    with what was last seen of the nodes. ``timeout`` counts from ``started`` (:func:`time.monotonic`; default:
+    now)."""
     job_id, name, poller = state["id"], result.job["name"], Poller(batch)
-    started, status, job, explained, failures = time.monotonic(), None, {}, False, 0
+    status, job, explained, failures = None, {}, False, 0
+    started = time.monotonic() if started is None else started
     seen: dict[int, dict[str, Any]] = {}
     while True:
         children = nodes and status in ("RUNNING", *TERMINAL)

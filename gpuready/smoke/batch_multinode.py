@@ -97,7 +97,7 @@ class BatchGangTarget(batch.BatchRun):
         self.job, seen = batch.wait(self.result, self.submission.state, self.aws["poll"], explain,
                                     self.submission.cleanup, timeout=self.request.timeout, keep=self.request.keep,
                                     poll=self.poll, explain_after=self.explain_after, progress=self.progress,
-                                    sleep=self.sleep, nodes=self.nodes)
+                                    sleep=self.sleep, nodes=self.nodes, started=self.waiting())
         self.result.job["nodes"] = [_node(i, seen.get(i), self.stack) for i in range(self.nodes)]
         return self.job is not None
 

@@ -25,7 +25,7 @@ from . import kueue, scaler
 from .scaler import reservations
 from .outputs import StackOutputs
 from .result import SmokeResult
-from .retry import Backoff, HeldInterrupt, persist, retry
+from .retry import FLOOR, Backoff, Deadline, HeldInterrupt, persist, retry
 from .target import Request, SmokeTarget, drive
 
 TTL_SECONDS = 600
@@ -144,16 +144,27 @@ def _client_errors() -> Iterator[list[str]]:
 
 
 class BoundedCalls:
-    """API calls bounded in time: each has a connect and read timeout derived from ``--timeout``; passing faults
+    """API calls bounded in time: each has a connect and read timeout derived from ``--timeout``, shortened to the
+    time left before its deadline (:meth:`within`; :attr:`limits`: before the run's, ``until``); passing faults
     (throttling, 5xx, a reset or unanswered connection) are retried with backoff until a deadline."""
 
-    def __init__(self, client: Any, timeout: float, clock: Callable[[], float]) -> None:
-        self.client, self.clock = client, clock
-        self.limits = (max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3)))
+    def __init__(self, client: Any, timeout: float, clock: Callable[[], float],
+                 until: float = float("inf")) -> None:
+        self.client, self.clock, self.until = client, clock, until
+        self.base = (max(1.0, min(3.0, timeout / 6)), max(1.0, min(5.0, timeout / 3)))
         self.lost = False
         self.sent = 0
         """Create calls that may have created something (sent, or in flight when stopped); 0: there is nothing to
         delete."""
+
+    def within(self, deadline: float) -> tuple[float, float]:
+        """The ``(connect, read)`` timeouts of a call that must end by ``deadline`` (:meth:`.retry.Deadline.limits`)."""
+        return Deadline(deadline, self.clock).limits(*self.base)
+
+    @property
+    def limits(self) -> tuple[float, float]:
+        """The ``(connect, read)`` timeouts of a call that must end by the run's deadline (``until``)."""
+        return self.within(self.until)
 
     def retryable(self, error: BaseException) -> bool:
         import urllib3
@@ -164,8 +175,8 @@ class BoundedCalls:
 
     def __call__(self, method: Callable[..., Any], *args: Any, deadline: float, **kwargs: Any) -> Any:
         """``method(*args, **kwargs)``, retried on passing faults until ``deadline`` (on ``clock``)."""
-        return retry(lambda: method(*args, _request_timeout=self.limits, **kwargs), retryable=self.retryable,
-                     backoff=BACKOFF, deadline=deadline, clock=self.clock)
+        return retry(lambda: method(*args, _request_timeout=self.within(deadline), **kwargs),
+                     retryable=self.retryable, backoff=BACKOFF, deadline=deadline, clock=self.clock)
 
     def create(self, method: Callable[..., Any], namespace: str, body: dict, deadline: float) -> None:
         """Create ``body`` once: after a call whose answer was lost, AlreadyExists means that call landed (the
@@ -180,7 +191,7 @@ class BoundedCalls:
             nonlocal maybe_landed
             self.sent += 1
             try:
-                method(namespace, body, _request_timeout=self.limits)
+                method(namespace, body, _request_timeout=self.within(deadline))
             except BaseException as error:  # noqa: BLE001 (sorted: passing faults are retried, Ctrl-C raised)
                 refused = isinstance(error, self.client.exceptions.ApiException) and error.status < 500
                 if refused and error.status == 409 and maybe_landed:
@@ -386,8 +397,8 @@ class KubernetesRun(SmokeTarget):
         now)."""
         self.client, self.api = api_client(stack["kubeconfig"], self.request.trust_kubeconfig_exec)
         self.core_api, self.batch_api = self.client.CoreV1Api(self.api), self.client.BatchV1Api(self.api)
-        self.calls = BoundedCalls(self.client, self.request.timeout, self.clock)
         self.deadline = self.clock() + self.request.timeout
+        self.calls = BoundedCalls(self.client, self.request.timeout, self.clock, self.deadline)
 
     @abc.abstractmethod
     def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
@@ -597,11 +608,14 @@ class PendingExplainer:
 def watch_pods(client: Any, api: Any, calls: BoundedCalls, namespace: str, selector: str,
                seconds: int) -> Iterator[dict]:
     """The events of one watch of the pods in ``namespace`` matching the label ``selector``, which the API server
-    ends after ``seconds`` (the read allowed ``calls.limits`` beyond that)."""
+    ends after ``seconds``; no read waits longer than that, nor past the run's deadline (``calls.until``) by more
+    than :data:`.retry.FLOOR`."""
     from kubernetes import watch
 
+    left = calls.until - calls.clock()  # a watch may stay silent for its ``seconds``, the deadline at most
+    read = min(seconds + calls.base[1], max(seconds, left) + FLOOR)
     return watch.Watch().stream(client.CoreV1Api(api).list_namespaced_pod, namespace, label_selector=selector,
-                                timeout_seconds=seconds, _request_timeout=(calls.limits[0], seconds + calls.limits[1]))
+                                timeout_seconds=seconds, _request_timeout=(calls.limits[0], read))
 
 
 def _wait(client, api, calls, namespace, name, deadline, explain_after, context, result, progress, clock):
@@ -641,29 +655,36 @@ def _wait(client, api, calls, namespace, name, deadline, explain_after, context,
 def delete_objects(client: Any, calls: BoundedCalls, deletes: list[tuple[str, Callable[..., Any]]], what: str,
                    command: str, progress: TextIO, held: Optional[HeldInterrupt] = None) -> list[str]:
     """Call each ``(kind, delete)`` of ``deletes`` (``delete(_request_timeout=...)``), each retried on any error but
-    NotFound for :data:`CLEANUP_GRACE` seconds: deleting is idempotent, and a pod left behind holds a GPU. When a
-    create's answer was lost, that create may land after the delete: all are deleted again :data:`LATE_CREATE`
-    seconds later (beyond that, the Job's activeDeadlineSeconds stops its pods at ``--timeout``). A delete that
-    keeps failing is reported to ``progress`` once, with ``what`` it was and the ``command`` that removes it; the
-    kinds left are returned. When no create may have created anything (``calls.sent``), nothing is called. A Ctrl-C
+    NotFound for :data:`CLEANUP_GRACE` seconds in all, each kind for its share of what is left (each call bounded
+    by it; a second round past the grace is not tried): deleting is idempotent, and a pod left behind holds a GPU.
+    When a create's answer was lost, that create may land after the delete: all are deleted again
+    :data:`LATE_CREATE` seconds later (beyond that, the Job's activeDeadlineSeconds stops its pods at
+    ``--timeout``). A delete that keeps failing is reported to ``progress`` once, with ``what`` it was and the
+    ``command`` that removes it; the kinds left are returned. When no create may have created anything (``calls.sent``), nothing is called. A Ctrl-C
     meanwhile is raised once all is deleted, or put in ``held`` for the caller to raise."""
     deadline, failed, caller_raises = calls.clock() + CLEANUP_GRACE, {}, held is not None
     held = held or HeldInterrupt()
     if not calls.sent:
         return []
 
-    def unless_gone(delete: Callable[..., Any]) -> None:
+    def unless_gone(delete: Callable[..., Any], until: float) -> None:
         try:
-            delete(_request_timeout=calls.limits)
+            delete(_request_timeout=calls.within(until))
         except client.exceptions.ApiException as error:
             if error.status != 404:
                 raise
     for round_ in range(2 if calls.lost else 1):
         if round_:
             time.sleep(max(0.0, min(LATE_CREATE, deadline - calls.clock())))
-        for kind, delete in deletes:
+        for index, (kind, delete) in enumerate(deletes):
+            left = deadline - calls.clock()
+            if left <= 0:  # no time left to try (a second round): said as a delete that timed out
+                failed.setdefault(kind, TimeoutError(f"no time left in {CLEANUP_GRACE:g} s"))
+                continue
+            share = calls.clock() + left / (len(deletes) - index)  # one kind refused for good starves no other
             try:
-                persist(lambda: unless_gone(delete), backoff=BACKOFF, deadline=deadline, held=held, clock=calls.clock)
+                persist(lambda: unless_gone(delete, share), backoff=BACKOFF, deadline=share, held=held,
+                        clock=calls.clock)
                 failed.pop(kind, None)
             except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 (reported: Kubernetes' TTL is the backstop)
                 failed[kind] = error

@@ -33,7 +33,8 @@ def retry(call: Callable[[], T], *, retryable: Callable[[BaseException], bool], 
           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> T:
     """``call()`` until it returns, what it returns. An error ``retryable`` refuses is raised at once; a passing one
     is tried again after :meth:`Backoff.pause`, unless ``tries`` calls were made or that pause would reach
-    ``deadline`` (on ``clock``): then it is raised. Nothing bounds a call itself: give each call its own timeout."""
+    ``deadline`` (on ``clock``): then it is raised. Nothing bounds a call itself: give each call its own timeout
+    (:meth:`Deadline.limits`)."""
     for attempt in itertools.count():
         try:
             return call()
@@ -44,6 +45,35 @@ def retry(call: Callable[[], T], *, retryable: Callable[[BaseException], bool], 
                 raise
         sleep(pause)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+FLOOR = 1.0
+"""The shortest connect or read timeout a call is given, however little time is left (an API answers well within
+it, even from a loaded machine): a call started at its deadline ends at most this long after it."""
+
+
+class Deadline:
+    """When the API calls made from now on must have ended (on ``clock``): the run's ``--timeout``, then its
+    cleanup's grace (:meth:`extend`). Every call takes its connect and read timeouts from :meth:`limits`, so that
+    no call started before the deadline ends more than :data:`FLOOR` seconds after it."""
+
+    def __init__(self, at: float = float("inf"), clock: Callable[[], float] = time.monotonic) -> None:
+        self.at, self.clock = at, clock
+
+    def left(self) -> float:
+        """Seconds left (negative once past)."""
+        return self.at - self.clock()
+
+    def limits(self, connect: float, read: float) -> tuple[float, float]:
+        """``(connect, read)``, each shortened to the time left, never below :data:`FLOOR`."""
+        left = max(FLOOR, self.left())
+        return min(connect, left), min(read, left)
+
+    def extend(self, grace: float) -> float:
+        """Move the deadline to ``grace`` seconds from now, or from the deadline once that has passed (a cleanup's
+        time, which starts at the deadline at the latest); the new deadline."""
+        self.at = min(self.at, self.clock()) + grace
+        return self.at
 
 
 class HeldInterrupt:

@@ -119,6 +119,7 @@ class BatchSweepTarget(batch.BatchRun):
                   + f" after {waited:.0f} s", file=self.progress)
 
         jobs = self.submission.jobs
+        self.waiting()  # the jobs' calls bounded from now, as the wait
         self.described = poller.follow([j["id"] for j in jobs], timeout=self.request.timeout, poll=self.poll,
                                        sleep=self.sleep, changed=changed)
         for job in jobs:

@@ -42,8 +42,9 @@ def test_launch_template_requires_imdsv2_and_encrypts_a_large_gp3_root(render):
 
 
 def test_default_root_volume_fits_deep_learning_images(render):
+    """200 GiB, the documented default: deep-learning images are over 10 GB, and a job's data lands there too."""
     rendering, _ = build(render)
-    assert rendering.of_type(LT)[0].inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] >= 100
+    assert rendering.of_type(LT)[0].inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 200
 
 
 def test_gpu_queue_holds_only_gpu_environments_and_cancels_stuck_jobs(render):

@@ -4,6 +4,8 @@ environment that launches from it); what Batch does not support is refused with 
 
 from __future__ import annotations
 
+import contextlib
+
 import boto3
 import botocore.session
 import pytest
@@ -139,3 +141,25 @@ def test_what_batch_cannot_launch_into_is_refused_in_one_line(overrides, field, 
 
 def test_capacity_blocks_are_the_one_kind_refused_for_a_reason():
     assert set(reservation.UNSUPPORTED) == {"capacity-block"}
+
+
+@pytest.mark.parametrize("id, refused", [
+    ("cr-0123456789abcdef0", False),  # EC2's shape: cr- and 17 hex digits
+    ("cr-01234567", True),  # 8 hex digits (an EC2 id of the old, short form: reservations never had it)
+    ("cr-0123456789abcdef", True), ("cr-0123456789abcdef01", True),  # 16 and 18
+    ("cr-0123456789ABCDEF0", True), ("cr-0123456789abcdeg0", True),  # upper case, not hex
+])
+def test_a_reservation_id_is_cr_and_exactly_17_hex_digits(id, refused):
+    with pytest.raises(ConfigError) if refused else contextlib.nullcontext() as error:
+        check(args(reservation=BatchReservationArgs(id=id)))
+    if refused:
+        assert error.value.field == "reservation.id" and "17 hex digits" in str(error.value)
+
+
+@pytest.mark.parametrize("start, refused", [("2999-01-01T00:00:00Z", True), ("2998-12-31T23:59:59Z", False)])
+def test_a_reservation_must_start_before_it_ends_not_at_its_end(start, refused):
+    res = BatchReservationArgs(id=ID, start=start, end="2999-01-01T00:00:00Z")
+    with pytest.raises(ConfigError) if refused else contextlib.nullcontext() as error:
+        check(args(reservation=res))
+    if refused:
+        assert error.value.field == "reservation.start" and "not before the end" in str(error.value)

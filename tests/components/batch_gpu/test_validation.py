@@ -170,6 +170,14 @@ def test_root_volume_size_is_bounded(size):
     assert error(root_volume_gib=size).field == "root_volume_gib"
 
 
+@pytest.mark.parametrize("size, refused", [(29, True), (30, False), (16_384, False), (16_385, True)])
+def test_root_volume_size_is_bounded_on_both_sides(size, refused):
+    if refused:
+        assert error(root_volume_gib=size).field == "root_volume_gib"
+    else:
+        check(args(root_volume_gib=size))
+
+
 @pytest.mark.parametrize("minutes", [5, 2000])
 def test_runnable_timeout_is_within_what_batch_accepts(minutes):
     assert "10 to 1440" in str(error(runnable_timeout_minutes=minutes))

@@ -237,3 +237,15 @@ def test_a_reservation_zone_mistake_says_which_zone_would_do(pool, overrides, fi
     with pytest.raises(ConfigError) as error:
         check(args(pool, **overrides), "ml-project")
     assert (error.value.field, error.value.fix) == ("node_pool.reservation.zone", fix)
+
+
+@pytest.mark.parametrize("affinity, refused", [("specific", True), ("any", True), ("none", False)])
+def test_spot_vms_consume_no_reservation_whatever_the_affinity(affinity, refused):
+    res = _res() if affinity == "specific" else ReservationArgs(affinity=affinity)
+    pool = {"reservation": res, "spot": True}
+    if refused:
+        with pytest.raises(ConfigError) as error:
+            check(args(pool), "ml-project")
+        assert error.value.field == "node_pool.spot" and "consume no reservation" in str(error.value)
+    else:
+        check(args(pool), "ml-project")

@@ -350,3 +350,40 @@ def test_each_repair_signal_names_a_check_the_probe_fails_on():
     for signal in health.SIGNALS:
         if signal.repair:
             assert signal.probe, signal.alert
+
+
+FOR = [
+    # (series, alert, the minute its condition first holds, its for: in minutes, the alert once it fires): it must
+    # fire exactly its ``for:`` later, and not a minute sooner
+    ([_series("DCGM_FI_DEV_ROW_REMAP_PENDING", "0 1x20")], "GpuRowRemapPending", 1, 5,
+     _alert("GpuRowRemapPending", 1, GPU)),
+    ([_series("DCGM_FI_DEV_THERMAL_VIOLATION", "0+1000000x30")], "GpuThermalThrottling", 1, 10,
+     _alert("GpuThermalThrottling", 16666.666666666668, GPU)),
+    ([_series("DCGM_FI_DEV_POWER_VIOLATION", "0+1000x60")], "GpuPowerThrottling", 1, 30,
+     _alert("GpuPowerThrottling", 16.666666666666668, GPU)),
+    ([_series("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "0+1x30"),
+      _series("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "0x30")], "GpuNvlinkErrors", 1, 10,
+     _alert("GpuNvlinkErrors", 10, GPU)),
+    ([{"series": 'up{job="dcgm-exporter",instance="10.0.1.5:9400"}', "values": "1 1 0x10"}], "DcgmExporterDown", 2, 5,
+     _alert("DcgmExporterDown", 0, {"job": "dcgm-exporter", "instance": "10.0.1.5:9400"})),
+    ([_series("DCGM_FI_DEV_GPU_UTIL", "0x90", exported_pod="train-0", exported_namespace="team-a")],
+     "GpuAllocatedIdle", 0, 60, _alert("GpuAllocatedIdle", 0, {**GPU, "exported_pod": "train-0",
+                                                          "exported_namespace": "team-a"})),
+    ([_capacity("gpu-node-a", 8), *_reporting(7)], "GpuMissing", 0, 10, _alert("GpuMissing", 1, {"node": "gpu-node-a"})),
+]
+
+
+def _minutes(duration: str) -> int:
+    return int(duration[:-1]) * {"m": 1, "h": 60}[duration[-1]]
+
+
+def test_each_alert_waits_its_for_duration_and_not_a_minute_less(promtool, tmp_path):
+    """Each alert with a ``for:``, a minute before it may fire (silent) and at the minute it does: halving or
+    doubling a duration fails one side."""
+    rules = health.alerting_rules(exporter_job="dcgm-exporter")
+    waits = {s.alert: _minutes(s.for_) for s in health.SIGNALS if s.alerts and s.for_ != "0m"}
+    assert {case[1]: case[3] for case in FOR} == waits  # every alert that waits has its two sides, at its for:
+    tests = [_test(series, f"{start + wait + shift}m", alert, [fired] if shift == 0 else [])
+             for series, alert, start, wait, fired in FOR for shift in (-1, 0)]
+    done = _promtool_test(promtool, tmp_path, rules, tests)
+    assert done.returncode == 0, done.stdout + done.stderr

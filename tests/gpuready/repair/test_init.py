@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from gpuready.cli import main
-from gpuready.repair import ANNOTATION, Limits, after_sweep
+from gpuready.repair import ANNOTATION, ONCE, Limits, _recent, after_sweep
 from gpuready.smoke import sweep
 from gpuready.smoke.sweep_kubernetes import TAINT
 from tests.gpuready.smoke.moto_batch import aws_client
@@ -202,16 +202,19 @@ def test_ctrl_c_while_the_cloud_is_asked_is_said_and_the_node_is_not_repaired_tw
     assert _calls(proxy, "TerminateInstanceInAutoScalingGroup") == ["interrupt"]
 
 
-def test_an_annotation_older_than_an_hour_does_not_hold_a_repair(aws, group, proxy, fake_kube, logs, tmp_path):
+@pytest.mark.parametrize("age, outcome", [(timedelta(hours=2), "requested"), (timedelta(minutes=59), "not repaired")])
+def test_an_annotation_holds_a_repair_for_an_hour(aws, group, proxy, fake_kube, logs, tmp_path, age, outcome):
     ids = group(5)
-    old = (datetime.now(timezone.utc) - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    old = (datetime.now(timezone.utc) - age).strftime("%Y-%m-%dT%H:%M:%SZ")
     failing = node("gpu-0", ids[0])
     failing["metadata"]["annotations"] = {ANNOTATION: json.dumps({"action": "reboot", "time": old,
                                                                   "outcome": "requested"})}
     server, outputs = fake_kube(EKS, nodes=[failing] + [node(f"gpu-{i}", ids[i]) for i in range(1, 5)],
                                 node_logs={f"gpu-{i}": logs("ecc" if i == 0 else None) for i in range(5)})
     (entry,) = swept(outputs, tmp_path, Limits(apply=True)).repairs
-    assert entry["outcome"] == "requested"
+    assert entry["outcome"] == outcome and len(_calls(proxy, "RebootInstances")) == (outcome == "requested")
+    if outcome != "requested":
+        assert "(59 min ago; requested" in entry["answer"] and "not again within the hour" in entry["answer"]
 
 
 def test_a_karpenter_node_is_replaced_by_deleting_its_nodeclaim(aws, fake_kube, logs, tmp_path):
@@ -281,3 +284,59 @@ def test_a_platform_without_repair_refuses_it_in_one_line_before_the_sweep():
     finally:
         platforms.unregister("eks-unrepaired")
     assert str(refused.value) == "--repair: gpuready repairs no node on platform eks-unrepaired: drop --repair"
+
+
+# --- the limits at their boundaries, on both sides ------------------------------------------------------------------
+
+@pytest.mark.parametrize("max_unhealthy, repaired", [(39, False), (40, True)])
+def test_a_machine_under_repair_counts_in_the_unhealthy_share(aws, group, proxy, fake_kube, logs, tmp_path,
+                                                               max_unhealthy, repaired):
+    """gpu-0 fails, gpu-1 is under repair (its instance stopped): 2 of 5 unhealthy, 40%."""
+    ids = group(5)
+    aws_client("ec2", aws[0]).stop_instances(InstanceIds=[ids[1]])
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs("ecc" if i == 0 else None) for i in range(5)})
+    (entry,) = swept(outputs, tmp_path, Limits(apply=True, max_repairs=2, max_unhealthy=max_unhealthy)).repairs
+    if repaired:
+        assert entry["outcome"] == "requested" and len(_calls(proxy, "RebootInstances")) == 1
+    else:
+        assert entry["outcome"] == "not repaired" and _calls(proxy, "RebootInstances") == []
+        assert f"2 of the 5 machines of {GROUP} are failing or under repair (40% > --max-unhealthy 39%)" in \
+            entry["answer"]
+
+
+@pytest.mark.parametrize("max_repairs", [1, 2])
+def test_a_request_left_unanswered_counts_against_max_repairs(aws, group, proxy, fake_kube, logs, tmp_path,
+                                                              monkeypatch, max_repairs):
+    """The cloud never answers gpu-0's replace (it may have acted): with --max-repairs 1, gpu-1 waits."""
+    import gpuready.repair
+
+    monkeypatch.setattr(gpuready.repair, "ASK_GRACE", 1.0)  # the tries at the unanswered call, cut short
+    ids = group(5)
+    proxy.plan["TerminateInstanceInAutoScalingGroup"] = ["always:reset"]
+    server, outputs = fake_kube(EKS, nodes=[node(f"gpu-{i}", ids[i]) for i in range(5)],
+                                node_logs={f"gpu-{i}": logs("remap" if i < 2 else None) for i in range(5)})
+    first, second = swept(outputs, tmp_path, Limits(apply=True, max_repairs=max_repairs, max_unhealthy=40)).repairs
+    assert (first["node"], first["outcome"]) == ("gpu-0", "failed") and "may have reached the cloud" in \
+        first["answer"]
+    if max_repairs == 1:
+        assert (second["node"], second["outcome"]) == ("gpu-1", "not repaired")
+        assert "--max-repairs 1 reached" in second["answer"]
+        assert ANNOTATION not in (nodes_of(server)["gpu-1"]["metadata"].get("annotations") or {})
+    else:
+        assert (second["node"], second["outcome"]) == ("gpu-1", "failed")
+
+
+@pytest.mark.parametrize("age, held", [(ONCE - 1, True), (ONCE, False)])
+def test_a_node_asked_about_is_not_repaired_again_within_the_hour(age, held):
+    """The window is an hour: a node asked 59:59 ago is held, one asked 60:00 ago is not."""
+    now = datetime(2026, 11, 28, 12, 0, 0, tzinfo=timezone.utc)
+    asked = (now - timedelta(seconds=age)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    why = _recent({ANNOTATION: json.dumps({"action": "replace", "time": asked, "outcome": "requested",
+                                           "answer": "accepted"})}, now)
+    assert ONCE == 3600
+    if held:
+        assert why and "already asked to replace it" in why and "not again within the hour" in why
+    else:
+        assert why is None
+

@@ -3,7 +3,7 @@ Kubernetes API server (tests/gpuready/smoke/fake_kube.py).
 
 Calls are named by ``classify(method, path, headers, body)`` (``aws_action`` or ``kube_action``) and faulted by plan:
 ``plan[name] = [fault, ...]``, one entry consumed per call, in order (``pass`` lets one call through; ``always:F``
-is never consumed). Faults:
+is never consumed; ``plan["*"]`` applies to the calls the plan does not name). Faults:
 
 - ``throttle``, ``5xx``, ``client``: the API's own error answer (AWS: 429 ThrottlingException, 500 ServerException,
   400 ClientException; Kubernetes: 429 TooManyRequests, 500 InternalError, 403 Forbidden Status objects);
@@ -12,7 +12,8 @@ is never consumed). Faults:
 - ``hang``: the connection accepted and never answered;
 - ``late``: the call forwarded 2 s late (after the caller gave up waiting), so it lands after that, unanswered;
 - ``interrupt`` / ``sigterm``: the call forwarded, then SIGINT (Ctrl-C) or SIGTERM delivered to the main thread
-  while the caller still waits for the answer, which never comes.
+  while the caller still waits for the answer, which never comes (none to a caller that gave up: a signal then would
+  land in whatever the process does next, another test or the interpreter's exit).
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ class FaultProxy:
         self.closed = threading.Event()
         self.seen: list[tuple[str, Optional[str]]] = []
         """(call name, fault) for every call, in order."""
+        self.when: list[float] = []
+        """When each call of ``seen`` arrived (:func:`time.monotonic`)."""
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -95,9 +98,10 @@ class FaultProxy:
             def _handle(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 name = classify(self.command, self.path, self.headers, body)
-                faults = proxy.plan.get(name) or []
+                faults = proxy.plan.get(name) or (proxy.plan.get("*") if name not in proxy.plan else None) or []
                 fault = (faults[0] if faults[0].startswith("always:") else faults.pop(0)) if faults else None
                 fault = fault.split(":", 1)[-1] if fault and fault != "pass" else None
+                proxy.when.append(time.monotonic())
                 proxy.seen.append((name, fault))
                 if fault == "hang":
                     proxy.closed.wait()
@@ -113,12 +117,17 @@ class FaultProxy:
                 upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=30)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
                 upstream.request(self.command, self.path, body=body, headers=headers)
-                answer = upstream.getresponse()
-                data = answer.read()
+                answer = upstream.getresponse()  # the call took effect (a watch: it is open)
                 if fault in ("interrupt", "sigterm"):
-                    _thread.interrupt_main(signal.SIGINT if fault == "interrupt" else signal.SIGTERM)
-                    time.sleep(0.5)
-                if fault in ("reset-after", "late", "interrupt", "sigterm"):
+                    if self._caller_waits():  # never a signal to a caller that gave up: it would land elsewhere
+                        _thread.interrupt_main(signal.SIGINT if fault == "interrupt" else signal.SIGTERM)
+                        time.sleep(0.5)
+                    self._close()
+                    answer.read()  # the upstream's answer drained (a watch: to its end), so it sees no reset
+                    upstream.close()
+                    return
+                data = answer.read()
+                if fault in ("reset-after", "late"):
                     self._close()
                     return
                 self.send_response(answer.status)
@@ -128,6 +137,18 @@ class FaultProxy:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _caller_waits(self) -> bool:
+                """Whether the caller still waits for the answer (its connection open, nothing more sent)."""
+                try:
+                    self.connection.setblocking(False)
+                    return self.connection.recv(1, socket.MSG_PEEK) != b""  # b"": it hung up (gave up waiting)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                finally:
+                    self.connection.setblocking(True)
 
             def _close(self):
                 self.close_connection = True

@@ -269,13 +269,10 @@ def test_an_unreachable_kubernetes_api_is_one_line_within_the_timeout(fake_kube,
     server, outputs = fake_kube({"platform": "eks"})
     outputs["kubeconfig"] = outputs["kubeconfig"].replace(server.url, f"http://127.0.0.1:{_closed_port()}")
     (tmp_path / "o.json").write_text(json.dumps(outputs))
-    started = time.monotonic()
     code = main(["smoke", "--outputs", str(tmp_path / "o.json"), "--timeout", "1"])
-    took = time.monotonic() - started
     out, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "cannot reach the API" in err, err
-    assert "could not delete" not in err and out == ""
-    assert took < 1 + 1.5, f"--timeout 1 took {took:.1f} s"
+    assert "could not delete" not in err and out == ""  # the time it takes: test_time_limits.py
 
 
 def test_a_failing_credential_command_is_one_line_without_the_clients_log(fake_kube, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuready.smoke.retry import Backoff, HeldInterrupt, persist, retry
+from gpuready.smoke.retry import FLOOR, Backoff, Deadline, HeldInterrupt, persist, retry
 
 
 class Clock:
@@ -107,3 +107,21 @@ def test_a_cleanup_failing_to_its_deadline_raises_the_last_error_and_keeps_an_ea
 
 def test_nothing_held_raises_nothing():
     HeldInterrupt().raise_held()
+
+
+@pytest.mark.parametrize("left, limits", [(10.0, (3.0, 5.0)), (4.0, (3.0, 4.0)), (2.0, (2.0, 2.0)),
+                                          (0.5, (FLOOR, FLOOR)), (0.1, (FLOOR, FLOOR)), (-3.0, (FLOOR, FLOOR))])
+def test_a_calls_timeouts_are_cut_to_the_time_left_never_below_the_floor(left, limits):
+    clock = Clock()
+    assert Deadline(clock.now + left, clock).limits(3.0, 5.0) == limits
+
+
+@pytest.mark.parametrize("stopped_at, cleanup_until", [(100.0, 113.0), (129.0, 142.0), (130.0, 143.0),
+                                                       (131.5, 143.0)])
+def test_a_cleanup_gets_its_grace_from_the_deadline_or_from_an_earlier_stop(stopped_at, cleanup_until):
+    """Deadline at 130: a run stopped at once cleans up until 113; one that reached its cleanup 1.5 s late still
+    ends by 130 + 13."""
+    clock = Clock()
+    clock.now = stopped_at
+    deadline = Deadline(130.0, clock)
+    assert deadline.extend(13.0) == cleanup_until == deadline.at

@@ -29,6 +29,11 @@ if _name:
 '''
 
 
+HUNG = 300.0
+"""``log_wait`` where the stand-in's logs must be read: the sweep reads them as soon as every report is there
+(however slowly a loaded machine runs the probes), so only a stand-in that hangs waits this long."""
+
+
 def _run(outputs, **kwargs):
     defaults = {"poll": 0.05, "log_wait": 5.0, "progress": io.StringIO()}
     return target.run(outputs, **{**defaults, **kwargs})
@@ -82,7 +87,7 @@ def test_each_instance_gets_a_row_from_its_probe_report(aws, containers, monkeyp
         return made
     monkeypatch.setattr(target.batch, "clients", clients)
     containers["faults"] = lambda name: {"ecc.errors.uncorrected.volatile.total": "2"} if name.endswith("-1") else {}
-    result = _run(outputs, nodes=3)
+    result = _run(outputs, nodes=3, log_wait=HUNG)
     assert [(r.node, r.verdict) for r in result.rows] == [("ip-10-42-0-0", "pass"), ("ip-10-42-0-1", "fail"),
                                                            ("ip-10-42-0-2", "pass")]
     assert "ecc_uncorrected" in result.rows[1].detail and result.rows[1].health == "fail"
@@ -102,7 +107,7 @@ def test_each_instance_gets_a_row_from_its_probe_report(aws, containers, monkeyp
 
 def test_a_second_job_on_an_instance_already_swept_is_a_duplicate_row(aws, containers):
     containers["host"] = lambda name: "ip-10-42-0-9"
-    result = _run(aws[1], nodes=2)
+    result = _run(aws[1], nodes=2, log_wait=HUNG)
     assert [r.verdict for r in result.rows] == ["pass", "duplicate"] and result.verdict == "pass"
     assert "already swept by" in result.rows[1].detail and len(result.counted) == 1
 

@@ -32,8 +32,9 @@ SERIES = (
     (r"Standard_ND96isr_H100_v5", "H100", 80.0), (r"Standard_NC\d+adi?s_H100_v5", "H100", 94.0),
     (r"Standard_ND96isr_H200_v5", "H200", 141.0), (r"Standard_NV\d+ads_A10_v5", "A10", 24.0),
 )
-"""NVIDIA GPU VM sizes: name pattern, GPU model as the catalog names it, GPU memory GiB (the H100 NVL of NC H100 v5
-is an H100 with 94 GB): the size of the model the series has, whose figure is the catalog's (gpu_models.csv)."""
+"""NVIDIA GPU VM sizes: name pattern, GPU model as the catalog names it, GPU memory in decimal GB as the series'
+size page states it (the H100 NVL of NC H100 v5 is an H100 with 94 GB), a memory size of gpu_models.csv; the rows
+carry it in GiB (:func:`~gpuready_components.catalog.gib_of_gb`). Resource SKUs report no GPU memory."""
 
 
 def _pages(answer: Any) -> list[dict]:
@@ -120,10 +121,10 @@ def fetch(answers: Answers, date: str) -> Fresh:
     price = prices(_pages(answers.get("retail-prices.json", lambda: _retail(found))))
     rows = []
     for name in sorted(found):
-        sku, (_, model, reported) = found[name]
-        caps, memory = _capabilities(sku), catalog.gpu_memory(model, reported)
-        if memory is None:
-            skipped.append(Skipped(name, unknown_memory(model, reported)))
+        sku, (_, model, size) = found[name]
+        caps, memory = _capabilities(sku), catalog.gib_of_gb(size)
+        if size not in catalog.gpu_memories().get(model, {}):
+            skipped.append(Skipped(name, unknown_memory(model, memory)))
             continue
         rows.append(catalog.GpuInstanceType(
             cloud="azure", name=name, accelerator="", gpu_model=model, gpus=int(caps["GPUs"]), gpu_memory_gib=memory,

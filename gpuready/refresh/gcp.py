@@ -88,16 +88,18 @@ def unit_price(sku: dict) -> float:
 
 
 def model_of(description: str) -> tuple[Optional[str], Optional[float]]:
-    """GPU model and memory (GiB) from an accelerator type's description (``NVIDIA H100 80GB``, ``NVIDIA Tesla T4``):
-    the catalog's figure (gpu_models.csv) of the size the description states, else of the model's smallest size (the
-    one Compute Engine's GPU pages give where the name states none); None for a size the catalog does not have."""
+    """GPU model and memory (GiB, :func:`~gpuready_components.catalog.gib_of_gb`) from an accelerator type's
+    description (``NVIDIA H100 80GB``, ``NVIDIA Tesla T4``): the size (decimal GB) the description states, when
+    gpu_models.csv has it, else the model's smallest size there (the one Compute Engine's GPU pages give where the
+    name states none); None for a size the catalog does not have."""
     words = description.replace("NVIDIA", "").replace("Tesla", "").split()
     model = next((w for w in words if w in catalog.GPU_MODELS), None)
     stated = re.search(r"(\d+)\s*GB", description)
     sizes = sorted(catalog.gpu_memories().get(model or "", {}))
     if stated:
-        return model, catalog.gpu_memory(model or "", float(stated.group(1)))
-    return model, sizes[0] if sizes else None
+        size = float(stated.group(1))
+        return model, catalog.gib_of_gb(size) if size in sizes else None
+    return model, catalog.gib_of_gb(sizes[0]) if sizes else None
 
 
 def _series(machine: str) -> list[str]:

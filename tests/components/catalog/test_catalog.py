@@ -241,8 +241,8 @@ def test_catalog_covers_the_families_users_run(cloud, families):
 
 
 def test_gcp_a100_rows_tell_40_from_80_gb():
-    assert catalog.lookup("gcp", "a2-highgpu-1g").gpu_memory_gib == 40
-    assert catalog.lookup("gcp", "a2-ultragpu-1g").gpu_memory_gib == 80
+    assert catalog.lookup("gcp", "a2-highgpu-1g").gpu_memory_gib == 37.25  # 40 GB
+    assert catalog.lookup("gcp", "a2-ultragpu-1g").gpu_memory_gib == 74.51  # 80 GB
     assert catalog.lookup("gcp", "n1-standard-16:nvidia-tesla-t4:2").machine_type == "n1-standard-16"
 
 
@@ -278,7 +278,7 @@ def test_aws_rows_agree_with_ec2_describe_instance_types():
         assert row.memory_mib == record["MemoryInfo"]["SizeInMiB"], row.name
         assert row.gpus == gpu["Count"], row.name
         assert row.gpu_model == gpu["Name"], row.name
-        assert row.gpu_memory_gib == catalog.gpu_memory(gpu["Name"], gpu["MemoryInfo"]["SizeInMiB"] / 1024), row.name
+        assert row.gpu_memory_gib == gpu["MemoryInfo"]["SizeInMiB"] / 1024, row.name  # GiB, as EC2 reports it
         checked += 1
     assert checked >= 38
 
@@ -355,20 +355,28 @@ def test_gcp_machines_as_node_configs_name_them():
     assert catalog.find_gcp("e2-standard-4") is None
 
 
-def test_one_memory_figure_per_gpu_model_and_size_with_its_source():
-    """The same GPU has the same memory on every cloud (EC2 reports the L4's 24 GB as 22,888 MiB, GKE as 24 GB):
-    each row's figure is its model's in gpu_models.csv, whose every figure names a source."""
-    memories = catalog.gpu_memories()
+def test_gpu_memory_is_gib_as_each_cloud_reports_it_and_one_of_its_models_sizes():
+    """Every row's GPU memory is GiB: EC2's own MiB / 1024 (the L4's 24 GB is 22,888 MiB, 22.35 GiB), or a documented
+    decimal GB figure (GCP, Azure, EC2 types moto lacks) converted; and it is one of its model's sizes in
+    gpu_models.csv (decimal GB), whose every figure names a source."""
+    memories, ec2 = catalog.gpu_memories(), _moto_instance_types()
     for row in catalog.file_rows():
-        assert row.gpu_memory_gib in memories[row.gpu_model], (row.cloud, row.name, row.gpu_memory_gib)
-    assert {r.gpu_memory_gib for r in catalog.file_rows() if r.gpu_model == "L4"} == {24.0}
+        size = catalog.memory_size(row.gpu_model, row.gpu_memory_gib)
+        assert size in memories[row.gpu_model], (row.cloud, row.name, row.gpu_memory_gib)
+        if row.cloud == "aws" and row.name in ec2:
+            assert row.gpu_memory_gib == ec2[row.name]["GpuInfo"]["Gpus"][0]["MemoryInfo"]["SizeInMiB"] / 1024
+        else:
+            assert row.gpu_memory_gib == round(size * 10**9 / 2**30, 2), (row.cloud, row.name)
+    assert {(r.cloud, r.gpu_memory_gib) for r in catalog.file_rows() if r.gpu_model == "L4"} == {
+        ("aws", 22.3515625), ("gcp", 22.35)}
+    assert catalog.gib_text(22.3515625) == "22.35 GiB" and catalog.gib_text(16.0) == "16 GiB"
     for model, sizes in memories.items():
         assert model in catalog.GPU_MODELS and all(source in catalog.sources() for source in sizes.values()), model
         assert all(abs(a - b) > catalog.MEMORY_TOLERANCE * max(a, b) for a in sizes for b in sizes if a < b), model
 
 
 def test_a_row_whose_gpu_memory_is_not_its_models_is_a_problem():
-    row = dataclasses.replace(catalog.find("aws", "g6.xlarge"), gpu_memory_gib=22.35)
-    assert catalog.problems(row) == ["22.35 GiB per L4: not a figure of gpu_models.csv (24): use its figure, or add "
-                                     "the model's memory size there with its source"]
+    row = dataclasses.replace(catalog.find("aws", "g6.xlarge"), gpu_memory_gib=24.0 * 1.15)  # GB taken for GiB, +15%
+    assert catalog.problems(row) == ["27.6 GiB per L4: no memory size of gpu_models.csv (24 GB): give the cloud's "
+                                     "figure in GiB, or add the model's memory size there with its source"]
     assert catalog.problems(row, provenance=False) == []  # a stack's own type: its figure as declared

@@ -59,10 +59,12 @@ COLUMNS = ("cloud", "name", "accelerator", "gpu_model", "gpus", "gpu_memory_gib"
 """The columns of ``gpu_instances.csv``, in order."""
 
 GPU_MODELS = ("T4", "T4g", "V100", "A10G", "A10", "L4", "L40S", "A100", "H100", "H100 NVL", "H200", "H200 NVL",
-              "B200", "B300")
+              "B200", "B300", "GB200", "GB300", "RTX PRO Server 6000", "RTX PRO 4500")
 """NVIDIA GPU models as the catalog names them (EC2's ``GpuInfo.Gpus[].Name`` where EC2 sells the model: ``T4g`` is
-the T4 of the Graviton g5g; ``H100 NVL`` is Azure's NC H100 v5 GPU, 94 GB). Code keyed on the model (the probe's
-typical figures, the fabric tables) must know every one."""
+the T4 of the Graviton g5g; ``H100 NVL`` is Azure's NC H100 v5 GPU, 94 GB; ``RTX PRO Server 6000`` is the RTX PRO
+6000 Blackwell Server Edition of EC2 G7e and Azure's NC RTXPRO6000BSE v6; ``GB200`` and ``GB300`` the Blackwell GPUs
+of the NVL72 racks). Code keyed on the model (the probe's typical figures, the fabric tables) must know every one,
+or say it has no figure for it."""
 
 NOT_NVIDIA: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "aws": ((r"g4ad\.", "AMD Radeon Pro V520"), (r"(inf1|inf2)\.", "AWS Inferentia"),
@@ -95,7 +97,7 @@ class GpuInstanceType:
     accelerator: str
     """GCP accelerator type (``nvidia-l4``); empty for AWS and Azure."""
     gpu_model: str
-    """NVIDIA model as the vendor names it: T4, V100, A10G, A10, L4, L40S, A100, H100, H200, B200, B300."""
+    """NVIDIA model as the catalog names it (:data:`GPU_MODELS`)."""
     gpus: int
     """GPUs in one instance."""
     gpu_memory_gib: float

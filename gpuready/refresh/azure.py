@@ -31,6 +31,8 @@ SERIES = (
     (r"Standard_ND96asr_v4", "A100", 40.0), (r"Standard_ND96amsr_A100_v4", "A100", 80.0),
     (r"Standard_ND96isr_H100_v5", "H100", 80.0), (r"Standard_NC\d+adi?s_H100_v5", "H100", 94.0),
     (r"Standard_ND96isr_H200_v5", "H200", 141.0), (r"Standard_NV\d+ads_A10_v5", "A10", 24.0),
+    (r"Standard_ND128isr_NDR_GB200_v6", "GB200", 192.0), (r"Standard_ND128isr_GB300_v6", "GB300", 288.0),
+    (r"Standard_NC\d+l?ds_xl_RTXPRO6000BSE_v6", "RTX PRO Server 6000", 96.0),
 )
 """NVIDIA GPU VM sizes: name pattern, GPU model as the catalog names it, GPU memory in decimal GB as the series'
 size page states it (the H100 NVL of NC H100 v5 is an H100 with 94 GB), a memory size of gpu_models.csv; the rows

@@ -67,8 +67,16 @@ def test_aws_skips_what_is_not_a_whole_nvidia_gpu(aws_fresh):
     assert skipped["inf2.xlarge"] == "not NVIDIA: AWS Inferentia"
     assert skipped["trn1.32xlarge"] == "not NVIDIA: AWS Trainium"
     assert skipped["g6f.large"].startswith("fractional GPU: a fraction of one L4")
-    assert "'RTX PRO 4500' is not one gpuready knows" in skipped["g7.2xlarge"]
-    assert not {"g5.xlarge", "p5.48xlarge", "m7i.large"} & set(skipped)
+    assert not {"g5.xlarge", "p5.48xlarge", "m7i.large", "g7.2xlarge", "g7e.48xlarge"} & set(skipped)
+
+
+def test_aws_refresh_writes_gpu_memory_in_the_catalogs_unit(aws_fresh):
+    """The refresh writes EC2's GiB (SizeInMiB / 1024) as the catalog holds it: the same figure for every type both
+    have, so a refresh never turns GiB back into GB (the L4's 22,888 MiB stays 22.35 GiB, not 24)."""
+    fresh = {r.name: r.gpu_memory_gib for r in aws_fresh.rows}
+    held = {r.name: r.gpu_memory_gib for r in catalog.file_rows() if r.cloud == "aws" and r.name in fresh}
+    assert len(held) >= 50 and held == {name: fresh[name] for name in held}
+    assert (fresh["g6.xlarge"], fresh["g7.2xlarge"], fresh["g7e.2xlarge"]) == (22.3515625, 32.0, 96.0)
 
 
 def test_aws_diff_names_added_rows_and_price_moves(aws_fresh):

@@ -53,6 +53,8 @@ def gib_text(gib: float) -> str:
 def gib_of_mib(mib: int) -> float:
     """EC2's ``SizeInMiB`` in GiB, exactly (22,888 MiB is 22.3515625 GiB)."""
     return mib / 1024
+
+
 COLUMNS = ("cloud", "name", "accelerator", "gpu_model", "gpus", "gpu_memory_gib", "vcpus", "memory_gib",
            "price_usd_hour", "price_region", "price_date", "spec_source", "price_source", "efa_interfaces",
            "network_gbps")

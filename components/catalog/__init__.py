@@ -1,9 +1,11 @@
 """The GPU catalog: every instance, VM and machine type gpuready knows, with its GPUs, CPUs, memory and price.
 
 The facts live in ``gpu_instances.csv`` (one row per type; ``gpu_memory_gib`` is GiB, 2**30 bytes, as the cloud
-reports it: EC2's ``SizeInMiB`` / 1024, a documented decimal GB figure converted), ``gpu_models.csv`` (the memory
-sizes each GPU model comes in, in the vendor's decimal GB, with their source: every row's GiB figure is one of these
-sizes, within :data:`MEMORY_TOLERANCE`) and ``sources.csv`` (where each row's figures come from);
+reports it), ``gpu_models.csv`` (the memory sizes each GPU model comes in: the vendor's GB figure with its source,
+and the GiB figure the clouds' APIs report for it, EC2's ``SizeInMiB`` / 1024, with its source; a model EC2 does not
+report is the vendor's GB converted as decimal, and says so. A GPU's memory is the chip's, not the cloud's: every
+row's GiB figure is its model size's GiB figure there, on every cloud) and ``sources.csv`` (where each row's figures
+come from);
 this module loads them and checks rows (:func:`problems`). A :class:`Catalog` is the file's rows plus the rows a user
 declares for types newer than the file (a component's ``extra_instance_types``, a stack's
 ``gpuready:extraInstanceTypes``): each component builds its own (:func:`declared`) from its args, so what one
@@ -40,8 +42,9 @@ BYTES_PER_GB, BYTES_PER_GIB = 10**9, 2**30
 
 
 def gib_of_gb(gb: float) -> float:
-    """A decimal GB figure (GCP's and Azure's documentation, NVIDIA's data sheets) in GiB, to 0.01: 24 GB is 22.35
-    GiB."""
+    """A decimal GB figure in GiB, to 0.01 (24 GB is 22.35 GiB): the GiB of a model size in ``gpu_models.csv`` that
+    no cloud's API reports (source ``gib-from-vendor-gb``). Not what a cloud's row carries for a model EC2 reports:
+    the H100's 80 GB is 80 GiB there (:func:`model_gib`)."""
     return round(gb * BYTES_PER_GB / BYTES_PER_GIB, 2)
 
 
@@ -103,9 +106,9 @@ class GpuInstanceType:
     gpus: int
     """GPUs in one instance."""
     gpu_memory_gib: float
-    """Memory of one GPU in GiB (2**30 bytes) as its cloud reports it: EC2's ``GpuInfo`` ``SizeInMiB`` / 1024 (the L4
-    22.35), GCP's and Azure's documented GB converted (:func:`gib_of_gb`). Not the vendor's GB figure, which
-    :attr:`gpu_memory_gb` gives."""
+    """Memory of one GPU in GiB (2**30 bytes) as the clouds' APIs report it: EC2's ``GpuInfo`` ``SizeInMiB`` / 1024
+    (the L4 22.35, the H100 80), the same figure for the same model on GCP and Azure (:func:`model_gib`). Not the
+    vendor's GB figure, which :attr:`gpu_memory_gb` gives."""
     vcpus: int
     memory_gib: float
     price_usd_hour: Optional[float]
@@ -304,14 +307,35 @@ def problems(row: GpuInstanceType, provenance: bool = True) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def gpu_memories() -> dict[str, dict[float, str]]:
-    """``gpu_models.csv``: GPU model -> {each memory size it comes in, vendor decimal GB per GPU: the source key of
-    that figure}."""
+def _gpu_model_rows() -> tuple[dict[str, str], ...]:
     with open(GPU_MODELS_CSV, newline="") as f:
-        found: dict[str, dict[float, str]] = {}
-        for r in csv.DictReader(f):
-            found.setdefault(r["gpu_model"], {})[float(r["gpu_memory_gb"])] = r["source"]
-        return found
+        return tuple(csv.DictReader(f))
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_memories() -> dict[str, dict[float, str]]:
+    """``gpu_models.csv``: GPU model -> {each memory size it comes in, the vendor's GB per GPU: the source key of
+    that figure}."""
+    found: dict[str, dict[float, str]] = {}
+    for r in _gpu_model_rows():
+        found.setdefault(r["gpu_model"], {})[float(r["gpu_memory_gb"])] = r["source"]
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_memory_gibs() -> dict[tuple[str, float], tuple[float, str]]:
+    """``gpu_models.csv``: (GPU model, vendor GB size) -> (its GiB figure as the clouds' APIs report it, the source
+    key of that figure: ``aws-ec2-api`` for EC2's ``SizeInMiB`` / 1024, ``gib-from-vendor-gb`` where no API figure
+    was at hand and the vendor's GB is converted as decimal)."""
+    return {(r["gpu_model"], float(r["gpu_memory_gb"])): (float(r["gpu_memory_gib"]), r["gib_source"])
+            for r in _gpu_model_rows()}
+
+
+def model_gib(model: str, gb: Optional[float]) -> Optional[float]:
+    """The GiB figure of ``model``'s ``gb`` size (vendor GB) in ``gpu_models.csv``, the one every cloud's row of that
+    GPU carries (H100 80 GB: 80.0, as EC2 reports it; L4 24 GB: 22.3515625); ``None`` for a size it does not have."""
+    found = gpu_memory_gibs().get((model, float(gb))) if gb is not None else None
+    return found[0] if found else None
 
 
 def memory_size(model: str, reported_gib: float) -> Optional[float]:

@@ -36,7 +36,8 @@ SERIES = (
 )
 """NVIDIA GPU VM sizes: name pattern, GPU model as the catalog names it, GPU memory in decimal GB as the series'
 size page states it (the H100 NVL of NC H100 v5 is an H100 with 94 GB), a memory size of gpu_models.csv; the rows
-carry it in GiB (:func:`~gpuready_components.catalog.gib_of_gb`). Resource SKUs report no GPU memory."""
+carry that size's GiB figure there (:func:`~gpuready_components.catalog.model_gib`: the clouds' APIs' figure, H100
+80 GB is 80 GiB, the same on every cloud). Resource SKUs report no GPU memory."""
 
 
 def _pages(answer: Any) -> list[dict]:
@@ -124,9 +125,9 @@ def fetch(answers: Answers, date: str) -> Fresh:
     rows = []
     for name in sorted(found):
         sku, (_, model, size) = found[name]
-        caps, memory = _capabilities(sku), catalog.gib_of_gb(size)
-        if size not in catalog.gpu_memories().get(model, {}):
-            skipped.append(Skipped(name, unknown_memory(model, memory)))
+        caps, memory = _capabilities(sku), catalog.model_gib(model, size)
+        if memory is None:
+            skipped.append(Skipped(name, unknown_memory(model, catalog.gib_of_gb(size))))
             continue
         rows.append(catalog.GpuInstanceType(
             cloud="azure", name=name, accelerator="", gpu_model=model, gpus=int(caps["GPUs"]), gpu_memory_gib=memory,

@@ -97,8 +97,10 @@ def test_gcp_rows_price_machines_from_their_billing_skus():
     assert rows["n1-standard-8:nvidia-tesla-v100:1"].price_usd_hour == pytest.approx(2.859998)
     assert rows["a3-highgpu-8g"].price_usd_hour == pytest.approx(88.253719)
     ultra, a4 = rows["a3-ultragpu-8g"], rows["a4-highgpu-8g"]
-    assert (ultra.gpu_model, ultra.gpu_memory_gib, ultra.vcpus, ultra.memory_gib) == ("H200", 131.32, 224, 2952.0)  # 141 GB in GiB
-    assert (a4.gpu_model, a4.gpu_memory_gib, a4.accelerator, a4.price_usd_hour) == ("B200", 167.64, "nvidia-b200", None)
+    # GPU memory as gpu_models.csv holds the model (EC2's figure): 141 GB is 141 GiB, 180 GB 183,359 MiB
+    assert (ultra.gpu_model, ultra.gpu_memory_gib, ultra.vcpus, ultra.memory_gib) == ("H200", 141.0, 224, 2952.0)
+    assert (a4.gpu_model, a4.gpu_memory_gib, a4.accelerator, a4.price_usd_hour) == (
+        "B200", 183359 / 1024, "nvidia-b200", None)
     assert "e2-standard-4" not in rows and "n1-standard-8" not in rows
 
 
@@ -113,6 +115,18 @@ def test_azure_rows_and_skips():
     assert skipped == {"Standard_ND96isr_MI300X_v5": "not NVIDIA: AMD Instinct MI300X",
                        "Standard_NV6ads_A10_v5": "fractional GPU: a sixth to a half of one A10 (NVIDIA GRID vGPU), "
                                                  "not supported"}
+
+
+@pytest.mark.parametrize("cloud", ["gcp", "azure"])
+def test_gcp_and_azure_refresh_write_each_models_gib_as_the_catalog_holds_it(cloud):
+    """Neither API reports GPU memory: a refreshed row takes its model size's GiB figure of gpu_models.csv (EC2's
+    figure, H100 80 GB is 80 GiB), the same as the catalog's row of that type, never its own GB conversion."""
+    fresh = {r.name: r for r in fetch(cloud, DATA / cloud, TODAY).rows}
+    held = {r.name: r.gpu_memory_gib for r in catalog.file_rows() if r.cloud == cloud and r.name in fresh}
+    assert held and held == {name: fresh[name].gpu_memory_gib for name in held}
+    assert all(row.gpu_memory_gib == catalog.model_gib(row.gpu_model, catalog.memory_size(row.gpu_model,
+                                                                                           row.gpu_memory_gib))
+               for row in fresh.values())
 
 
 def test_cli_prints_the_diff_and_writes_only_with_write(tmp_path, capsys):

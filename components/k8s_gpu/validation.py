@@ -47,8 +47,9 @@ def restricts(cidrs: Sequence[str]) -> bool:
 
 
 def mig_profiles(model: str, memory_gib: float) -> Optional[tuple[str, ...]]:
-    """MIG profiles of a GPU (its model and memory in GiB as the catalog holds it: EC2 reports an H100 80 GB as 80
-    GiB, GCP documents 80 GB, 74.51 GiB), or ``None`` when it cannot be partitioned. The profiles are keyed by the
+    """MIG profiles of a GPU (its model and memory in GiB as the catalog holds it: an H100 80 GB is 80 GiB, as EC2
+    reports it, on every cloud; a declared type's figure may differ a little), or ``None`` when it cannot be
+    partitioned. The profiles are keyed by the
     model's memory size in GB (:func:`catalog.memory_size`), the figure NVIDIA's profile names count in."""
     size = catalog.memory_size(model, memory_gib)
     return None if size is None else facts.MIG_PROFILES.get((model, round(size)))

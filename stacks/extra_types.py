@@ -15,7 +15,9 @@ REQUIRED = ("name", "gpuModel", "gpus", "gpuMemoryGiB", "vcpus", "memoryGiB")
 FIELD = "extra_instance_types"
 SETTING = Setting(
     KEY, list, "GPU facts of instance types newer than gpuready's catalog, checked like its rows: "
-    "`[{name, gpuModel, gpus, gpuMemoryGiB, vcpus, memoryGiB}]`, and `efaInterfaces` (0); unpriced", (FIELD,),
+    "`[{name, gpuModel, gpus, gpuMemoryGiB, vcpus, memoryGiB}]`, and `efaInterfaces` (0); unpriced; "
+    "`gpuMemoryGiB` is one GPU's memory in GiB as the cloud reports it (EC2's GPU `SizeInMiB` / 1024: an L4's "
+    "22,888 MiB is 22.35), not the vendor's GB", (FIELD,),
     default=[], sub=tuple(Setting(key, kind, fields=(f"{FIELD}.{field}",)) for key, kind, field in (
         ("name", str, "name"), ("gpuModel", str, "gpu_model"), ("gpus", int, "gpus"),
         ("gpuMemoryGiB", float, "gpu_memory_gib"), ("vcpus", int, "vcpus"), ("memoryGiB", float, "memory_gib"),

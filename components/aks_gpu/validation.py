@@ -52,7 +52,7 @@ def _instance_profile(args: AksGpuClusterArgs, vm: catalog.GpuInstanceType) -> O
     size = mig.config.removeprefix("all-")
     if size not in profiles:
         raise ConfigError("software.mig.config", mig.config, f"AKS cuts every GPU of a pool into one profile of the "
-                          f"{vm.gpu_model} {vm.gpu_memory_gib:g} GiB", f"use one of "
+                          f"{vm.gpu_model} {catalog.gib_text(vm.gpu_memory_gib)}", f"use one of "
                           f"{', '.join('all-' + p for p in profiles if p.split('.')[0] in facts.MIG_PROFILES)}")
     return facts.MIG_PROFILES[size.split(".")[0]]
 

@@ -1,8 +1,11 @@
 """The GPU catalog: every instance, VM and machine type gpuready knows, with its GPUs, CPUs, memory and price.
 
-The facts live in ``gpu_instances.csv`` (one row per type), ``gpu_models.csv`` (the memory of each GPU model, one
-figure per model and memory size, with its source: the rows' ``gpu_memory_gib`` is one of these) and
-``sources.csv`` (where each row's figures come from);
+The facts live in ``gpu_instances.csv`` (one row per type; ``gpu_memory_gib`` is GiB, 2**30 bytes, as the cloud
+reports it), ``gpu_models.csv`` (the memory sizes each GPU model comes in: the vendor's GB figure with its source,
+and the GiB figure the clouds' APIs report for it, EC2's ``SizeInMiB`` / 1024, with its source; a model EC2 does not
+report is the vendor's GB converted as decimal, and says so. A GPU's memory is the chip's, not the cloud's: every
+row's GiB figure is its model size's GiB figure there, on every cloud) and ``sources.csv`` (where each row's figures
+come from);
 this module loads them and checks rows (:func:`problems`). A :class:`Catalog` is the file's rows plus the rows a user
 declares for types newer than the file (a component's ``extra_instance_types``, a stack's
 ``gpuready:extraInstanceTypes``): each component builds its own (:func:`declared`) from its args, so what one
@@ -31,19 +34,42 @@ _HERE = Path(__file__).parent
 CATALOG_CSV = _HERE / "gpu_instances.csv"
 GPU_MODELS_CSV = _HERE / "gpu_models.csv"
 MEMORY_TOLERANCE = 0.1
-"""How far (a fraction) a cloud API's figure for a GPU's memory may be from the model's in ``gpu_models.csv`` and
-still be that memory size: EC2 reports the L4's 24 GB as 22,888 MiB (7% less); the sizes of one model differ by
-more (A100 40 and 80, H100 80 and 94)."""
+"""How far (a fraction) a cloud's figure for a GPU's memory may be from a memory size of its model in
+``gpu_models.csv`` (both in bytes) and still be that size: EC2 reports the L4's 24 GB as 22,888 MiB (24.0 GB), the
+H100's 80 GB as 81,920 MiB (85.9 GB, 7% more) and the B200's 180 GB as 183,359 MiB; the sizes of one model differ by
+more (A100 40 and 80, H100 80 and 94), and the nearest size is the one."""
+BYTES_PER_GB, BYTES_PER_GIB = 10**9, 2**30
+
+
+def gib_of_gb(gb: float) -> float:
+    """A decimal GB figure in GiB, to 0.01 (24 GB is 22.35 GiB): the GiB of a model size in ``gpu_models.csv`` that
+    no cloud's API reports (source ``gib-from-vendor-gb``). Not what a cloud's row carries for a model EC2 reports:
+    the H100's 80 GB is 80 GiB there (:func:`model_gib`)."""
+    return round(gb * BYTES_PER_GB / BYTES_PER_GIB, 2)
+
+
+def gib_text(gib: float) -> str:
+    """A GPU memory figure as gpuready prints it, to 0.01 GiB with its unit: ``22.35 GiB``, ``16 GiB``."""
+    return f"{float(gib):.2f}".rstrip("0").rstrip(".") + " GiB"
+
+
+def gib_of_mib(mib: int) -> float:
+    """EC2's ``SizeInMiB`` in GiB, exactly (22,888 MiB is 22.3515625 GiB)."""
+    return mib / 1024
+
+
 COLUMNS = ("cloud", "name", "accelerator", "gpu_model", "gpus", "gpu_memory_gib", "vcpus", "memory_gib",
            "price_usd_hour", "price_region", "price_date", "spec_source", "price_source", "efa_interfaces",
            "network_gbps")
 """The columns of ``gpu_instances.csv``, in order."""
 
 GPU_MODELS = ("T4", "T4g", "V100", "A10G", "A10", "L4", "L40S", "A100", "H100", "H100 NVL", "H200", "H200 NVL",
-              "B200", "B300")
+              "B200", "B300", "GB200", "GB300", "RTX PRO Server 6000", "RTX PRO 4500")
 """NVIDIA GPU models as the catalog names them (EC2's ``GpuInfo.Gpus[].Name`` where EC2 sells the model: ``T4g`` is
-the T4 of the Graviton g5g; ``H100 NVL`` is Azure's NC H100 v5 GPU, 94 GB). Code keyed on the model (the probe's
-typical figures, the fabric tables) must know every one."""
+the T4 of the Graviton g5g; ``H100 NVL`` is Azure's NC H100 v5 GPU, 94 GB; ``RTX PRO Server 6000`` is the RTX PRO
+6000 Blackwell Server Edition of EC2 G7e and Azure's NC RTXPRO6000BSE v6; ``GB200`` and ``GB300`` the Blackwell GPUs
+of the NVL72 racks). Code keyed on the model (the probe's typical figures, the fabric tables) must know every one,
+or say it has no figure for it."""
 
 NOT_NVIDIA: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "aws": ((r"g4ad\.", "AMD Radeon Pro V520"), (r"(inf1|inf2)\.", "AWS Inferentia"),
@@ -76,11 +102,13 @@ class GpuInstanceType:
     accelerator: str
     """GCP accelerator type (``nvidia-l4``); empty for AWS and Azure."""
     gpu_model: str
-    """NVIDIA model as the vendor names it: T4, V100, A10G, A10, L4, L40S, A100, H100, H200, B200, B300."""
+    """NVIDIA model as the catalog names it (:data:`GPU_MODELS`)."""
     gpus: int
     """GPUs in one instance."""
     gpu_memory_gib: float
-    """Memory of one GPU, GiB."""
+    """Memory of one GPU in GiB (2**30 bytes) as the clouds' APIs report it: EC2's ``GpuInfo`` ``SizeInMiB`` / 1024
+    (the L4 22.35, the H100 80), the same figure for the same model on GCP and Azure (:func:`model_gib`). Not the
+    vendor's GB figure, which :attr:`gpu_memory_gb` gives."""
     vcpus: int
     memory_gib: float
     price_usd_hour: Optional[float]
@@ -102,6 +130,12 @@ class GpuInstanceType:
     def machine_type(self) -> str:
         """The type to ask the cloud for (for GCP N1 rows, the machine type without its accelerator)."""
         return self.name.split(":", 1)[0]
+
+    @property
+    def gpu_memory_gb(self) -> Optional[float]:
+        """The memory size of ``gpu_models.csv`` (vendor decimal GB: the L4's 24) this GPU is; ``None`` for a
+        declared type whose figure is no size the catalog knows."""
+        return memory_size(self.gpu_model, self.gpu_memory_gib)
 
     @property
     def memory_mib(self) -> int:
@@ -260,10 +294,10 @@ def problems(row: GpuInstanceType, provenance: bool = True) -> list[str]:
         found.append(f"GCP accelerator {row.accelerator!r}: an nvidia-* accelerator type")
     if provenance:
         known = gpu_memories().get(row.gpu_model, {})
-        if row.gpu_model in GPU_MODELS and row.gpu_memory_gib not in known:
-            found.append(f"{row.gpu_memory_gib:g} GiB per {row.gpu_model}: not a figure of gpu_models.csv "
-                         f"({', '.join(f'{m:g}' for m in known) or 'none'}): use its figure, or add the model's "
-                         "memory size there with its source")
+        if row.gpu_model in GPU_MODELS and memory_size(row.gpu_model, row.gpu_memory_gib) is None:
+            found.append(f"{gib_text(row.gpu_memory_gib)} per {row.gpu_model}: no memory size of gpu_models.csv "
+                         f"({', '.join(f'{m:g} GB' for m in known) or 'none'}): give the cloud's figure in GiB, or "
+                         "add the model's memory size there with its source")
         if not re.fullmatch(r"\d{4}-\d{2}", row.price_date) or not row.price_region:
             found.append(f"price date {row.price_date!r} (YYYY-MM) and region {row.price_region!r} required")
         for key in (row.spec_source, row.price_source):
@@ -273,19 +307,41 @@ def problems(row: GpuInstanceType, provenance: bool = True) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def gpu_memories() -> dict[str, dict[float, str]]:
-    """``gpu_models.csv``: GPU model -> {GiB per GPU of each memory size it comes in: the source key of that
-    figure}."""
+def _gpu_model_rows() -> tuple[dict[str, str], ...]:
     with open(GPU_MODELS_CSV, newline="") as f:
-        found: dict[str, dict[float, str]] = {}
-        for r in csv.DictReader(f):
-            found.setdefault(r["gpu_model"], {})[float(r["gpu_memory_gib"])] = r["source"]
-        return found
+        return tuple(csv.DictReader(f))
 
 
-def gpu_memory(model: str, reported: float) -> Optional[float]:
-    """The memory figure of ``gpu_models.csv`` for ``model`` that a figure a cloud reports (``reported`` GiB) is,
-    within :data:`MEMORY_TOLERANCE`; None when none is."""
+@functools.lru_cache(maxsize=1)
+def gpu_memories() -> dict[str, dict[float, str]]:
+    """``gpu_models.csv``: GPU model -> {each memory size it comes in, the vendor's GB per GPU: the source key of
+    that figure}."""
+    found: dict[str, dict[float, str]] = {}
+    for r in _gpu_model_rows():
+        found.setdefault(r["gpu_model"], {})[float(r["gpu_memory_gb"])] = r["source"]
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_memory_gibs() -> dict[tuple[str, float], tuple[float, str]]:
+    """``gpu_models.csv``: (GPU model, vendor GB size) -> (its GiB figure as the clouds' APIs report it, the source
+    key of that figure: ``aws-ec2-api`` for EC2's ``SizeInMiB`` / 1024, ``gib-from-vendor-gb`` where no API figure
+    was at hand and the vendor's GB is converted as decimal)."""
+    return {(r["gpu_model"], float(r["gpu_memory_gb"])): (float(r["gpu_memory_gib"]), r["gib_source"])
+            for r in _gpu_model_rows()}
+
+
+def model_gib(model: str, gb: Optional[float]) -> Optional[float]:
+    """The GiB figure of ``model``'s ``gb`` size (vendor GB) in ``gpu_models.csv``, the one every cloud's row of that
+    GPU carries (H100 80 GB: 80.0, as EC2 reports it; L4 24 GB: 22.3515625); ``None`` for a size it does not have."""
+    found = gpu_memory_gibs().get((model, float(gb))) if gb is not None else None
+    return found[0] if found else None
+
+
+def memory_size(model: str, reported_gib: float) -> Optional[float]:
+    """The memory size of ``gpu_models.csv`` (GB) for ``model`` that a figure a cloud reports (``reported_gib``
+    GiB) is: the nearest within :data:`MEMORY_TOLERANCE`; None when none is."""
+    reported = reported_gib * BYTES_PER_GIB / BYTES_PER_GB
     close = [m for m in gpu_memories().get(model, {}) if abs(m - reported) <= MEMORY_TOLERANCE * m]
     return min(close, key=lambda m: abs(m - reported)) if close else None
 

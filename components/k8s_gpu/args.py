@@ -35,7 +35,8 @@ class ExtraInstanceTypeArgs:
     gpus: int
     """GPUs in one instance (1 to 16)."""
     gpu_memory_gib: float
-    """Memory of one GPU, GiB."""
+    """Memory of one GPU in GiB (2**30 bytes) as the cloud reports it: EC2's GPU ``SizeInMiB`` / 1024 (an L4's 22,888
+    MiB is 22.35), not the vendor's decimal GB (24)."""
     vcpus: int
     """vCPUs of one instance."""
     memory_gib: float

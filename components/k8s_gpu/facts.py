@@ -166,7 +166,7 @@ ALL_NODE_SOFTWARE = frozenset({DRIVER, TOOLKIT, DEVICE_PLUGIN})
 MIG_STRATEGIES = ("none", "single", "mixed")
 
 MIG_PROFILES = MappingProxyType({
-    # (GPU model, GPU memory GiB rounded) -> GPU instance profiles (NVIDIA MIG user guide, supported profiles).
+    # (GPU model, memory size GB as gpu_models.csv has it) -> GPU instance profiles (NVIDIA MIG user guide, supported profiles).
     ("A100", 40): ("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
     ("A100", 80): ("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
     ("A30", 24): ("1g.6gb", "2g.12gb", "4g.24gb"),

@@ -47,8 +47,12 @@ def restricts(cidrs: Sequence[str]) -> bool:
 
 
 def mig_profiles(model: str, memory_gib: float) -> Optional[tuple[str, ...]]:
-    """MIG profiles of a GPU, or ``None`` when it cannot be partitioned."""
-    return facts.MIG_PROFILES.get((model, round(memory_gib)))
+    """MIG profiles of a GPU (its model and memory in GiB as the catalog holds it: an H100 80 GB is 80 GiB, as EC2
+    reports it, on every cloud; a declared type's figure may differ a little), or ``None`` when it cannot be
+    partitioned. The profiles are keyed by the
+    model's memory size in GB (:func:`catalog.memory_size`), the figure NVIDIA's profile names count in."""
+    size = catalog.memory_size(model, memory_gib)
+    return None if size is None else facts.MIG_PROFILES.get((model, round(size)))
 
 
 def check_mig(field: str, mig: MigArgs, gpu_models: Sequence[tuple[str, float]], partitioned_by_platform: bool) -> None:
@@ -56,7 +60,7 @@ def check_mig(field: str, mig: MigArgs, gpu_models: Sequence[tuple[str, float]],
     if mig.strategy not in ("single", "mixed"):
         raise ConfigError(f"{field}.strategy", mig.strategy, "not a MIG strategy",
                           "use single or mixed, or leave mig unset for whole GPUs")
-    without = sorted({f"{m} {g:g} GiB" for m, g in gpu_models if mig_profiles(m, g) is None})
+    without = sorted({f"{m} {catalog.gib_text(g)}" for m, g in gpu_models if mig_profiles(m, g) is None})
     if without:
         raise ConfigError(field, f"strategy {mig.strategy}", f"these GPUs have no MIG: {', '.join(without)}",
                           "use A100, H100 or H200 instance types, or leave mig unset")
@@ -69,7 +73,7 @@ def check_mig(field: str, mig: MigArgs, gpu_models: Sequence[tuple[str, float]],
     for model, gib in gpu_models:
         profiles = mig_profiles(model, gib) or ()
         if profile not in profiles:
-            raise ConfigError(f"{field}.config", mig.config, f"{model} {gib:g} GiB has no {profile} profile",
+            raise ConfigError(f"{field}.config", mig.config, f"{model} {catalog.gib_text(gib)} has no {profile} profile",
                               f"use all-balanced, or one of {', '.join('all-' + p for p in profiles)}")
 
 

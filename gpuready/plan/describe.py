@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from gpuready_components import platforms
+from gpuready_components import catalog, platforms
 from gpuready_components import azure_roles
 from gpuready_components.k8s_gpu import scalers as sf
 from gpuready_components.k8s_gpu.facts import POOL_LABEL
@@ -55,8 +55,8 @@ class Pool:
 def _instances(pool: Any) -> list[str]:
     """Each type a pool launches with its GPUs, as its reader knows them (the catalog, or the stack's declaration)."""
     rows = ((name, pool.row(name)) for name in pool.instance_types)
-    return [f"{name} ({row.gpus}x {row.gpu_model} {row.gpu_memory_gib:g} GiB)" if row else f"{name} (no GPU)"
-            for name, row in rows]
+    return [f"{name} ({row.gpus}x {row.gpu_model} {catalog.gib_text(row.gpu_memory_gib)})" if row
+            else f"{name} (no GPU)" for name, row in rows]
 
 
 def _batch_compute_environment(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -306,7 +306,7 @@ def _gke_node_pool(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
         accelerator = accelerators[0]
         row = pool.machine
         facts["GPUs"] = f"{int(accelerator.get('count', 0))}x {accelerator.get('type')}" + (
-            f" ({row.gpu_model} {row.gpu_memory_gib:g} GiB)" if row else "")
+            f" ({row.gpu_model} {catalog.gib_text(row.gpu_memory_gib)})" if row else "")
         facts["driver"] = (accelerator.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion", "none")
         sharing = accelerator.get("gpuSharingConfig")
         if sharing:

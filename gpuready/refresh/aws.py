@@ -115,10 +115,9 @@ def fetch(answers: Answers, date: str) -> Fresh:
         record = accelerated[name]
         gpu = record["GpuInfo"]["Gpus"][0]
         network = record.get("NetworkInfo", {})
-        reported = round(gpu["MemoryInfo"]["SizeInMiB"] / 1024, 2)  # EC2's figure: the L4's 24 GB as 22,888 MiB
-        memory = catalog.gpu_memory(gpu["Name"], reported)
-        if memory is None:
-            skipped[name] = unknown_memory(gpu["Name"], reported)
+        memory = catalog.gib_of_mib(gpu["MemoryInfo"]["SizeInMiB"])  # EC2's figure: the L4's 24 GB as 22,888 MiB
+        if catalog.memory_size(gpu["Name"], memory) is None:
+            skipped[name] = unknown_memory(gpu["Name"], memory)
             continue
         rows.append(catalog.GpuInstanceType(
             cloud="aws", name=name, accelerator="", gpu_model=gpu["Name"], gpus=gpu["Count"],

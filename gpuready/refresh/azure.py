@@ -31,9 +31,13 @@ SERIES = (
     (r"Standard_ND96asr_v4", "A100", 40.0), (r"Standard_ND96amsr_A100_v4", "A100", 80.0),
     (r"Standard_ND96isr_H100_v5", "H100", 80.0), (r"Standard_NC\d+adi?s_H100_v5", "H100", 94.0),
     (r"Standard_ND96isr_H200_v5", "H200", 141.0), (r"Standard_NV\d+ads_A10_v5", "A10", 24.0),
+    (r"Standard_ND128isr_NDR_GB200_v6", "GB200", 192.0), (r"Standard_ND128isr_GB300_v6", "GB300", 288.0),
+    (r"Standard_NC\d+l?ds_xl_RTXPRO6000BSE_v6", "RTX PRO Server 6000", 96.0),
 )
-"""NVIDIA GPU VM sizes: name pattern, GPU model as the catalog names it, GPU memory GiB (the H100 NVL of NC H100 v5
-is an H100 with 94 GB): the size of the model the series has, whose figure is the catalog's (gpu_models.csv)."""
+"""NVIDIA GPU VM sizes: name pattern, GPU model as the catalog names it, GPU memory in decimal GB as the series'
+size page states it (the H100 NVL of NC H100 v5 is an H100 with 94 GB), a memory size of gpu_models.csv; the rows
+carry that size's GiB figure there (:func:`~gpuready_components.catalog.model_gib`: the clouds' APIs' figure, H100
+80 GB is 80 GiB, the same on every cloud). Resource SKUs report no GPU memory."""
 
 
 def _pages(answer: Any) -> list[dict]:
@@ -120,10 +124,10 @@ def fetch(answers: Answers, date: str) -> Fresh:
     price = prices(_pages(answers.get("retail-prices.json", lambda: _retail(found))))
     rows = []
     for name in sorted(found):
-        sku, (_, model, reported) = found[name]
-        caps, memory = _capabilities(sku), catalog.gpu_memory(model, reported)
+        sku, (_, model, size) = found[name]
+        caps, memory = _capabilities(sku), catalog.model_gib(model, size)
         if memory is None:
-            skipped.append(Skipped(name, unknown_memory(model, reported)))
+            skipped.append(Skipped(name, unknown_memory(model, catalog.gib_of_gb(size))))
             continue
         rows.append(catalog.GpuInstanceType(
             cloud="azure", name=name, accelerator="", gpu_model=model, gpus=int(caps["GPUs"]), gpu_memory_gib=memory,

@@ -94,7 +94,7 @@ def render_text(d: CatalogDiff, written: Optional[str] = None) -> str:
            f"{len(d.missing)} not listed by the API, {len(d.skipped)} skipped, {d.refreshed} confirmed"]
     for r in d.added:
         price = f", {_price(r.price_usd_hour)} $/h" if r.price_usd_hour is not None else ", no on-demand price"
-        out.append(f"  + {r.name}: {r.gpus}x {r.gpu_model} {r.gpu_memory_gib:g} GiB, {r.vcpus} vCPUs, "
+        out.append(f"  + {r.name}: {r.gpus}x {r.gpu_model} {catalog.gib_text(r.gpu_memory_gib)}, {r.vcpus} vCPUs, "
                    f"{r.memory_gib:g} GiB{price}")
     for name, fields in d.changed:
         out.append(f"  ~ {name}: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in fields.items()))

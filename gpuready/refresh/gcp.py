@@ -88,16 +88,17 @@ def unit_price(sku: dict) -> float:
 
 
 def model_of(description: str) -> tuple[Optional[str], Optional[float]]:
-    """GPU model and memory (GiB) from an accelerator type's description (``NVIDIA H100 80GB``, ``NVIDIA Tesla T4``):
-    the catalog's figure (gpu_models.csv) of the size the description states, else of the model's smallest size (the
-    one Compute Engine's GPU pages give where the name states none); None for a size the catalog does not have."""
+    """GPU model and memory from an accelerator type's description (``NVIDIA H100 80GB``, ``NVIDIA Tesla T4``): the
+    size (vendor GB) the description states, when gpu_models.csv has it, else the model's smallest size there (the
+    one Compute Engine's GPU pages give where the name states none), as the GiB figure gpu_models.csv holds for that
+    size (:func:`~gpuready_components.catalog.model_gib`: the clouds' APIs' figure, H100 80 GB is 80 GiB, the same
+    on every cloud); None for a size the catalog does not have. Compute Engine's APIs report no GPU memory."""
     words = description.replace("NVIDIA", "").replace("Tesla", "").split()
     model = next((w for w in words if w in catalog.GPU_MODELS), None)
     stated = re.search(r"(\d+)\s*GB", description)
     sizes = sorted(catalog.gpu_memories().get(model or "", {}))
-    if stated:
-        return model, catalog.gpu_memory(model or "", float(stated.group(1)))
-    return model, sizes[0] if sizes else None
+    size = float(stated.group(1)) if stated else (sizes[0] if sizes else None)
+    return model, catalog.model_gib(model or "", size)
 
 
 def _series(machine: str) -> list[str]:

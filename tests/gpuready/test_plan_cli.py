@@ -33,7 +33,7 @@ def test_plan_shows_resources_gpu_facts_and_capacity(capsys):
     out = capsys.readouterr().out
     assert "gpuready:aws:BatchGpuEnvironment" in out
     assert "aws:batch/computeEnvironment:ComputeEnvironment" in out and "gpu-gpu-on-demand" in out
-    assert "g6.12xlarge (4x L4 24 GiB)" in out
+    assert "g6.12xlarge (4x L4 22.35 GiB)" in out
     assert "image: ECS_AL2023_NVIDIA" in out
     assert "volume /dev/xvda: 200 GiB gp3 encrypted" in out
     assert "compute environments: gpu-gpu-on-demand" in out

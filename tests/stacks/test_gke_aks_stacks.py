@@ -126,7 +126,7 @@ def test_a_plan_imports_only_its_platforms_sdk(stack, absent):
 def test_plan_cli_for_gke_and_aks(capsys):
     assert main(["plan", "--stack", "gke"]) == 0
     out = capsys.readouterr().out
-    assert "GPUs: 2x nvidia-l4 (L4 24 GiB)" in out and "driver: LATEST" in out and "managed DCGM: True" in out
+    assert "GPUs: 2x nvidia-l4 (L4 22.35 GiB)" in out and "driver: LATEST" in out and "managed DCGM: True" in out
     assert "total: 8 GPUs (L4), $8.00/h" in out
     assert main(["plan", "--stack", "aks"]) == 0
     out = capsys.readouterr().out

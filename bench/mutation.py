@@ -64,7 +64,7 @@ MODULES = {
     "components/package.py": ("tests/provider/test_schema.py", "tests/provider/test_process.py",
                               "tests/components/test_package.py"),
     # what issue 40 asked of the code added for teams, reservations, alerts and repair
-    "components/capacity.py": ("tests/components/test_capacity.py", "tests/components/batch_gpu/test_fit.py",
+    "components/capacity.py": ("tests/components/test_capacity.py", "tests/components/test_ecs_fit.py",
                                "tests/gpuready/policy/rules/test_reservations.py",
                                "tests/components/aks_gpu/test_reservation.py",
                                "tests/components/gke_gpu/test_reservation.py",

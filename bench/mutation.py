@@ -75,6 +75,7 @@ MODULES = {
     "components/queue_arithmetic.py": ("tests/components/test_queue_arithmetic.py",
                                        "tests/components/k8s_gpu/test_kueue.py"),
     "components/teams.py": ("tests/components/test_teams.py", "tests/components/k8s_gpu/test_kueue.py"),
+    "components/k8s_gpu/gpu_hours.py": ("tests/components/k8s_gpu/test_gpu_hours.py",),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

@@ -72,6 +72,10 @@ MODULES = {
     "components/gke_gpu/reservation.py": ("tests/components/gke_gpu/test_reservation.py",),
     "components/k8s_gpu/health.py": ("tests/components/k8s_gpu/test_health.py",),
     "gpuready/repair/__init__.py": ("tests/gpuready/repair/test_init.py", "tests/gpuready/repair/test_gke_aks.py"),
+    "components/queue_arithmetic.py": ("tests/components/test_queue_arithmetic.py",
+                                       "tests/components/k8s_gpu/test_kueue.py"),
+    "components/teams.py": ("tests/components/test_teams.py", "tests/components/k8s_gpu/test_kueue.py"),
+    "components/k8s_gpu/gpu_hours.py": ("tests/components/k8s_gpu/test_gpu_hours.py",),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

@@ -71,3 +71,26 @@ def test_a_queue_with_quota_zero_and_no_limit_borrows_whatever_is_idle():
 def test_a_flavor_no_queue_lists_is_all_unadmitted():
     found = admission(EKS, EKS_COHORT, {**CAPACITY, "gpu-8x": Capacity(8, 8)})
     assert found.unadmittable["gpu-8x"] == 8 and found.largest["gpu-8x"] == 0
+
+
+def test_queues_outside_a_cohort_and_each_cohort_add_up_in_a_flavor():
+    """gpu: 2 of the queue alone + research-b's 2 kept + the 1 it lends in its own cohort = 5 of 8; the first cohort
+    lists no gpu and adds none. gpu-4x: only the first cohort's 4."""
+    queues = [Queue("solo", None, {"gpu": Limits(2)}), Queue("research-a", "c1", {"gpu-4x": Limits(4)}),
+              Queue("research-b", "c2", {"gpu": Limits(3, None, 1)})]
+    found = admission(queues, {}, {"gpu": Capacity(8), "gpu-4x": Capacity(8)})
+    assert found.pools == {"c1": {"gpu-4x": 4}, "c2": {"gpu": 1}}
+    assert found.admissible == {"gpu": 5, "gpu-4x": 4} and found.unadmittable == {"gpu": 3, "gpu-4x": 4}
+    assert (found.most("solo"), found.most("research-a"), found.most("research-b")) == (2, 4, 3)
+
+
+def test_a_cohort_quota_in_a_flavor_no_member_lists_is_in_its_pool_and_admitted_by_none():
+    found = admission(EKS, {"c": {**EKS_COHORT["c"], "gpu-8x": Limits(8)}}, {**CAPACITY, "gpu-8x": Capacity(8, 8)})
+    assert found.pools == {"c": {"gpu": 3, "gpu-4x": 13, "gpu-8x": 8}}
+    assert found.admissible["gpu-8x"] == 0 and found.unadmittable["gpu-8x"] == 8 and found.largest["gpu-8x"] == 0
+
+
+def test_a_queue_listing_no_flavor_holds_nothing_and_its_largest_job_is_zero():
+    found = admission([*EKS, Queue("idle", "c", {})], EKS_COHORT, CAPACITY)
+    assert (found.guaranteed("idle"), found.most("idle"), found.most_in_one("idle")) == (0, 0, 0)
+    assert found.most("research") == 12 and found.admissible == {"gpu": 4, "gpu-4x": 16}

@@ -152,12 +152,16 @@ def test_the_prometheus_rule_is_what_the_operators_crd_accepts():
     validator = jsonschema.Draft202012Validator(_strict(helm.crd_schema(yaml.safe_load(CRD.read_text()))))
     rule = gpu_hours.prometheus_rule("nvidia-gpu", TEAMS, exporter_job=JOB, labels={"release": "monitoring"})
     validator.validate(rule)
+    # the object the Prometheus Operator reads (the CRD's schema leaves apiVersion and kind free), where it was asked
+    assert (rule["apiVersion"], rule["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
+    assert (rule["metadata"]["name"], rule["metadata"]["namespace"]) == ("gpuready-gpu-hours", "nvidia-gpu")
     assert rule["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpuready", "release": "monitoring"}
     (group,) = rule["spec"]["groups"]
     assert group["interval"] == "1m"
     assert [r["record"] for r in group["rules"]] == [gpu_hours.ALLOCATED, gpu_hours.USED] * 2 + [
         gpu_hours.HOURS_ALLOCATED, gpu_hours.HOURS_USED]
     assert [r.get("labels") for r in group["rules"][:4]] == [{"team": "research"}] * 2 + [{"team": "prod"}] * 2
+    assert all(f'{{job="{JOB}", exported_namespace="' in r["expr"] for r in group["rules"][:4])  # the exporter's scrape
 
 
 def test_the_metric_the_rules_read_is_one_the_exporter_is_given():

@@ -340,3 +340,29 @@ def test_a_node_asked_about_is_not_repaired_again_within_the_hour(age, held):
     else:
         assert why is None
 
+
+
+def _aws_error(code: str, http: int):
+    from botocore.exceptions import ClientError
+    return ClientError({"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": http}},
+                       "RebootInstances")
+
+
+class _Status(Exception):
+    def __init__(self, status):
+        super().__init__("e")
+        self.status = status
+
+
+def test_a_clouds_answer_is_told_apart_retried_refused_or_failed():
+    """Throttling (AWS says so by its code, under HTTP 400) is retried, not read as a refusal; a 4xx is a refusal
+    (nothing done: the next sweep may ask again); a 5xx is retried, and never a refusal (the cloud may have acted)."""
+    from gpuready.repair import _refused, retryable, status
+    for code in ("Throttling", "ThrottlingException", "RequestLimitExceeded"):
+        assert retryable(_aws_error(code, 400)), code
+    assert not retryable(_aws_error("InvalidInstanceID.NotFound", 400))
+    assert _refused(_aws_error("InvalidInstanceID.NotFound", 400)) and _refused(_Status(499))
+    assert not _refused(_Status(500)) and retryable(_Status(500)) and not _refused(_Status(399))
+    assert (status(_aws_error("X", 403)), status(_Status(404)), status(_Status("404")), status(ValueError())) == (
+        403, 404, None, None)
+    assert status(type("E", (Exception,), {"response": {}})()) is None  # a response without its metadata

@@ -387,3 +387,73 @@ def test_each_alert_waits_its_for_duration_and_not_a_minute_less(promtool, tmp_p
              for series, alert, start, wait, fired in FOR for shift in (-1, 0)]
     done = _promtool_test(promtool, tmp_path, rules, tests)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_alert_without_a_wait_has_no_for_and_every_other_keeps_its_own():
+    """Prometheus reads a missing ``for`` as 0: the rule file says it only where the alert waits."""
+    rules = {r["alert"]: r for r in health.alerting_rules(exporter_job="dcgm-exporter")}
+    for signal in (s for s in health.SIGNALS if s.alerts):
+        if signal.for_ == "0m":
+            assert "for" not in rules[signal.alert], signal.alert
+        else:
+            assert rules[signal.alert]["for"] == signal.for_, signal.alert
+    assert "for" not in rules["GpuXidHardwareError"] and rules["GpuRowRemapPending"]["for"] == "5m"
+
+
+def test_the_gpu_count_is_divided_only_by_a_time_slicing_replica_count_above_one():
+    (missing,) = [s for s in health.SIGNALS if s.alert == "GpuMissing"]
+    plain = health.expression(missing, exporter_job="dcgm-exporter")
+    assert plain == health.expression(missing, exporter_job="dcgm-exporter", replicas=1)
+    assert f"({health.NODE_GPUS}) - (" in plain and " / " not in plain
+    assert f"({health.NODE_GPUS} / 2) - (" in health.expression(missing, exporter_job="dcgm-exporter", replicas=2)
+    assert f"({health.NODE_GPUS} / 4) unless" in health.expression(missing, exporter_job="x", replicas=4)
+
+
+def test_the_prometheus_rule_is_named_placed_and_holds_the_alerts_it_was_asked_for():
+    rule = health.prometheus_rule("monitoring", exporter_job="dcgm-exporter")
+    assert (rule["apiVersion"], rule["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
+    assert rule["metadata"] == {"name": "gpuready-gpu-health", "namespace": "monitoring",
+                                "labels": {"app.kubernetes.io/managed-by": "gpuready"}}
+    (group,) = rule["spec"]["groups"]
+    assert group["name"] == "gpuready-gpu-health"
+    assert group["rules"] == health.alerting_rules(exporter_job="dcgm-exporter", replicas=1, mig=False)
+    assert "GpuMissing" in [r["alert"] for r in group["rules"]]
+    with_mig = health.prometheus_rule("monitoring", exporter_job="dcgm-exporter", mig=True)["spec"]["groups"][0]
+    assert "GpuMissing" not in [r["alert"] for r in with_mig["rules"]]
+    sliced = health.prometheus_rule("monitoring", exporter_job="dcgm-exporter", replicas=4)["spec"]["groups"][0]
+    assert sliced["rules"] == health.alerting_rules(exporter_job="dcgm-exporter", replicas=4)
+
+
+def test_the_dashboard_is_a_config_map_the_api_server_accepts_under_its_own_name():
+    import kubernetes_validate
+
+    config = health.dashboard_config_map("monitoring")
+    kubernetes_validate.validate(config, "1.34.0", strict=True)
+    assert (config["apiVersion"], config["kind"]) == ("v1", "ConfigMap")
+    assert config["metadata"] == {"name": "gpuready-dcgm-dashboard", "namespace": "monitoring",
+                                  "labels": {"app.kubernetes.io/managed-by": "gpuready", "grafana_dashboard": "1"}}
+    assert list(config["data"]) == ["dcgm-exporter-dashboard.json"]
+
+
+def test_why_a_node_is_not_repaired_names_every_failed_check_or_says_none_failed():
+    slow = Check("gpu0.bf16_matmul_tflops", core.FAIL, 310.0, 650.0)
+    busy = Check("gpu1.memory_in_use", core.FAIL, "70000 of 81559 MiB (86%)", "<= 5%")
+    assert health.repair_action([slow, busy]) == (
+        "", "no reboot or replacement cures what failed (gpu0.bf16_matmul_tflops, gpu1.memory_in_use)")
+    assert health.repair_action([Check("gpu0.xid", core.PASS, "none", "none")]) == (
+        "", "no reboot or replacement cures what failed (no failed check)")
+    assert health.repair_action([]) == ("", "no reboot or replacement cures what failed (no failed check)")
+
+
+def test_why_a_node_is_repaired_lists_each_check_that_needs_that_repair_and_no_weaker_one():
+    ecc = Check("gpu1.ecc_uncorrected", core.FAIL, 2, 0)
+    pending = Check("gpu2.row_remap_pending", core.FAIL, "Yes", "No")
+    failure = Check("gpu5.row_remap_failure", core.FAIL, "Yes", "No")
+    (dbe,) = [s for s in health.SIGNALS if s.alert == "GpuDoubleBitEccError"]
+    (remap,) = [s for s in health.SIGNALS if s.alert == "GpuRowRemapPending"]
+    assert health.repair_action([ecc, pending]) == (
+        health.REBOOT, f"gpu1.ecc_uncorrected (GpuDoubleBitEccError: {dbe.action}); "
+                       f"gpu2.row_remap_pending (GpuRowRemapPending: {remap.action})")
+    action, why = health.repair_action([ecc, failure, pending])
+    assert action == health.REPLACE and why.startswith("gpu5.row_remap_failure (GpuRowRemapFailure: ")
+    assert ";" not in why

@@ -25,6 +25,10 @@ TOPOLOGY_PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
 (value: its node label), preferably: Kueue widens to the levels above when none holds it."""
 TOPOLOGY_REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 """The same, required: Kueue admits the job only inside one domain of that level."""
+TOPOLOGY_UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+"""The PodTemplate annotation (``"true"``) with which a job asks for Topology Aware Scheduling with no domain: what
+lets it onto a flavor with a Topology in a ClusterQueue whose other flavors have none (Kueue 0.19.2 gives a job
+that asks for no topology only the flavors without one there)."""
 GANG_LEVEL_ANNOTATION = "gpuready.io/gang-level"
 """Annotation of a Topology gpuready makes: the level a gang on its pools asks for (the smoke and ``gpuready plan``
 read it)."""

@@ -199,7 +199,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
-        self.workload = self.queue(self.workload)
+        self.workload = kueue.placed(self.queue(self.workload), self.team)  # one network domain, preferably
         result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
                            "gpus_per_node": gpus})

@@ -181,10 +181,12 @@ def admitted(workload: Optional[Mapping[str, Any]]) -> bool:
 
 
 def admission(workload: Mapping[str, Any]) -> dict[str, Any]:
-    """What an admitted Workload was given: its ClusterQueue, and per pod set its pod count and the ResourceFlavor
-    of each resource (``flavors``: every flavor named, in order)."""
+    """What an admitted Workload was given: its ClusterQueue, and per pod set its pod count, the ResourceFlavor of
+    each resource (``flavors``: every flavor named, in order) and, placed by a Topology, Kueue's
+    ``topologyAssignment`` as the Workload states it (its levels and the domains its pods went to)."""
     given = (workload.get("status") or {}).get("admission") or {}
-    pod_sets = [{"name": a.get("name", "main"), "count": a.get("count"), "flavors": dict(a.get("flavors") or {})}
+    pod_sets = [{"name": a.get("name", "main"), "count": a.get("count"), "flavors": dict(a.get("flavors") or {}),
+                 **({"topologyAssignment": a["topologyAssignment"]} if a.get("topologyAssignment") else {})}
                 for a in given.get("podSetAssignments") or ()]
     flavors = []
     for pod_set in pod_sets:

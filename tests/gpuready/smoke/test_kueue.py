@@ -582,3 +582,18 @@ def test_placed_leaves_a_job_alone_without_a_topology_and_marks_a_pinned_one_on_
     pinned = kueue.placed(json.loads(json.dumps(job)), levels, "gpu-4x")
     assert pinned["spec"]["template"]["metadata"]["annotations"] == {
         "kueue.x-k8s.io/podset-unconstrained-topology": "true"}
+
+
+def test_the_admission_carries_where_kueue_placed_a_gang_by_its_topology():
+    from gpuready.smoke import kueue
+
+    placed = {"levels": list(LAYERS) + ["kubernetes.io/hostname"],
+              "slices": [{"domainCount": 2, "podCounts": {"universal": 1},
+                          "valuesPerLevel": [{"universal": "nn-1"}, {"universal": "nn-2"}, {"universal": "nn-3"},
+                                             {"individual": {"roots": ["ip-10-0-0-1", "ip-10-0-0-2"]}}]}]}
+    workload = {"status": {"admission": {"clusterQueue": "research", "podSetAssignments": [
+        {"name": "main", "count": 2, "flavors": {"nvidia.com/gpu": "gpu"}, "topologyAssignment": placed}]}}}
+    (pod_set,) = kueue.admission(workload)["podSets"]
+    assert pod_set["topologyAssignment"] == placed
+    del workload["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert "topologyAssignment" not in kueue.admission(workload)["podSets"][0]

@@ -113,7 +113,10 @@ TOPOLOGY_LAYERS = MappingProxyType({
 """GPU instance type -> the layers of its network topology, for the types EC2 describes it for (Amazon EC2 User
 Guide, Prerequisites for Amazon EC2 topology, Instance types: "returns 3 network nodes" / "returns 4 network nodes";
 its Trainium and HPC types carry no GPU). Another type's nodes carry no such label. AWS publishes no number of
-instances under one network node: a gang's fit in one is not known before it runs."""
+instances under one network node: a gang's fit in one is not known before it runs. Where AWS's own pages differ (the
+AWS Containers blog on P6e-GB200 shows ``-layer-1`` to ``-layer-4`` on its nodes; the EC2 page lists
+``p6e-gb200.36xlarge`` with 3), the EC2 page's count is kept: a Topology with fewer levels than a node's labels
+still places it, one with a level its nodes lack would leave them out of Kueue's placement."""
 
 
 NODES = NodeFacts(

@@ -563,6 +563,15 @@ def test_a_gang_on_a_pool_with_a_topology_asks_for_one_domain_preferably(fake_ku
     assert "kueue.x-k8s.io/podset-required-topology" not in template["metadata"]["annotations"]
 
 
+def test_a_gang_of_part_nodes_asks_for_no_topology_which_would_put_two_of_its_pods_on_one_node(fake_kube):
+    """Kueue's TAS ignores pod anti-affinity: a gang of 2-GPU pods on 4-GPU nodes placed by it could be given one node
+    for two pods, which the anti-affinity then keeps pending; so it asks for no domain."""
+    outputs, scenario = _stack_queues(topology=_placement())
+    server, outputs = fake_kube(outputs, kueue=scenario, logs="no report\n")
+    result = gang.run(outputs, nodes=2, gpus=2, timeout=30, progress=io.StringIO(), jobset=False, admission_poll=0.1)
+    assert "annotations" not in server.bodies[("Job", result.job["name"])]["spec"]["template"]["metadata"]
+
+
 def test_a_gang_on_a_pool_without_a_topology_asks_for_none(fake_kube):
     outputs, scenario = _stack_queues()
     server, outputs = fake_kube(outputs, kueue=scenario, logs="no report\n")

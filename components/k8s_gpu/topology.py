@@ -5,9 +5,10 @@ Pulumi, no platform: each platform says, from its own facts, how its cloud label
 Kueue 0.19.2 (``kueue.x-k8s.io/v1beta2``, TAS beta and on by default since 0.14): a ``Topology`` lists node labels
 (``spec.levels[].nodeLabel``) from the coarsest domain to the finest, ``kubernetes.io/hostname`` last; a
 ResourceFlavor names it by ``spec.topologyName``; a job asks for one domain with a PodTemplate annotation
-(:data:`~gpuready_components.queue_facts.TOPOLOGY_PREFERRED_ANNOTATION`, :func:`pod_template_annotations`). The CRD's own rules, which
-:func:`check_levels` enforces before anything is rendered: 1 to 16 levels, each a label key, no label twice, the
-hostname only as the last level.
+(:data:`~gpuready_components.queue_facts.TOPOLOGY_PREFERRED_ANNOTATION`, :func:`pod_template_annotations`). The
+CRD's own rules, which :func:`check_levels` enforces before anything is rendered: 1 to 16 levels, each a label key,
+no label twice, the hostname only as the last level. No stack setting reaches the levels (they are the platforms'
+facts), so a break is a ``ValueError``, not a user's ``ConfigError``.
 
 What TAS does (Kueue's "Topology Aware Scheduling" concept page, v0.19.2), and so when a pool gets a Topology
 (:func:`visible`):
@@ -19,7 +20,8 @@ What TAS does (Kueue's "Topology Aware Scheduling" concept page, v0.19.2), and s
   only when its nodes are there at admission (a fixed size: its minimum is its maximum) or it has that check;
 - every workload in a ClusterQueue whose flavors all have a Topology is placed by TAS (implicitly, unconstrained);
   in a queue that mixes them, a workload that asks for a topology goes only to the flavors with one, and one that
-  does not goes only to those without.
+  does not goes only to those without (``checkPodSetAndFlavorMatchForTAS``);
+- it ignores pod affinities and anti-affinities: it packs pods onto nodes by capacity alone.
 """
 
 from __future__ import annotations

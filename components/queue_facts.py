@@ -19,3 +19,20 @@ ROLE_LABEL = "gpuready.io/role"
 queue of the platform's own checks (``gpuready smoke``, ``gpuready sweep`` without ``--team``). The readers of a
 stack's teams (``gpuready plan``, the policy pack) leave such a queue out of the teams."""
 OPERATORS_ROLE = "operators"
+
+TOPOLOGY_PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+"""The PodTemplate annotation with which a job asks Kueue's Topology Aware Scheduling for one domain of a level
+(value: its node label), preferably: Kueue widens to the levels above when none holds it."""
+TOPOLOGY_REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+"""The same, required: Kueue admits the job only inside one domain of that level."""
+TOPOLOGY_UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+"""The PodTemplate annotation (``"true"``) with which a job asks for Topology Aware Scheduling with no domain: what
+lets it onto a flavor with a Topology in a ClusterQueue whose other flavors have none (Kueue 0.19.2 gives a job
+that asks for no topology only the flavors without one there)."""
+GANG_LEVEL_ANNOTATION = "gpuready.io/gang-level"
+"""Annotation of a Topology gpuready makes: the level a gang on its pools asks for (the smoke and ``gpuready plan``
+read it)."""
+BLOCK_NODES_ANNOTATION = "gpuready.io/block-nodes"
+"""Annotation of a Topology gpuready makes: the nodes one domain of its gang level holds, where the cloud states it."""
+BLOCK_SOURCE_ANNOTATION = "gpuready.io/block-source"
+"""Annotation of a Topology gpuready makes: where the cloud states that size."""

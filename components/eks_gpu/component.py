@@ -15,6 +15,7 @@ from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.install import gpu_toleration
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..k8s_gpu.kueue import Flavor, flavor
+from ..k8s_gpu.topology import visible as topology_visible
 from ..teams import Pool
 from ..sdk import require
 from ..aws_network import capacity_blocks, zones
@@ -177,13 +178,27 @@ class EksGpuCluster(GpuCluster):
         return [(f"gpu{g.suffix}", args.node_group.max_size * g.gpus, g) for g in cap.groups]
 
     def _flavors(self, args: EksGpuClusterArgs) -> list[Flavor]:
-        """Each GPU pool as Kueue's ResourceFlavor: the labels and taints its nodes get, its types' shapes."""
+        """Each GPU pool as Kueue's ResourceFlavor: the labels and taints its nodes get, its types' shapes, and for a
+        multi-node pool whose nodes Kueue sees at admission its topology (:meth:`_placement`)."""
         taints = [k8s_facts.Taint(t["key"], t["value"], t["effect"]) for t in self.gpu_node_taints]
         rows = {r.name: r for r in self.capacity.instances}
         return [flavor(pool, gpus, self.pool_labels(pool, self.gpu_node_labels if group is None
                                                     else group_labels(self.gpu_node_labels, group)),
-                       taints, [rows[t] for t in (group.instance_types if group else rows)])
+                       taints, [rows[t] for t in (group.instance_types if group else rows)],
+                       topology=self._placement(args, group))
                 for pool, gpus, group in self._pools(args)]
+
+    def _placement(self, args: EksGpuClusterArgs, group: Any) -> Any:
+        """The topology of a GPU node group's gangs (docs/queues/topology.md): a multi-node group (EFA, the stack's
+        setting for NCCL across nodes, and more than one node) of types EC2 describes the topology of
+        (:func:`facts.placement`), whose nodes are all there when Kueue admits a job (``min_size`` = ``max_size``:
+        Kueue's topology-aware scheduling counts only Ready nodes, so a group scaling from zero would keep its jobs
+        from ever being admitted); ``None`` otherwise (a NodePool of Karpenter or Auto Mode has no EFA here)."""
+        ng = args.node_group
+        if group is None or not self.capacity.efa_interfaces or ng.max_size < 2 \
+                or not topology_visible(ng.min_size, ng.max_size, provisioning=False):
+            return None
+        return facts.placement(group.instance_types)
 
     def _efa_device_plugin(self, name: str, args: EksGpuClusterArgs, provider: Any, gpu_capacity: list) -> Any:
         """The pinned AWS EFA device plugin chart, on the EFA nodes whatever their taints."""

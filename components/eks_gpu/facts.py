@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Sequence
+from typing import Optional, Sequence
 
 from ..k8s_gpu.kubeconfig import CredentialPlugin
+from ..k8s_gpu.topology import Placement
 from ..aws_instances import ARM64_GPU_FAMILIES  # noqa: F401 (arm64 GPU families: one list for every AWS component)
 from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER_TOOLKIT, GPU_LABELS, CapacityLabel, Chart, NodeFacts, NodeImage,
                              Taint)
@@ -96,6 +97,27 @@ EFA_NODE_LABELS = MappingProxyType({"vpc.amazonaws.com/efa.present": "true"})
 EFA_PLACEMENT_STRATEGY = "cluster"
 """Placement group strategy of an EFA node group: instances close together in one AZ, for EFA's low latency."""
 
+NETWORK_LAYERS = tuple(f"topology.k8s.aws/network-node-layer-{n}" for n in (1, 2, 3, 4))
+"""The labels EKS puts on a node of a type EC2 describes the topology of: its network node at each layer of the AWS
+network, layer 1 the top (broadest), layer 3 the bottom on most types, layer 4 the bottom on the types whose topology
+has four layers (EKS user guide, Place distributed AI/ML workloads with network topology labels)."""
+TOPOLOGY_SOURCE = "https://docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html"
+TOPOLOGY_TYPES_SOURCE = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology-prerequisites.html"
+TOPOLOGY_LAYERS = MappingProxyType({
+    **{t: 3 for t in ("g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge", "g6e.8xlarge", "g6e.12xlarge", "g6e.16xlarge",
+                      "g6e.24xlarge", "g6e.48xlarge", "g7e.2xlarge", "g7e.4xlarge", "g7e.8xlarge", "g7e.12xlarge",
+                      "g7e.24xlarge", "g7e.48xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge",
+                      "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6e-gb200.36xlarge")},
+    **{t: 4 for t in ("p6-b200.48xlarge", "p6-b300.48xlarge")},
+})
+"""GPU instance type -> the layers of its network topology, for the types EC2 describes it for (Amazon EC2 User
+Guide, Prerequisites for Amazon EC2 topology, Instance types: "returns 3 network nodes" / "returns 4 network nodes";
+its Trainium and HPC types carry no GPU). Another type's nodes carry no such label. AWS publishes no number of
+instances under one network node: a gang's fit in one is not known before it runs. Where AWS's own pages differ (the
+AWS Containers blog on P6e-GB200 shows ``-layer-1`` to ``-layer-4`` on its nodes; the EC2 page lists
+``p6e-gb200.36xlarge`` with 3), the EC2 page's count is kept: a Topology with fewer levels than a node's labels
+still places it, one with a level its nodes lack would leave them out of Kueue's placement."""
+
 
 NODES = NodeFacts(
     "eks", Taint("nvidia.com/gpu", "true", "NoSchedule"),
@@ -162,3 +184,14 @@ def _get_token(args: Sequence[str]) -> bool:
 CREDENTIALS = CredentialPlugin("aws", "aws eks get-token", _get_token, frozenset({
     "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_STS_REGIONAL_ENDPOINTS"}))
 """The kubeconfig's credential plugin (``aws eks update-kubeconfig --profile`` writes that environment)."""
+
+
+def placement(instance_types: Sequence[str]) -> Optional[Placement]:
+    """How EKS labels the place of a node group's nodes in the AWS network (:data:`NETWORK_LAYERS`): the layers every
+    one of its ``instance_types`` has (:data:`TOPOLOGY_LAYERS`), a gang asking for one network node of the lowest;
+    ``None`` when one of them has no described topology (its nodes would lack the labels) or none is given."""
+    layers = [TOPOLOGY_LAYERS.get(t, 0) for t in instance_types]
+    if not layers or not min(layers):
+        return None
+    levels = NETWORK_LAYERS[:min(layers)]
+    return Placement(levels, levels[-1], f"{TOPOLOGY_SOURCE}; {TOPOLOGY_TYPES_SOURCE}")

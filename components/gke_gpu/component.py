@@ -15,6 +15,7 @@ from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.kubeconfig import kubeconfig
 from ..capacity import reservation_stamps
 from ..k8s_gpu.kueue import Provisioning, flavor
+from ..k8s_gpu.topology import visible as topology_visible
 from ..teams import Pool
 from ..k8s_gpu.validation import restricts
 from ..sdk import require
@@ -58,6 +59,16 @@ def _admission_check(flex: Optional[reservation.FlexStartArgs]) -> Optional[Prov
     seconds = flex.max_run_duration_seconds
     return Provisioning(facts.PROVISIONING_CLASS,
                         {facts.MAX_RUN_DURATION_PARAMETER: str(seconds)} if seconds else {})
+
+
+def _placement(pool: Any, machine_type: str, queued: bool) -> Any:
+    """The topology of the GPU pool's gangs (docs/queues/topology.md): a multi-node pool (a machine type GKE labels
+    with its place in the network, :func:`facts.placement`: its RDMA types, built for jobs across nodes; more than one
+    node) whose nodes Kueue sees when it admits a job (queued provisioning's ProvisioningRequest check, or a fixed
+    size: Kueue's topology-aware scheduling counts only Ready nodes); ``None`` otherwise."""
+    if pool.max_nodes < 2 or not topology_visible(pool.min_nodes, pool.max_nodes, provisioning=queued):
+        return None
+    return facts.placement(machine_type)
 
 
 class GkeGpuCluster(GpuCluster):
@@ -169,7 +180,7 @@ class GkeGpuCluster(GpuCluster):
             self._alerts(name, cap.software.namespace, plan(software).provider("dcgm-exporter"), provider)
         self._queues(name, [flavor(facts.GPU_POOL, cap.max_gpus, self.pool_labels(facts.GPU_POOL, self.gpu_node_labels),
                                    [k8s_facts.Taint(**t) for t in self.gpu_node_taints], [cap.machine],
-                                   _admission_check(flex))],
+                                   _admission_check(flex), _placement(pool, cap.machine.machine_type, queued))],
                      {facts.NODE_POOL_LABEL: system_pools[0].name} if system_pools else {}, provider, [self.software])
 
         self.node_pool_name = node_pool.name

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Optional
 
 from ..k8s_gpu.kubeconfig import CredentialPlugin
+from ..k8s_gpu.topology import Block, Placement
 from ..k8s_gpu.facts import (ALL_NODE_SOFTWARE, DRIVER, GPU_LABELS, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT,
                               CapacityLabel, NodeFacts, NodeImage, Taint)
 
@@ -110,6 +111,34 @@ NAT_LOG_FILTER = "ERRORS_ONLY"
 nodes have no public IP, and images from Docker Hub or nvcr.io are on the internet. Errors are logged."""
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 """Untainted nodes of a new cluster for kube-dns, the GPU Operator's controller and NFD's master."""
+
+
+TOPOLOGY_LEVELS = ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+                   "cloud.google.com/gce-topology-host")
+"""The labels GKE puts on the nodes of the machine types of :data:`TOPOLOGY_MACHINES`, coarsest first: the reserved
+block, the sub-block (the hosts of one rack; on A4X and A4X Max one NVLink domain), the physical host (AI Hypercomputer
+docs, Schedule GKE workloads with Topology Aware Scheduling; Terminology)."""
+TOPOLOGY_SOURCE = "https://cloud.google.com/ai-hypercomputer/docs/workloads/schedule-gke-workloads-tas"
+TOPOLOGY_GANG_LEVEL = TOPOLOGY_LEVELS[1]
+"""The level a gang asks for: one sub-block (the hosts of one rack, one NVLink domain on A4X), widened to the block,
+whose sub-blocks share a non-blocking fabric."""
+TOPOLOGY_MACHINES = MappingProxyType({"a3-ultragpu-": None, "a4-highgpu-": None, "a4x-": 18})
+"""Machine type prefix -> the nodes of one sub-block where Google states it (``None``: not published), for the
+machine types GKE labels with :data:`TOPOLOGY_LEVELS`: A3 Ultra, A4, and A4X and A4X Max, whose sub-block is an
+NVLink domain of 18 instances (72 GPUs) (AI Hypercomputer docs, Terminology: "An NVLink domain consists of 18 A4X Max
+or A4X instances"). These are GKE's RDMA machine types, built for jobs across nodes."""
+TOPOLOGY_BLOCK_SOURCE = "https://cloud.google.com/ai-hypercomputer/docs/terminology"
+
+
+def placement(machine_type: str) -> Optional[Placement]:
+    """How GKE labels the place of a ``machine_type`` node in Google's network (:data:`TOPOLOGY_LEVELS`), a gang asking
+    for one sub-block; ``None`` for a machine type GKE gives no such labels."""
+    prefix = next((p for p in TOPOLOGY_MACHINES if machine_type.startswith(p)), None)
+    if prefix is None:
+        return None
+    size = TOPOLOGY_MACHINES[prefix]
+    return Placement(TOPOLOGY_LEVELS, TOPOLOGY_GANG_LEVEL, TOPOLOGY_SOURCE,
+                     Block(size, TOPOLOGY_BLOCK_SOURCE) if size else None)
 
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"

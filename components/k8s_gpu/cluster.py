@@ -185,6 +185,6 @@ class GpuCluster(pulumi.ComponentResource):
             "metaflowProfile": profile,
             "gpuReservations": self.gpu_reservations,
             "teams": teams or None,
-            "operatorsQueue": kueue.operators_output() if self.teams else None,
+            "operatorsQueue": kueue.operators_output(self.flavors) if self.teams else None,
         })
         self.register_outputs(self.outputs)

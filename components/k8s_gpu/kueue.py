@@ -34,7 +34,7 @@ from .. import catalog, metaflow
 from ..errors import ConfigError
 from ..queue_arithmetic import Admission, Capacity, Limits, Queue, admission
 from ..teams import Pool, TeamArgs, reachable
-from . import facts
+from . import facts, topology as tas
 from .install import gpu_toleration
 
 
@@ -72,6 +72,9 @@ class Flavor:
     """Kueue's ProvisioningRequest admission check on the pool, when its nodes come only for a ProvisioningRequest."""
     node_gpus: int = 0
     """GPUs of the pool's largest node (what a job for one whole node asks); 0: not known."""
+    topology: Optional[tas.Placement] = None
+    """How its cloud labels its nodes' place in the network, for a multi-node pool whose gangs Kueue places by it
+    (:mod:`.topology`); ``None``: no Topology."""
 
     @property
     def name(self) -> str:
@@ -89,13 +92,15 @@ class Flavor:
 
 
 def flavor(pool: str, gpus: int, node_labels: Mapping[str, str], taints: Sequence[facts.Taint],
-           types: Sequence[catalog.GpuInstanceType], provisioning: Optional[Provisioning] = None) -> Flavor:
+           types: Sequence[catalog.GpuInstanceType], provisioning: Optional[Provisioning] = None,
+           topology: Optional[tas.Placement] = None) -> Flavor:
     """The Flavor of a pool of ``types`` (its catalog rows): cpu and memory per GPU from the most generous type, so
     that a team's cpu and memory quotas never bind before its GPU quota; ``provisioning``: the platform's admission
-    check on the pool, if any."""
+    check on the pool, if any; ``topology``: how its gangs are placed, if they are (:mod:`.topology`)."""
     return Flavor(pool, gpus, MappingProxyType(dict(node_labels)), tuple(taints),
                   max(math.ceil(t.vcpus / t.gpus) for t in types),
-                  max(math.ceil(t.memory_gib / t.gpus) for t in types), provisioning, max(t.gpus for t in types))
+                  max(math.ceil(t.memory_gib / t.gpus) for t in types), provisioning, max(t.gpus for t in types),
+                  topology)
 
 
 def apportion(total: Optional[int], weights: Sequence[int]) -> list[Optional[int]]:
@@ -131,9 +136,16 @@ def _meta(name: str, **extra: Any) -> dict[str, Any]:
 
 def resource_flavor(f: Flavor) -> dict[str, Any]:
     """The pool's ResourceFlavor: Kueue adds its ``nodeLabels`` to an admitted pod's nodeSelector and its
-    ``tolerations`` to its tolerations, so the pod lands on that pool's nodes."""
+    ``tolerations`` to its tolerations, so the pod lands on that pool's nodes; with a topology it names the pool's
+    Topology (:func:`topologies`), by the pool's name."""
     return {"apiVersion": facts.KUEUE_API, "kind": "ResourceFlavor", "metadata": _meta(f.name),
-            "spec": {"nodeLabels": dict(f.node_labels), "tolerations": [gpu_toleration(t) for t in f.taints]}}
+            "spec": {"nodeLabels": dict(f.node_labels), "tolerations": [gpu_toleration(t) for t in f.taints],
+                     **({"topologyName": f.name} if f.topology is not None else {})}}
+
+
+def topologies(flavors: Sequence[Flavor]) -> list[dict[str, Any]]:
+    """The Topology of each pool with one (:func:`.topology.topology`), named after the pool."""
+    return [tas.topology(f.name, f.topology) for f in flavors if f.topology is not None]
 
 
 def provisioning_objects(f: Flavor) -> list[dict[str, Any]]:
@@ -319,22 +331,31 @@ def operators_queue(flavors: Sequence[Flavor]) -> list[dict[str, Any]]:
     return [operators_namespace(), operators_cluster_queue(flavors), operators_local_queue()]
 
 
-def operators_output() -> dict[str, str]:
+def gang_levels(flavors: Sequence[Flavor]) -> dict[str, list[str]]:
+    """The ``gangLevels`` of a queue's output: each of its ``flavors`` with a topology -> the levels a gang there may
+    ask for, finest first (:attr:`.topology.Placement.gang_levels`); what the multi-node smoke asks Kueue by."""
+    return {f.name: list(f.topology.gang_levels) for f in flavors if f.topology is not None}
+
+
+def operators_output(flavors: Sequence[Flavor] = ()) -> dict[str, Any]:
     """The ``operatorsQueue`` stack output (keys of the Kubernetes platforms' contract): where ``gpuready smoke`` and
-    ``gpuready sweep`` send their Jobs without ``--team``, and the priority class those Jobs name."""
+    ``gpuready sweep`` send their Jobs without ``--team``, and the priority class those Jobs name; with pools placed
+    by a topology, their ``gangLevels`` (:func:`gang_levels`)."""
+    levels = gang_levels(flavors)
     return {"namespace": facts.OPERATORS_NAMESPACE, "localQueue": facts.OPERATORS_QUEUE,
             "clusterQueue": facts.OPERATORS_QUEUE, "cohort": facts.COHORT,
-            "priorityClass": facts.OPERATORS_PRIORITY_CLASS}
+            "priorityClass": facts.OPERATORS_PRIORITY_CLASS, **({"gangLevels": levels} if levels else {})}
 
 
 def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False) -> list[dict[str, Any]]:
-    """Every object the teams need, in the order they can be created: namespaces, ResourceFlavors, the
+    """Every object the teams need, in the order they can be created: namespaces, the pools' Topologies,
+    ResourceFlavors, the
     ProvisioningRequestConfigs and AdmissionChecks of pools with one, the Cohort (marked when ``overcommit``), the
     WorkloadPriorityClasses, ClusterQueues, LocalQueues, then the operators' queue (:func:`operators_queue`). Empty
     without teams."""
     if not teams:
         return []
-    return [*(namespace(t) for t in teams), *(resource_flavor(f) for f in flavors),
+    return [*(namespace(t) for t in teams), *topologies(flavors), *(resource_flavor(f) for f in flavors),
             *(o for f in flavors for o in provisioning_objects(f)), cohort(overcommit, flavors, teams),
             *priority_classes(),
             *(cluster_queue(t, flavors, teams) for t in teams), *(local_queue(t) for t in teams),
@@ -461,6 +482,7 @@ def team_outputs(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], profile: 
             "cohort": facts.COHORT, "gpus": team.gpus, "borrow": team.borrow, "lend": team.lend,
             "weight": team.weight, "flavors": [f.name for f in team_flavors(team, flavors)],
             "mostGpus": found.most(team.name), "mostGpusPerJob": found.most_in_one(team.name),
+            **({"gangLevels": levels} if (levels := gang_levels(team_flavors(team, flavors))) else {}),
             "metaflowProfile": {**base, "METAFLOW_KUBERNETES_LABELS": ",".join(
                 f"{k}={v}" for k, v in labels(team).items())},
         })

@@ -43,10 +43,11 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
                "clusterQueue, cohort, gpus, borrow, lend, weight, flavors, mostGpus, mostGpusPerJob, metaflowProfile} "
                "(mostGpus: the most GPUs its queue holds at once while the others idle, by Kueue's arithmetic; "
                "mostGpusPerJob: the most one job gets, on one pool; metaflowProfile: the team's namespace and "
-               "METAFLOW_KUBERNETES_LABELS naming its queue)", smoke=True, when="with teams"),
+               "METAFLOW_KUBERNETES_LABELS naming its queue; gangLevels, on pools with a Kueue Topology: pool -> the "
+               "levels a gang there may ask for, finest first)", smoke=True, when="with teams"),
         Output("operatorsQueue", QUEUE, "the operators' queue, for the platform's own checks: {namespace, localQueue, "
-               "clusterQueue, cohort, priorityClass}; gpuready smoke and sweep without --team send their Jobs to that "
-               "LocalQueue with that WorkloadPriorityClass", smoke=True, when="with teams"),
+               "clusterQueue, cohort, priorityClass, and gangLevels as a team's}; gpuready smoke and sweep without --team "
+               "send their Jobs to that LocalQueue with that WorkloadPriorityClass", smoke=True, when="with teams"),
     ))
 
 SOFTWARE_OUTPUTS = Contract("k8s-software", (

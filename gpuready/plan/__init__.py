@@ -101,6 +101,11 @@ class QueuePool:
     """The most GPUs all queues hold of it at once."""
     unadmittable: float
     """Its GPUs at full scale no queue can admit."""
+    topology: Optional[dict[str, Any]] = None
+    """How Kueue places its gangs (:func:`_topology`): the Topology's ``name`` and ``levels`` (coarsest first), the
+    ``gangLevel`` a gang asks for, the ``largestGangNodes`` one queue can run there, ``blockNodes`` and
+    ``blockSource`` where the cloud states the size of one domain of that level, and the ``verdict``; ``None`` (left
+    out of the JSON): not placed by a topology."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,9 @@ class PlanResult:
         """The plan as JSON-like data, secrets shown as ``[secret]``."""
         data = asdict(self)
         del data["secrets"]
+        for pool in (data["queues"] or {}).get("pools", ()):
+            if pool["topology"] is None:
+                del pool["topology"]
         if data["policy"] is not None:
             del data["policy"]["settings"]  # the caps are what a reader needs of them
         return redact(data, self.secrets)
@@ -224,6 +232,34 @@ def _number(value: Any) -> Any:
     return int(value) if value == int(value) else float(value)
 
 
+def _topology(items: Any, flavor: Any, admitted: Any) -> Optional[dict[str, Any]]:
+    """How Kueue places the gangs of GPU ``flavor`` (:class:`gpuready.resources.queues.FlavorFacts`): the Topology
+    its ResourceFlavor names, the level a gang asks for (the Topology's gang-level annotation, else its finest level
+    above the hostname) and whether the largest gang one queue runs there fits one domain of it where the cloud
+    states its size (the Topology's annotations, :mod:`gpuready_components.k8s_gpu.topology`); ``None`` without a
+    Topology."""
+    from gpuready_components.k8s_gpu import topology as tas
+    from gpuready_components.queue_facts import GANG_LEVEL_ANNOTATION
+
+    from ..resources.kubernetes import ResourceFlavor, Topology
+
+    named = next((i.facts.topology_name for i in items if isinstance(i.facts, ResourceFlavor)
+                  and i.facts.name == flavor.name), None)
+    found = next((i.facts for i in items if isinstance(i.facts, Topology) and i.facts.name == named), None)
+    if found is None:
+        return None
+    levels = found.levels
+    above_host = [level for level in levels if level != tas.HOSTNAME]
+    gang = str(found.annotations.get(GANG_LEVEL_ANNOTATION) or (above_host[-1] if above_host else tas.HOSTNAME))
+    node_gpus = max((r.gpus for p in flavor.pools for r in p.capacity.rows), default=0)
+    largest = tas.largest_gang(int(admitted.largest.get(flavor.name, 0)), node_gpus,
+                               flavor.gpus // node_gpus if node_gpus else 0)
+    block = tas.block_of(found.annotations)
+    return {"name": named, "levels": levels, "gangLevel": gang, "largestGangNodes": largest,
+            "blockNodes": block.nodes if block else None, "blockSource": block.source if block else None,
+            "verdict": tas.verdict(largest, gang, block)}
+
+
 def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
     from ..resources.queues import KUEUE, PRICE_BASIS, gpu_pools, kubernetes_gpu_pools, kueue_admission, teams
     from ..resources.scaling import from_rendering
@@ -238,11 +274,12 @@ def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
                        round(t.usd_per_hour_most, 2)) for t in found]
     total = _number(sum(t.gpus for t in found))
     kueue = [t for t in found if t.system == KUEUE]
-    _, flavors = kueue_admission(items) if kueue else (None, [])
+    admitted, flavors = kueue_admission(items) if kueue else (None, [])
     selected = {p.item.urn for f in flavors for p in f.pools}
     unselected = [p for p in kubernetes_gpu_pools(gpu_pools(items)) if p.item.urn not in selected] if kueue else []
     pools = [QueuePool(f.name, [p.pool_name for p in f.pools], f.gpus, _number(f.guaranteed), _number(f.cohort),
-                       _number(f.admissible), _number(f.unadmittable)) for f in flavors]
+                       _number(f.admissible), _number(f.unadmittable), _topology(items, f, admitted))
+             for f in flavors]
     return Queues(shown, total, capacity.max_gpus, total > capacity.max_gpus,
                   bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS, pools,
                   _number(sum((f.unadmittable for f in flavors), 0) + sum(p.capacity.max_gpus for p in unselected)))

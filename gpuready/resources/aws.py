@@ -439,6 +439,19 @@ class EksNodeGroup(GpuPool):
     def own_volume(self) -> Optional[tuple[int, str]]:
         return int(self.props.get("diskSize", 20)), "diskSize"
 
+    @property
+    def multi_node(self) -> str:
+        """An EFA node group (its nodes carry the platform's EFA label: the stack's setting for NCCL across nodes) of
+        more than one node, of types whose nodes its platform labels with their place in the network (the facts'
+        ``placement``): a pool a Topology could place."""
+        efa = getattr(self.platform_facts, "EFA_NODE_LABELS", {})
+        placement = getattr(self.platform_facts, "placement", None)
+        nodes = int((self.props.get("scalingConfig") or {}).get("maxSize", 0))
+        if nodes > 1 and efa and all(self.node_labels.get(k) == v for k, v in efa.items()) \
+                and placement is not None and placement(self.instance_types) is not None:
+            return f"EFA, up to {nodes} nodes"
+        return ""
+
     def capacity(self) -> Optional[PoolCapacity]:
         types = tuple(self.instance_types)
         rows = self.gpu_rows

@@ -219,6 +219,12 @@ class GpuPool(Resource):
         with no setting, or capacity no node repair applies to)."""
         return None
 
+    @property
+    def multi_node(self) -> str:
+        """Why the pool is built for gangs across its nodes, in a few words ('' when it is not, or its platform does
+        not say): the ``gpu-multinode-topology`` advisory reads it."""
+        return ""
+
     def source(self, linked: Sequence[Resource] = ()) -> Source:
         """Where its nodes come from. ``linked``: the readers of the resources its inputs name that say more (its
         launch templates, read from :attr:`LAUNCH_TEMPLATE_INPUT`); the default: on-demand."""

@@ -122,6 +122,16 @@ class GkeNodePool(GpuPool):
         return int(scaling.get("totalMinNodeCount", scaling.get("minNodeCount", 0))), "autoscaling minimum"
 
     @property
+    def multi_node(self) -> str:
+        """A pool of a machine type its platform places by network topology (its RDMA types: the facts'
+        ``placement``) of more than one node."""
+        placement = getattr(self.platform_facts, "placement", None)
+        machine = self.node_config.get("machineType", "")
+        if self.max_nodes > 1 and placement is not None and placement(machine) is not None:
+            return f"{machine}, up to {self.max_nodes} nodes"
+        return ""
+
+    @property
     def max_nodes(self) -> int:
         scaling = self.props.get("autoscaling") or {}
         if "totalMaxNodeCount" in scaling:

@@ -343,6 +343,22 @@ class ResourceFlavor(_KueueObject):
         return [Taint(t.get("key", ""), t.get("value", ""), t.get("effect", ""))
                 for t in self.spec.get("nodeTaints") or ()]
 
+    @property
+    def topology_name(self) -> Optional[str]:
+        """``spec.topologyName``: the Topology by which Kueue places its workloads; ``None``: not placed by one."""
+        return self.spec.get("topologyName") or None
+
+
+class Topology(_KueueObject):
+    """The levels of a data centre's network, as node labels (coarsest first, ``kubernetes.io/hostname`` last), by
+    which Kueue places the workloads of the ResourceFlavors naming it."""
+
+    TOKEN = _kueue("Topology")
+
+    @property
+    def levels(self) -> list[str]:
+        return [str(level.get("nodeLabel", "")) for level in self.spec.get("levels") or ()]
+
 
 class ClusterQueue(_KueueObject):
     """A team's queue: quotas per flavor and resource, its cohort (whose idle quota it borrows and lends), the

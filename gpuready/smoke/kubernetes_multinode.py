@@ -199,7 +199,10 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
-        self.workload = self.queue(self.workload)
+        # One network domain, preferably, for a gang of whole nodes: Kueue's topology-aware scheduling ignores the
+        # pods' anti-affinity, so only a pod that takes every GPU of a node keeps it to one pod per node.
+        whole = gpus >= stack["maxGpusPerNode"]
+        self.workload = kueue.placed(self.queue(self.workload), self.team if whole else None)
         result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
                            "gpus_per_node": gpus})

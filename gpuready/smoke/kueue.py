@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional, Sequence
 
+from gpuready_components.k8s_gpu.topology import gang_level, pod_template_annotations
+from gpuready_components.queue_facts import TOPOLOGY_UNCONSTRAINED_ANNOTATION
+
 from ..errors import UserError
 from .scaler import Finding
 
@@ -178,10 +181,12 @@ def admitted(workload: Optional[Mapping[str, Any]]) -> bool:
 
 
 def admission(workload: Mapping[str, Any]) -> dict[str, Any]:
-    """What an admitted Workload was given: its ClusterQueue, and per pod set its pod count and the ResourceFlavor
-    of each resource (``flavors``: every flavor named, in order)."""
+    """What an admitted Workload was given: its ClusterQueue, and per pod set its pod count, the ResourceFlavor of
+    each resource (``flavors``: every flavor named, in order) and, placed by a Topology, Kueue's
+    ``topologyAssignment`` as the Workload states it (its levels and the domains its pods went to)."""
     given = (workload.get("status") or {}).get("admission") or {}
-    pod_sets = [{"name": a.get("name", "main"), "count": a.get("count"), "flavors": dict(a.get("flavors") or {})}
+    pod_sets = [{"name": a.get("name", "main"), "count": a.get("count"), "flavors": dict(a.get("flavors") or {}),
+                 **({"topologyAssignment": a["topologyAssignment"]} if a.get("topologyAssignment") else {})}
                 for a in given.get("podSetAssignments") or ()]
     flavors = []
     for pod_set in pod_sets:
@@ -370,3 +375,29 @@ def explain(workload: Optional[Mapping[str, Any]], team: Mapping[str, Any], *,
         findings.append(Finding("queue-waiting", SOURCE, f"the job waits in {owner} queue {lq_name}", said, (
             "wait: Kueue admits it when its turn comes",)))
     return findings
+
+
+def pod_templates(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod templates of a batch/v1 Job (``spec.template``) or a JobSet (each replicated job's)."""
+    spec = manifest["spec"]
+    if "replicatedJobs" in spec:
+        return [r["template"]["spec"]["template"] for r in spec["replicatedJobs"]]
+    return [spec["template"]]
+
+
+def placed(manifest: dict[str, Any], queue: Optional[Mapping[str, Any]], pool: Optional[str] = None
+           ) -> dict[str, Any]:
+    """``manifest`` (a Job or JobSet, :func:`queued`) asking Kueue's Topology Aware Scheduling for what its queue's
+    pools with a Topology need (their ``gangLevels`` in the queue's stack output; none: unchanged, so a stack without
+    one renders what it did): a gang (no ``pool``) one domain of the finest level all of them have, *preferred*
+    (:func:`gpuready_components.k8s_gpu.topology.pod_template_annotations` says why); a Job pinned to a node of
+    ``pool`` (the sweep), no domain but TAS all the same when that pool has a Topology, without which Kueue would
+    never give it that pool in a queue whose other pools have none."""
+    levels = dict((queue or {}).get("gangLevels") or {})
+    if pool is None:
+        annotations = pod_template_annotations(gang_level(levels))
+    else:
+        annotations = {TOPOLOGY_UNCONSTRAINED_ANNOTATION: "true"} if pool in levels else {}
+    for template in pod_templates(manifest) if annotations else ():
+        template.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+    return manifest

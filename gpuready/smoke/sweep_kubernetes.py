@@ -13,7 +13,7 @@ from gpuready_components.k8s_gpu.facts import POOL_LABEL
 
 from ..errors import UserError
 from ..probe import ProbeReport, core
-from . import kubernetes, sweep
+from . import kubernetes, kueue, sweep
 from .outputs import StackOutputs
 from .target import Request, drive
 
@@ -141,7 +141,8 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
         self.config_map, self.jobs = manifests(run_name, self.namespace, swept, taints, labels, self.request.timeout,
                                                self.request.full, sharing=stack.get("gpuSharing"))
         if self.team is not None:  # each Job its own Workload in the run's queue, on its node's pool's flavor
-            self.jobs = [self.queue(on_flavor(job, pools.get(node))) for job, (node, _) in zip(self.jobs, swept)]
+            self.jobs = [kueue.placed(self.queue(on_flavor(job, pools.get(node))), self.team, pools.get(node) or "")
+                         for job, (node, _) in zip(self.jobs, swept)]
         rows = {r.node: r for r in result.rows}
         self.by_job = {job["metadata"]["name"]: rows[node] for job, (node, _) in zip(self.jobs, swept)}
         for job_name, r in self.by_job.items():

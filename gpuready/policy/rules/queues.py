@@ -14,7 +14,7 @@ from gpuready.resources import quantity, queues
 from gpuready.resources.kubernetes import ClusterQueue, Cohort, LocalQueue
 from gpuready.resources.scaling import from_policy
 
-from ..rule import MANDATORY, stack_rule
+from ..rule import ADVISORY, MANDATORY, stack_rule
 
 
 def _state(resources):
@@ -182,4 +182,34 @@ queue_quota_within_capacity = stack_rule(
     f"{OVERCOMMIT_ANNOTATION}: \"true\".",
     MANDATORY, _check_quotas)
 
-RULES = [queue_covers_gpu, local_queue_target, gpu_pool_queued, queue_quota_within_capacity]
+def _check_multinode_topology(resources, config):
+    items, pools, gpu_flavors = _state(resources)
+    by_urn = _by_urn(resources)
+    for pool in pools:
+        why = getattr(pool.item.facts, "multi_node", "")
+        if not why:
+            continue
+        selecting = [flavor for _, flavor in gpu_flavors.values() if queues.selects(flavor, pool)]
+        if any(flavor.topology_name for flavor in selecting):
+            continue
+        queued = f"its ResourceFlavor ({', '.join(f.name or '?' for f in selecting)}) names no Topology" if selecting \
+            else "no Kueue queue places its jobs"
+        yield by_urn[pool.item.urn], (
+            f"is built for gangs across nodes ({why}) but {queued}: a gang's pods land wherever the scheduler puts "
+            f"them, and its all-reduce crosses network links a placement by the cloud's topology labels would "
+            f"spare"), (
+            f"{'' if selecting else 'give the stack teams (gpuready:teams) and '}make the pool's nodes there when "
+            "Kueue admits a job: a fixed size (its minimum nodes equal to its maximum, e.g. on a Capacity Block or "
+            "reservation) or GKE's queued flex-start; gpuready then adds a Topology (docs/queues/topology.md: Kueue's "
+            "topology-aware scheduling counts only Ready nodes, so none is made for a pool that scales from zero)")
+
+
+gpu_multinode_topology = stack_rule(
+    "gpu-multinode-topology",
+    "A multi-node GPU pool (one its platform builds for gangs across nodes: EFA on EKS, GKE's RDMA machine types) is "
+    "selected by a Kueue ResourceFlavor that names a Topology, so that Kueue places each gang in one network domain "
+    "where it fits.",
+    ADVISORY, _check_multinode_topology)
+
+
+RULES = [queue_covers_gpu, local_queue_target, gpu_pool_queued, queue_quota_within_capacity, gpu_multinode_topology]

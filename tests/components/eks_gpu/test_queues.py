@@ -11,6 +11,8 @@ from gpuready_components.k8s_gpu import GpuSoftwareOptions, MigArgs, facts, gpu_
 from gpuready_components.teams import TeamArgs
 from tests.conftest import one
 
+from tests.components.k8s_gpu import kueue_schemas
+
 from .helpers import NODE_GROUP, RELEASE, build
 
 TEAMS = (TeamArgs("research", 8, borrow=4), TeamArgs("inference", 2, pools=("gpu",)))
@@ -105,3 +107,50 @@ def test_a_team_taking_the_operators_names_fails_naming_it(render, team, field):
     with pytest.raises(ConfigError) as raised:
         build(render, teams=(team,))
     assert raised.value.field == field
+
+
+EFA_FIXED = {"instance_types": ["p5.48xlarge"], "efa": True, "min_size": 4, "max_size": 4}
+
+
+
+def _topologies(rendering):
+    return {r.inputs["metadata"]["name"]: r.inputs for r in rendering.of_type(KUEUE + "Topology")}
+
+
+def test_a_fixed_efa_group_gangs_are_placed_by_ekss_network_layers(render):
+    rendering, eks = build(render, EFA_FIXED, teams=(TeamArgs("research", 16),))
+    (topology,) = _topologies(rendering).values()
+    assert [level["nodeLabel"] for level in topology["spec"]["levels"]] == [
+        "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"]
+    assert _flavors(rendering)["gpu"]["topologyName"] == topology["metadata"]["name"] == "gpu"
+    (flavor,) = rendering.of_type(KUEUE + "ResourceFlavor")
+    for obj in (topology, flavor.inputs):
+        kueue_schemas.validate(obj)
+        assert kueue_schemas.cel_violations(obj) == []
+    assert "gpuready.io/block-nodes" not in topology["metadata"]["annotations"]  # AWS states no size
+    assert eks.outputs["teams"][0]["gangLevels"] == {"gpu": [
+        "topology.k8s.aws/network-node-layer-3", "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-1"]}
+
+
+def test_a_four_layer_type_adds_layer_4_and_its_gangs_ask_for_it(render):
+    rendering, _ = build(render, {**EFA_FIXED, "instance_types": ["p6-b200.48xlarge"]},
+                         teams=(TeamArgs("research", 16),))
+    (topology,) = _topologies(rendering).values()
+    assert topology["spec"]["levels"][-2:] == [{"nodeLabel": "topology.k8s.aws/network-node-layer-4"},
+                                               {"nodeLabel": "kubernetes.io/hostname"}]
+    assert topology["metadata"]["annotations"]["gpuready.io/gang-level"] == "topology.k8s.aws/network-node-layer-4"
+
+
+@pytest.mark.parametrize("node_group", [
+    {**EFA_FIXED, "min_size": 0},  # scales from zero: Kueue's TAS would see no node and admit nothing
+    {**EFA_FIXED, "efa": False},  # no EFA: not a multi-node pool
+    {**EFA_FIXED, "instance_types": ["g6.12xlarge"]},  # EFA, but EC2 describes no topology of g6: no labels
+    {**EFA_FIXED, "min_size": 1, "max_size": 1},  # one node: no gang
+])
+def test_no_topology_where_it_would_not_place_a_gang(render, node_group):
+    rendering, eks = build(render, node_group, teams=(TeamArgs("research", node_group["max_size"] * 4),))
+    assert not _topologies(rendering)
+    assert all("topologyName" not in spec for spec in _flavors(rendering).values())
+    assert "gangLevels" not in eks.outputs["teams"][0] and "gangLevels" not in eks.outputs["operatorsQueue"]

@@ -23,7 +23,9 @@ RENDERINGS = {"aws-batch": {}, "aws-batch-multinode": {}, "eks": {}, "gke": {}, 
                   "kind": "odcr", "tags": {"team": "ml"}, "count": 2}},
               "gke-gpu-operator": {"gpuready:install": "gpu-operator"},
               "aks-alerts": {"gpuready:prometheusOperator": "true"}, "aks-reservation": {},
-              "gke-alerts": {"gpuready:managedDcgm": "false", "gpuready:managedAlerts": "true"}}
+              "gke-alerts": {"gpuready:managedDcgm": "false", "gpuready:managedAlerts": "true"},
+              "eks-efa": {"gpuready:instanceTypes": ["p5.48xlarge"], "gpuready:efa": "true", "gpuready:minSize": 2,
+                          "gpuready:maxSize": 2}}
 """Reference stacks (and variants of their config: NAME-VARIANT with no stack file of that name) that together create
 every type the stacks use."""
 NOT_IN_REFERENCE_STACKS = {aws.IamPolicy, aws.IamUserPolicy, aws.IamGroupPolicy, aws.IamUserPolicyAttachment,
@@ -367,3 +369,17 @@ def test_a_batch_environment_on_a_reservation_reads_it_from_its_launch_template(
     assert source.reservation.target == "cr-0123456789abcdef0" and source.reservation.count == 2
     assert all(s.reservation is None and s.kinds == ("on-demand",)
                for s in _source(rendered["aws-batch"], aws.BatchComputeEnvironment))
+
+
+def test_a_fixed_efa_group_reads_as_multi_node_and_its_flavor_names_the_topology_read_back(rendered):
+    """The eks-efa variant: an EFA group of 2 p5.48xlarge kept at its size, with the eks stack's teams."""
+    (group,) = [pool for r, pool in _all({"eks-efa": rendered["eks-efa"]}, aws.EksNodeGroup) if pool.is_gpu]
+    assert group.multi_node == "EFA, up to 2 nodes"
+    (_, flavor), = _all({"eks-efa": rendered["eks-efa"]}, kubernetes.ResourceFlavor)
+    (_, topology), = _all({"eks-efa": rendered["eks-efa"]}, kubernetes.Topology)
+    assert flavor.topology_name == topology.name
+    assert topology.levels[-2:] == ["topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"]
+    plain = [pool for r, pool in _all({"eks": rendered["eks"]}, aws.EksNodeGroup) if pool.is_gpu]
+    assert plain and all(pool.multi_node == "" for pool in plain)
+    (_, gke_flavor), = _all({"gke": rendered["gke"]}, kubernetes.ResourceFlavor)
+    assert gke_flavor.topology_name is None

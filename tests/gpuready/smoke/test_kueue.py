@@ -392,20 +392,21 @@ def test_a_ready_check_holds_nothing_back():
 # gpuready's own checks (components/k8s_gpu/kueue.py operators_queue), with the objects and outputs the EKS component
 # makes for its teams on a pool of 4-GPU nodes.
 
-def _stack_queues(teams=(("research", 8, 8, None, 1), ("inference", 8, None, 0, 2))):
+def _stack_queues(teams=(("research", 8, 8, None, 1), ("inference", 8, None, 0, 2)), topology=None):
     """(outputs, Kueue scenario) of an EKS stack with ``teams`` ((name, gpus, borrow, lend, weight) each) on one pool
-    of 16 GPUs (4-GPU nodes): every ClusterQueue and LocalQueue as the component renders them."""
+    of 16 GPUs (4-GPU nodes), placed by ``topology`` (a Placement) when given: every ClusterQueue and LocalQueue as
+    the component renders them."""
     from gpuready_components import catalog
     from gpuready_components.k8s_gpu import facts, kueue as objects
     from gpuready_components.teams import TeamArgs
 
     row = catalog.declared("aws", ()).find("aws", "g6.12xlarge")
     flavor = objects.flavor("gpu-4x", 16, {"nvidia.com/gpu.present": "true", facts.POOL_LABEL: "gpu-4x"},
-                            [facts.Taint("nvidia.com/gpu", "true", "NoSchedule")], [row])
+                            [facts.Taint("nvidia.com/gpu", "true", "NoSchedule")], [row], topology=topology)
     args = [TeamArgs(n, g, borrow=b, lend=l, weight=w) for n, g, b, l, w in teams]
     made = objects.objects(args, [flavor])
     outputs = {**EKS, "teams": objects.team_outputs(args, [flavor], objects.Profile("gpu-jobs", EKS["gpuNodeLabels"])),
-               "operatorsQueue": objects.operators_output()}
+               "operatorsQueue": objects.operators_output([flavor])}
     return outputs, {"cluster_queues": [o for o in made if o["kind"] == "ClusterQueue"],
                      "local_queues": [o for o in made if o["kind"] == "LocalQueue"]}
 
@@ -483,8 +484,9 @@ def test_an_older_stack_without_the_operators_queue_keeps_asking_for_team(fake_k
     assert "pass --team NAME (e.g. --team research)" in err and err.count("\n") == 1 and server.created == []
 
 
+@pytest.mark.parametrize("placed", [False, True])
 def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue(fake_kube, fake_smi, tmp_path,
-                                                                                capsys):
+                                                                                capsys, placed):
     """Each node's Job asks for all 4 GPUs of its node; the operators' queue borrows them from what the teams leave
     idle (Kueue starts a queued Job's pods only once it admits it), and each Job selects its node's pool, so Kueue
     can only give it that pool's flavor (test_sweep_kubernetes)."""
@@ -496,7 +498,7 @@ def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue
         "nvidia.com/gpu.present": "true", facts.POOL_LABEL: "gpu-4x",
         "node.kubernetes.io/instance-type": "g6.12xlarge"}}, "spec": {"taints": [dict(EKS["gpuTaint"])]},
         "status": {"allocatable": {"nvidia.com/gpu": "4"}}} for name in ("gpu-a", "gpu-b")]
-    outputs, scenario = _stack_queues()
+    outputs, scenario = _stack_queues(topology=_placement() if placed else None)
     server, outputs = fake_kube({**outputs, "gpuNodeTaints": [EKS["gpuTaint"]]}, nodes=nodes,
                                 node_logs={"gpu-a": healthy, "gpu-b": healthy},
                                 kueue={**scenario, "admitted": _busy(("inference", 8))})  # research idles: 8 to lend
@@ -513,6 +515,10 @@ def test_the_sweep_without_team_gets_each_whole_node_through_the_operators_queue
         assert spec["nodeSelector"][facts.POOL_LABEL] == "gpu-4x"
         assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "4"
         assert job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "gpuready-high"
+        # on a pool with a Topology, each pinned Job asks for TAS with no domain (Kueue gives a Job that asks for
+        # none only the flavors without one, in a queue that has both)
+        assert job["spec"]["template"]["metadata"].get("annotations") == (
+            {"kueue.x-k8s.io/podset-unconstrained-topology": "true"} if placed else None)
 
 
 def test_the_eks_stack_s_refusal_is_kueue_s_arithmetic():
@@ -530,3 +536,73 @@ def test_the_eks_stack_s_refusal_is_kueue_s_arithmetic():
     refused = kueue.too_large(research, teams, 11, "a job of 11 GPUs")
     assert refused.startswith("--team research: a job of 11 GPUs asks for 11 GPUs, and team research's queue admits "
                               "at most 10 at once for one job (its quota of 4 GPUs, borrowing at most 8 more")
+
+
+# Topology-aware gangs (components/k8s_gpu/topology.py): the gang asks for one network domain only on a stack whose
+# pool has a Topology; a pinned sweep Job asks for TAS with no domain there.
+
+LAYERS = ("topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+          "topology.k8s.aws/network-node-layer-3")
+
+
+def _placement():
+    from gpuready_components.k8s_gpu.topology import Placement
+
+    return Placement(LAYERS, LAYERS[-1], "https://docs.aws.amazon.com/eks/latest/userguide/ml-workload-topology.html")
+
+
+@pytest.mark.parametrize("jobset", [False, True])
+def test_a_gang_on_a_pool_with_a_topology_asks_for_one_domain_preferably(fake_kube, jobset):
+    outputs, scenario = _stack_queues(topology=_placement())
+    server, outputs = fake_kube(outputs, kueue=scenario, logs="no report\n")
+    result = gang.run(outputs, nodes=2, gpus=4, timeout=30, progress=io.StringIO(), jobset=jobset, admission_poll=0.1)
+    kind = "JobSet" if jobset else "Job"
+    body = server.bodies[(kind, result.job["name"])]
+    template = body["spec"]["replicatedJobs"][0]["template"]["spec"]["template"] if jobset else body["spec"]["template"]
+    assert template["metadata"]["annotations"] == {"kueue.x-k8s.io/podset-preferred-topology": LAYERS[-1]}
+    assert "kueue.x-k8s.io/podset-required-topology" not in template["metadata"]["annotations"]
+
+
+def test_a_gang_of_part_nodes_asks_for_no_topology_which_would_put_two_of_its_pods_on_one_node(fake_kube):
+    """Kueue's TAS ignores pod anti-affinity: a gang of 2-GPU pods on 4-GPU nodes placed by it could be given one node
+    for two pods, which the anti-affinity then keeps pending; so it asks for no domain."""
+    outputs, scenario = _stack_queues(topology=_placement())
+    server, outputs = fake_kube(outputs, kueue=scenario, logs="no report\n")
+    result = gang.run(outputs, nodes=2, gpus=2, timeout=30, progress=io.StringIO(), jobset=False, admission_poll=0.1)
+    assert "annotations" not in server.bodies[("Job", result.job["name"])]["spec"]["template"]["metadata"]
+
+
+def test_a_gang_on_a_pool_without_a_topology_asks_for_none(fake_kube):
+    outputs, scenario = _stack_queues()
+    server, outputs = fake_kube(outputs, kueue=scenario, logs="no report\n")
+    result = gang.run(outputs, nodes=2, gpus=4, timeout=30, progress=io.StringIO(), jobset=False, admission_poll=0.1)
+    template = server.bodies[("Job", result.job["name"])]["spec"]["template"]
+    assert "annotations" not in template["metadata"]
+
+
+def test_placed_leaves_a_job_alone_without_a_topology_and_marks_a_pinned_one_on_a_pool_with_one():
+    from gpuready.smoke import kueue
+
+    job = {"kind": "Job", "spec": {"template": {"metadata": {}, "spec": {}}}}
+    levels = {"gangLevels": {"gpu-4x": list(reversed(LAYERS))}}
+    assert kueue.placed(json.loads(json.dumps(job)), {"name": "q"}) == job
+    assert kueue.placed(json.loads(json.dumps(job)), None) == job
+    assert kueue.placed(json.loads(json.dumps(job)), levels, "gpu")["spec"]["template"]["metadata"] == {}
+    pinned = kueue.placed(json.loads(json.dumps(job)), levels, "gpu-4x")
+    assert pinned["spec"]["template"]["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/podset-unconstrained-topology": "true"}
+
+
+def test_the_admission_carries_where_kueue_placed_a_gang_by_its_topology():
+    from gpuready.smoke import kueue
+
+    placed = {"levels": list(LAYERS) + ["kubernetes.io/hostname"],
+              "slices": [{"domainCount": 2, "podCounts": {"universal": 1},
+                          "valuesPerLevel": [{"universal": "nn-1"}, {"universal": "nn-2"}, {"universal": "nn-3"},
+                                             {"individual": {"roots": ["ip-10-0-0-1", "ip-10-0-0-2"]}}]}]}
+    workload = {"status": {"admission": {"clusterQueue": "research", "podSetAssignments": [
+        {"name": "main", "count": 2, "flavors": {"nvidia.com/gpu": "gpu"}, "topologyAssignment": placed}]}}}
+    (pod_set,) = kueue.admission(workload)["podSets"]
+    assert pod_set["topologyAssignment"] == placed
+    del workload["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert "topologyAssignment" not in kueue.admission(workload)["podSets"][0]

@@ -177,6 +177,7 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNamespace": self.software.namespace,
             "gpuFabric": self.gpu_fabric,
             "gpuSharing": self.gpu_sharing or self.software.sharing,
+            "gpuDeviceClass": self.software.device_class,
             "gpuEfaInterfaces": self.gpu_efa_interfaces,
             "gpuModels": list(capacity.gpu_models),
             "maxGpusPerNode": capacity.max_gpus_per_node,

@@ -77,6 +77,13 @@ DRA_RESOURCE_API = "resource.k8s.io/v1"
 DRA_DEVICE_CLASS = "gpu.nvidia.com"
 """The DeviceClass of whole NVIDIA GPUs the chart creates (``templates/deviceclass-gpu.yaml``), which a job's
 ResourceClaimTemplate names in ``spec.devices.requests[].exactly.deviceClassName``."""
+DRA_KUEUE_MAPPINGS = MappingProxyType({GPU_RESOURCE: (DRA_DEVICE_CLASS,)})
+"""Kueue's ``resources.deviceClassMappings`` with ``install: dra``: a job's ResourceClaimTemplate device request of
+DeviceClass ``gpu.nvidia.com`` is charged ``count`` units of ``nvidia.com/gpu`` (Kueue 0.19.2, Set Up Dynamic
+Resource Allocation: the ResourceClaimTemplate path, its ``KueueDRAIntegration`` gate on by default since 0.18),
+the very resource every ClusterQueue already covers: a team's quota counts GPUs whichever way its jobs ask for them
+(and a request of ``nvidia.com/gpu`` that the DeviceClass's ``extendedResourceName`` turns into a claim is charged to
+the same name). Kueue leaves a workload that claims an unmapped DeviceClass inadmissible."""
 DRA_COMPUTE_DOMAIN_CLASS = "compute-domain-default-channel.nvidia.com"
 """The DeviceClass of a ComputeDomain's IMEX channel (multi-node NVLink), with ``compute_domains`` on."""
 HOST_DRIVER_ROOT = "/"

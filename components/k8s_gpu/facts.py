@@ -77,6 +77,9 @@ DRA_RESOURCE_API = "resource.k8s.io/v1"
 DRA_DEVICE_CLASS = "gpu.nvidia.com"
 """The DeviceClass of whole NVIDIA GPUs the chart creates (``templates/deviceclass-gpu.yaml``), which a job's
 ResourceClaimTemplate names in ``spec.devices.requests[].exactly.deviceClassName``."""
+DRA_DRIVER_NAME = "gpu.nvidia.com"
+"""The DRA driver's name, as its kubelet plugin publishes each node's GPUs (``ResourceSlice`` ``spec.driver``, device
+attribute ``type: gpu``) and the DeviceClass selects them (``templates/deviceclass-gpu.yaml``)."""
 DRA_KUEUE_MAPPINGS = MappingProxyType({GPU_RESOURCE: (DRA_DEVICE_CLASS,)})
 """Kueue's ``resources.deviceClassMappings`` with ``install: dra``: a job's ResourceClaimTemplate device request of
 DeviceClass ``gpu.nvidia.com`` is charged ``count`` units of ``nvidia.com/gpu`` (Kueue 0.19.2, Set Up Dynamic

@@ -199,6 +199,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
+        self.workload, self.templates = self.claim_gpus(stack, self.workload)  # DRA: GPUs claimed, not limits
         self.workload = self.queue(self.workload)
         result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
@@ -216,6 +217,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             return self.batch_api.create_namespaced_job(ns, body, **kw)
         self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
         self.calls.create(self.core_api.create_namespaced_service, self.namespace, self.service, self.deadline)
+        self.create_claims(self.templates)
         self.calls.create(create, self.namespace, self.workload, self.deadline)
 
     def follow(self) -> bool:
@@ -251,7 +253,8 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         queued = [self.workload_deletion(kind, name)] if self.team is not None else []
         return ([(kind, delete), *queued,
                  ("Service", lambda **kw: self.core_api.delete_namespaced_service(name, namespace, **kw)),
-                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
+                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw)),
+                 *self.claim_deletions()],
                 f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}")
 
 

@@ -15,6 +15,8 @@ from gpuready.probe import core, nccl
 from gpuready.smoke import dra, kubernetes, kubernetes_multinode, sweep_kubernetes
 from tests.gpuready.conftest import H100
 
+from .test_kubernetes import _report_logs
+
 K8S = "1.34.0"
 """The oldest Kubernetes ``install: dra`` accepts, whose schemas carry resource.k8s.io/v1."""
 EKS = {"platform": "eks", "gpuTaint": {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
@@ -68,10 +70,6 @@ def test_every_gang_pod_claims_its_gpus_and_keeps_its_efa_devices(jobset):
         assert dra.claimed_gpus(spec, _by_name(templates)) == 4
     if not jobset:
         kubernetes_validate.validate(claimed, K8S, strict=True)
-
-
-def _report_logs():
-    return f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
 
 
 def test_the_smoke_creates_the_template_before_the_job_and_deletes_it_with_it(kube, fake_smi):

@@ -8,7 +8,6 @@ from typing import Optional
 from gpuready_components import platforms
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.scheduling import tolerates
-from gpuready_components.k8s_gpu.validation import dra_supported
 from gpuready.resources import gcp, kubernetes, kubernetes_clusters, kubernetes_pools, read, tokens
 
 from ..gpu import facts, of_kind
@@ -191,7 +190,7 @@ def _check_dra_version(resources, config):
         if version is None:
             yield cluster, (f"NVIDIA's DRA driver needs Kubernetes {DRA_MINIMUM} or later (resource.k8s.io/v1), "
                             "and the cluster's version is left to the platform's default"), reader.VERSION_FIX
-        elif not dra_supported(str(version)):
+        elif not k8s_facts.dra_supported(str(version)):
             yield cluster, (f"Kubernetes {version} with NVIDIA's DRA driver, which needs {DRA_MINIMUM} or later "
                             "(resource.k8s.io/v1): its DeviceClasses and ResourceClaims are refused"), \
                 reader.VERSION_FIX

@@ -33,7 +33,7 @@ def test_plan_shows_the_dra_driver_and_passes_the_policies(tmp_path, capsys, sta
     assert code == 0, err
     assert CHART in out and "GPUs: claimed through DRA: ResourceClaims of DeviceClass gpu.nvidia.com" in out
     assert "chart: nvidia-device-plugin" not in out or "devicePlugin.enabled: False" in out
-    assert "mandatory" not in out.split("Policies:")[1].split("\n")[0]
+    assert "rules, no violations" in out or " 0 mandatory " in out.split("Policies:")[1].split("\n")[0]
 
 
 def test_the_stack_tells_the_smoke_to_claim_gpus(tmp_path, capsys):

@@ -80,3 +80,15 @@ def test_compute_domains_without_dra_are_refused(tmp_path, capsys):
     code, _, err = _plan(tmp_path, capsys, "eks", **{"gpuready:computeDomains": True})
     assert code == 2 and "gpuready:computeDomains = True: ComputeDomains are the DRA driver's, and install is " \
         "device-plugin. Fix: set install 'dra' too, or gpuready:computeDomains false" in err
+
+
+@pytest.mark.parametrize("install,mapped", [("dra", True), ("device-plugin", False)])
+def test_the_stacks_kueue_charges_gpu_claims_only_with_dra(install, mapped):
+    """The eks stack's teams: Kueue's release carries the DeviceClass mapping exactly when the GPUs are DRA's."""
+    from tests.gpuready.policy.helpers import render_stack
+
+    rendering = render_stack("eks", **{"gpuready:install": install})
+    (kueue,) = [r for r in rendering.of_type("kubernetes:helm.sh/v3:Release") if r.name == "eks-kueue"]
+    config = yaml.safe_load(kueue.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    mappings = (config.get("resources") or {}).get("deviceClassMappings")
+    assert mappings == ([{"name": "nvidia.com/gpu", "deviceClassNames": ["gpu.nvidia.com"]}] if mapped else None)

@@ -168,3 +168,28 @@ def test_the_sweep_reads_gpus_from_resource_slices_claims_them_and_deletes_the_t
         "resourceClaimTemplateName"] for j in jobs}
     assert claimed == {"gpu-a": dra.template_name(run, 8), "gpu-b": dra.template_name(run, 4)}
     assert all(("ResourceClaimTemplate", t) in server.deleted for t in templates)
+
+
+def _failed_scheduling(message):
+    """A FailedScheduling event of the default scheduler, shaped as those in tests/data/k8s-events."""
+    return {"apiVersion": "v1", "kind": "Event", "reason": "FailedScheduling", "message": message, "type": "Warning",
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": "gpuready-smoke-x"},
+            "source": {"component": "default-scheduler"}, "count": 1,
+            "firstTimestamp": "2026-11-22T10:00:01Z", "lastTimestamp": "2026-11-22T10:00:02Z"}
+
+
+def test_a_pending_claim_is_explained_by_the_claims_not_the_device_plugin():
+    from gpuready.smoke import scaler
+
+    node = _node("gpu-a")  # a DRA node advertises no nvidia.com/gpu
+    plugin = scaler.Context(node_labels=LABELS)
+    claims = scaler.Context(node_labels=LABELS, device_class="gpu.nvidia.com")
+    event = _failed_scheduling("0/3 nodes are available: 1 cannot allocate all claims, 2 node(s) didn't match Pod's "
+                               "node affinity/selector.")
+    assert "device-plugin" in [f.kind for f in scaler.scheduler([event], [node], plugin)]
+    found = {f.kind: f for f in scaler.scheduler([event], [node], claims)}
+    assert set(found) == {"scheduler", "dra-claims"}
+    assert "kubectl get resourceslices" in found["dra-claims"].summary
+    assert found["dra-claims"].quote.endswith("didn't match Pod's node affinity/selector.")
+    other = _failed_scheduling("0/3 nodes are available: 3 Insufficient cpu.")
+    assert [f.kind for f in scaler.scheduler([other], [node], claims)] == ["scheduler"]

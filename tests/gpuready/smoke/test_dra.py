@@ -193,3 +193,21 @@ def test_a_pending_claim_is_explained_by_the_claims_not_the_device_plugin():
     assert found["dra-claims"].quote.endswith("didn't match Pod's node affinity/selector.")
     other = _failed_scheduling("0/3 nodes are available: 3 Insufficient cpu.")
     assert [f.kind for f in scaler.scheduler([other], [node], claims)] == ["scheduler"]
+
+
+def test_the_claim_is_the_one_the_drivers_own_example_shows_the_scheduler_making():
+    """The driver's demo (extended-resources/gpu-full.yaml) shows the ResourceClaim the scheduler makes for one
+    whole GPU of gpu.nvidia.com; the smoke's template claims exactly that."""
+    import yaml
+
+    from tests.conftest import DATA
+
+    text = (DATA / "dra-driver-nvidia-gpu-0.4.1-demo" / "extended-resources" / "gpu-full.yaml").read_text()
+    commented = text.split("# apiVersion: resource.k8s.io/v1", 1)[1].split("# status:", 1)[0]
+    shown = yaml.safe_load("apiVersion: resource.k8s.io/v1" + "\n".join(
+        line.removeprefix("# ").split("  #")[0] for line in commented.splitlines()))
+    _, job = kubernetes.manifests("x", "ml", 1, TAINTS, LABELS, 900)
+    (template,) = dra.claiming(job, "gpu.nvidia.com")[1]
+    (theirs,), (ours,) = shown["spec"]["devices"]["requests"], template["spec"]["spec"]["devices"]["requests"]
+    assert ours["exactly"] == theirs["exactly"]
+    assert shown["kind"] == "ResourceClaim" and shown["apiVersion"] == template["apiVersion"]

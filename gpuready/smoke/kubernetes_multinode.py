@@ -18,7 +18,7 @@ from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
-from . import gang, kubernetes, kueue, scaler
+from . import dra, gang, kubernetes, kueue, scaler
 from .batch_probe import launcher_limits, probe_files
 from .kubernetes import (TTL_SECONDS, BoundedCalls, PendingExplainer, kubernetes_platforms, probe_logs,
                          read_if_allowed, unfinished, watch_pods)
@@ -190,7 +190,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         labels = stack.get("gpuNodeLabels", {})
         self.context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
                                       autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
-                                      platform=stack.platform)
+                                      platform=stack.platform, device_class=dra.device_class(stack))
         self.connect(stack)
         self.custom = self.client.CustomObjectsApi(self.api)
         self.use_jobset = jobset_installed(self.client, self.api, self.calls, self.deadline) if self.jobset is None \
@@ -202,6 +202,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         # One network domain, preferably, for a gang of whole nodes: Kueue's topology-aware scheduling ignores the
         # pods' anti-affinity, so only a pod that takes every GPU of a node keeps it to one pod per node.
         whole = gpus >= stack["maxGpusPerNode"]
+        self.workload, self.templates = self.claim_gpus(stack, self.workload)  # DRA: GPUs claimed, not limits
         self.workload = kueue.placed(self.queue(self.workload), self.team if whole else None)
         result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
@@ -219,6 +220,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             return self.batch_api.create_namespaced_job(ns, body, **kw)
         self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
         self.calls.create(self.core_api.create_namespaced_service, self.namespace, self.service, self.deadline)
+        self.create_claims(self.templates)
         self.calls.create(create, self.namespace, self.workload, self.deadline)
 
     def follow(self) -> bool:
@@ -254,7 +256,8 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         queued = [self.workload_deletion(kind, name)] if self.team is not None else []
         return ([(kind, delete), *queued,
                  ("Service", lambda **kw: self.core_api.delete_namespaced_service(name, namespace, **kw)),
-                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
+                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw)),
+                 *self.claim_deletions()],
                 f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}")
 
 

@@ -366,3 +366,83 @@ def test_a_clouds_answer_is_told_apart_retried_refused_or_failed():
     assert (status(_aws_error("X", 403)), status(_Status(404)), status(_Status("404")), status(ValueError())) == (
         403, 404, None, None)
     assert status(type("E", (Exception,), {"response": {}})()) is None  # a response without its metadata
+
+
+class _Pods:
+    """A node's pods as the Kubernetes client lists them, on a clock the test moves: a pod evicted leaves
+    ``leaves_after`` seconds later."""
+
+    def __init__(self, leaves_after: float):
+        from types import SimpleNamespace
+        self.now, self.leaves_after, self.evicted_at = 0.0, leaves_after, None
+        self.api_client = SimpleNamespace(sanitize_for_serialization=lambda value: value)
+        self.deadlines: list[float] = []
+
+    def list_pod_for_all_namespaces(self, field_selector):
+        gone = self.evicted_at is not None and self.now >= self.evicted_at + self.leaves_after
+        return {"items": [] if gone else [{"metadata": {"name": "train-0", "namespace": "team-a"},
+                                           "status": {"phase": "Running"}}]}
+
+    def create_namespaced_pod_eviction(self, name, namespace, body):
+        self.evicted_at = self.now
+
+    def calls(self, call, *args, deadline, **kwargs):
+        self.deadlines.append(deadline)
+        return call(*args, **kwargs)
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+@pytest.mark.parametrize("timeout, leaves_after, why", [
+    (10.0, 9.0, None),
+    (10.0, 10.0, None),
+    (10.0, 10.5, "1 pods still on it after 10 s (team-a/train-0)"),
+    (2.0, 3.0, "1 pods still on it after 2 s (team-a/train-0)"),
+])
+def test_a_drain_waits_its_timeout_for_the_pods_to_leave_and_not_longer(timeout, leaves_after, why):
+    import io
+    from types import SimpleNamespace
+
+    from kubernetes.client.exceptions import ApiException
+
+    from gpuready.repair import drain
+    pods = _Pods(leaves_after)
+    pods.now = 100.0
+    client = SimpleNamespace(exceptions=SimpleNamespace(ApiException=ApiException))  # what drain reads of ``calls``
+    caller = type("Calls", (), {"client": client, "__call__": lambda self, *a, **k: pods.calls(*a, **k)})()
+    progress = io.StringIO()
+    assert drain(pods, caller, "gpu-1", timeout, progress, clock=lambda: pods.now, sleep=pods.sleep) == why
+    assert set(pods.deadlines) == {100.0 + timeout}  # every call bounded by the drain's own deadline
+    assert pods.now <= 100.0 + timeout + 1e-9  # never waited past it
+    assert progress.getvalue() == f"gpuready: draining gpu-1: evicting 1 pods (PodDisruptionBudgets respected, at " \
+                                  f"most {timeout:g} s)\n"
+
+
+def test_an_error_is_said_in_one_line_with_the_clouds_code_status_and_request():
+    from botocore.exceptions import ClientError
+    from kubernetes.client.exceptions import ApiException
+
+    from gpuready.repair import said
+    full = ClientError({"Error": {"Code": "IncorrectState", "Message": "the instance\nis stopping"},
+                        "ResponseMetadata": {"HTTPStatusCode": 409, "RequestId": "r-1"}}, "RebootInstances")
+    assert said(full) == "IncorrectState: the instance is stopping (HTTP 409, request r-1)"
+    bare = type("E", (Exception,), {"response": {"Error": {"Code": "X", "Message": "y"}}})()
+    assert said(bare) == "X: y (HTTP None, request -)"
+    refused = ApiException(status=429, reason="Too Many Requests")
+    refused.body = json.dumps({"message": "Cannot evict pod as it would violate the pod's disruption budget."})
+    assert said(refused) == "ApiException: Cannot evict pod as it would violate the pod's disruption budget."
+    garbled = ApiException(status=500, reason="Internal")
+    garbled.body = "<html>oops</html>"
+    assert said(garbled) == "ApiException: " + " ".join(str(garbled).split())
+    assert said(ConnectionResetError("peer reset")) == "ConnectionResetError: peer reset"
+    assert len(said(ValueError("x" * 400))) == 300 and said(ValueError("x" * 400)).endswith("x" * 10)
+    assert said(ValueError("y" * 286)) == "ValueError: " + "y" * 286  # 298: whole
+    assert said(ValueError("y" * 290))[-1] == "y" and len(said(ValueError("y" * 290))) == 300
+
+
+def test_an_answer_without_an_error_part_is_no_throttling_and_no_crash():
+    from gpuready.repair import retryable
+    for response in ({}, {"ResponseMetadata": {"HTTPStatusCode": 400}}, "text"):
+        error = type("E", (Exception,), {"response": response})()
+        assert retryable(error) is False

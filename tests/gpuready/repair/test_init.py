@@ -379,11 +379,16 @@ class _Pods:
         self.deadlines: list[float] = []
 
     def list_pod_for_all_namespaces(self, field_selector):
+        assert field_selector == "spec.nodeName=gpu-1"  # this node's pods, not the cluster's
         gone = self.evicted_at is not None and self.now >= self.evicted_at + self.leaves_after
         return {"items": [] if gone else [{"metadata": {"name": "train-0", "namespace": "team-a"},
                                            "status": {"phase": "Running"}}]}
 
     def create_namespaced_pod_eviction(self, name, namespace, body):
+        # the Eviction API's object, which a PodDisruptionBudget guards (a pod deleted outright would not be)
+        assert body == {"apiVersion": "policy/v1", "kind": "Eviction",
+                        "metadata": {"name": name, "namespace": namespace}}
+        assert (name, namespace) == ("train-0", "team-a")
         self.evicted_at = self.now
 
     def calls(self, call, *args, deadline, **kwargs):

@@ -48,9 +48,12 @@ FAMILY_ACCELERATORS = MappingProxyType({
     "a2": ("nvidia-tesla-a100", "nvidia-a100-80gb"),
     "a3": ("nvidia-h100-80gb", "nvidia-h100-mega-80gb", "nvidia-h200-141gb"),
     "a4": ("nvidia-b200",),
+    "a4x": ("nvidia-gb200", "nvidia-gb300"),
+    "g4": ("nvidia-rtx-pro-6000",),
 })
 """Machine family -> the accelerators it takes (Compute Engine GPU machine types). G2, A2, A3 (High and Mega: H100;
-Ultra: H200) and A4 (B200) come with their GPUs attached; N1 takes T4, V100, P4 or P100 attached separately."""
+Ultra: H200), A4 (B200), A4X (GB200: a4x-highgpu-4g; A4X Max, GB300: a4x-maxgpu-4g-metal) and G4 (RTX PRO 6000) come
+with their GPUs attached; N1 takes T4, V100, P4 or P100 attached separately."""
 ATTACHED_GPU_FAMILIES = ("n1",)
 
 DRIVER_INSTALLED = ("DEFAULT", "LATEST")

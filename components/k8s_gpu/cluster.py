@@ -10,7 +10,7 @@ from .. import metaflow, platforms, teams as team_rules
 from ..errors import ConfigError
 from ..outputs import Contract
 from ..teams import TeamArgs
-from . import facts, gpu_hours, health, kueue
+from . import compute_domain, facts, gpu_hours, health, kueue
 
 if TYPE_CHECKING:
     from .component import K8sGpuSoftware
@@ -175,6 +175,8 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuNamespace": self.software.namespace,
+            "gpuComputeDomains": compute_domain.API_VERSION if getattr(self.software, "compute_domains", False)
+            else None,  # the software option comes with install dra
             "gpuFabric": self.gpu_fabric,
             "gpuSharing": self.gpu_sharing or self.software.sharing,
             "gpuEfaInterfaces": self.gpu_efa_interfaces,

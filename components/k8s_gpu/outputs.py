@@ -23,6 +23,9 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("gpuModels", STRINGS, "GPU models of the GPU pool"),
         Output("gpuSharing", STRING, "how pods share each GPU on purpose: time-slicing, mps or mig (the probe then "
                "warns, not fails, on GPU memory others hold)", smoke=True, when="with GPU sharing"),
+        Output("gpuComputeDomains", STRING, "the ComputeDomain API (resource.nvidia.com/v1beta1) each multi-node job "
+               "gets one of, its pods claiming its IMEX channel: multi-node NVLink on NVL72 racks", smoke=True,
+               when="with install dra and computeDomains"),
         Output("gpuFabric", STRING, "the GPU nodes' fabric for NCCL across nodes: efa, ib, tcpx or tcpxo (absent: TCP "
                "sockets)", smoke=True, when="with a GPU fabric"),
         Output("gpuEfaInterfaces", WHOLE, "EFA interfaces of each GPU node: the vpc.amazonaws.com/efa devices a "

@@ -18,7 +18,7 @@ from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
-from . import gang, kubernetes, kueue, scaler
+from . import compute_domains, gang, kubernetes, kueue, scaler
 from .batch_probe import launcher_limits, probe_files
 from .kubernetes import (TTL_SECONDS, BoundedCalls, PendingExplainer, kubernetes_platforms, probe_logs,
                          read_if_allowed, unfinished, watch_pods)
@@ -161,6 +161,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         super().__init__(outputs, request, namespace=namespace, progress=progress, clock=clock)
         self.nodes, self.explain_after, self.jobset = request.nodes or 0, explain_after, jobset
         self.pods: dict[int, Any] = {}
+        self.domain: Optional[dict] = None
 
     def preflight(self) -> bool:
         nodes = self.nodes
@@ -199,10 +200,12 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
+        self.domain = compute_domains.plan(self.workload, name, self.namespace, nodes) \
+            if compute_domains.wanted(stack) else None
         self.workload = self.queue(self.workload)
         result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
-                           "gpus_per_node": gpus})
+                           "gpus_per_node": gpus, **({"computeDomain": name} if self.domain else {})})
         print(f"gpuready: {name}: {self.workload['kind']} of {nodes} pods x {gpus} GPUs, NCCL transport "
               f"{transport}", file=self.progress)
         return True
@@ -216,6 +219,8 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             return self.batch_api.create_namespaced_job(ns, body, **kw)
         self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
         self.calls.create(self.core_api.create_namespaced_service, self.namespace, self.service, self.deadline)
+        if self.domain:
+            compute_domains.create(self.custom, self.calls, self.namespace, self.domain, self.deadline)
         self.calls.create(create, self.namespace, self.workload, self.deadline)
 
     def follow(self) -> bool:
@@ -249,10 +254,12 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
                                                                    body=body, **kw)
             return self.batch_api.delete_namespaced_job(name, namespace, body=body, **kw)
         queued = [self.workload_deletion(kind, name)] if self.team is not None else []
-        return ([(kind, delete), *queued,
+        domain = [compute_domains.deletion(self.custom, self.client, namespace, name)] if self.domain else []
+        command = f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}"
+        return ([(kind, delete), *queued, *domain,
                  ("Service", lambda **kw: self.core_api.delete_namespaced_service(name, namespace, **kw)),
                  ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
-                f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}")
+                f"{namespace}/{name}", command + (f"; {compute_domains.kubectl(namespace, name)}" if domain else ""))
 
 
 def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, timeout: float = 1800,

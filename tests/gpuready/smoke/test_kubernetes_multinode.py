@@ -305,3 +305,78 @@ def test_run_on_stack_takes_a_kubernetes_stack_with_several_nodes_here(kube, fak
                           nodes=2)
     assert result.verdict == "pass" and [n["index"] for n in result.job["nodes"]] == [0, 1]
     assert [kind for kind, _ in server.created] == ["ConfigMap", "Service", "Job"]
+
+
+CD = "resource.nvidia.com/v1beta1"
+"""``gpuComputeDomains``: a stack whose multi-node jobs get a ComputeDomain each (install dra, computeDomains)."""
+
+
+def _domain_schema():
+    crd = yaml.safe_load((DATA / "dra-driver-nvidia-gpu-v0.4.1" / "deployments" / "helm" / "dra-driver-nvidia-gpu"
+                          / "crds" / "resource.nvidia.com_computedomains.yaml").read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    return _strict(version["schema"]["openAPIV3Schema"])
+
+
+@pytest.mark.parametrize("jobset", [False, True])
+def test_a_compute_domain_stack_gives_the_gang_one_domain_created_first_and_deleted_with_it(kube, fake_smi,
+                                                                                            nccl_checks, jobset):
+    server, outputs = kube(logs=_gang_logs(fake_smi), jobset=jobset)
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=30, progress=io.StringIO())
+    assert result.verdict == "pass", result.checks
+    name, kind = result.job["name"], ("JobSet" if jobset else "Job")
+    assert result.job["computeDomain"] == name
+    assert server.created == [("ConfigMap", name), ("Service", name), ("ComputeDomain", name), (kind, name)]
+    assert sorted(server.deleted) == sorted([("ConfigMap", name), ("Service", name), ("ComputeDomain", name),
+                                             (kind, name)])
+    assert server.objects == {}
+    domain = server.bodies[("ComputeDomain", name)]
+    jsonschema.validate({k: v for k, v in domain.items() if k != "metadata"} | {"metadata": {}}, _domain_schema())
+    assert domain["spec"] == {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": f"{name}-channel"}}}
+    body = server.bodies[(kind, name)]
+    template = body["spec"]["replicatedJobs"][0]["template"]["spec"]["template"] if jobset else \
+        body["spec"]["template"]
+    pod = template["spec"]
+    assert pod["resourceClaims"] == [{"name": "compute-domain-channel", "resourceClaimTemplateName":
+                                      f"{name}-channel"}]
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "compute-domain-channel"}]
+    (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "nvidia.com/gpu.clique"
+    assert term["labelSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+    if not jobset:
+        kubernetes_validate.validate(body, VERSIONS[-1], strict=True)
+
+
+def test_a_stack_without_compute_domains_makes_none(kube, fake_smi, nccl_checks):
+    server, outputs = kube(logs=_gang_logs(fake_smi))
+    result = target.run(outputs, nodes=2, timeout=30, progress=io.StringIO())
+    assert "computeDomain" not in result.job and "ComputeDomain" not in {k for k, _ in server.created}
+    assert "resourceClaims" not in server.bodies[("Job", result.job["name"])]["spec"]["template"]["spec"]
+
+
+def test_the_compute_domain_goes_at_timeout_and_on_failure(kube, fake_smi, nccl_checks):
+    server, outputs = kube(phases=("Pending",))
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=1.5, explain_after=0.5,
+                        progress=io.StringIO())
+    assert _verdicts(result)["job_finished"] == "fail"
+    assert server.objects == {} and ("ComputeDomain", result.job["name"]) in server.deleted
+    logs = _gang_logs(fake_smi)
+    server, outputs = kube(logs=[logs[0], "Traceback: NCCL error\n"], pod_phases={1: ("Pending", "Failed")})
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=30, progress=io.StringIO())
+    assert result.verdict == "fail" and server.objects == {}
+    assert ("ComputeDomain", result.job["name"]) in server.deleted
+
+
+def test_ctrl_c_deletes_the_compute_domain_too(kube, nccl_checks):
+    server, outputs = kube(phases=("Pending", "Running"))
+    proxy = FaultProxy(server.server.server_address[1], classify=kube_action, errors=KUBE_ERRORS)
+    proxy.plan = {"watch-pods": ["interrupt"]}
+    try:
+        result = target.run({**outputs, "gpuComputeDomains": CD,
+                             "kubeconfig": outputs["kubeconfig"].replace(server.url, proxy.url)},
+                            nodes=2, timeout=30, progress=io.StringIO())
+    finally:
+        proxy.close()
+    assert "interrupted" in [c for c in result.checks if c.name == "job_finished"][0].detail
+    assert server.objects == {} and {kind for kind, _ in server.deleted} == \
+        {"Job", "Service", "ConfigMap", "ComputeDomain"}

@@ -1,0 +1,59 @@
+"""The multi-node smoke's ComputeDomain: on a stack with ComputeDomains (NVL72 racks, ``install: dra`` with
+``computeDomains: true``, stack output ``gpuComputeDomains``), each gang gets ONE ComputeDomain of its own, named
+as its job, created before the job and deleted with it on every exit path (success, failure, timeout, Ctrl-C: it
+is one more of the run's deletions). Its pods claim the domain's IMEX channel and must land on hosts of one NVLink
+domain (:func:`gpuready_components.k8s_gpu.compute_domain.claim_channel`). Kept apart from the gang's own code:
+:mod:`.kubernetes_multinode` calls :func:`plan`, :func:`create` and :func:`deletion`."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from gpuready_components.k8s_gpu import compute_domain as cd
+
+from .outputs import StackOutputs
+
+OUTPUT = "gpuComputeDomains"
+"""The stack output that says the stack's jobs get ComputeDomains (its value: their API version)."""
+
+
+def wanted(stack: StackOutputs) -> bool:
+    """Whether the stack's multi-node jobs need a ComputeDomain each."""
+    return bool(stack.get(OUTPUT))
+
+
+def pod_templates(workload: dict) -> list[dict]:
+    """The pod templates of an Indexed Job or a JobSet (the dicts themselves, to change in place)."""
+    if workload["kind"] == "JobSet":
+        return [r["template"]["spec"]["template"] for r in workload["spec"]["replicatedJobs"]]
+    return [workload["spec"]["template"]]
+
+
+def plan(workload: dict, name: str, namespace: str, nodes: int) -> dict:
+    """The gang's ComputeDomain (named ``name``, ``nodes`` nodes); ``workload``'s pods are made to claim its channel
+    and to share one NVLink domain (in place)."""
+    for template in pod_templates(workload):
+        labels = template.get("metadata", {}).get("labels") or {}
+        template["spec"] = cd.claim_channel(template["spec"], name, same_clique=labels)
+    labels = (workload["metadata"].get("labels") or {})
+    return cd.compute_domain(name, namespace, nodes, labels=labels)
+
+
+def create(custom: Any, calls: Any, namespace: str, domain: dict, deadline: float) -> None:
+    """Create ``domain`` (bounded like every call of the run: ``calls.create``)."""
+    calls.create(lambda ns, body, **kw: custom.create_namespaced_custom_object(cd.GROUP, cd.VERSION, ns, cd.PLURAL,
+                                                                               body, **kw),
+                 namespace, domain, deadline)
+
+
+def deletion(custom: Any, client: Any, namespace: str, name: str) -> tuple[str, Callable[..., Any]]:
+    """The ``(kind, delete)`` of the gang's ComputeDomain, as the run's cleanup takes it: deleted after the job (the
+    driver keeps it until its pods are gone, then removes its channel's claim template)."""
+    body = client.V1DeleteOptions(propagation_policy="Background")
+    return (cd.KIND, lambda **kw: custom.delete_namespaced_custom_object(cd.GROUP, cd.VERSION, namespace, cd.PLURAL,
+                                                                         name, body=body, **kw))
+
+
+def kubectl(namespace: str, name: str) -> Optional[str]:
+    """What deletes the ComputeDomain by hand."""
+    return f"kubectl -n {namespace} delete {cd.PLURAL}.{cd.GROUP} {name}"

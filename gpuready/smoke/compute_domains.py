@@ -7,10 +7,11 @@ domain (:func:`gpuready_components.k8s_gpu.compute_domain.claim_channel`). Kept 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from gpuready_components.k8s_gpu import compute_domain as cd
 
+from ..probe import Check, ProbeReport, nvlink
 from .outputs import StackOutputs
 
 OUTPUT = "gpuComputeDomains"
@@ -57,3 +58,11 @@ def deletion(custom: Any, client: Any, namespace: str, name: str) -> tuple[str, 
 def kubectl(namespace: str, name: str) -> Optional[str]:
     """What deletes the ComputeDomain by hand."""
     return f"kubectl -n {namespace} delete {cd.PLURAL}.{cd.GROUP} {name}"
+
+
+def nvlink_checks(report: Optional[dict], reports: Mapping[int, Optional[ProbeReport]]) -> list[Check]:
+    """The multi-node NVLink verdicts on the gang's NCCL report (:mod:`gpuready.probe.nvlink`), the GPU named as
+    the first node's probe saw it."""
+    first = next((r for r in reports.values() if r and r.gpus), None)
+    name = first.gpus[0].get("name") if first else None
+    return [Check(**c) for c in nvlink.checks(report, gpu_name=name)]

@@ -240,7 +240,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
 
     def collect(self) -> None:
         _judge(self.result, self.pods, self.nodes, self.transport, self.core_api, self.calls, self.namespace,
-               self.deadline, self.client)
+               self.deadline, self.client, nvlink=self.domain is not None)
 
     def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
         """The Job or JobSet (its pods with it), the Service and the ConfigMap."""
@@ -348,8 +348,9 @@ def _follow(client, api, calls, namespace, name, nodes, deadline, explain_after,
     return pods, unread
 
 
-def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client) -> None:
-    """The verdicts on an ended gang: pods_ran, distinct_hosts, each node's probe, then NCCL's."""
+def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client, nvlink=False) -> None:
+    """The verdicts on an ended gang: pods_ran, distinct_hosts, each node's probe, then NCCL's (``nvlink``: and
+    multi-node NVLink's, on a ComputeDomain)."""
     entries = result.job["nodes"]
     ran = [n for n in entries if n["phase"] == "Succeeded"]
     others = ", ".join(f"node{n['index']} {n['phase'] or 'never started'}" for n in entries if n not in ran)
@@ -368,7 +369,9 @@ def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline,
         result.checks.extend(gang.node_checks(i, reports[i], (
             f"pod {entries[i]['pod'] or '(none)'} left no probe report in its logs: it did not run the probe, "
             "or its logs were lost")))
-    verdicts = nccl.checks(nccl.find_report(logs.get(0, "")), nodes=nodes, expected_transport=transport,
-                           instance_type=None)
+    report = nccl.find_report(logs.get(0, ""))
+    verdicts = nccl.checks(report, nodes=nodes, expected_transport=transport, instance_type=None)
     result.checks.extend(Check(**c) for c in verdicts)
+    if nvlink:
+        result.checks.extend(compute_domains.nvlink_checks(report, reports))
 

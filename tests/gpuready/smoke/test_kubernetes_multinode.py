@@ -162,14 +162,14 @@ NCCL_REPORT = {"version": 1, "nodes": 2, "world_size": 2, "hosts": ["a", "b"], "
                "algbw_gbps": 1.0, "busbw_gbps": 1.0, "transport": "socket", "nccl_version": "2.21.5", "error": None}
 
 
-def _gang_logs(fake_smi, nodes=2):
+def _gang_logs(fake_smi, nodes=2, report=NCCL_REPORT):
     """What each node prints: its probe report (the H100 capture, whose serials and UUIDs are zeroed, given a UUID
     of its own: each node its own GPU), and on node 0 the NCCL report."""
     logs = []
     for i in range(nodes):
         fake_smi(H100, uuid=f"GPU-{i}aa1c0de-0000-4000-8000-00000000000{i}")
         logs.append(f"node {i}\n{core.report_line(core.probe(gpus_expected=1))}\n")
-    logs[0] += f"{nccl.REPORT_MARKER}{json.dumps(NCCL_REPORT)}\n"
+    logs[0] += f"{nccl.REPORT_MARKER}{json.dumps(report)}\n"
     return logs
 
 
@@ -321,9 +321,10 @@ def _domain_schema():
 @pytest.mark.parametrize("jobset", [False, True])
 def test_a_compute_domain_stack_gives_the_gang_one_domain_created_first_and_deleted_with_it(kube, fake_smi,
                                                                                             nccl_checks, jobset):
-    server, outputs = kube(logs=_gang_logs(fake_smi), jobset=jobset)
+    server, outputs = kube(logs=_gang_logs(fake_smi, report={**NCCL_REPORT, "mnnvl_ranks": 2}), jobset=jobset)
     result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=30, progress=io.StringIO())
     assert result.verdict == "pass", result.checks
+    assert _verdicts(result)["nccl_nvlink"] == "pass" and "nccl_nvlink_bandwidth" in _verdicts(result)
     name, kind = result.job["name"], ("JobSet" if jobset else "Job")
     assert result.job["computeDomain"] == name
     assert server.created == [("ConfigMap", name), ("Service", name), ("ComputeDomain", name), (kind, name)]
@@ -347,9 +348,18 @@ def test_a_compute_domain_stack_gives_the_gang_one_domain_created_first_and_dele
         kubernetes_validate.validate(body, VERSIONS[-1], strict=True)
 
 
+def test_a_compute_domain_gang_whose_all_reduce_left_nvlink_fails(kube, fake_smi, nccl_checks):
+    server, outputs = kube(logs=_gang_logs(fake_smi, report={**NCCL_REPORT, "mnnvl_ranks": 0}))
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=30, progress=io.StringIO())
+    check = [c for c in result.checks if c.name == "nccl_nvlink"][0]
+    assert check.verdict == "fail" and result.verdict == "fail" and "ComputeDomain channel" in check.detail
+    assert server.objects == {}
+
+
 def test_a_stack_without_compute_domains_makes_none(kube, fake_smi, nccl_checks):
     server, outputs = kube(logs=_gang_logs(fake_smi))
     result = target.run(outputs, nodes=2, timeout=30, progress=io.StringIO())
+    assert "nccl_nvlink" not in _verdicts(result)
     assert "computeDomain" not in result.job and "ComputeDomain" not in {k for k, _ in server.created}
     assert "resourceClaims" not in server.bodies[("Job", result.job["name"])]["spec"]["template"]["spec"]
 

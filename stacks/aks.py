@@ -41,8 +41,9 @@ SETTINGS = kubernetes_settings(
                 Setting("start", str, fields=(_R + "start",), feeds=R),
                 Setting("end", str, fields=(_R + "end",), feeds=R),
                 Setting("only", bool, fields=(_R + "only",), feeds=R))),
-    Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default: AKS's default)",
-            ("cluster.kubernetes_version",), ClusterArgs),
+    Setting("kubernetesVersion", str, "Kubernetes version of a new cluster, 1.30 or newer (default: AKS's default); "
+            "with `existingCluster`, that cluster's version; required with `install: dra` (1.34 or later)",
+            ("cluster.kubernetes_version", "existing_cluster.kubernetes_version"), ClusterArgs),
     Setting("deployerAdmin", bool, "grant whoever runs `pulumi up` \"Azure Kubernetes Service RBAC Cluster Admin\" "
             "on the new cluster", ("cluster.deployer_admin",), ClusterArgs),
     Setting("deployerPrincipalType", str, "what runs `pulumi up`: `User` (`az login`) or `ServicePrincipal` (CI); "
@@ -70,7 +71,8 @@ def build(config: StackConfig) -> None:
     cluster = AksGpuCluster("aks", AksGpuClusterArgs(**config.args(
         location=location,
         cluster=None if existing else ClusterArgs(**config.args("cluster", authorized_ip_ranges=allowed)),
-        existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
+        existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1],
+                                             kubernetes_version=config.read("kubernetesVersion")) if existing else None,
         node_pool=GpuAgentPoolArgs(**config.args("node_pool", reservation=_reservation(config))),
         software=software_options(config),
         teams=teams.args(config),

@@ -65,6 +65,10 @@ SETTINGS = kubernetes_settings(
     Setting("managedAlerts", bool, "the GPU alerts in Google Cloud Managed Service for Prometheus: a PodMonitoring of "
             "the DCGM exporter and a ClusterRules of the GPU alerts; needs `managedDcgm: false` (the alerts read "
             "gpuready's exporter)", ("managed_alerts",), GkeGpuClusterArgs),
+    Setting("kubernetesVersion", str, "the oldest Kubernetes version a new cluster starts at (GKE's "
+            "`minMasterVersion`; default: the release channel's); with `existingCluster`, that cluster's version; "
+            "required with `install: dra` (1.34 or later)", ("cluster.kubernetes_version",
+                                                            "existing_cluster.kubernetes_version"), ClusterArgs),
     Setting("releaseChannel", str, "GKE release channel of a new cluster: `REGULAR`, `RAPID`, `STABLE`, `EXTENDED`",
             ("cluster.release_channel",), ClusterArgs),
     Setting("network", dict, "your `{network, subnetwork}` for a new cluster (default: the stack creates a network and "
@@ -95,7 +99,8 @@ def build(config: StackConfig) -> None:
         cluster=None if existing else ClusterArgs(**config.args(
             "cluster", network=network.get("network"), subnetwork=network.get("subnetwork"),
             master_authorized_networks=allowed)),
-        existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1]) if existing else None,
+        existing_cluster=ExistingClusterArgs(name=existing[0], kubeconfig=existing[1],
+                                             kubernetes_version=read("kubernetesVersion")) if existing else None,
         node_pool=GpuNodePoolArgs(**config.args(
             "node_pool", gpu_sharing=GpuSharingArgs(**args_of(SETTINGS["gpuSharing"], sharing))
             if sharing is not None else None, reservation=_reservation(config),

@@ -47,14 +47,26 @@ def render(chart: str, version: str, values: dict[str, Any], *, name: str, names
 def crds() -> dict[str, dict[str, Any]]:
     """Every vendored chart's CRDs (``crds/``, their subcharts' too), by ``kind``: the schemas custom resources of
     those APIs must satisfy (Karpenter's NodePool is also EKS Auto Mode's)."""
-    found = {}
+    found, owners = {}, {}
     for path in sorted(CHARTS.glob("**/crds/*.yaml")):
+        chart = path.relative_to(CHARTS).parts[0]
         for doc in yaml.safe_load_all(path.read_text()):
             if doc and doc.get("kind") == "CustomResourceDefinition":
-                kind = doc["spec"]["names"]["kind"]
-                assert kind not in found, f"two vendored CRDs define {kind}"
-                found[kind] = doc
+                kind, owner = doc["spec"]["names"]["kind"], CRD_OWNERS.get(doc["spec"]["group"])
+                if kind in found:
+                    assert owner is not None, f"two vendored CRDs define {kind}"
+                    if owners[kind] == owner:
+                        continue
+                    if chart != owner:
+                        continue
+                found[kind], owners[kind] = doc, chart
     return found
+
+
+CRD_OWNERS = {"resource.nvidia.com": "dra-driver-nvidia-gpu-0.4.1"}
+"""API group -> the vendored chart whose CRDs of that group are the ones a gpuready cluster runs, where two charts
+carry them: the DRA driver's own chart (``install: dra`` deploys it); the GPU Operator v26.7.0 carries an older copy
+of the ComputeDomain CRDs for its own DRA deployment, which gpuready never turns on."""
 
 
 def crd_schema(crd: dict[str, Any]) -> dict[str, Any]:

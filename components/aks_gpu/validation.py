@@ -15,7 +15,7 @@ from typing import Optional
 from .. import catalog
 from ..errors import ConfigError
 from ..inputs import checked, pattern
-from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
+from ..k8s_gpu.validation import check_cluster_choice, check_dra_version, check_labels, check_options, mig_profiles
 from . import facts, reservation
 from .args import AksGpuClusterArgs, ClusterArgs
 
@@ -149,6 +149,12 @@ def check(args: AksGpuClusterArgs) -> AksCapacity:
     node_image = facts.node_image(driver)
     check_options("software", args.software, facts.NODE_IMAGES[node_image], node_image,
                   ((vm.gpu_model, vm.gpu_memory_gib),))
+    if args.cluster is not None:
+        check_dra_version("cluster.kubernetes_version", args.cluster.kubernetes_version, args.software,
+                          "AKS gives a new cluster its default version, which preview cannot know")
+    else:
+        check_dra_version("existing_cluster.kubernetes_version", args.existing_cluster.kubernetes_version,
+                          args.software)
     return AksCapacity(vm=vm, node_image=node_image, gpu_driver=driver,
                        gpu_instance_profile=_instance_profile(args, vm),
                        max_gpus=pool.max_count * vm.gpus,

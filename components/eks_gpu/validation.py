@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..inputs import at_least, checked, checked_list, exactly, pattern
 from ..k8s_gpu import facts as k8s_facts
 from ..k8s_gpu.install import startup_taints as k8s_startup_taints
-from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options
+from ..k8s_gpu.validation import check_cluster_choice, check_dra_version, check_labels, check_options
 from . import facts, reservation
 from ..k8s_gpu import scalers as sf
 from .args import EksGpuClusterArgs, GpuNodeGroupArgs
@@ -229,6 +229,7 @@ def _check_auto_mode_software(args: EksGpuClusterArgs) -> None:
     """Auto Mode runs its own NVIDIA device plugin: the stack adds no plugin, GPU feature discovery or operator."""
     sw = args.software
     asked = [what for what, on in (("install: gpu-operator", sw.install == "gpu-operator"),
+                                   ("install: dra", sw.install == "dra"),
                                    ("gpu_feature_discovery", bool(sw.gpu_feature_discovery)),
                                    ("time_slicing_replicas", sw.time_slicing_replicas is not None),
                                    ("mig", sw.mig is not None)) if on]
@@ -300,6 +301,8 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
                           f"use {' or '.join(sf.KARPENTER_AMI_TYPES)}")
     check_options("software", args.software, facts.NODE_IMAGES[node_image], node_image,
                   tuple((r.gpu_model, r.gpu_memory_gib) for r in rows))
+    check_dra_version("cluster.version" if args.cluster is not None else "autoscaler.kubernetes_version", version,
+                      args.software)
     ng = args.node_group
     groups = split(rows)
     efa = _check_efa(ng, mode, rows)

@@ -110,7 +110,7 @@ class GkeGpuCluster(GpuCluster):
             cluster_name = pulumi.Output.from_input(args.existing_cluster.name)
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
-        operator = args.software.install == "gpu-operator"
+        operator = args.software.install in facts.OWN_PLUGIN_OFF  # GKE's device plugin off
         software = K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
                                       gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),))
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
@@ -262,6 +262,7 @@ class GkeGpuCluster(GpuCluster):
             remove_default_node_pool=True,
             initial_node_count=1,
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=cluster.release_channel),
+            min_master_version=cluster.kubernetes_version,
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{project}.svc.id.goog"),
             private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(

@@ -83,8 +83,13 @@ def node_image(driver_version: str, node_labels: Mapping[str, str]) -> str:
     plugin_off = all(node_labels.get(k) == v for k, v in NO_GKE_DEVICE_PLUGIN_LABEL.items())
     return "gke/driver-installed-operator" if plugin_off else "gke/driver-installed"
 
-IMAGE_TYPES = MappingProxyType({"device-plugin": "COS_CONTAINERD", "gpu-operator": "UBUNTU_CONTAINERD"})
-"""Node image per install mode: the GPU Operator builds its driver on Ubuntu; GKE's own driver runs on COS."""
+IMAGE_TYPES = MappingProxyType({"device-plugin": "COS_CONTAINERD", "gpu-operator": "UBUNTU_CONTAINERD",
+                                "dra": "COS_CONTAINERD"})
+"""Node image per install mode: the GPU Operator builds its driver on Ubuntu; GKE's own driver runs on COS (also
+under the DRA driver, which reads it from ``/home/kubernetes/bin/nvidia``)."""
+OWN_PLUGIN_OFF = ("gpu-operator", "dra")
+"""Install modes that turn GKE's own device plugin off (:data:`NO_GKE_DEVICE_PLUGIN_LABEL`): the GPU Operator runs
+its own, and the DRA driver must be the only one giving out the nodes' GPUs."""
 DISK_TYPE = "pd-balanced"
 DISK_GB_RANGE = (40, 65_536)
 OAUTH_SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)

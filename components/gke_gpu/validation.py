@@ -16,7 +16,8 @@ from .. import catalog
 from ..errors import ConfigError
 from ..inputs import checked, pattern
 from ..k8s_gpu.args import GpuSoftwareOptions
-from ..k8s_gpu.validation import check_cluster_choice, check_labels, check_options, mig_profiles
+from ..k8s_gpu.validation import (check_cluster_choice, check_dra_version, check_labels, check_options,
+                                  kubernetes_version, mig_profiles)
 from . import facts, reservation
 from .args import GkeGpuClusterArgs, GpuNodePoolArgs
 
@@ -126,6 +127,9 @@ def _check_pool(pool: GpuNodePoolArgs, install: str) -> None:
         if install == "gpu-operator":
             raise ConfigError("node_pool.gpu_sharing", sharing.strategy, "GKE's GPU sharing needs GKE's device "
                               "plugin, which the GPU Operator replaces", "use software.time_slicing_replicas instead")
+        if install == "dra":
+            raise ConfigError("node_pool.gpu_sharing", sharing.strategy, "GKE's GPU sharing needs GKE's device "
+                              "plugin, which install 'dra' turns off", "leave gpu_sharing unset with install 'dra'")
         if sharing.strategy not in facts.SHARING_STRATEGIES:
             raise ConfigError("node_pool.gpu_sharing.strategy", sharing.strategy, "not a GKE sharing strategy",
                               f"use {' or '.join(facts.SHARING_STRATEGIES)}")
@@ -226,6 +230,9 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
     check_cluster_choice(args.cluster, args.existing_cluster)
     if args.cluster is not None:
         cluster = args.cluster
+        if cluster.kubernetes_version is not None and kubernetes_version(cluster.kubernetes_version) is None:
+            raise ConfigError("cluster.kubernetes_version", cluster.kubernetes_version, "not a Kubernetes version",
+                              "give it as 1.34 or 1.34.2, or leave it unset for the channel's default")
         if cluster.release_channel not in facts.RELEASE_CHANNELS:
             raise ConfigError("cluster.release_channel", cluster.release_channel, "not a GKE release channel",
                               f"use one of {', '.join(facts.RELEASE_CHANNELS)}")
@@ -258,9 +265,15 @@ def check(args: GkeGpuClusterArgs, project: Optional[str]) -> GkeCapacity:
                                       node_locations=pool.node_locations, location=args.location,
                                       max_nodes=pool.max_nodes, spot=pool.spot)
     software = _software(args)
-    node_image = facts.node_image(driver, facts.NO_GKE_DEVICE_PLUGIN_LABEL if install == "gpu-operator" else {})
+    node_image = facts.node_image(driver, facts.NO_GKE_DEVICE_PLUGIN_LABEL if install in facts.OWN_PLUGIN_OFF else {})
     check_options("software", software, facts.NODE_IMAGES[node_image], node_image,
                   ((row.gpu_model, row.gpu_memory_gib),))
+    if args.cluster is not None:
+        check_dra_version("cluster.kubernetes_version", args.cluster.kubernetes_version, software,
+                          f"GKE's {args.cluster.release_channel} channel picks a new cluster's version, which preview "
+                          "cannot know")
+    else:
+        check_dra_version("existing_cluster.kubernetes_version", args.existing_cluster.kubernetes_version, software)
     return GkeCapacity(
         machine=row, node_image=node_image, driver_version=driver, partition_size=_partition_size(args, row),
         software=software, max_gpus=pool.max_nodes * row.gpus,

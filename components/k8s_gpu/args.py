@@ -19,6 +19,9 @@ class ExistingClusterArgs:
     reference's, is checked when it resolves)."""
     kubeconfig: pulumi.Input[str]
     """A kubeconfig for the cluster (a secret), used to install the GPU software."""
+    kubernetes_version: Optional[str] = None
+    """The cluster's Kubernetes version (``1.34``, ``1.34.2``), where a choice needs it known at preview
+    (``install: dra`` needs 1.34.2 or later); ``None``: not stated."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,8 +79,13 @@ class GpuSoftwareOptions:
     """What an admin chooses about the NVIDIA software on GPU nodes; the platform supplies the rest."""
 
     install: str = "device-plugin"
-    """``device-plugin`` (NVIDIA's device plugin and DCGM exporter charts on an image that ships the driver) or
-    ``gpu-operator`` (the GPU Operator installs whatever the node image lacks)."""
+    """``device-plugin`` (NVIDIA's device plugin and DCGM exporter charts on an image that ships the driver),
+    ``gpu-operator`` (the GPU Operator installs whatever the node image lacks) or ``dra`` (NVIDIA's DRA driver instead
+    of the device plugin: pods claim GPUs with ResourceClaims of DeviceClass ``gpu.nvidia.com``; Kubernetes 1.34.2 or
+    later, an image that ships the driver and no device plugin)."""
+    compute_domains: bool = False
+    """With ``install: dra``: the DRA driver's ComputeDomains too (its controller and compute-domain kubelet plugin),
+    which give a multi-node job its IMEX channel for NVLink across nodes (GB200/GB300 NVL72 racks)."""
     time_slicing_replicas: Optional[int] = None
     """Advertise each GPU as this many ``nvidia.com/gpu`` (2-64): pods share it in turns, with no memory isolation."""
     mig: Optional[MigArgs] = None

@@ -175,10 +175,10 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuNamespace": self.software.namespace,
-            "gpuComputeDomains": compute_domain.API_VERSION if getattr(self.software, "compute_domains", False)
-            else None,  # the software option comes with install dra
+            "gpuComputeDomains": compute_domain.API_VERSION if self.software.compute_domains else None,
             "gpuFabric": self.gpu_fabric,
             "gpuSharing": self.gpu_sharing or self.software.sharing,
+            "gpuDeviceClass": self.software.device_class,
             "gpuEfaInterfaces": self.gpu_efa_interfaces,
             "gpuModels": list(capacity.gpu_models),
             "maxGpusPerNode": capacity.max_gpus_per_node,

@@ -41,6 +41,10 @@ class K8sGpuSoftware(pulumi.ComponentResource):
         self.job_namespace, self.job_service_account = args.options.job_namespace, args.options.job_service_account
         self.sharing = "time-slicing" if args.options.time_slicing_replicas else "mig" if args.options.mig else None
         """How the NVIDIA software shares each GPU between pods on purpose; None: each GPU scheduled whole."""
+        self.device_class = facts.DRA_DEVICE_CLASS if args.options.install == facts.DRA else None
+        """The DeviceClass pods claim GPUs of (``install: dra``); None: pods ask for ``nvidia.com/gpu``."""
+        self.compute_domains = args.options.compute_domains
+        """Whether each multi-node job gets a ComputeDomain (``computeDomains``, with ``install: dra``)."""
         k8s.core.v1.ServiceAccount(
             f"{name}-jobs",
             metadata={"name": self.job_service_account, "namespace": self.job_namespace,
@@ -71,10 +75,11 @@ class K8sGpuSoftware(pulumi.ComponentResource):
         for release in install.releases:
             releases.append(k8s.helm.v3.Release(
                 f"{name}-{release.key}",
-                name=release.chart.name,
+                name=release.chart.name.rsplit("/", 1)[-1],  # an OCI chart's release: the reference's last part
                 chart=release.chart.name,
                 version=release.chart.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=release.chart.repo),
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=release.chart.repo) if release.chart.repo
+                else None,
                 namespace=namespace.metadata.name,
                 values=release.values,
                 description=f"gpuready: installs {', '.join(release.installs)}; the node image ships "
@@ -100,7 +105,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
         self.outputs = {
             "namespace": self.namespace,
             "releases": self.release_names,
-            "nodeSoftware": {s: install.provider(s) for s in facts.NODE_SOFTWARE},
+            "nodeSoftware": {s: install.provider(s) for s in (*facts.NODE_SOFTWARE, *(
+                (facts.DRA_DRIVER,) if self.device_class else ()))},
         }
         self.register_outputs(self.outputs)
 

@@ -37,8 +37,14 @@ CHARTS = MappingProxyType({
     "dcgm-exporter": Chart(
         "dcgm-exporter", "https://nvidia.github.io/dcgm-exporter/helm-charts", "4.8.2",
         "NVIDIA/dcgm-exporter 4.5.3-4.8.2 deployment/"),
+    "dra-driver-nvidia-gpu": Chart(
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu", "", "0.4.1",
+        "kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 (commit 764900e7833798a1528bd52a2af3e1b2d5f7a616) "
+        "deployments/helm/dra-driver-nvidia-gpu; published as "
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu (the project's install docs)"),
 })
-"""Chart name -> pinned chart. The device plugin chart and the operator both embed node-feature-discovery 0.19.0."""
+"""Chart name -> pinned chart. The device plugin chart and the operator both embed node-feature-discovery 0.19.0.
+An OCI chart (``oci://``) has no repository: its name is the full reference, its release is named by its last part."""
 
 NFD_CHART_VERSION = "0.19.0"
 
@@ -50,9 +56,31 @@ MIG_PARTITIONING = "mig-partitioning"
 GPU_LABELS = "gpu-labels"
 """Node labels naming the GPU model, which GPU feature discovery adds where the platform does not."""
 
-INSTALL_MODES = ("device-plugin", "gpu-operator")
+DRA = "dra"
+INSTALL_MODES = ("device-plugin", "gpu-operator", DRA)
 """``device-plugin``: NVIDIA's device plugin chart (with GPU feature discovery) and the DCGM exporter chart, on an
-image that ships the driver. ``gpu-operator``: the GPU Operator installs whatever the image lacks."""
+image that ships the driver. ``gpu-operator``: the GPU Operator installs whatever the image lacks. ``dra``: NVIDIA's
+DRA driver (:data:`DRA_CHART`) gives pods GPUs through ResourceClaims instead of the device plugin, on an image that
+ships the driver and no device plugin (plus, as chosen, GPU feature discovery and the DCGM exporter charts)."""
+DRA_CHART = "dra-driver-nvidia-gpu"
+"""Key of :data:`CHARTS` of NVIDIA's DRA driver for GPUs (``kubernetes-sigs/dra-driver-nvidia-gpu``)."""
+DRA_DRIVER = "dra-driver"
+"""What the DRA driver's kubelet plugin provides on a GPU node: the GPUs, published as ResourceSlices of the driver
+``gpu.nvidia.com`` and prepared for the pods whose ResourceClaims name them (in place of the device plugin)."""
+DRA_MIN_KUBERNETES = (1, 34, 2)
+"""The oldest Kubernetes the DRA driver v0.4.1 supports: ``resource.k8s.io/v1`` is GA in 1.34, and the driver's
+prerequisites page asks for 1.34.2 or later (the chart's own ``kubeVersion`` says only ``>=1.32.0-0``). A version given
+as a minor (``1.34``, as EKS names them) is taken at the cloud's current patch of it, which is later."""
+DRA_RESOURCE_API = "resource.k8s.io/v1"
+"""The API of DeviceClasses, ResourceClaims and ResourceClaimTemplates from Kubernetes 1.34 (set as the chart's
+``resourceApiVersion``: no guessing from the API server's list at install)."""
+DRA_DEVICE_CLASS = "gpu.nvidia.com"
+"""The DeviceClass of whole NVIDIA GPUs the chart creates (``templates/deviceclass-gpu.yaml``), which a job's
+ResourceClaimTemplate names in ``spec.devices.requests[].exactly.deviceClassName``."""
+DRA_COMPUTE_DOMAIN_CLASS = "compute-domain-default-channel.nvidia.com"
+"""The DeviceClass of a ComputeDomain's IMEX channel (multi-node NVLink), with ``compute_domains`` on."""
+HOST_DRIVER_ROOT = "/"
+"""The DRA driver's ``nvidiaDriverRoot`` for a driver installed on the host at the usual paths (its values.yaml)."""
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def device_plugin_config(options: GpuSoftwareOptions) -> str:
 
 def _device_plugin_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
                            extra: Sequence[facts.Taint]) -> Optional[Release]:
-    plugin = facts.DEVICE_PLUGIN not in image.ships
+    plugin = facts.DEVICE_PLUGIN not in image.ships and options.install != facts.DRA  # never both on one node
     gfd = options.gpu_feature_discovery
     if not plugin and not gfd:
         return None
@@ -127,6 +127,27 @@ def _dcgm_exporter_release(options: GpuSoftwareOptions, image: facts.NodeImage, 
             "name": "nvidia-driver", "mountPath": facts.CONTAINER_DRIVER_ROOT, "readOnly": True}]
         values["extraEnv"] = [{"name": "LD_LIBRARY_PATH", "value": f"{facts.CONTAINER_DRIVER_ROOT}/lib64"}]
     return Release("dcgm-exporter", facts.CHARTS["dcgm-exporter"], values, ("dcgm-exporter",))
+
+
+def dra_values(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
+               extra: Sequence[facts.Taint]) -> dict[str, Any]:
+    """The DRA driver chart's values: the driver where this image puts it, the kubelet plugin on exactly the GPU
+    nodes (their boot labels, every taint they carry tolerated), GPUs on (the chart refuses them without
+    ``gpuResourcesEnabledOverride``, its guard against a device plugin on the same nodes, which :func:`plan` never
+    installs beside it) and ComputeDomains as chosen."""
+    return {
+        "nvidiaDriverRoot": image.driver_root or facts.HOST_DRIVER_ROOT,
+        "resourceApiVersion": facts.DRA_RESOURCE_API,
+        "gpuResourcesEnabledOverride": True,
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": options.compute_domains}},
+        "kubeletPlugin": {"tolerations": gpu_tolerations(platform, extra), "affinity": gpu_node_affinity(platform)},
+    }
+
+
+def _dra_release(options: GpuSoftwareOptions, image: facts.NodeImage, platform: facts.Platform,
+                 extra: Sequence[facts.Taint]) -> Release:
+    installs = (facts.DRA_DRIVER,) + (("compute-domains",) if options.compute_domains else ())
+    return Release("dra-driver", facts.CHARTS[facts.DRA_CHART], dra_values(options, image, platform, extra), installs)
 
 
 def _env(pairs: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
@@ -222,7 +243,8 @@ def plan(args: K8sGpuSoftwareArgs) -> InstallPlan:
     if options.install == "gpu-operator":
         releases: list[Optional[Release]] = [_operator_release(options, image, platform, extra)]
     else:
-        releases = [_device_plugin_release(options, image, platform, extra),
+        releases = [_dra_release(options, image, platform, extra) if options.install == facts.DRA else None,
+                    _device_plugin_release(options, image, platform, extra),
                     _dcgm_exporter_release(options, image, platform, extra)
                     if options.dcgm_exporter else None]
     installed = tuple(r for r in releases if r is not None)

@@ -26,6 +26,9 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("gpuComputeDomains", STRING, "the ComputeDomain API (resource.nvidia.com/v1beta1) each multi-node job "
                "gets one of, its pods claiming its IMEX channel: multi-node NVLink on NVL72 racks", smoke=True,
                when="with install dra and computeDomains"),
+        Output("gpuDeviceClass", STRING, "the DRA DeviceClass jobs claim GPUs of (install dra: gpu.nvidia.com), "
+               "through a ResourceClaimTemplate, instead of nvidia.com/gpu limits", smoke=True,
+               when="with install dra"),
         Output("gpuFabric", STRING, "the GPU nodes' fabric for NCCL across nodes: efa, ib, tcpx or tcpxo (absent: TCP "
                "sockets)", smoke=True, when="with a GPU fabric"),
         Output("gpuEfaInterfaces", WHOLE, "EFA interfaces of each GPU node: the vpc.amazonaws.com/efa devices a "
@@ -56,7 +59,8 @@ SOFTWARE_OUTPUTS = Contract("k8s-software", (
     Output("namespace", STRING, "namespace of the NVIDIA Helm releases", when="where a chart is installed"),
     Output("releases", STRINGS, "names of the Helm releases, in install order"),
     Output("nodeSoftware", STRING_MAP, "who provides each of the driver, the container toolkit and the device plugin "
-           "on the GPU nodes: the node image, or a chart's name"),
+           "on the GPU nodes (with install dra, the DRA driver too, and no device plugin): the node image, or a "
+           "chart's name"),
 ))
 """What :class:`~gpuready_components.k8s_gpu.K8sGpuSoftware` registers (not a platform's stack outputs: a platform
 component exports its own contract)."""

@@ -93,6 +93,7 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
                           f"{image_key} runs the platform's own device plugin, which gives containers the driver "
                           "without the container toolkit the operator's pods need",
                           f"use node image {image.operator_image} (the platform's device plugin turned off)")
+    _check_dra(field, options, image, image_key)
     replicas = options.time_slicing_replicas
     if replicas is not None:
         low, high = facts.TIME_SLICING_REPLICAS
@@ -135,6 +136,56 @@ def check_options(field: str, options: GpuSoftwareOptions, image: facts.NodeImag
     if not _DNS_LABEL.match(options.namespace):
         raise ConfigError(f"{field}.namespace", options.namespace, "not a valid namespace name",
                           "use lowercase letters, digits and '-', e.g. nvidia-gpu")
+
+
+def _check_dra(field: str, options: GpuSoftwareOptions, image: facts.NodeImage, image_key: str) -> None:
+    """``install: dra`` on an image that ships the driver and runs no device plugin; ComputeDomains only with it."""
+    if options.compute_domains and options.install != facts.DRA:
+        raise ConfigError(f"{field}.compute_domains", True, f"ComputeDomains are the DRA driver's, and install is "
+                          f"{options.install}", "set install 'dra' too, or compute_domains false")
+    if options.install != facts.DRA:
+        return
+    if facts.DRIVER not in image.ships:
+        raise ConfigError(f"{field}.install", options.install, f"{image_key} ships no NVIDIA driver, and the DRA "
+                          "driver installs none", "use a node image whose platform installs the driver (the "
+                          "platform's default for install 'dra')")
+    if facts.DEVICE_PLUGIN in image.ships:
+        raise ConfigError(f"{field}.install", options.install, f"{image_key} runs its own device plugin, and the "
+                          "device plugin and the DRA driver must not give out the same GPUs",
+                          "use a node image without a device plugin (EKS: AL2023 NVIDIA, not Bottlerocket or Auto "
+                          "Mode), or install 'device-plugin'")
+    for name, value in (("time_slicing_replicas", options.time_slicing_replicas), ("mig", options.mig)):
+        if value is not None:
+            raise ConfigError(f"{field}.{name}", value if name != "mig" else f"strategy {value.strategy}",
+                              "not offered with install 'dra' (the DRA driver shares GPUs by its own claim "
+                              "configuration)", f"leave {name} unset, or use install 'device-plugin' or 'gpu-operator'")
+
+
+def kubernetes_version(text: str) -> Optional[tuple[int, ...]]:
+    """``1.34`` -> (1, 34); ``1.34.2`` -> (1, 34, 2); ``v1.35.0-gke.1`` -> (1, 35, 0); ``None`` for text that names no
+    version."""
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$", str(text).strip())
+    return tuple(int(g) for g in match.groups() if g is not None) if match else None
+
+
+def check_dra_version(field: str, version: Optional[str], options: GpuSoftwareOptions, default: str = "") -> None:
+    """``install: dra`` needs the cluster's Kubernetes version, stated or the platform's pinned default, to be
+    :data:`~facts.DRA_MIN_KUBERNETES` or later: ``field`` names where it is set, ``default`` says what an unset one
+    means (the platform's default, which preview cannot know)."""
+    if options.install != facts.DRA:
+        return
+    low = facts.DRA_MIN_KUBERNETES
+    wanted = ".".join(map(str, low))
+    if version is None:
+        unknown = default or "the version is not stated"
+        raise ConfigError(field, None, f"install 'dra' needs Kubernetes {wanted} or later, and {unknown}",
+                          "set the cluster's version, 1.34 or later (e.g. 1.34)")
+    parsed = kubernetes_version(version)
+    if parsed is None:
+        raise ConfigError(field, version, "not a Kubernetes version", "give it as 1.34 or 1.34.2")
+    if parsed[:2] < low[:2] or (len(parsed) > 2 and parsed < low):
+        raise ConfigError(field, version, f"install 'dra' needs Kubernetes {wanted} or later (resource.k8s.io/v1, "
+                          "the DRA driver's prerequisites)", "use 1.34 or later, or install 'device-plugin'")
 
 
 def check(args: K8sGpuSoftwareArgs) -> facts.NodeImage:

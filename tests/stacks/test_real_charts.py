@@ -38,6 +38,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "eks-burn-in-gpu-operator": ("eks", {"gpuready:burnIn": True, "gpuready:install": "gpu-operator"}),
     "eks-efa": ("eks", {"gpuready:burnIn": True, "gpuready:efa": True,
                         "gpuready:instanceTypes": ["p4d.24xlarge", "p4de.24xlarge"]}),
+    "eks-dra": ("eks", {"gpuready:install": "dra"}),
+    "eks-dra-compute-domains": ("eks", {"gpuready:install": "dra", "gpuready:computeDomains": True,
+                                        "gpuready:burnIn": True}),
+    "gke-dra": ("gke", {"gpuready:install": "dra", "gpuready:kubernetesVersion": "1.34"}),
+    "aks-dra": ("aks", {"gpuready:install": "dra", "gpuready:kubernetesVersion": "1.34", "gpuready:spot": True}),
     "gke": ("gke", {}),
     "gke-dcgm-chart": ("gke", {"gpuready:managedDcgm": False}),
     "gke-gpu-operator-gke-driver": ("gke", {"gpuready:install": "gpu-operator"}),
@@ -385,4 +390,43 @@ def test_a_device_plugin_that_does_not_tolerate_burn_in_is_caught():
         values["tolerations"] = [t for t in values["tolerations"] if t["key"] != "gpuready.io/burn-in"]
     broken = render_stack("eks", _values("nvidia-device-plugin", narrow), **VARIANTS["eks-burn-in"][1])
     assert any(e.startswith("nvidia-device-plugin on eks-gpu (untolerated: gpuready.io/burn-in=pending:NoSchedule")
+               for e in unreached(broken))
+
+
+DRA_VARIANTS = [v for v in VARIANTS if VARIANTS[v][1].get("gpuready:install") == "dra"]
+DRIVER_ROOTS = {"eks": "/", "gke": "/home/kubernetes/bin/nvidia", "aks": "/"}
+"""Where each platform's image puts the driver the DRA driver reads (its ``nvidiaDriverRoot``): EKS's AL2023 NVIDIA AMI
+and AKS's GPU image install it on the host; GKE under /home/kubernetes/bin/nvidia (NVIDIA's GKE guide)."""
+
+
+@pytest.mark.parametrize("variant", DRA_VARIANTS)
+def test_the_dra_driver_gives_out_the_gpus_and_no_device_plugin_runs(variant):
+    """What Helm renders from the chart with our values: the DeviceClass jobs claim (resource.k8s.io/v1), the kubelet
+    plugin reading the driver where the platform puts it, the ComputeDomain plugin and controller only when asked, and
+    no device plugin DaemonSet from any release (the chart's own guard, ``gpuResourcesEnabledOverride``, assumes it)."""
+    rendering = rendered(variant)
+    objects = [obj for _, obj in chart_objects(rendering)]
+    classes = {o["metadata"]["name"]: o["apiVersion"] for o in objects if o["kind"] == "DeviceClass"}
+    assert classes["gpu.nvidia.com"] == "resource.k8s.io/v1"
+    (plugin,) = [w for w in workloads(rendering) if w.name.endswith("-kubelet-plugin")]
+    containers = {c["name"]: c for c in plugin.pod["containers"]}
+    compute_domains = bool(VARIANTS[variant][1].get("gpuready:computeDomains"))
+    assert set(containers) == {"gpus", *(("compute-domains",) if compute_domains else ())}
+    root = {e["name"]: e.get("value") for e in containers["gpus"]["env"]}["NVIDIA_DRIVER_ROOT"]
+    assert root == DRIVER_ROOTS[VARIANTS[variant][0]]
+    assert ("compute-domain-default-channel.nvidia.com" in classes) == compute_domains
+    assert any(w.name.endswith("-controller") for w in workloads(rendering)) == compute_domains
+    plugins = [w.name for w in workloads(rendering) for c in w.pod["containers"]
+               if (c.get("command") or [""])[0] == "nvidia-device-plugin"]
+    assert not plugins
+    assert [w.name for w in workloads(rendered(VARIANTS[variant][0])) for c in w.pod["containers"]
+            if (c.get("command") or [""])[0] == "nvidia-device-plugin"] or VARIANTS[variant][0] == "gke"  # can fail
+
+
+def test_a_dra_kubelet_plugin_that_does_not_tolerate_the_gpu_taint_is_caught():
+    def narrow(values):
+        values["kubeletPlugin"]["tolerations"] = []
+    broken = render_stack("eks", _values("oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+                                         narrow), **VARIANTS["eks-dra"][1])
+    assert any(e.startswith("dra-driver-nvidia-gpu-kubelet-plugin on eks-gpu (untolerated: nvidia.com/gpu")
                for e in unreached(broken))

@@ -19,8 +19,14 @@ SUBCHARTS = {"nvidia-device-plugin": {"nfd": "node-feature-discovery"},
 """Values key of an embedded subchart -> its chart (both embed node-feature-discovery 0.19.0)."""
 
 
+def key(chart: str) -> str:
+    """The :data:`facts.CHARTS` key of a chart named by its name or its ``oci://`` reference (the last part)."""
+    return chart.rsplit("/", 1)[-1]
+
+
 def chart_dir(chart: str) -> Path:
     """The vendored chart at the version we pin (node-feature-discovery: the operator's embedded subchart)."""
+    chart = key(chart)
     if chart == "node-feature-discovery":
         return chart_dir("gpu-operator") / "charts" / "node-feature-discovery"
     return helm.chart_dir(chart, facts.CHARTS[chart].version)
@@ -29,12 +35,13 @@ def chart_dir(chart: str) -> Path:
 @functools.lru_cache(maxsize=None)
 def defaults(chart: str) -> dict[str, Any]:
     """The chart's values.yaml, for the version we pin."""
-    return yaml.safe_load((chart_dir(chart) / "values.yaml").read_text()) or {}
+    return yaml.safe_load((chart_dir(key(chart)) / "values.yaml").read_text()) or {}
 
 
 @functools.lru_cache(maxsize=None)
 def template_keys(chart: str) -> frozenset[str]:
     """Every ``.Values.X`` the chart's templates read (generated from templates/, see PROVENANCE.md)."""
+    chart = key(chart)
     if chart not in facts.CHARTS:
         return frozenset()
     path = CHARTS_DIR / f"{chart}-{facts.CHARTS[chart].version}-template-referenced-keys.txt"
@@ -106,6 +113,7 @@ def _default(tree: Any, parts: list[str]) -> Any:
 def installs(chart: str, values: dict[str, Any]) -> set[str]:
     """What a release of ``chart`` with ``values`` puts on GPU nodes, read from the merged values as the chart's
     templates read them (not from what the component says about itself)."""
+    chart = key(chart)
     v = merged(chart, values)
     on = {name for name, path in _SWITCHES.get(chart, {}).items() if _default(v, path.split(".")) is True}
     if chart == "nvidia-device-plugin" and (v.get("nfd", {}).get("enabled") or v["gfd"]["enabled"]):
@@ -117,6 +125,7 @@ def installs(chart: str, values: dict[str, Any]) -> set[str]:
 
 _SWITCHES = {
     "nvidia-device-plugin": {facts.DEVICE_PLUGIN: "devicePlugin.enabled", "gpu-feature-discovery": "gfd.enabled"},
+    facts.DRA_CHART: {facts.DRA_DRIVER: "resources.gpus.enabled", "compute-domains": "resources.computeDomains.enabled"},
     "gpu-operator": {facts.DRIVER: "driver.enabled", facts.TOOLKIT: "toolkit.enabled",
                      facts.DEVICE_PLUGIN: "devicePlugin.enabled", "gpu-feature-discovery": "gfd.enabled",
                      "dcgm-exporter": "dcgmExporter.enabled", facts.MIG_PARTITIONING: "migManager.enabled",

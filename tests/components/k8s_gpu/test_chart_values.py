@@ -12,7 +12,7 @@ from gpuready_components.k8s_gpu import GpuSoftwareOptions, K8sGpuSoftwareArgs, 
 from gpuready_components.k8s_gpu.scheduling import schedulable
 
 from . import charts
-from .test_install import MATRIX
+from .test_install import DRA_IMAGES, MATRIX
 from gpuready_components import platforms
 
 PLATFORMS = {p.name: p.node for p in platforms.every(kubernetes=True)}
@@ -40,6 +40,11 @@ def _releases():
     gke_mig = plan(K8sGpuSoftwareArgs(platform="gke", node_image="gke/driver-installed-operator",
                                       options=GpuSoftwareOptions(install="gpu-operator", mig=MigArgs())))
     yield pytest.param("gke/driver-installed-operator", gke_mig.releases[0], id="gke-operator-gke-driver-mig")
+    for image, options in itertools.product(DRA_IMAGES, ({}, {"compute_domains": True})):
+        dra = plan(K8sGpuSoftwareArgs(platform=image.split("/")[0], node_image=image,
+                                      options=GpuSoftwareOptions(install="dra", **options)))
+        for release in dra.releases:
+            yield pytest.param(image, release, id=f"{image}-dra-{release.key}-{'+'.join(options) or 'default'}")
     aks_mig = plan(K8sGpuSoftwareArgs(platform="aks", node_image="aks/driver-installed",
                                       options=GpuSoftwareOptions(mig=MigArgs(strategy="single"))))
     yield pytest.param("aks/driver-installed", aks_mig.releases[0], id="aks-device-plugin-mig")
@@ -73,6 +78,7 @@ def test_a_misspelled_key_is_caught():
 
 def _daemonset_pod_specs(chart: str, values: dict) -> dict[str, dict]:
     """The scheduling fields of each daemonset the release creates on GPU nodes, as its templates fill them in."""
+    chart = charts.key(chart)
     v = charts.merged(chart, values)
     if chart == "nvidia-device-plugin":
         pod = {"tolerations": v["tolerations"], "affinity": v["affinity"], "nodeSelector": v["nodeSelector"]}
@@ -81,6 +87,10 @@ def _daemonset_pod_specs(chart: str, values: dict) -> dict[str, dict]:
             specs["gpu-feature-discovery"] = pod
             specs["nfd-worker"] = {"tolerations": v["nfd"]["worker"]["tolerations"]}
         return specs
+    if chart == facts.DRA_CHART:  # templates/kubeletplugin.yaml: one daemonset, both plugins as its containers
+        plugin = v["kubeletPlugin"]
+        return {"kubelet-plugin": {"tolerations": plugin["tolerations"], "affinity": plugin["affinity"],
+                                   "nodeSelector": plugin["nodeSelector"]}}
     if chart == "dcgm-exporter":
         return {"dcgm-exporter": {"tolerations": v["tolerations"], "affinity": v["affinity"],
                                   "nodeSelector": v["nodeSelector"]}}

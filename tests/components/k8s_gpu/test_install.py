@@ -19,6 +19,11 @@ MATRIX = [(image, mode) for image, mode in itertools.product(NODE_IMAGES, facts.
           or (mode == "device-plugin" and {facts.DRIVER, facts.TOOLKIT} <= NODE_IMAGES[image].ships)]
 
 
+DRA_IMAGES = [image for image, ships in ((i, NODE_IMAGES[i].ships) for i in NODE_IMAGES)
+              if facts.DRIVER in ships and facts.DEVICE_PLUGIN not in ships]
+"""The images ``install: dra`` runs on: the platform installs the driver, and no device plugin runs there."""
+
+
 def _plan(image: str, **options):
     return plan(K8sGpuSoftwareArgs(platform=image.split("/")[0], node_image=image,
                                    options=GpuSoftwareOptions(**options)))
@@ -102,7 +107,7 @@ def _device_plugin_config(release) -> dict:
     return yaml.safe_load(config["map"][config["default"]])
 
 
-@pytest.mark.parametrize("mode", facts.INSTALL_MODES)
+@pytest.mark.parametrize("mode", ["device-plugin", "gpu-operator"])  # dra refuses time-slicing
 def test_time_slicing_is_rendered_into_the_device_plugin_config_file(mode):
     (release, *_) = _plan("eks/AL2023_x86_64_NVIDIA", install=mode, time_slicing_replicas=4).releases
     assert _device_plugin_config(release) == {
@@ -205,3 +210,51 @@ def test_critical_pods_quota_exactly_where_the_platform_needs_one(image, mode):
         # Every priority class the releases' pods ask for, read from the pinned charts' values, is admitted.
         for release in result.releases:
             assert charts.priority_classes(release.chart.name, release.values) <= set(expression["values"])
+
+
+def test_dra_runs_on_an_image_of_each_kubernetes_platform():
+    assert {image.split("/")[0] for image in DRA_IMAGES} == {p.name for p in platforms.every(kubernetes=True)}
+
+
+@pytest.mark.parametrize("image", DRA_IMAGES)
+def test_dra_gives_out_the_gpus_and_no_device_plugin_runs_beside_it(image):
+    result = _plan(image, install="dra")
+    given = {charts.key(r.chart.name): charts.installs(r.chart.name, r.values) for r in result.releases}
+    assert given[facts.DRA_CHART] == {facts.DRA_DRIVER}  # GPUs on, ComputeDomains off by default
+    assert all(facts.DEVICE_PLUGIN not in what for what in given.values())
+    assert facts.DEVICE_PLUGIN not in NODE_IMAGES[image].ships
+    assert result.provider(facts.DRIVER) == "node image"
+
+
+@pytest.mark.parametrize("image", DRA_IMAGES)
+def test_the_dra_driver_reads_the_driver_where_the_image_puts_it(image):
+    (dra,) = [r for r in _plan(image, install="dra").releases if charts.key(r.chart.name) == facts.DRA_CHART]
+    expected = NODE_IMAGES[image].driver_root or "/"
+    assert dra.values["nvidiaDriverRoot"] == expected
+    assert (image.startswith("gke/") and expected == "/home/kubernetes/bin/nvidia") or (
+        not image.startswith("gke/") and expected == "/")
+
+
+def test_compute_domains_switch_the_drivers_compute_domain_plugin_on():
+    (dra,) = [r for r in _plan("eks/AL2023_ARM_64_NVIDIA", install="dra", compute_domains=True).releases
+              if charts.key(r.chart.name) == facts.DRA_CHART]
+    assert charts.installs(dra.chart.name, dra.values) == {facts.DRA_DRIVER, "compute-domains"}
+    assert set(dra.installs) == {facts.DRA_DRIVER, "compute-domains"}
+
+
+@pytest.mark.parametrize("image", [i for i in NODE_IMAGES if i not in DRA_IMAGES])
+def test_dra_is_refused_where_the_image_lacks_the_driver_or_runs_a_device_plugin(image):
+    with pytest.raises(ValueError, match="options.install = 'dra'"):
+        _plan(image, install="dra")
+
+
+@pytest.mark.parametrize("options", [{"compute_domains": True}, {"install": "gpu-operator", "compute_domains": True}])
+def test_compute_domains_without_dra_are_refused(options):
+    with pytest.raises(ValueError, match="options.compute_domains = True: .*set install 'dra'"):
+        _plan("eks/AL2023_x86_64_NVIDIA", **options)
+
+
+@pytest.mark.parametrize("options", [{"time_slicing_replicas": 4}, {"mig": MigArgs()}])
+def test_sharing_options_are_refused_with_dra(options):
+    with pytest.raises(ValueError, match="not offered with install 'dra'"):
+        _plan("eks/AL2023_x86_64_NVIDIA", install="dra", **options)

@@ -79,7 +79,7 @@ def test_enums_hold_the_tables_validation_checks():
     values = {t.split(":")[2]: [v["value"] for v in types[t]["enum"]] for t in types if "enum" in types[t]}
     assert values["BatchCapacity"] == ["on-demand", "spot"]
     assert values["CapacityType"] == ["ON_DEMAND", "SPOT"]
-    assert values["InstallMode"] == ["device-plugin", "gpu-operator"]
+    assert values["InstallMode"] == ["device-plugin", "gpu-operator", "dra"]
     assert "AL2023_x86_64_NVIDIA" in values["AmiType"]
     batch = SCHEMA["resources"]["gpuready:aws:BatchGpuEnvironment"]["inputProperties"]
     assert batch["capacity"]["items"]["$ref"] == "#/types/gpuready:aws:BatchCapacity"

@@ -163,6 +163,16 @@ RESERVATION_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
 SHARED_RESERVATION = rf"projects/[a-z][-a-z0-9]{{4,28}}[a-z0-9]/reservations/{RESERVATION_NAME}"
 """A reservation shared from another project, as GKE names it in ``reservationAffinity.values``
 (``projects/PROJECT/reservations/NAME``; GKE docs, Consuming reserved zonal resources)."""
+RESERVATION_SUB_BLOCK = (rf"(?:{SHARED_RESERVATION}|{RESERVATION_NAME})/reservationBlocks/{RESERVATION_NAME}"
+                         rf"/reservationSubBlocks/{RESERVATION_NAME}")
+"""A reservation's sub-block, as GKE's node pools consume it (``--reservation-affinity=specific
+--reservation=RESERVATION/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK``, the projects/PROJECT/reservations/
+prefix for one shared from another project): GKE's docs for A4X and A4X Max clusters recommend a sub-block targeted
+reservation, so that the pool's nodes are placed on one sub-block."""
+NVL72_FAMILIES = MappingProxyType({"a4x": 18})
+"""Machine families whose VMs are trays of a GB200/GB300 NVL72 rack -> the VMs of one NVLink domain: an A4X or A4X
+Max sub-block is one NVL72 domain of 18 VMs, 72 GPUs (Compute Engine, A4X Max and A4X machine series: 18 instances
+and 72 GPUs per NVL72 domain; GKE's A4X Max docs: a node pool of 18 nodes or fewer in one sub-block)."""
 RESERVATION_NAME_LABEL = "cloud.google.com/reservation-name"
 RESERVATION_AFFINITY_LABEL = "cloud.google.com/reservation-affinity"
 """Labels of a node on a specific reservation: the reservation's name and ``specific``; a workload selects reserved
@@ -179,6 +189,12 @@ flex-start nodes by the label and its workloads tolerate the taint)."""
 SPOT_LABEL = "cloud.google.com/gke-spot"
 """Label, value ``"true"``, of a Spot VM node (GKE docs, Spot VMs)."""
 
+TOPOLOGY_SUB_BLOCK_LABEL = "cloud.google.com/gce-topology-subblock"
+"""The label of the reservation sub-block a node's VM is in (GKE docs, View the physical topology of nodes: with
+gce-topology-block and gce-topology-host). On A4X and A4X Max a sub-block is one NVL72 domain: the label a
+multi-node job's pods share to talk over NVLink (GKE labels it itself; GPU feature discovery cannot run beside GKE's
+own driver)."""
+
 NODES = NodeFacts(
     "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
     (("cloud.google.com/gke-accelerator", "Exists", ()),),
@@ -194,7 +210,8 @@ NODES = NodeFacts(
     capacity_labels=(
         CapacityLabel(FLEX_START_LABEL, MappingProxyType({"true": "flex-start"})),
         CapacityLabel(SPOT_LABEL, MappingProxyType({"true": "spot"})),
-        CapacityLabel(RESERVATION_NAME_LABEL, reservation=True)))
+        CapacityLabel(RESERVATION_NAME_LABEL, reservation=True)),
+    nvlink_domain_label=TOPOLOGY_SUB_BLOCK_LABEL)
 """How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
 MAX_RUN_DURATION_SECONDS = 7 * 24 * 3600
 """The longest a flex-start node runs (``nodeConfig.maxRunDuration``, also GKE's default): seven days (GKE docs,

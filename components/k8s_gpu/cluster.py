@@ -10,7 +10,7 @@ from .. import metaflow, platforms, teams as team_rules
 from ..errors import ConfigError
 from ..outputs import Contract
 from ..teams import TeamArgs
-from . import compute_domain, facts, gpu_hours, health, kueue
+from . import facts, gpu_hours, health, kueue
 
 if TYPE_CHECKING:
     from .component import K8sGpuSoftware
@@ -175,7 +175,8 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuNamespace": self.software.namespace,
-            "gpuComputeDomains": compute_domain.API_VERSION if self.software.compute_domains else None,
+            "gpuComputeDomains": platforms.node_facts(contract.platform).nvlink_domain_label
+            if self.software.compute_domains else None,
             "gpuFabric": self.gpu_fabric,
             "gpuSharing": self.gpu_sharing or self.software.sharing,
             "gpuDeviceClass": self.software.device_class,

@@ -17,16 +17,17 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, Optional
 
+from .facts import GFD_CLIQUE_LABEL
+
 GROUP, VERSION, PLURAL, KIND = "resource.nvidia.com", "v1beta1", "computedomains", "ComputeDomain"
 """The ComputeDomain API of the driver's chart v0.4.1 (``crds/resource.nvidia.com_computedomains.yaml``, the only
 served version)."""
 API_VERSION = f"{GROUP}/{VERSION}"
 CHANNEL_CLAIM = "compute-domain-channel"
 """The name the pods give their claim of the channel (the demo's)."""
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
-"""The node label GPU feature discovery puts on a host in an NVLink domain: ``<cluster UUID>.<clique id>``, the same
-on every host of one NVLink partition of a rack (GFD in the device plugin's chart and in the GPU Operator; the
-driver's demo README lists nodes by it). A gang that must share NVLink asks for one value of it."""
+CLIQUE_LABEL = GFD_CLIQUE_LABEL
+"""GPU feature discovery's NVLink-domain label, the default of a platform's ``NodeFacts.nvlink_domain_label``: a gang
+that must share NVLink asks for one value of its platform's."""
 MIN_DRIVER = "570.158.01"
 """The NVIDIA driver ComputeDomains need at least (the DRA driver's prerequisites)."""
 RACK_MODELS = ("GB200", "GB300")
@@ -52,12 +53,13 @@ def compute_domain(name: str, namespace: str, nodes: int, labels: Optional[Mappi
             "spec": {"numNodes": nodes, "channel": {"resourceClaimTemplate": {"name": channel_template(name)}}}}
 
 
-def claim_channel(pod_spec: Mapping[str, Any], name: str, *, same_clique: Optional[Mapping[str, str]] = None) -> dict:
+def claim_channel(pod_spec: Mapping[str, Any], name: str, *, same_clique: Optional[Mapping[str, str]] = None,
+                  domain_label: str = CLIQUE_LABEL) -> dict:
     """``pod_spec`` (a copy) with every container claiming ComputeDomain ``name``'s channel: the pod's
     ``resourceClaims`` names the template, each container's ``resources.claims`` the claim, next to whatever it
     claims or asks for already. ``same_clique``: the gang's pods' labels, to require that they all land on hosts of
-    one NVLink domain (pod affinity on :data:`CLIQUE_LABEL`): a ComputeDomain spanning two racks has no NVLink
-    between them."""
+    one NVLink domain (pod affinity on ``domain_label``, the platform's NVLink-domain label): a ComputeDomain spanning
+    two racks has no NVLink between them."""
     spec = copy.deepcopy(dict(pod_spec))
     claims = [c for c in spec.get("resourceClaims", []) if c.get("name") != CHANNEL_CLAIM]
     spec["resourceClaims"] = [*claims, {"name": CHANNEL_CLAIM, "resourceClaimTemplateName": channel_template(name)}]
@@ -68,7 +70,7 @@ def claim_channel(pod_spec: Mapping[str, Any], name: str, *, same_clique: Option
     if same_clique:
         affinity = spec.setdefault("affinity", {}).setdefault("podAffinity", {})
         affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(
-            {"labelSelector": {"matchLabels": dict(same_clique)}, "topologyKey": CLIQUE_LABEL})
+            {"labelSelector": {"matchLabels": dict(same_clique)}, "topologyKey": domain_label})
     return spec
 
 

@@ -15,7 +15,8 @@ from ..probe import Check, ProbeReport, nvlink
 from .outputs import StackOutputs
 
 OUTPUT = "gpuComputeDomains"
-"""The stack output that says the stack's jobs get ComputeDomains (its value: their API version)."""
+"""The stack output that says the stack's jobs get ComputeDomains; its value: the node label naming each GPU node's
+NVLink domain, which the gang's pods must share."""
 
 
 def wanted(stack: StackOutputs) -> bool:
@@ -30,12 +31,12 @@ def pod_templates(workload: dict) -> list[dict]:
     return [workload["spec"]["template"]]
 
 
-def plan(workload: dict, name: str, namespace: str, nodes: int) -> dict:
+def plan(workload: dict, name: str, namespace: str, nodes: int, domain_label: str = cd.CLIQUE_LABEL) -> dict:
     """The gang's ComputeDomain (named ``name``, ``nodes`` nodes); ``workload``'s pods are made to claim its channel
-    and to share one NVLink domain (in place)."""
+    and to share one NVLink domain, one value of ``domain_label`` (in place)."""
     for template in pod_templates(workload):
         labels = template.get("metadata", {}).get("labels") or {}
-        template["spec"] = cd.claim_channel(template["spec"], name, same_clique=labels)
+        template["spec"] = cd.claim_channel(template["spec"], name, same_clique=labels, domain_label=domain_label)
     labels = (workload["metadata"].get("labels") or {})
     return cd.compute_domain(name, namespace, nodes, labels=labels)
 

@@ -200,8 +200,8 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
-        self.domain = compute_domains.plan(self.workload, name, self.namespace, nodes) \
-            if compute_domains.wanted(stack) else None
+        self.domain = compute_domains.plan(self.workload, name, self.namespace, nodes,
+                                           stack.get(compute_domains.OUTPUT)) if compute_domains.wanted(stack) else None
         self.workload = self.queue(self.workload)
         result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,

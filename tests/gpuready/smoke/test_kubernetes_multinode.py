@@ -307,8 +307,9 @@ def test_run_on_stack_takes_a_kubernetes_stack_with_several_nodes_here(kube, fak
     assert [kind for kind, _ in server.created] == ["ConfigMap", "Service", "Job"]
 
 
-CD = "resource.nvidia.com/v1beta1"
-"""``gpuComputeDomains``: a stack whose multi-node jobs get a ComputeDomain each (install dra, computeDomains)."""
+CD = "nvidia.com/gpu.clique"
+"""``gpuComputeDomains``: a stack whose multi-node jobs get a ComputeDomain each (install dra, computeDomains), its
+nodes' NVLink domain named by this label."""
 
 
 def _domain_schema():
@@ -390,3 +391,13 @@ def test_ctrl_c_deletes_the_compute_domain_too(kube, nccl_checks):
     assert "interrupted" in [c for c in result.checks if c.name == "job_finished"][0].detail
     assert server.objects == {} and {kind for kind, _ in server.deleted} == \
         {"Job", "Service", "ConfigMap", "ComputeDomain"}
+
+
+def test_on_gke_the_gang_shares_one_reservation_sub_block(kube, fake_smi, nccl_checks):
+    """GKE labels each node's sub-block (an NVL72 domain on A4X) itself: the stack's output names that label."""
+    server, outputs = kube(logs=_gang_logs(fake_smi, report={**NCCL_REPORT, "mnnvl_ranks": 2}))
+    result = target.run({**outputs, "gpuComputeDomains": "cloud.google.com/gce-topology-subblock"}, nodes=2,
+                        timeout=30, progress=io.StringIO())
+    pod = server.bodies[("Job", result.job["name"])]["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "cloud.google.com/gce-topology-subblock" and result.verdict == "pass"

@@ -16,8 +16,8 @@ from .. import catalog
 from ..errors import ConfigError
 from ..inputs import checked, pattern
 from ..k8s_gpu.args import GpuSoftwareOptions
-from ..k8s_gpu.validation import (check_cluster_choice, check_dra_version, check_labels, check_options,
-                                  kubernetes_version, mig_profiles)
+from ..k8s_gpu.facts import kubernetes_version
+from ..k8s_gpu.validation import check_cluster_choice, check_dra_version, check_labels, check_options, mig_profiles
 from . import facts, reservation
 from .args import GkeGpuClusterArgs, GpuNodePoolArgs
 

@@ -98,7 +98,7 @@ class GpuCluster(pulumi.ComponentResource):
         chart = facts.KUEUE_CHART
         release = k8s.helm.v3.Release(
             f"{name}-kueue", name="kueue", chart=chart.name, version=chart.version, namespace=ns.metadata.name,
-            values=kueue.chart_values(system_node_selector),
+            values=kueue.chart_values(system_node_selector, self.software.device_class_mappings),
             description=f"gpuready: job queues of the teams {', '.join(t.name for t in self.teams)}",
             atomic=True, cleanup_on_fail=True, timeout=600,
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on, ns]))

@@ -6,6 +6,7 @@ platform x node image x install mode against "nothing installed twice, nothing m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 from types import MappingProxyType
@@ -71,12 +72,41 @@ DRA_MIN_KUBERNETES = (1, 34, 2)
 """The oldest Kubernetes the DRA driver v0.4.1 supports: ``resource.k8s.io/v1`` is GA in 1.34, and the driver's
 prerequisites page asks for 1.34.2 or later (the chart's own ``kubeVersion`` says only ``>=1.32.0-0``). A version given
 as a minor (``1.34``, as EKS names them) is taken at the cloud's current patch of it, which is later."""
+
+
+def kubernetes_version(text: str) -> Optional[tuple[int, ...]]:
+    """``1.34`` -> (1, 34); ``1.34.2`` -> (1, 34, 2); ``v1.35.0-gke.1`` -> (1, 35, 0); ``None`` for text that names no
+    version."""
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$", str(text).strip())
+    return tuple(int(g) for g in match.groups() if g is not None) if match else None
+
+
+def dra_supported(version: str) -> Optional[bool]:
+    """Whether Kubernetes ``version`` runs the DRA driver (:data:`DRA_MIN_KUBERNETES` or later: a minor from
+    1.34 on, a patch from 1.34.2 on); ``None`` for text that names no version."""
+    parsed = kubernetes_version(version)
+    if parsed is None:
+        return None
+    low = DRA_MIN_KUBERNETES
+    return not (parsed[:2] < low[:2] or (len(parsed) > 2 and parsed < low))
+
+
 DRA_RESOURCE_API = "resource.k8s.io/v1"
 """The API of DeviceClasses, ResourceClaims and ResourceClaimTemplates from Kubernetes 1.34 (set as the chart's
 ``resourceApiVersion``: no guessing from the API server's list at install)."""
 DRA_DEVICE_CLASS = "gpu.nvidia.com"
 """The DeviceClass of whole NVIDIA GPUs the chart creates (``templates/deviceclass-gpu.yaml``), which a job's
 ResourceClaimTemplate names in ``spec.devices.requests[].exactly.deviceClassName``."""
+DRA_DRIVER_NAME = "gpu.nvidia.com"
+"""The DRA driver's name, as its kubelet plugin publishes each node's GPUs (``ResourceSlice`` ``spec.driver``, device
+attribute ``type: gpu``) and the DeviceClass selects them (``templates/deviceclass-gpu.yaml``)."""
+DRA_KUEUE_MAPPINGS = MappingProxyType({GPU_RESOURCE: (DRA_DEVICE_CLASS,)})
+"""Kueue's ``resources.deviceClassMappings`` with ``install: dra``: a job's ResourceClaimTemplate device request of
+DeviceClass ``gpu.nvidia.com`` is charged ``count`` units of ``nvidia.com/gpu`` (Kueue 0.19.2, Set Up Dynamic
+Resource Allocation: the ResourceClaimTemplate path, its ``KueueDRAIntegration`` gate on by default since 0.18),
+the very resource every ClusterQueue already covers: a team's quota counts GPUs whichever way its jobs ask for them
+(and a request of ``nvidia.com/gpu`` that the DeviceClass's ``extendedResourceName`` turns into a claim is charged to
+the same name). Kueue leaves a workload that claims an unmapped DeviceClass inadmissible."""
 DRA_COMPUTE_DOMAIN_CLASS = "compute-domain-default-channel.nvidia.com"
 """The DeviceClass of a ComputeDomain's IMEX channel (multi-node NVLink), with ``compute_domains`` on."""
 HOST_DRIVER_ROOT = "/"

@@ -408,27 +408,32 @@ def child_name(stack: str, obj: Mapping[str, Any]) -> str:
         f"{stack}-{kind.lower()}-{name}"
 
 
-def config() -> dict[str, Any]:
+def config(device_classes: Mapping[str, Sequence[str]] = MappingProxyType({})) -> dict[str, Any]:
     """The controller's Configuration: the chart's own, with the Job and JobSet integrations, waitForPodsReady,
-    fair sharing, and every job of a team namespace managed whether or not it names a queue."""
+    fair sharing, and every job of a team namespace managed whether or not it names a queue; with
+    ``device_classes`` (quota resource -> the DRA DeviceClasses it counts, :data:`facts.DRA_KUEUE_MAPPINGS`), the
+    ``resources.deviceClassMappings`` by which Kueue charges a job's ResourceClaimTemplates to its quota."""
+    mappings = [{"name": name, "deviceClassNames": list(classes)} for name, classes in device_classes.items()]
     return {"apiVersion": facts.KUEUE_CONFIG_API, "kind": "Configuration", **facts.KUEUE_CONFIG_BASE,
             "manageJobsWithoutQueueName": True,
             "managedJobsNamespaceSelector": {"matchExpressions": [{"key": facts.TEAM_LABEL, "operator": "Exists"}]},
             "waitForPodsReady": dict(facts.KUEUE_WAIT_FOR_PODS_READY),
             "integrations": {"frameworks": list(facts.KUEUE_FRAMEWORKS)},
-            "fairSharing": dict(facts.KUEUE_FAIR_SHARING)}
+            "fairSharing": dict(facts.KUEUE_FAIR_SHARING),
+            **({"resources": {"deviceClassMappings": mappings}} if mappings else {})}
 
 
-def chart_values(system_node_selector: Mapping[str, Any]) -> dict[str, Any]:
+def chart_values(system_node_selector: Mapping[str, Any],
+                 device_classes: Mapping[str, Sequence[str]] = MappingProxyType({})) -> dict[str, Any]:
     """Values of Kueue's chart: the released image, the controller on the system nodes (``system_node_selector``;
-    it tolerates no GPU taint, so never lands on a GPU node), and :func:`config`."""
+    it tolerates no GPU taint, so never lands on a GPU node), and :func:`config` (with ``device_classes``)."""
     return {
         "controllerManager": {
             "manager": {"image": dict(facts.KUEUE_IMAGE)},
             "nodeSelector": dict(system_node_selector),
             "tolerations": [dict(facts.CRITICAL_ADDONS_TOLERATION)],
         },
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config(), sort_keys=False)},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config(device_classes), sort_keys=False)},
     }
 
 

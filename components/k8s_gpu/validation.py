@@ -161,13 +161,6 @@ def _check_dra(field: str, options: GpuSoftwareOptions, image: facts.NodeImage, 
                               "configuration)", f"leave {name} unset, or use install 'device-plugin' or 'gpu-operator'")
 
 
-def kubernetes_version(text: str) -> Optional[tuple[int, ...]]:
-    """``1.34`` -> (1, 34); ``1.34.2`` -> (1, 34, 2); ``v1.35.0-gke.1`` -> (1, 35, 0); ``None`` for text that names no
-    version."""
-    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$", str(text).strip())
-    return tuple(int(g) for g in match.groups() if g is not None) if match else None
-
-
 def check_dra_version(field: str, version: Optional[str], options: GpuSoftwareOptions, default: str = "") -> None:
     """``install: dra`` needs the cluster's Kubernetes version, stated or the platform's pinned default, to be
     :data:`~facts.DRA_MIN_KUBERNETES` or later: ``field`` names where it is set, ``default`` says what an unset one
@@ -180,10 +173,10 @@ def check_dra_version(field: str, version: Optional[str], options: GpuSoftwareOp
         unknown = default or "the version is not stated"
         raise ConfigError(field, None, f"install 'dra' needs Kubernetes {wanted} or later, and {unknown}",
                           "set the cluster's version, 1.34 or later (e.g. 1.34)")
-    parsed = kubernetes_version(version)
-    if parsed is None:
+    supported = facts.dra_supported(version)
+    if supported is None:
         raise ConfigError(field, version, "not a Kubernetes version", "give it as 1.34 or 1.34.2")
-    if parsed[:2] < low[:2] or (len(parsed) > 2 and parsed < low):
+    if not supported:
         raise ConfigError(field, version, f"install 'dra' needs Kubernetes {wanted} or later (resource.k8s.io/v1, "
                           "the DRA driver's prerequisites)", "use 1.34 or later, or install 'device-plugin'")
 

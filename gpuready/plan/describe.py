@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from gpuready_components import catalog, platforms
 from gpuready_components import azure_roles
 from gpuready_components.k8s_gpu import scalers as sf
-from gpuready_components.k8s_gpu.facts import POOL_LABEL
+from gpuready_components.k8s_gpu.facts import DRA_DEVICE_CLASS, POOL_LABEL
 
 from ..resources import PoolCapacity, Resource, aws, azure, capacity_readers, gcp, kubernetes, read
 from ..resources.base import ON_DEMAND, RESERVED, Source
@@ -259,6 +259,7 @@ def _gke_cluster(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     cluster = gcp.GkeCluster(r.inputs)
     return {
         "release channel": (r.inputs.get("releaseChannel") or {}).get("channel", "default"),
+        **({"version": f"{cluster.kubernetes_version} or later"} if cluster.kubernetes_version else {}),
         "nodes": "private" if cluster.private_nodes else "public IPs",
         API_ACCESS: _api_access(cluster.public_endpoint, cluster.authorized_networks),
         "workload identity": (r.inputs.get("workloadIdentityConfig") or {}).get("workloadPool", "off"),
@@ -374,8 +375,9 @@ def _flatten(values: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: values}
 
 
-_HELM_KEY_VALUES = ("enabled", "strategy", "migStrategy", "default")
-"""Values shown by ``gpuready plan``: switches and strategies; tolerations and affinity are summarised."""
+_HELM_KEY_VALUES = ("enabled", "strategy", "migStrategy", "default", "nvidiaDriverRoot")
+"""Values shown by ``gpuready plan``: switches, strategies and where the DRA driver reads the NVIDIA driver;
+tolerations and affinity are summarised."""
 
 
 def _helm_release(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
@@ -385,6 +387,10 @@ def _helm_release(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
                              "repo": repo, "namespace": r.inputs.get("namespace")}
     if r.inputs.get("description"):
         facts["description"] = r.inputs["description"]
+    if release.dra_driver:
+        facts["GPUs"] = (f"claimed through DRA: ResourceClaims of DeviceClass {DRA_DEVICE_CLASS}, no device "
+                         "plugin" + ("; ComputeDomains on (IMEX channels for multi-node NVLink)"
+                                     if release.value("resources.computeDomains.enabled", True) else ""))
     for key, value in _flatten(release.values).items():
         last = key.rsplit(".", 1)[-1]
         if last in _HELM_KEY_VALUES and not isinstance(value, (dict, list)):

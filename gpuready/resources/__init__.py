@@ -37,6 +37,11 @@ def kubernetes_pools() -> tuple[type[GpuPool], ...]:
     return tuple(r for r in gpu_pools() if getattr(r.platform(), "kubernetes", False))
 
 
+def kubernetes_clusters() -> tuple[type[Resource], ...]:
+    """The readers of Kubernetes clusters a stack creates (each reads the cluster's ``kubernetes_version``)."""
+    return tuple(r for r in by_token().values() if isinstance(getattr(r, "kubernetes_version", None), property))
+
+
 def capacity_readers() -> tuple[type[Resource], ...]:
     """Every reader whose GPU capacity ``gpuready plan`` sums up (each has ``capacity()``): the GPU pools and the
     node pools of node provisioners (Karpenter)."""
@@ -66,4 +71,4 @@ def of_kind(resources: Sequence[Any], *readers: type[Resource], type_of: str = "
 
 
 __all__ = ["GpuPool", "PoolCapacity", "Resource", "aws", "azure", "capacity_readers", "gcp", "gpu_pools",
-           "is_a", "kubernetes", "kubernetes_pools", "of_kind", "by_token", "read", "tokens"]
+           "is_a", "kubernetes", "kubernetes_clusters", "kubernetes_pools", "of_kind", "by_token", "read", "tokens"]

@@ -354,6 +354,14 @@ class EksCluster(Resource):
     def auto_mode(self) -> bool:
         return bool((self.props.get("computeConfig") or {}).get("enabled"))
 
+    VERSION_FIX = "set version to 1.34 or later (gpuready:kubernetesVersion)"
+    """How its Kubernetes version is set."""
+
+    @property
+    def kubernetes_version(self) -> Optional[str]:
+        """Its Kubernetes version as given (``None``: EKS's default)."""
+        return self.props.get("version")
+
 
 class EksNodeGroup(GpuPool):
     TOKEN = "aws:eks/nodeGroup:NodeGroup"

@@ -34,6 +34,14 @@ class AksCluster(Resource):
     def authorized_networks(self) -> list[Any]:
         return dig(self.props, "apiServerAccessProfile.authorizedIPRanges") or []
 
+    VERSION_FIX = "set kubernetesVersion to 1.34 or later (gpuready:kubernetesVersion)"
+    """How its Kubernetes version is set."""
+
+    @property
+    def kubernetes_version(self) -> Optional[str]:
+        """Its Kubernetes version as given (``None``: AKS's default)."""
+        return self.props.get("kubernetesVersion")
+
     @property
     def user_assigned_identities(self) -> list[str]:
         """The ids of the user-assigned identities it runs on (a list as it goes in, a map's keys as Azure answers);

@@ -35,6 +35,14 @@ class GkeCluster(Resource):
     def authorized_networks(self) -> list[Any]:
         return [c.get("cidrBlock") for c in dig(self.props, "masterAuthorizedNetworksConfig.cidrBlocks") or []]
 
+    VERSION_FIX = "set minMasterVersion to 1.34 or later (gpuready:kubernetesVersion)"
+    """How its Kubernetes version is set."""
+
+    @property
+    def kubernetes_version(self) -> Optional[str]:
+        """The oldest Kubernetes version it starts at (``None``: its release channel's default)."""
+        return self.props.get("minMasterVersion")
+
     @property
     def managed_dcgm(self) -> bool:
         return "DCGM" in (dig(self.props, "monitoringConfig.enableComponents") or [])

@@ -50,6 +50,18 @@ class HelmRelease(Resource):
                      if not d.enabled_key or bool(self.value(d.enabled_key, d.enabled_default)))
 
     @property
+    def dra_driver(self) -> bool:
+        """Whether it is NVIDIA's DRA driver giving out GPUs (its chart, an OCI reference, with ``resources.gpus``
+        on)."""
+        return str(self.chart or "").rsplit("/", 1)[-1] == k8s_facts.DRA_CHART and \
+            bool(self.value("resources.gpus.enabled", True))
+
+    @property
+    def device_plugin(self) -> bool:
+        """Whether it runs NVIDIA's device plugin (its chart, or the GPU Operator's; on by default in both)."""
+        return self.chart in ("nvidia-device-plugin", "gpu-operator") and bool(self.value("devicePlugin.enabled", True))
+
+    @property
     def dcgm_exporter(self) -> bool:
         """Whether it runs a DCGM exporter (its chart, or the GPU Operator's)."""
         return self.chart == "dcgm-exporter" or (self.chart == "gpu-operator" and

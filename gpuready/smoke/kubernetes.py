@@ -21,7 +21,7 @@ from gpuready_components.k8s_gpu.facts import capacity_of
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, burn, core
-from . import kueue, scaler
+from . import dra, kueue, scaler
 from .scaler import reservations
 from .outputs import StackOutputs
 from .result import SmokeResult
@@ -271,6 +271,23 @@ class KubernetesRun(SmokeTarget):
         (:func:`.kueue.stack_operators`); None: no queue."""
         self.teams: list[Mapping[str, Any]] = []
         self.admission_poll = ADMISSION_POLL
+        self.claims: list[tuple[str, Callable[..., Any]]] = []
+        """(name, delete) of each ResourceClaimTemplate a create was sent for (a stack whose GPUs are DRA's)."""
+
+    def claim_gpus(self, stack: StackOutputs, manifest: dict[str, Any]) -> tuple[dict[str, Any], list[dict]]:
+        """``manifest`` claiming its GPUs through ResourceClaimTemplates where the stack gives GPUs through DRA
+        (:func:`.dra.claiming`), with the templates to create before it; as it is, and none, elsewhere."""
+        device_class = dra.device_class(stack)
+        return dra.claiming(manifest, device_class) if device_class else (manifest, [])
+
+    def create_claims(self, templates: list[dict]) -> None:
+        """Create ``templates`` (before the Jobs that claim from them), each deleted by the cleanup."""
+        dra.create(self.calls, self.client, self.api, self.namespace, templates, self.deadline,
+                   lambda name, delete: self.claims.append((name, delete)))
+
+    def claim_deletions(self) -> list[tuple[str, Callable[..., Any]]]:
+        """The deletes of every template a create was sent for, as :func:`delete_objects` takes them."""
+        return [(f"ResourceClaimTemplate {name}", delete) for name, delete in self.claims]
 
     def choose_team(self, stack: StackOutputs) -> None:
         """The run's queue (:func:`.kueue.choose`): ``--team``'s, or on a stack with teams and no ``--team`` the
@@ -453,6 +470,7 @@ class KubernetesTarget(KubernetesRun):
         self.config_map, self.manifest = manifests(self.name, self.namespace, self.gpus, taints, labels,
                                                    self.request.timeout, self.request.full,
                                                    sharing=stack.get("gpuSharing"))
+        self.manifest, self.templates = self.claim_gpus(stack, self.manifest)
         self.manifest = self.queue(self.manifest)
         self.result = SmokeResult(target="kubernetes", job={"name": self.name, "namespace": self.namespace})
         self.result.job.update(self.queued_as())
@@ -460,6 +478,7 @@ class KubernetesTarget(KubernetesRun):
 
     def submit(self) -> None:
         self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
+        self.create_claims(self.templates)
         self.calls.create(self.batch_api.create_namespaced_job, self.namespace, self.manifest, self.deadline)
 
     def follow(self) -> bool:
@@ -485,14 +504,17 @@ class KubernetesTarget(KubernetesRun):
         self.result.add_probe(ProbeReport.from_json(found) if found else None)
 
     def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
-        """The Job (its pod with it) and the ConfigMap."""
+        """The Job (its pod with it), the ConfigMap and the ResourceClaimTemplates (DRA)."""
         name, namespace = self.name, self.namespace
         body = self.client.V1DeleteOptions(propagation_policy="Background")
         queued = [self.workload_deletion("Job", name)] if self.team is not None else []
+        claims = f"; kubectl -n {namespace} delete resourceclaimtemplate -l app.kubernetes.io/instance={name}" \
+            if self.claims else ""
         return ([("Job", lambda **kw: self.batch_api.delete_namespaced_job(name, namespace, body=body, **kw)),
                  *queued,
-                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
-                f"{namespace}/{name}", f"kubectl -n {namespace} delete job,configmap {name}")
+                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw)),
+                 *self.claim_deletions()],
+                f"{namespace}/{name}", f"kubectl -n {namespace} delete job,configmap {name}{claims}")
 
 
 def run(outputs: dict[str, Any], *, gpus: int = 1, timeout: float = 1800, keep: bool = False, full: bool = False,

@@ -200,6 +200,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             name, self.namespace, nodes=nodes, gpus=gpus, taints=taints, node_labels=labels,
             timeout=self.request.timeout, transport=transport, efa_interfaces=efa_interfaces, full=self.request.full,
             jobset=self.use_jobset)
+        self.workload, self.templates = self.claim_gpus(stack, self.workload)  # DRA: GPUs claimed, not limits
         self.domain = compute_domains.plan(self.workload, name, self.namespace, nodes,
                                            stack.get(compute_domains.OUTPUT)) if compute_domains.wanted(stack) else None
         self.workload = self.queue(self.workload)
@@ -219,6 +220,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
             return self.batch_api.create_namespaced_job(ns, body, **kw)
         self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
         self.calls.create(self.core_api.create_namespaced_service, self.namespace, self.service, self.deadline)
+        self.create_claims(self.templates)
         if self.domain:
             compute_domains.create(self.custom, self.calls, self.namespace, self.domain, self.deadline)
         self.calls.create(create, self.namespace, self.workload, self.deadline)
@@ -258,7 +260,8 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         command = f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}"
         return ([(kind, delete), *queued, *domain,
                  ("Service", lambda **kw: self.core_api.delete_namespaced_service(name, namespace, **kw)),
-                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw))],
+                 ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw)),
+                 *self.claim_deletions()],
                 f"{namespace}/{name}", command + (f"; {compute_domains.kubectl(namespace, name)}" if domain else ""))
 
 

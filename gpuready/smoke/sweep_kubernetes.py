@@ -13,7 +13,7 @@ from gpuready_components.k8s_gpu.facts import POOL_LABEL
 
 from ..errors import UserError
 from ..probe import ProbeReport, core
-from . import kubernetes, sweep
+from . import dra, kubernetes, sweep
 from .outputs import StackOutputs
 from .target import Request, drive
 
@@ -121,8 +121,11 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
             found = found[:nodes]
         swept: list[tuple[str, int]] = []
         pools: dict[str, str] = {}
+        device_class = dra.device_class(stack)  # DRA: a node's GPUs are in its ResourceSlices, not its allocatable
+        published = dra.list_node_gpus(self.calls, self.client, self.api, self.deadline) if device_class else None
         for node in found:
-            name, gpus = node["metadata"]["name"], allocatable_gpus(node)
+            name = node["metadata"]["name"]
+            gpus = allocatable_gpus(node) if published is None else published.get(name, 0)
             node_labels = node["metadata"].get("labels") or {}
             kind, capacity = node_labels.get(INSTANCE_TYPE_LABEL), kubernetes.node_capacity(stack.platform, node_labels)
             if (node.get("spec") or {}).get("unschedulable"):
@@ -131,7 +134,9 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
             elif gpus < 1:
                 result.rows.append(sweep.row(name, None, instance_type=kind, problem=(
                     "advertises no allocatable nvidia.com/gpu: the device plugin is not running there, or its GPUs "
-                    "are lost (not swept)")))
+                    "are lost (not swept)") if published is None else (
+                    f"advertises no allocatable GPU: no ResourceSlice of {dra.DRA_DRIVER_NAME} lists a GPU of it (the "
+                    "DRA driver's kubelet plugin is not running there, or its GPUs are lost; not swept)")))
                 result.rows[-1].capacity = capacity
             else:
                 swept.append((name, gpus))
@@ -140,6 +145,12 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
                 result.rows.append(sweep.SweepRow(node=name, instance_type=kind, capacity=capacity))
         self.config_map, self.jobs = manifests(run_name, self.namespace, swept, taints, labels, self.request.timeout,
                                                self.request.full, sharing=stack.get("gpuSharing"))
+        self.templates = []
+        if device_class:  # each Job claims its node's GPUs; one template per GPU count, named after the run
+            claimed = [dra.claiming({**job, "metadata": {**job["metadata"], "name": run_name}}, device_class)
+                       for job in self.jobs]
+            self.jobs = [{**new, "metadata": job["metadata"]} for job, (new, _) in zip(self.jobs, claimed)]
+            self.templates = list({t["metadata"]["name"]: t for _, ts in claimed for t in ts}.values())
         if self.team is not None:  # each Job its own Workload in the run's queue, on its node's pool's flavor
             self.jobs = [self.queue(on_flavor(job, pools.get(node))) for job, (node, _) in zip(self.jobs, swept)]
         rows = {r.node: r for r in result.rows}
@@ -156,6 +167,7 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
             self.created.append(("ConfigMap", run_name, lambda **kw: self.core_api.delete_namespaced_config_map(
                 run_name, namespace, **kw)))
             self.calls.create(self.core_api.create_namespaced_config_map, namespace, self.config_map, self.deadline)
+        self.create_claims(self.templates)
         for job in self.jobs:
             job_name = job["metadata"]["name"]
             self.created.insert(0, ("Job", job_name, lambda job_name=job_name, **kw:
@@ -189,17 +201,19 @@ class KubernetesSweepTarget(kubernetes.KubernetesRun):
         """Every Job and the ConfigMap a create was sent for."""
         queued = [self.workload_deletion("Job", name) for kind, name, _ in self.created if kind == "Job"] \
             if self.team is not None else []
-        return ([(f"{kind} {name}", delete) for kind, name, delete in self.created] + queued,
+        return ([(f"{kind} {name}", delete) for kind, name, delete in self.created] + queued + self.claim_deletions(),
                 f"in namespace {self.namespace}",
-                f"kubectl -n {self.namespace} delete job,configmap -l app.kubernetes.io/instance={self.run_name}")
+                f"kubectl -n {self.namespace} delete job,configmap{',resourceclaimtemplate' if self.claims else ''} "
+                f"-l app.kubernetes.io/instance={self.run_name}")
 
     def cleanup(self, reason: str) -> None:
         """Delete whatever was created, ``--keep`` or not: a sweep leaves nothing on the nodes it swept."""
-        if self.cleaned or not self.created:
+        if self.cleaned or not (self.created or self.claims):
             return
         self.cleaned = True
         kubernetes.delete_objects(self.client, self.calls, *self.deletions(), self.progress)
-        self.result.job["deleted"] = [f"{kind}/{name}" for kind, name, _ in self.created]
+        self.result.job["deleted"] = [f"{kind}/{name}" for kind, name, _ in self.created] + [
+            f"{dra.KIND}/{name}" for name, _ in self.claims]
 
     def interrupted(self) -> sweep.SweepResult:
         for r in self.by_job.values():

@@ -8,7 +8,7 @@ from typing import Optional
 from gpuready_components import platforms
 from gpuready_components.k8s_gpu import facts as k8s_facts
 from gpuready_components.k8s_gpu.scheduling import tolerates
-from gpuready.resources import gcp, kubernetes, kubernetes_pools, read, tokens
+from gpuready.resources import gcp, kubernetes, kubernetes_clusters, kubernetes_pools, read, tokens
 
 from ..gpu import facts, of_kind
 from ..rule import ADVISORY, MANDATORY, each, known, resource_rule, stack_rule
@@ -173,4 +173,61 @@ gpu_pool_repair = stack_rule(
     "EKS Auto Mode always do), with limits that stop one bad cause from draining the whole pool.",
     ADVISORY, _check_repair)
 
-RULES = [gpu_taint_tolerated, no_double_driver, helm_pinned_version, gpu_metrics, gpu_pool_repair]
+DRA_MINIMUM = ".".join(map(str, k8s_facts.DRA_MIN_KUBERNETES))
+
+
+def _dra_releases(resources):
+    return [r for r in of_kind(resources, kubernetes.HelmRelease) if facts(r).dra_driver]
+
+
+def _check_dra_version(resources, config):
+    if not _dra_releases(resources):
+        return
+
+    def check(cluster):
+        reader = facts(cluster)
+        version = reader.kubernetes_version
+        if version is None:
+            yield cluster, (f"NVIDIA's DRA driver needs Kubernetes {DRA_MINIMUM} or later (resource.k8s.io/v1), "
+                            "and the cluster's version is left to the platform's default"), reader.VERSION_FIX
+        elif not k8s_facts.dra_supported(str(version)):
+            yield cluster, (f"Kubernetes {version} with NVIDIA's DRA driver, which needs {DRA_MINIMUM} or later "
+                            "(resource.k8s.io/v1): its DeviceClasses and ResourceClaims are refused"), \
+                reader.VERSION_FIX
+
+    yield from each(of_kind(resources, *kubernetes_clusters()), check)
+
+
+gpu_dra_kubernetes_version = stack_rule(
+    "gpu-dra-kubernetes-version",
+    f"A cluster the stack creates with NVIDIA's DRA driver states a Kubernetes version of {DRA_MINIMUM} or later "
+    "(the driver's prerequisite; resource.k8s.io/v1 is GA in 1.34). An existing cluster's version is checked at "
+    "preview from gpuready:kubernetesVersion.", MANDATORY, _check_dra_version)
+
+
+def _check_dra_beside_device_plugin(resources, config):
+    if not _dra_releases(resources):
+        return
+    for release in of_kind(resources, kubernetes.HelmRelease):
+        if facts(release).device_plugin:
+            yield release, ("runs NVIDIA's device plugin on the GPU nodes where the DRA driver gives out the same "
+                            "GPUs: both hand them to pods, and a GPU goes to two pods at once"), \
+                "set devicePlugin.enabled: false in the release values (gpuready:install: dra does)"
+    pools, unknown = gpu_pools(resources)
+    images, unknown_image = known(pools, lambda pool: (pool, _node_image(pool)))
+    for pool, image in images:
+        if image and k8s_facts.DEVICE_PLUGIN in platforms.node_images()[image].ships:
+            yield pool, (f"its node image ({image}) runs its own device plugin, beside the DRA driver that gives out "
+                         "the same GPUs"), "use a node image without a device plugin, or install device-plugin"
+    if unknown or unknown_image:
+        yield unknown or unknown_image
+
+
+gpu_dra_no_device_plugin = stack_rule(
+    "gpu-dra-no-device-plugin",
+    "Where NVIDIA's DRA driver gives out GPUs, no device plugin runs on the same nodes: neither a chart's (the device "
+    "plugin chart, the GPU Operator's) nor the node image's own (Bottlerocket, EKS Auto Mode, GKE's unless turned "
+    "off by label).", MANDATORY, _check_dra_beside_device_plugin)
+
+RULES = [gpu_taint_tolerated, no_double_driver, helm_pinned_version, gpu_metrics, gpu_pool_repair,
+         gpu_dra_kubernetes_version, gpu_dra_no_device_plugin]

@@ -17,7 +17,9 @@ The sweep (several Jobs at once): each Job's pod is placed on the node its requi
 (``matchFields`` on ``metadata.name``, as the DaemonSet controller pins pods); ``node_phases`` and ``node_logs`` say
 what the pod on each node goes through and prints (default: ``phases`` and ``logs``); a watch streams every pod its
 label selector matches (``watches`` counts them); nodes are read one by one and patched with a JSON Patch (``test``
-and ``add`` of a field, as the client sends by default), each patch recorded in ``patched``.
+and ``add`` of a field, as the client sends by default), each patch recorded in ``patched``. DRA: a stage's
+``resourceslices`` are listed by ``fieldSelector=spec.driver=...``; ResourceClaimTemplates are created and deleted
+like the other objects.
 
 Draining and repair (``gpuready sweep --repair``): ``running`` pods (plain Pod objects with ``spec.nodeName``) are on
 the nodes, listed across namespaces by ``fieldSelector=spec.nodeName=NODE`` with the sweep's own; an Eviction
@@ -106,7 +108,8 @@ class FakeKube:
                 if path[-2] == "nodeclaims":
                     return self._send(*fake.delete_claim(path[-1]))
                 kind = {"jobs": "Job", "configmaps": "ConfigMap", "services": "Service", "jobsets": "JobSet",
-                        "workloads": "Workload", "computedomains": "ComputeDomain"}[path[-2]]
+                        "workloads": "Workload", "resourceclaimtemplates": "ResourceClaimTemplate",
+                        "computedomains": "ComputeDomain"}[path[-2]]
                 fake.deleted.append((kind, path[-1]))
                 gone = fake.objects.pop((kind, path[-1]), None)
                 if fake.kueue and gone:
@@ -189,6 +192,12 @@ class FakeKube:
                     found = [c for c in fake.now().get("nodeclaims", ()) if c["metadata"]["name"] == name]
                     if found:
                         return self._send(200, found[0])
+                if path == "/apis/resource.k8s.io/v1/resourceslices":  # DRA: the stage's, by spec.driver
+                    wanted = dict(p.split("=", 1) for p in filter(None, query.get("fieldSelector", "").split(",")))
+                    items = [s for s in fake.now().get("resourceslices", ())
+                             if all(s["spec"].get(k.split(".", 1)[1]) == v for k, v in wanted.items())]
+                    return self._send(200, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSliceList",
+                                            "metadata": {}, "items": items})
                 if path == "/api/v1/pods":
                     wanted = dict(p.split("=", 1) for p in filter(None, query.get("fieldSelector", "").split(",")))
                     items = [p for p in fake.running + fake.pods

@@ -178,8 +178,9 @@ def capacity_of(labels: Mapping[str, str], facts: Sequence[CapacityLabel]) -> Op
 
 GFD_CLIQUE_LABEL = "nvidia.com/gpu.clique"
 """The label GPU feature discovery (the device plugin chart's, the GPU Operator's) puts on a GPU node in an NVLink
-domain: ``<cluster UUID>.<clique id>``, the same on every host of one NVLink partition (the DRA driver's demo README
-lists nodes by it)."""
+domain: ``<cluster UUID>.<clique id>`` of its GPUs' fabric, the same on every host of one NVLink partition
+(NVIDIA/k8s-device-plugin v0.20.0, the pinned chart's, ``internal/lm/imex.go``: from the GPUs' fabric IDs alone, no
+IMEX config file needed since "Remove IMEX nodes config option"; the DRA driver's demo README lists nodes by it)."""
 
 
 @dataclass(frozen=True)

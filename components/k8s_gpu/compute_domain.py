@@ -7,7 +7,8 @@ ResourceClaimTemplate the ComputeDomain names, and the driver starts an IMEX dae
 on. One ComputeDomain per job, created with it and deleted with it (the driver's docs: a ComputeDomain is tied to one
 workload's lifetime; a node serves one ComputeDomain at a time). The objects here are exactly the shape of the
 driver's own demo (``demo/specs/imex/nvbandwidth-test-job.yaml``, ``channel-injection.yaml``): tests validate them
-against the chart's CRD and Kubernetes' schemas (tests/data/dra-driver-nvidia-gpu-v0.4.1/).
+against the chart's CRD and Kubernetes' schemas (tests/data/helm-charts/dra-driver-nvidia-gpu-0.4.1/, the demos in
+tests/data/dra-driver-nvidia-gpu-0.4.1-demo/).
 
 Pure data: no Kubernetes client, no Pulumi; the multi-node smoke creates and deletes the objects, ``gpuready plan``
 prints them."""

@@ -1,6 +1,7 @@
 """ComputeDomains as NVIDIA's DRA driver v0.4.1 takes them: the ComputeDomain against the chart's own CRD (strict,
 defaults applied), the pods' claim of its channel against Kubernetes' schemas, and both shaped exactly as the driver's
-own demo specs (tests/data/dra-driver-nvidia-gpu-v0.4.1/, unchanged)."""
+own demo specs (tests/data/helm-charts/dra-driver-nvidia-gpu-0.4.1/ and tests/data/dra-driver-nvidia-gpu-0.4.1-demo/,
+unchanged)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ import yaml
 from gpuready_components.k8s_gpu import compute_domain as cd
 from tests.conftest import ROOT
 
-DRA = ROOT / "tests" / "data" / "dra-driver-nvidia-gpu-v0.4.1"
-CHART = DRA / "deployments" / "helm" / "dra-driver-nvidia-gpu"
-DEMO = DRA / "demo" / "specs" / "imex"
+CHART = ROOT / "tests" / "data" / "helm-charts" / "dra-driver-nvidia-gpu-0.4.1"
+DEMO = ROOT / "tests" / "data" / "dra-driver-nvidia-gpu-0.4.1-demo" / "imex"
 KUBERNETES = ("1.34.0", "1.37.0")
 """DRA's ``resource.k8s.io/v1`` is GA from 1.34 (the driver needs 1.34.2+)."""
 

@@ -13,8 +13,7 @@ import yaml
 from gpuready.cli import main
 from tests.conftest import DATA, ROOT
 
-CRD = DATA / "dra-driver-nvidia-gpu-v0.4.1" / "deployments" / "helm" / "dra-driver-nvidia-gpu" / "crds" / \
-    "resource.nvidia.com_computedomains.yaml"
+CRD = DATA / "helm-charts" / "dra-driver-nvidia-gpu-0.4.1" / "crds" / "resource.nvidia.com_computedomains.yaml"
 
 
 def _text(capsys, *args) -> str:

@@ -313,8 +313,8 @@ nodes' NVLink domain named by this label."""
 
 
 def _domain_schema():
-    crd = yaml.safe_load((DATA / "dra-driver-nvidia-gpu-v0.4.1" / "deployments" / "helm" / "dra-driver-nvidia-gpu"
-                          / "crds" / "resource.nvidia.com_computedomains.yaml").read_text())
+    crd = yaml.safe_load((DATA / "helm-charts" / "dra-driver-nvidia-gpu-0.4.1" / "crds"
+                          / "resource.nvidia.com_computedomains.yaml").read_text())
     (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
     return _strict(version["schema"]["openAPIV3Schema"])
 

@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from gpuready_components.k8s_gpu import compute_domain as cd
 
+from ..errors import UserError
 from ..probe import Check, ProbeReport, nvlink
 from .outputs import StackOutputs
 
@@ -41,11 +42,19 @@ def plan(workload: dict, name: str, namespace: str, nodes: int, domain_label: st
     return cd.compute_domain(name, namespace, nodes, labels=labels)
 
 
-def create(custom: Any, calls: Any, namespace: str, domain: dict, deadline: float) -> None:
-    """Create ``domain`` (bounded like every call of the run: ``calls.create``)."""
-    calls.create(lambda ns, body, **kw: custom.create_namespaced_custom_object(cd.GROUP, cd.VERSION, ns, cd.PLURAL,
-                                                                               body, **kw),
-                 namespace, domain, deadline)
+def create(custom: Any, calls: Any, namespace: str, domain: dict, deadline: float, client: Any = None) -> None:
+    """Create ``domain`` (bounded like every call of the run: ``calls.create``). A cluster that serves no
+    ComputeDomains (404: the DRA driver or its ComputeDomains not installed) is a UserError saying so."""
+    try:
+        calls.create(lambda ns, body, **kw: custom.create_namespaced_custom_object(cd.GROUP, cd.VERSION, ns,
+                                                                                   cd.PLURAL, body, **kw),
+                     namespace, domain, deadline)
+    except Exception as error:  # noqa: BLE001 (only the API's 404 is explained; the rest goes on up)
+        if client is None or not isinstance(error, client.exceptions.ApiException) or error.status != 404:
+            raise
+        raise UserError(f"the cluster serves no {cd.KIND}s ({cd.API_VERSION}), though the stack says its jobs get "
+                        f"one: is NVIDIA's DRA driver installed with ComputeDomains (gpuready:install: dra, "
+                        f"gpuready:computeDomains: true; pulumi up)?") from None
 
 
 def deletion(custom: Any, client: Any, namespace: str, name: str) -> tuple[str, Callable[..., Any]]:

@@ -222,7 +222,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         self.calls.create(self.core_api.create_namespaced_service, self.namespace, self.service, self.deadline)
         self.create_claims(self.templates)
         if self.domain:
-            compute_domains.create(self.custom, self.calls, self.namespace, self.domain, self.deadline)
+            compute_domains.create(self.custom, self.calls, self.namespace, self.domain, self.deadline, self.client)
         self.calls.create(create, self.namespace, self.workload, self.deadline)
 
     def follow(self) -> bool:

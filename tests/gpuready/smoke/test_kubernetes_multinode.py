@@ -401,3 +401,27 @@ def test_on_gke_the_gang_shares_one_reservation_sub_block(kube, fake_smi, nccl_c
     pod = server.bodies[("Job", result.job["name"])]["spec"]["template"]["spec"]
     (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert term["topologyKey"] == "cloud.google.com/gce-topology-subblock" and result.verdict == "pass"
+
+
+def test_a_cluster_without_compute_domains_is_told_what_to_install():
+    """The ComputeDomain API answering 404 (no CRD: the DRA driver, or its ComputeDomains, not installed)."""
+    import kubernetes
+
+    from gpuready.smoke import compute_domains
+
+    class Custom:
+        def create_namespaced_custom_object(self, *args, **kw):
+            raise kubernetes.client.exceptions.ApiException(status=404, reason="Not Found")
+
+    class Calls:
+        def create(self, method, namespace, body, deadline):
+            method(namespace, body)
+
+    domain = {"metadata": {"name": "x"}}
+    with pytest.raises(UserError, match=r"serves no ComputeDomains \(resource.nvidia.com/v1beta1\).*"
+                                        r"gpuready:computeDomains: true"):
+        compute_domains.create(Custom(), Calls(), "ml", domain, 0.0, kubernetes.client)
+    Custom.create_namespaced_custom_object = lambda *a, **k: (_ for _ in ()).throw(
+        kubernetes.client.exceptions.ApiException(status=403))
+    with pytest.raises(kubernetes.client.exceptions.ApiException):
+        compute_domains.create(Custom(), Calls(), "ml", domain, 0.0, kubernetes.client)

@@ -111,15 +111,17 @@ class GkeGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         operator = args.software.install in facts.OWN_PLUGIN_OFF  # GKE's device plugin off
+        arm = (facts.ARM_TAINT,) if cap.machine.machine_type.split("-")[0] in facts.ARM_FAMILIES else ()
         software = K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
-                                      gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),))
+                                      gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),),
+                                      extra_taints=arm)
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
                        **plan(software).node_labels}
         flex, reserved = pool.flex_start, pool.reservation
         queued = flex is not None and flex.queued
         taint = self._gpu_nodes("gke", {**node_labels, facts.ACCELERATOR_LABEL: cap.machine.accelerator,
                                         **facts.provisioning_labels(flex is not None, queued)},
-                                (facts.QUEUED_TAINT,) if queued else ())
+                                (*arm, *((facts.QUEUED_TAINT,) if queued else ())))
         # The stamps of a reservation's facts ride on the nodes' Kubernetes labels: GCE resource label keys take no '.'.
         stamps = reservation_stamps(only=reserved.only, start=reserved.start, end=reserved.end,
                                     count=reserved.count) if reserved is not None else {}

@@ -182,6 +182,11 @@ FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
 """Label, value ``"true"``, of a flex-start node; a workload selects Flex-start VMs by it (GKE docs, Run a small
 batch workload with GPUs and flex-start)."""
 QUEUED_LABEL = "cloud.google.com/gke-queued"
+ARM_TAINT = Taint("kubernetes.io/arch", "arm64", "NoSchedule")
+ARM_FAMILIES = ("a4x",)
+"""GKE taints every Arm node ``kubernetes.io/arch=arm64:NoSchedule`` (GKE docs, Prepare an Arm workload for
+deployment; Google's Cluster Toolkit A4X blueprint tolerates it): the GPU machine families with Arm (Grace) CPUs, whose
+NVIDIA daemonsets and GPU pods must tolerate it."""
 QUEUED_TAINT = Taint("cloud.google.com/gke-queued", "true", "NoSchedule")
 """The label (value ``"true"``) and taint GKE puts on the nodes of a queued-provisioning pool: only pods that tolerate
 it land there (GKE docs, Run a large-scale workload with flex-start with queued provisioning; Google's xpk selects

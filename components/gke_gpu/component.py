@@ -138,8 +138,10 @@ class GkeGpuCluster(GpuCluster):
                 gpu_sharing_strategy=sharing.strategy, max_shared_clients_per_gpu=sharing.max_clients_per_gpu)
             if sharing else None,
             gpu_partition_size=cap.partition_size)
+        placement = self._nvl72_placement(name, cap.machine.machine_type, project, region(args.location))
         node_pool = gcp.container.NodePool(
             f"{name}-gpu",
+            placement_policy=placement,
             cluster=cluster_name,
             location=args.location,
             project=project,
@@ -184,6 +186,17 @@ class GkeGpuCluster(GpuCluster):
                 # the zones check_reservation found the zone among (by name: the reservation is not read)
                 **({"nodeZones": list(pool.node_locations) or [args.location]} if reserved.zone else {})}])
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
+
+    def _nvl72_placement(self, name: str, machine_type: str, project: Optional[str], pool_region: str) -> Any:
+        """An NVL72 machine's pool (:data:`facts.NVL72_FAMILIES`): the workload policy that places its VMs in one
+        72-GPU NVLink domain, and the placement policy naming it; None for other machines."""
+        if machine_type.split("-")[0] not in facts.NVL72_FAMILIES:
+            return None
+        policy = gcp.compute.ResourcePolicy(
+            f"{name}-nvl72", project=project, region=pool_region,
+            workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(**facts.NVL72_WORKLOAD_POLICY),
+            opts=pulumi.ResourceOptions(parent=self))
+        return gcp.container.NodePoolPlacementPolicyArgs(type=facts.NVL72_PLACEMENT_TYPE, policy_name=policy.name)
 
     def _alerts(self, name: str, namespace: str, exporter: str, provider: k8s.Provider) -> None:
         """A PodMonitoring of the exporter and a ClusterRules of the GPU alerts (with teams, another of their

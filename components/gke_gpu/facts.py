@@ -173,6 +173,13 @@ NVL72_FAMILIES = MappingProxyType({"a4x": 18})
 """Machine families whose VMs are trays of a GB200/GB300 NVL72 rack -> the VMs of one NVLink domain: an A4X or A4X
 Max sub-block is one NVL72 domain of 18 VMs, 72 GPUs (Compute Engine, A4X Max and A4X machine series: 18 instances
 and 72 GPUs per NVL72 domain; GKE's A4X Max docs: a node pool of 18 nodes or fewer in one sub-block)."""
+NVL72_WORKLOAD_POLICY = MappingProxyType({"type": "HIGH_THROUGHPUT", "accelerator_topology": "1x72"})
+NVL72_PLACEMENT_TYPE = "COMPACT"
+"""The Compute Engine workload policy an A4X pool is placed by (``gcloud compute resource-policies create
+workload-policy --type=high-throughput --accelerator-topology=1x72``: 72 GPUs joined by NVLink in one block; Compute
+Engine's A4X and A4X Max docs) and the node pool's ``placementPolicy`` naming it: type ``COMPACT`` with the policy's
+name, as Google's Cluster Toolkit A4X blueprint passes a workload policy to its GKE node pool. Checked against
+Compute Engine's and GKE's discovery documents (``ResourcePolicyWorkloadPolicy``, ``PlacementPolicy``)."""
 RESERVATION_NAME_LABEL = "cloud.google.com/reservation-name"
 RESERVATION_AFFINITY_LABEL = "cloud.google.com/reservation-affinity"
 """Labels of a node on a specific reservation: the reservation's name and ``specific``; a workload selects reserved

@@ -117,6 +117,11 @@ def _check_ultraserver(ng: GpuNodeGroupArgs, mode: str) -> None:
     if res.count is not None and res.count % min(servers.values()):
         raise ConfigError("node_group.reservation.count", res.count, f"an UltraServer Capacity Block holds whole "
                           f"UltraServers: {named}", f"give the block's instance count, e.g. {max(servers.values())}")
+    if ng.efa:
+        raise ConfigError("node_group.efa", True, f"{sold[0]}'s EFA interfaces sit on network cards 1, 3, ... 15 (AWS's "
+                          "P6e-GB200 network guide), a layout the launch template gpuready writes (cards in a row) "
+                          "does not have", "drop efa: within an UltraServer NCCL crosses hosts over NVLink "
+                          "(ComputeDomains)")
     if ng.ami_type != facts.ULTRASERVER_AMI_TYPE:
         raise ConfigError("node_group.ami_type", ng.ami_type, f"EKS recommends the AL2023 ARM NVIDIA AMI for {sold[0]} "
                           "(its node components and IMEX configuration)", f"use {facts.ULTRASERVER_AMI_TYPE}")

@@ -98,6 +98,7 @@ def test_an_ultraserver_capacity_block_on_the_arm_ami_passes():
     ({"ami_type": "BOTTLEROCKET_ARM_64_NVIDIA"}, {"software": GpuSoftwareOptions()}, "node_group.ami_type",
      "AL2023 ARM NVIDIA"),
     ({}, {"autoscaler": "karpenter"}, "autoscaler.mode", "Karpenter and EKS Auto Mode do not support"),
+    ({"efa": True}, {}, "node_group.efa", "network cards 1, 3, ... 15"),
 ])
 def test_a_rack_outside_an_ultraserver_block_is_refused(change, overrides, field, words):
     import dataclasses

@@ -16,8 +16,8 @@ from .settings import Setting, Settings, args_of
 SOFTWARE = (
     Setting("install", str, "`device-plugin` (NVIDIA device plugin + DCGM exporter charts), `gpu-operator` (who "
             "installs the NVIDIA software the node image lacks) or `dra` (NVIDIA's DRA driver instead of the device "
-            "plugin: jobs claim GPUs of DeviceClass `gpu.nvidia.com`; Kubernetes 1.34.2 or later, stated in "
-            "`kubernetesVersion`; docs/dra.md)", ("software.install", "software"), GpuSoftwareOptions),
+            "plugin: jobs claim GPUs of DeviceClass `gpu.nvidia.com`; Kubernetes 1.34.2 or later, on gke and aks "
+            "stated in `kubernetesVersion`; docs/platforms/dra.md)", ("software.install", "software"), GpuSoftwareOptions),
     Setting("computeDomains", bool, "with `install: dra`: the DRA driver's ComputeDomains (IMEX channels for "
             "multi-node NVLink, GB200/GB300 NVL72)", ("software.compute_domains",), GpuSoftwareOptions),
     Setting("timeSlicingReplicas", int, "advertise each GPU as this many `nvidia.com/gpu` (2-64), shared in turns",

@@ -39,7 +39,8 @@ class ClusterArgs:
     """GKE release channel, which picks the Kubernetes version and upgrades it."""
     kubernetes_version: Optional[str] = None
     """The oldest Kubernetes version the new cluster starts at (GKE's ``minMasterVersion``, e.g. ``1.34``; the
-    channel upgrades it from there); ``None``: the channel's default. ``install: dra`` needs it stated, 1.34 or later."""
+    channel upgrades it from there); ``None``: the channel's default. ``install: dra`` needs it stated, 1.34 or
+    later."""
     master_ipv4_cidr_block: str = "172.16.0.32/28"
     """The control plane's private range (a /28 unused in the network)."""
     master_authorized_networks: Sequence[str] = ()

@@ -466,7 +466,8 @@ class KubernetesTarget(KubernetesRun):
         self.name = f"gpuready-smoke-{uuid.uuid4().hex[:10]}"
         self.context = scaler.Context(gpus=self.gpus, node_labels=dict(labels), taints=tuple(taints),
                                       autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
-                                      platform=stack.platform, reservations=tuple(stack.get("gpuReservations", [])))
+                                      platform=stack.platform, reservations=tuple(stack.get("gpuReservations", [])),
+                                      device_class=dra.device_class(stack))
         self.config_map, self.manifest = manifests(self.name, self.namespace, self.gpus, taints, labels,
                                                    self.request.timeout, self.request.full,
                                                    sharing=stack.get("gpuSharing"))

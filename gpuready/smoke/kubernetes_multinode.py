@@ -18,7 +18,7 @@ from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
-from . import compute_domains, gang, kubernetes, kueue, scaler
+from . import compute_domains, dra, gang, kubernetes, kueue, scaler
 from .batch_probe import launcher_limits, probe_files
 from .kubernetes import (TTL_SECONDS, BoundedCalls, PendingExplainer, kubernetes_platforms, probe_logs,
                          read_if_allowed, unfinished, watch_pods)
@@ -191,7 +191,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         labels = stack.get("gpuNodeLabels", {})
         self.context = scaler.Context(gpus=gpus, node_labels=dict(labels), taints=tuple(taints),
                                       autoscaler=stack.get("autoscaler") if "autoscaler" in stack.contract else None,
-                                      platform=stack.platform)
+                                      platform=stack.platform, device_class=dra.device_class(stack))
         self.connect(stack)
         self.custom = self.client.CustomObjectsApi(self.api)
         self.use_jobset = jobset_installed(self.client, self.api, self.calls, self.deadline) if self.jobset is None \

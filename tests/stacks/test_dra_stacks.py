@@ -33,7 +33,7 @@ def test_plan_shows_the_dra_driver_and_passes_the_policies(tmp_path, capsys, sta
     assert code == 0, err
     assert CHART in out and "GPUs: claimed through DRA: ResourceClaims of DeviceClass gpu.nvidia.com" in out
     assert "chart: nvidia-device-plugin" not in out or "devicePlugin.enabled: False" in out
-    assert "mandatory" not in out.split("Policies:")[1].split("\n")[0]
+    assert "rules, no violations" in out or " 0 mandatory " in out.split("Policies:")[1].split("\n")[0]
 
 
 def test_the_stack_tells_the_smoke_to_claim_gpus(tmp_path, capsys):
@@ -80,3 +80,15 @@ def test_compute_domains_without_dra_are_refused(tmp_path, capsys):
     code, _, err = _plan(tmp_path, capsys, "eks", **{"gpuready:computeDomains": True})
     assert code == 2 and "gpuready:computeDomains = True: ComputeDomains are the DRA driver's, and install is " \
         "device-plugin. Fix: set install 'dra' too, or gpuready:computeDomains false" in err
+
+
+@pytest.mark.parametrize("install,mapped", [("dra", True), ("device-plugin", False)])
+def test_the_stacks_kueue_charges_gpu_claims_only_with_dra(install, mapped):
+    """The eks stack's teams: Kueue's release carries the DeviceClass mapping exactly when the GPUs are DRA's."""
+    from tests.gpuready.policy.helpers import render_stack
+
+    rendering = render_stack("eks", **{"gpuready:install": install})
+    (kueue,) = [r for r in rendering.of_type("kubernetes:helm.sh/v3:Release") if r.name == "eks-kueue"]
+    config = yaml.safe_load(kueue.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    mappings = (config.get("resources") or {}).get("deviceClassMappings")
+    assert mappings == ([{"name": "nvidia.com/gpu", "deviceClassNames": ["gpu.nvidia.com"]}] if mapped else None)

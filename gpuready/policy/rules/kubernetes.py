@@ -229,5 +229,30 @@ gpu_dra_no_device_plugin = stack_rule(
     "plugin chart, the GPU Operator's) nor the node image's own (Bottlerocket, EKS Auto Mode, GKE's unless turned "
     "off by label).", MANDATORY, _check_dra_beside_device_plugin)
 
+def _check_dra_scale_from_zero(resources, config):
+    if not _dra_releases(resources):
+        return
+    pools, unknown = gpu_pools(resources)
+
+    def check(pool):
+        reader = facts(pool)
+        minimum, where = reader.minimum
+        if minimum == 0:
+            key = f" ({reader.MINIMUM_KEY})" if reader.MINIMUM_KEY else ""
+            yield pool, (f"at {where} 0 its GPUs are claimed through DRA, and a claim is matched against the "
+                         "ResourceSlices of running nodes: with none running, an autoscaler may never add the first "
+                         "node, and GPU pods wait"), f"keep 1 node or more{key}, and check with gpuready smoke"
+
+    yield from each(pools, check)
+    if unknown:
+        yield unknown
+
+
+gpu_dra_scale_from_zero = stack_rule(
+    "gpu-dra-scale-from-zero",
+    "Where NVIDIA's DRA driver gives out GPUs, GPU pools keep a node: a pod's ResourceClaim is matched against the "
+    "ResourceSlices of running nodes, which an autoscaler cannot always simulate for an empty pool "
+    "(kubernetes/autoscaler#7724, #10277).", ADVISORY, _check_dra_scale_from_zero)
+
 RULES = [gpu_taint_tolerated, no_double_driver, helm_pinned_version, gpu_metrics, gpu_pool_repair,
-         gpu_dra_kubernetes_version, gpu_dra_no_device_plugin]
+         gpu_dra_kubernetes_version, gpu_dra_no_device_plugin, gpu_dra_scale_from_zero]

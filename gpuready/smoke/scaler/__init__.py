@@ -27,6 +27,15 @@ def scheduler(pod_events, nodes: list[Mapping[str, Any]], context: Context) -> l
     if not nodes:
         findings.append(Finding("no-gpu-node", "gpuready", f"no node carries the GPU labels {selector or '(none)'}: "
                                 "the GPU node group is at zero nodes, or its labels differ"))
+    if context.device_class:  # DRA: the nodes advertise no nvidia.com/gpu; the scheduler says what the claims lacked
+        if said and "claim" in str(said[-1].get("message", "")):
+            findings.append(Finding(
+                "dra-claims", "scheduler", f"no node has the GPUs the pod claims (DeviceClass "
+                f"{context.device_class}) free: the DRA driver's kubelet plugin is not running there (kubectl get "
+                "resourceslices lists none for the node), its GPUs are claimed by other pods, or the pool is at zero "
+                "nodes, from which a DRA claim does not always scale it up", said[-1].get("message", ""),
+                ("keep one GPU node (docs/platforms/dra.md)",)))
+        return findings
     for node in nodes:
         allocatable = ((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", "0")
         if str(allocatable) in ("0", ""):

@@ -32,13 +32,16 @@ class Context:
     platform: Optional[str] = None
     reservations: tuple[Mapping[str, Any], ...] = ()
     """The reservations the stack's GPU pools launch into (output ``gpuReservations``)."""
+    device_class: Optional[str] = None
+    """The DRA DeviceClass the pod claims its GPUs of (output ``gpuDeviceClass``); None: it asks for
+    ``nvidia.com/gpu``."""
 
 
 @dataclass(frozen=True)
 class Finding:
     """One thing that keeps the pod Pending. ``kind``: scaling-up, launching (both: keep waiting), no-scale-up,
-    capacity, quota, iam, scale-up-failed, launch-failed, not-registered, device-plugin, no-autoscaler, scheduler,
-    no-gpu-node (stable codes for --json)."""
+    capacity, quota, iam, scale-up-failed, launch-failed, not-registered, device-plugin, dra-claims, no-autoscaler,
+    scheduler, no-gpu-node (stable codes for --json)."""
     kind: str
     source: str
     summary: str

@@ -168,3 +168,46 @@ def test_the_sweep_reads_gpus_from_resource_slices_claims_them_and_deletes_the_t
         "resourceClaimTemplateName"] for j in jobs}
     assert claimed == {"gpu-a": dra.template_name(run, 8), "gpu-b": dra.template_name(run, 4)}
     assert all(("ResourceClaimTemplate", t) in server.deleted for t in templates)
+
+
+def _failed_scheduling(message):
+    """A FailedScheduling event of the default scheduler, shaped as those in tests/data/k8s-events."""
+    return {"apiVersion": "v1", "kind": "Event", "reason": "FailedScheduling", "message": message, "type": "Warning",
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": "gpuready-smoke-x"},
+            "source": {"component": "default-scheduler"}, "count": 1,
+            "firstTimestamp": "2026-11-22T10:00:01Z", "lastTimestamp": "2026-11-22T10:00:02Z"}
+
+
+def test_a_pending_claim_is_explained_by_the_claims_not_the_device_plugin():
+    from gpuready.smoke import scaler
+
+    node = _node("gpu-a")  # a DRA node advertises no nvidia.com/gpu
+    plugin = scaler.Context(node_labels=LABELS)
+    claims = scaler.Context(node_labels=LABELS, device_class="gpu.nvidia.com")
+    event = _failed_scheduling("0/3 nodes are available: 1 cannot allocate all claims, 2 node(s) didn't match Pod's "
+                               "node affinity/selector.")
+    assert "device-plugin" in [f.kind for f in scaler.scheduler([event], [node], plugin)]
+    found = {f.kind: f for f in scaler.scheduler([event], [node], claims)}
+    assert set(found) == {"scheduler", "dra-claims"}
+    assert "kubectl get resourceslices" in found["dra-claims"].summary
+    assert found["dra-claims"].quote.endswith("didn't match Pod's node affinity/selector.")
+    other = _failed_scheduling("0/3 nodes are available: 3 Insufficient cpu.")
+    assert [f.kind for f in scaler.scheduler([other], [node], claims)] == ["scheduler"]
+
+
+def test_the_claim_is_the_one_the_drivers_own_example_shows_the_scheduler_making():
+    """The driver's demo (extended-resources/gpu-full.yaml) shows the ResourceClaim the scheduler makes for one
+    whole GPU of gpu.nvidia.com; the smoke's template claims exactly that."""
+    import yaml
+
+    from tests.conftest import DATA
+
+    text = (DATA / "dra-driver-nvidia-gpu-0.4.1-demo" / "extended-resources" / "gpu-full.yaml").read_text()
+    commented = text.split("# apiVersion: resource.k8s.io/v1", 1)[1].split("# status:", 1)[0]
+    shown = yaml.safe_load("apiVersion: resource.k8s.io/v1" + "\n".join(
+        line.removeprefix("# ").split("  #")[0] for line in commented.splitlines()))
+    _, job = kubernetes.manifests("x", "ml", 1, TAINTS, LABELS, 900)
+    (template,) = dra.claiming(job, "gpu.nvidia.com")[1]
+    (theirs,), (ours,) = shown["spec"]["devices"]["requests"], template["spec"]["spec"]["devices"]["requests"]
+    assert ours["exactly"] == theirs["exactly"]
+    assert shown["kind"] == "ResourceClaim" and shown["apiVersion"] == template["apiVersion"]

@@ -93,3 +93,21 @@ def test_without_the_dra_driver_a_device_plugin_is_fine(eks_dra):
     assert said(violations(without), PLUGIN_RULE) == []
     old = edited(without, EKS_CLUSTER, "eks", setting("version", "1.30"))
     assert said(violations(old), VERSION_RULE) == []
+
+
+ZERO_RULE = "gpu-dra-scale-from-zero"
+
+
+def test_a_dra_pool_at_zero_nodes_is_told_to_keep_one(eks_dra):
+    found = said(violations(eks_dra), ZERO_RULE)
+    assert [(level, name) for level, name, _ in found] == [("advisory", "eks-gpu"), ("advisory", "eks-gpu-4x")]
+    assert found[0][2] == (
+        "eks-gpu: at scalingConfig.minSize 0 its GPUs are claimed through DRA, and a claim is matched against the "
+        "ResourceSlices of running nodes: with none running, an autoscaler may never add the first node, and GPU pods "
+        "wait. Fix: keep 1 node or more (gpuready:minSize), and check with gpuready smoke")
+
+
+def test_a_dra_pool_that_keeps_a_node_and_a_device_plugin_pool_at_zero_pass(eks_dra):
+    kept = render_stack("eks", **{"gpuready:install": "dra", "gpuready:minSize": 1})
+    assert said(violations(kept), ZERO_RULE) == []
+    assert said(violations(edited(eks_dra, RELEASE, DRA, None)), ZERO_RULE) == []

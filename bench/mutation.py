@@ -54,6 +54,7 @@ MODULES = {
     "gpuready/policy/rules/batch.py": ("tests/gpuready/policy/rules/test_batch.py",),
     "gpuready/policy/rules/capacity.py": ("tests/gpuready/policy/rules/test_capacity.py",),
     "gpuready/policy/rules/kubernetes.py": ("tests/gpuready/policy/rules/test_kubernetes.py",),
+    "gpuready/policy/rules/nvl72.py": ("tests/gpuready/policy/rules/test_nvl72.py",),
     "gpuready/policy/rules/reservations.py": ("tests/gpuready/policy/rules/test_reservations.py",),
     "gpuready/policy/rules/scaling.py": ("tests/gpuready/policy/rules/test_scaling.py",),
     "gpuready/policy/rules/security.py": ("tests/gpuready/policy/rules/test_security.py",),

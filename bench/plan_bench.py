@@ -65,7 +65,8 @@ def _floor_code(classes: list[str]) -> str:
 
 
 REFERENCE_STACKS = ("aws-batch", "aws-batch-multinode", "aws-batch-reserved", "eks", "eks-capacity-block",
-                    "eks-karpenter-reserved", "gke", "gke-reservation", "gke-flex-start", "aks", "aks-reservation")
+                    "eks-karpenter-reserved", "gke", "gke-reservation", "gke-flex-start", "aks", "aks-reservation",
+                    "eks-nvl72", "gke-nvl72", "aks-nvl72")
 """The stacks timed by default: every reference stack (tests/test_bench.py holds this to the golden plans' list)."""
 
 

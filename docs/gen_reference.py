@@ -114,7 +114,8 @@ def policy_rules() -> str:
     from gpuready.policy import RULES, rules
 
     groups = {module: getattr(rules, module).RULES
-              for module in ("batch", "capacity", "kubernetes", "queues", "reservations", "scaling", "security")}
+              for module in ("batch", "capacity", "kubernetes", "nvl72", "queues", "reservations", "scaling",
+                             "security")}
     assert [r for g in groups.values() for r in g] == list(RULES), "gpuready.policy.rules gained a module"
     levels = [r.enforcement_level.value for r in RULES]
     parts = [HEADER, "# Policy-rule reference\n\n",

@@ -195,3 +195,13 @@ def placement(instance_types: Sequence[str]) -> Optional[Placement]:
         return None
     levels = NETWORK_LAYERS[:min(layers)]
     return Placement(levels, levels[-1], f"{TOPOLOGY_SOURCE}; {TOPOLOGY_TYPES_SOURCE}")
+
+
+ULTRASERVERS = MappingProxyType({"p6e-gb200.36xlarge": MappingProxyType({"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18})})
+"""Instance types EC2 sells only inside UltraServers, bought as EC2 Capacity Blocks for ML: type -> UltraServer type
+-> its instances (EKS user guide, "Use P6e-GB200 UltraServers with Amazon EKS": u-p6e-gb200x36 holds 9
+p6e-gb200.36xlarge, u-p6e-gb200x72 18; botocore's DescribeCapacityBlockOfferings takes ``UltraserverType`` and
+``UltraserverCount``). The same page: EKS supports them from Kubernetes 1.33, where DRA is on, with managed or
+self-managed node groups (Karpenter and EKS Auto Mode do not support DRA), a custom launch template for the Capacity
+Block, and recommends the AL2023 ARM NVIDIA AMI."""
+ULTRASERVER_AMI_TYPE = "AL2023_ARM_64_NVIDIA"

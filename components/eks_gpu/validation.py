@@ -97,6 +97,36 @@ def _check_node_group(ng: GpuNodeGroupArgs, types: catalog.Catalog) -> tuple[cat
     return rows
 
 
+def _check_ultraserver(ng: GpuNodeGroupArgs, mode: str) -> None:
+    """A type sold only inside UltraServers (:data:`facts.ULTRASERVERS`): a Capacity Block of whole UltraServers, a
+    node group EKS runs DRA on, the AMI EKS recommends."""
+    sold = [t for t in ng.instance_types if t in facts.ULTRASERVERS]
+    if not sold:
+        return
+    servers = facts.ULTRASERVERS[sold[0]]
+    named = ", ".join(f"{name} ({count} instances)" for name, count in servers.items())
+    res = ng.reservation
+    if res is None or res.kind != reservation.CAPACITY_BLOCK:
+        raise ConfigError("node_group.reservation" + (".kind" if res else ""), res.kind if res else None,
+                          f"{sold[0]} is sold only inside "
+                          f"UltraServers ({named}), as EC2 Capacity Blocks for ML",
+                          "buy an UltraServer Capacity Block and give reservation {kind: capacity-block, id: cr-...}")
+    if mode in reservation.NODE_POOL_MODES:
+        raise ConfigError("autoscaler.mode", mode, f"EKS runs {sold[0]} with DRA, which Karpenter and EKS Auto Mode do "
+                          "not support", "use cluster-autoscaler (a managed node group) or none")
+    if res.count is not None and res.count % min(servers.values()):
+        raise ConfigError("node_group.reservation.count", res.count, f"an UltraServer Capacity Block holds whole "
+                          f"UltraServers: {named}", f"give the block's instance count, e.g. {max(servers.values())}")
+    if ng.efa:
+        raise ConfigError("node_group.efa", True, f"{sold[0]}'s EFA interfaces sit on network cards 1, 3, ... 15 (AWS's "
+                          "P6e-GB200 network guide), a layout the launch template gpuready writes (cards in a row) "
+                          "does not have", "drop efa: within an UltraServer NCCL crosses hosts over NVLink "
+                          "(ComputeDomains)")
+    if ng.ami_type != facts.ULTRASERVER_AMI_TYPE:
+        raise ConfigError("node_group.ami_type", ng.ami_type, f"EKS recommends the AL2023 ARM NVIDIA AMI for {sold[0]} "
+                          "(its node components and IMEX configuration)", f"use {facts.ULTRASERVER_AMI_TYPE}")
+
+
 def _check_cluster(args: EksGpuClusterArgs, types: catalog.Catalog) -> None:
     check_cluster_choice(args.cluster, args.existing_cluster)
     if args.existing_cluster is not None:
@@ -306,6 +336,7 @@ def check(args: EksGpuClusterArgs) -> EksCapacity:
     ng = args.node_group
     groups = split(rows)
     efa = _check_efa(ng, mode, rows)
+    _check_ultraserver(ng, mode)
     if ng.reservation is not None:
         reservation.check(ng.reservation, capacity_type=ng.capacity_type, instance_types=ng.instance_types,
                           max_size=ng.max_size, mode=mode, managed_modes=(sf.CLUSTER_AUTOSCALER, sf.NONE))

@@ -122,15 +122,17 @@ class GkeGpuCluster(GpuCluster):
             config = pulumi.Output.secret(args.existing_cluster.kubeconfig)
 
         operator = args.software.install in facts.OWN_PLUGIN_OFF  # GKE's device plugin off
+        arm = (facts.ARM_TAINT,) if cap.machine.machine_type.split("-")[0] in facts.ARM_FAMILIES else ()
         software = K8sGpuSoftwareArgs(platform="gke", node_image=cap.node_image, options=cap.software,
-                                      gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),))
+                                      gpu_models=((cap.machine.gpu_model, cap.machine.gpu_memory_gib),),
+                                      extra_taints=arm)
         node_labels = {**pool.labels, **(facts.NO_GKE_DEVICE_PLUGIN_LABEL if operator else {}),
                        **plan(software).node_labels}
         flex, reserved = pool.flex_start, pool.reservation
         queued = flex is not None and flex.queued
         taint = self._gpu_nodes("gke", {**node_labels, facts.ACCELERATOR_LABEL: cap.machine.accelerator,
                                         **facts.provisioning_labels(flex is not None, queued)},
-                                (facts.QUEUED_TAINT,) if queued else ())
+                                (*arm, *((facts.QUEUED_TAINT,) if queued else ())))
         # The stamps of a reservation's facts ride on the nodes' Kubernetes labels: GCE resource label keys take no '.'.
         stamps = reservation_stamps(only=reserved.only, start=reserved.start, end=reserved.end,
                                     count=reserved.count) if reserved is not None else {}
@@ -147,8 +149,10 @@ class GkeGpuCluster(GpuCluster):
                 gpu_sharing_strategy=sharing.strategy, max_shared_clients_per_gpu=sharing.max_clients_per_gpu)
             if sharing else None,
             gpu_partition_size=cap.partition_size)
+        placement = self._nvl72_placement(name, cap.machine.machine_type, project, region(args.location))
         node_pool = gcp.container.NodePool(
             f"{name}-gpu",
+            placement_policy=placement,
             cluster=cluster_name,
             location=args.location,
             project=project,
@@ -193,6 +197,17 @@ class GkeGpuCluster(GpuCluster):
                 # the zones check_reservation found the zone among (by name: the reservation is not read)
                 **({"nodeZones": list(pool.node_locations) or [args.location]} if reserved.zone else {})}])
         self._register(OUTPUTS, cluster_name, config, cap, nodePoolName=self.node_pool_name)
+
+    def _nvl72_placement(self, name: str, machine_type: str, project: Optional[str], pool_region: str) -> Any:
+        """An NVL72 machine's pool (:data:`facts.NVL72_FAMILIES`): the workload policy that places its VMs in one
+        72-GPU NVLink domain, and the placement policy naming it; None for other machines."""
+        if machine_type.split("-")[0] not in facts.NVL72_FAMILIES:
+            return None
+        policy = gcp.compute.ResourcePolicy(
+            f"{name}-nvl72", project=project, region=pool_region,
+            workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(**facts.NVL72_WORKLOAD_POLICY),
+            opts=pulumi.ResourceOptions(parent=self))
+        return gcp.container.NodePoolPlacementPolicyArgs(type=facts.NVL72_PLACEMENT_TYPE, policy_name=policy.name)
 
     def _alerts(self, name: str, namespace: str, exporter: str, provider: k8s.Provider) -> None:
         """A PodMonitoring of the exporter and a ClusterRules of the GPU alerts (with teams, another of their

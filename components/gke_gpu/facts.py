@@ -49,9 +49,12 @@ FAMILY_ACCELERATORS = MappingProxyType({
     "a2": ("nvidia-tesla-a100", "nvidia-a100-80gb"),
     "a3": ("nvidia-h100-80gb", "nvidia-h100-mega-80gb", "nvidia-h200-141gb"),
     "a4": ("nvidia-b200",),
+    "a4x": ("nvidia-gb200", "nvidia-gb300"),
+    "g4": ("nvidia-rtx-pro-6000",),
 })
 """Machine family -> the accelerators it takes (Compute Engine GPU machine types). G2, A2, A3 (High and Mega: H100;
-Ultra: H200) and A4 (B200) come with their GPUs attached; N1 takes T4, V100, P4 or P100 attached separately."""
+Ultra: H200), A4 (B200), A4X (GB200: a4x-highgpu-4g; A4X Max, GB300: a4x-maxgpu-4g-metal) and G4 (RTX PRO 6000) come
+with their GPUs attached; N1 takes T4, V100, P4 or P100 attached separately."""
 ATTACHED_GPU_FAMILIES = ("n1",)
 
 DRIVER_INSTALLED = ("DEFAULT", "LATEST")
@@ -189,6 +192,23 @@ RESERVATION_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
 SHARED_RESERVATION = rf"projects/[a-z][-a-z0-9]{{4,28}}[a-z0-9]/reservations/{RESERVATION_NAME}"
 """A reservation shared from another project, as GKE names it in ``reservationAffinity.values``
 (``projects/PROJECT/reservations/NAME``; GKE docs, Consuming reserved zonal resources)."""
+RESERVATION_SUB_BLOCK = (rf"(?:{SHARED_RESERVATION}|{RESERVATION_NAME})/reservationBlocks/{RESERVATION_NAME}"
+                         rf"/reservationSubBlocks/{RESERVATION_NAME}")
+"""A reservation's sub-block, as GKE's node pools consume it (``--reservation-affinity=specific
+--reservation=RESERVATION/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK``, the projects/PROJECT/reservations/
+prefix for one shared from another project): GKE's docs for A4X and A4X Max clusters recommend a sub-block targeted
+reservation, so that the pool's nodes are placed on one sub-block."""
+NVL72_FAMILIES = MappingProxyType({"a4x": 18})
+"""Machine families whose VMs are trays of a GB200/GB300 NVL72 rack -> the VMs of one NVLink domain: an A4X or A4X
+Max sub-block is one NVL72 domain of 18 VMs, 72 GPUs (Compute Engine, A4X Max and A4X machine series: 18 instances
+and 72 GPUs per NVL72 domain; GKE's A4X Max docs: a node pool of 18 nodes or fewer in one sub-block)."""
+NVL72_WORKLOAD_POLICY = MappingProxyType({"type": "HIGH_THROUGHPUT", "accelerator_topology": "1x72"})
+NVL72_PLACEMENT_TYPE = "COMPACT"
+"""The Compute Engine workload policy an A4X pool is placed by (``gcloud compute resource-policies create
+workload-policy --type=high-throughput --accelerator-topology=1x72``: 72 GPUs joined by NVLink in one block; Compute
+Engine's A4X and A4X Max docs) and the node pool's ``placementPolicy`` naming it: type ``COMPACT`` with the policy's
+name, as Google's Cluster Toolkit A4X blueprint passes a workload policy to its GKE node pool. Checked against
+Compute Engine's and GKE's discovery documents (``ResourcePolicyWorkloadPolicy``, ``PlacementPolicy``)."""
 RESERVATION_NAME_LABEL = "cloud.google.com/reservation-name"
 RESERVATION_AFFINITY_LABEL = "cloud.google.com/reservation-affinity"
 """Labels of a node on a specific reservation: the reservation's name and ``specific``; a workload selects reserved
@@ -198,12 +218,23 @@ FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
 """Label, value ``"true"``, of a flex-start node; a workload selects Flex-start VMs by it (GKE docs, Run a small
 batch workload with GPUs and flex-start)."""
 QUEUED_LABEL = "cloud.google.com/gke-queued"
+ARM_TAINT = Taint("kubernetes.io/arch", "arm64", "NoSchedule")
+ARM_FAMILIES = ("a4x",)
+"""GKE taints every Arm node ``kubernetes.io/arch=arm64:NoSchedule`` (GKE docs, Prepare an Arm workload for
+deployment; Google's Cluster Toolkit A4X blueprint tolerates it): the GPU machine families with Arm (Grace) CPUs, whose
+NVIDIA daemonsets and GPU pods must tolerate it."""
 QUEUED_TAINT = Taint("cloud.google.com/gke-queued", "true", "NoSchedule")
 """The label (value ``"true"``) and taint GKE puts on the nodes of a queued-provisioning pool: only pods that tolerate
 it land there (GKE docs, Run a large-scale workload with flex-start with queued provisioning; Google's xpk selects
 flex-start nodes by the label and its workloads tolerate the taint)."""
 SPOT_LABEL = "cloud.google.com/gke-spot"
 """Label, value ``"true"``, of a Spot VM node (GKE docs, Spot VMs)."""
+
+TOPOLOGY_SUB_BLOCK_LABEL = "cloud.google.com/gce-topology-subblock"
+"""The label of the reservation sub-block a node's VM is in (GKE docs, View the physical topology of nodes: with
+gce-topology-block and gce-topology-host). On A4X and A4X Max a sub-block is one NVL72 domain: the label a
+multi-node job's pods share to talk over NVLink (GKE labels it itself; GPU feature discovery cannot run beside GKE's
+own driver)."""
 
 NODES = NodeFacts(
     "gke", Taint("nvidia.com/gpu", "present", "NoSchedule"),
@@ -220,7 +251,8 @@ NODES = NodeFacts(
     capacity_labels=(
         CapacityLabel(FLEX_START_LABEL, MappingProxyType({"true": "flex-start"})),
         CapacityLabel(SPOT_LABEL, MappingProxyType({"true": "spot"})),
-        CapacityLabel(RESERVATION_NAME_LABEL, reservation=True)))
+        CapacityLabel(RESERVATION_NAME_LABEL, reservation=True)),
+    nvlink_domain_label=TOPOLOGY_SUB_BLOCK_LABEL)
 """How this platform's GPU nodes register: their taint, the labels they carry from boot (its descriptor's ``node``)."""
 MAX_RUN_DURATION_SECONDS = 7 * 24 * 3600
 """The longest a flex-start node runs (``nodeConfig.maxRunDuration``, also GKE's default): seven days (GKE docs,

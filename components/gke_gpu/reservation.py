@@ -26,7 +26,8 @@ AFFINITIES = tuple(facts.RESERVATION_AFFINITY)
 """The ``affinity`` values of :class:`ReservationArgs`."""
 
 _FIELD = "node_pool.reservation"
-_NAME = re.compile(rf"{facts.RESERVATION_NAME}|{facts.SHARED_RESERVATION}")
+_NAME = re.compile(rf"{facts.RESERVATION_NAME}|{facts.SHARED_RESERVATION}|{facts.RESERVATION_SUB_BLOCK}")
+_SUB_BLOCK = re.compile(facts.RESERVATION_SUB_BLOCK)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +77,8 @@ def check_reservation(res: ReservationArgs, *, machine_type: str, node_locations
                           f"use {', '.join(AFFINITIES)}")
     if res.affinity == SPECIFIC and not (isinstance(res.name, str) and _NAME.fullmatch(res.name)):
         raise ConfigError(f"{_FIELD}.name", res.name, "specific consumes the reservation named, by its name",
-                          "give the name `gcloud compute reservations list` shows, or projects/PROJECT/reservations/NAME")
+                          "give the name `gcloud compute reservations list` shows, or projects/PROJECT/reservations/NAME"
+                          " (NAME/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK for one sub-block)")
     if res.affinity != SPECIFIC and res.name is not None:
         raise ConfigError(f"{_FIELD}.name", res.name, f"affinity {res.affinity} names no reservation",
                           "use affinity specific, or drop name")
@@ -89,10 +91,27 @@ def check_reservation(res: ReservationArgs, *, machine_type: str, node_locations
     if res.machine_type is not None and res.machine_type != machine_type:
         raise ConfigError("node_pool.machine_type", machine_type, f"the reservation holds {res.machine_type} VMs",
                           f"use machine_type {res.machine_type}")
+    _check_rack(res, machine_type, max_nodes)
     if res.zone is not None:
         _check_zone(res.zone, node_locations, location)
     check_reservation_facts(_FIELD, count=res.count, start=res.start, end=res.end, now=now,
                             bound=("node_pool.max_nodes", max_nodes) if res.affinity == SPECIFIC else None)
+
+
+def _check_rack(res: ReservationArgs, machine_type: str, max_nodes: int) -> None:
+    """An NVL72 machine (:data:`facts.NVL72_FAMILIES`) on a reservation: one sub-block of it (one NVLink domain), no
+    more nodes than the domain holds."""
+    domain = facts.NVL72_FAMILIES.get(machine_type.split("-")[0])
+    if domain is None or res.affinity != SPECIFIC:
+        return
+    if not _SUB_BLOCK.fullmatch(res.name):
+        raise ConfigError(f"{_FIELD}.name", res.name, f"{machine_type} nodes share NVLink only within one sub-block "
+                          f"of the reservation (one NVL72 domain of {domain} VMs)",
+                          f"name the sub-block: {res.name}/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK "
+                          "(`gcloud compute reservations sub-blocks list`)")
+    if max_nodes > domain:
+        raise ConfigError("node_pool.max_nodes", max_nodes, f"a sub-block is one NVL72 domain of {domain} "
+                          f"{machine_type} VMs", f"set max_nodes to {domain} or less (a pool per sub-block for more)")
 
 
 def _check_zone(zone: object, node_locations: Sequence[str], location: str) -> None:

@@ -175,6 +175,8 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeTaints": self.gpu_node_taints,
             "gpuNodeLabels": self.gpu_node_labels,
             "gpuNamespace": self.software.namespace,
+            "gpuComputeDomains": platforms.node_facts(contract.platform).nvlink_domain_label
+            if self.software.compute_domains else None,
             "gpuFabric": self.gpu_fabric,
             "gpuSharing": self.gpu_sharing or self.software.sharing,
             "gpuDeviceClass": self.software.device_class,

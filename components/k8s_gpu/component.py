@@ -43,6 +43,8 @@ class K8sGpuSoftware(pulumi.ComponentResource):
         """How the NVIDIA software shares each GPU between pods on purpose; None: each GPU scheduled whole."""
         self.device_class = facts.DRA_DEVICE_CLASS if args.options.install == facts.DRA else None
         """The DeviceClass pods claim GPUs of (``install: dra``); None: pods ask for ``nvidia.com/gpu``."""
+        self.compute_domains = args.options.compute_domains
+        """Whether each multi-node job gets a ComputeDomain (``computeDomains``, with ``install: dra``)."""
         self.device_class_mappings = facts.DRA_KUEUE_MAPPINGS if self.device_class else {}
         """Kueue's quota resource -> the DeviceClasses charged to it (``install: dra``), for Kueue's Configuration."""
         k8s.core.v1.ServiceAccount(

@@ -176,6 +176,13 @@ def capacity_of(labels: Mapping[str, str], facts: Sequence[CapacityLabel]) -> Op
     return f"{kind} ({' '.join(named)})" if named else kind
 
 
+GFD_CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""The label GPU feature discovery (the device plugin chart's, the GPU Operator's) puts on a GPU node in an NVLink
+domain: ``<cluster UUID>.<clique id>`` of its GPUs' fabric, the same on every host of one NVLink partition
+(NVIDIA/k8s-device-plugin v0.20.0, the pinned chart's, ``internal/lm/imex.go``: from the GPUs' fabric IDs alone, no
+IMEX config file needed since "Remove IMEX nodes config option"; the DRA driver's demo README lists nodes by it)."""
+
+
 @dataclass(frozen=True)
 class NodeFacts:
     """How a platform's GPU nodes look when they register: their taint, and the labels they carry from boot."""
@@ -198,6 +205,9 @@ class NodeFacts:
     """Where GPU sharing goes when the node image runs a device plugin the charts do not configure."""
     capacity_labels: tuple[CapacityLabel, ...] = ()
     """The labels that say where a node's capacity comes from (:func:`capacity_of`), most telling first."""
+    nvlink_domain_label: str = GFD_CLIQUE_LABEL
+    """The node label whose value names a GPU node's NVLink domain (one per NVL72 rack partition): what a
+    multi-node job's pods share to talk over NVLink. GPU feature discovery's, unless the platform labels it itself."""
 
 
 

@@ -23,6 +23,10 @@ def kubernetes_contract(platform: str, pool: Output, *extra: Output) -> Contract
         Output("gpuModels", STRINGS, "GPU models of the GPU pool"),
         Output("gpuSharing", STRING, "how pods share each GPU on purpose: time-slicing, mps or mig (the probe then "
                "warns, not fails, on GPU memory others hold)", smoke=True, when="with GPU sharing"),
+        Output("gpuComputeDomains", STRING, "with ComputeDomains (each multi-node job gets one, its pods claiming its "
+               "IMEX channel: multi-node NVLink on NVL72 racks), the node label naming each GPU node's NVLink domain, "
+               "which a job's pods share (nvidia.com/gpu.clique; GKE: cloud.google.com/gce-topology-subblock)",
+               smoke=True, when="with install dra and computeDomains"),
         Output("gpuDeviceClass", STRING, "the DRA DeviceClass jobs claim GPUs of (install dra: gpu.nvidia.com), "
                "through a ResourceClaimTemplate, instead of nvidia.com/gpu limits", smoke=True,
                when="with install dra"),

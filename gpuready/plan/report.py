@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import PlannedResource, PlanResult
+from . import PlannedResource, PlanResult, compute_domains
 from .describe import API_ACCESS
 from .secrets import SECRET, redact
 
@@ -55,6 +55,7 @@ def render_text(result: PlanResult) -> str:
                      "  no caps: nothing limits GPUs or $/h; pass --policy-config FILE setting gpu-capacity-caps' "
                      "maxGpus or maxUsdPerHour")
     lines += _queue_lines(result.queues)
+    lines += compute_domains.lines(result.outputs, cap.pools)
     scaling = result.scale_from_zero
     if scaling is not None:
         lines += ["", scaling["summary"]]

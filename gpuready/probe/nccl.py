@@ -71,6 +71,16 @@ def _network(name, text):
     return "unknown"
 
 
+MNNVL = re.compile(r"MNNVL 1 cliqueId \w+ cliqueSize (\d+)")
+"""NCCL's line when it puts ranks of this job in one multi-node NVLink clique (GB200/GB300 NVL72 through an IMEX
+channel): ``MNNVL 1 cliqueId 7f cliqueSize 8 cliqueRank 5 ...``, ``cliqueSize`` counting the job's ranks."""
+
+
+def mnnvl(log_text):
+    """The most ranks NCCL says share one multi-node NVLink clique (0: none, the ranks talk over the network)."""
+    return max(map(int, MNNVL.findall(log_text)), default=0)
+
+
 def transport(log_text):
     """The inter-node transport NCCL chose, read from its INFO lines: efa, ib, socket, tcpx, tcpxo or unknown.
 
@@ -250,7 +260,7 @@ def assemble(result, nodes, gpus_per_node, log_text, error=None):
             "hosts": result.get("hosts", []), "correct": bool(result.get("correct")) and not error,
             "bytes": result.get("bytes", 0), "algbw_gbps": result.get("algbw_gbps"),
             "busbw_gbps": result.get("busbw_gbps"), "transport": transport(log_text), "nccl_version": version,
-            "error": error}
+            "mnnvl_ranks": mnnvl(log_text), "error": error}
 
 
 def _say(text):

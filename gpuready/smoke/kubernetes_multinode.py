@@ -18,7 +18,7 @@ from gpuready_components.images import SMOKE_IMAGE
 
 from ..errors import UserError
 from ..probe import Check, ProbeReport, core, nccl
-from . import dra, gang, kubernetes, kueue, scaler
+from . import compute_domains, dra, gang, kubernetes, kueue, scaler
 from .batch_probe import launcher_limits, probe_files
 from .kubernetes import (TTL_SECONDS, BoundedCalls, PendingExplainer, kubernetes_platforms, probe_logs,
                          read_if_allowed, unfinished, watch_pods)
@@ -161,6 +161,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         super().__init__(outputs, request, namespace=namespace, progress=progress, clock=clock)
         self.nodes, self.explain_after, self.jobset = request.nodes or 0, explain_after, jobset
         self.pods: dict[int, Any] = {}
+        self.domain: Optional[dict] = None
 
     def preflight(self) -> bool:
         nodes = self.nodes
@@ -203,10 +204,12 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         # pods' anti-affinity, so only a pod that takes every GPU of a node keeps it to one pod per node.
         whole = gpus >= stack["maxGpusPerNode"]
         self.workload, self.templates = self.claim_gpus(stack, self.workload)  # DRA: GPUs claimed, not limits
+        self.domain = compute_domains.plan(self.workload, name, self.namespace, nodes,
+                                           stack.get(compute_domains.OUTPUT)) if compute_domains.wanted(stack) else None
         self.workload = kueue.placed(self.queue(self.workload), self.team if whole else None)
         result.job.update(self.queued_as())
         result.job.update({"kind": self.workload["kind"], "service": name, "transport": transport,
-                           "gpus_per_node": gpus})
+                           "gpus_per_node": gpus, **({"computeDomain": name} if self.domain else {})})
         print(f"gpuready: {name}: {self.workload['kind']} of {nodes} pods x {gpus} GPUs, NCCL transport "
               f"{transport}", file=self.progress)
         return True
@@ -221,6 +224,8 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
         self.calls.create(self.core_api.create_namespaced_config_map, self.namespace, self.config_map, self.deadline)
         self.calls.create(self.core_api.create_namespaced_service, self.namespace, self.service, self.deadline)
         self.create_claims(self.templates)
+        if self.domain:
+            compute_domains.create(self.custom, self.calls, self.namespace, self.domain, self.deadline, self.client)
         self.calls.create(create, self.namespace, self.workload, self.deadline)
 
     def follow(self) -> bool:
@@ -240,7 +245,7 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
 
     def collect(self) -> None:
         _judge(self.result, self.pods, self.nodes, self.transport, self.core_api, self.calls, self.namespace,
-               self.deadline, self.client)
+               self.deadline, self.client, nvlink=self.domain is not None)
 
     def deletions(self) -> tuple[list[tuple[str, Callable[..., Any]]], str, str]:
         """The Job or JobSet (its pods with it), the Service and the ConfigMap."""
@@ -254,11 +259,13 @@ class KubernetesGangTarget(kubernetes.KubernetesRun):
                                                                    body=body, **kw)
             return self.batch_api.delete_namespaced_job(name, namespace, body=body, **kw)
         queued = [self.workload_deletion(kind, name)] if self.team is not None else []
-        return ([(kind, delete), *queued,
+        domain = [compute_domains.deletion(self.custom, self.client, namespace, name)] if self.domain else []
+        command = f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}"
+        return ([(kind, delete), *queued, *domain,
                  ("Service", lambda **kw: self.core_api.delete_namespaced_service(name, namespace, **kw)),
                  ("ConfigMap", lambda **kw: self.core_api.delete_namespaced_config_map(name, namespace, **kw)),
                  *self.claim_deletions()],
-                f"{namespace}/{name}", f"kubectl -n {namespace} delete {kind.lower()},service,configmap {name}")
+                f"{namespace}/{name}", command + (f"; {compute_domains.kubectl(namespace, name)}" if domain else ""))
 
 
 def run(outputs: dict[str, Any], *, nodes: int, gpus: Optional[int] = None, timeout: float = 1800,
@@ -347,8 +354,9 @@ def _follow(client, api, calls, namespace, name, nodes, deadline, explain_after,
     return pods, unread
 
 
-def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client) -> None:
-    """The verdicts on an ended gang: pods_ran, distinct_hosts, each node's probe, then NCCL's."""
+def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline, client, nvlink=False) -> None:
+    """The verdicts on an ended gang: pods_ran, distinct_hosts, each node's probe, then NCCL's (``nvlink``: and
+    multi-node NVLink's, on a ComputeDomain)."""
     entries = result.job["nodes"]
     ran = [n for n in entries if n["phase"] == "Succeeded"]
     others = ", ".join(f"node{n['index']} {n['phase'] or 'never started'}" for n in entries if n not in ran)
@@ -367,7 +375,9 @@ def _judge(result, pods, nodes, transport, core_api, calls, namespace, deadline,
         result.checks.extend(gang.node_checks(i, reports[i], (
             f"pod {entries[i]['pod'] or '(none)'} left no probe report in its logs: it did not run the probe, "
             "or its logs were lost")))
-    verdicts = nccl.checks(nccl.find_report(logs.get(0, "")), nodes=nodes, expected_transport=transport,
-                           instance_type=None)
+    report = nccl.find_report(logs.get(0, ""))
+    verdicts = nccl.checks(report, nodes=nodes, expected_transport=transport, instance_type=None)
     result.checks.extend(Check(**c) for c in verdicts)
+    if nvlink:
+        result.checks.extend(compute_domains.nvlink_checks(report, reports))
 

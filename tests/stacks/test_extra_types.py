@@ -108,8 +108,9 @@ def test_declared_types_are_checked_like_catalog_rows(tmp_path, capsys, rows, ke
     ("aws-batch", {"gpuready:instanceTypes": ["g5g.xlarge"]}, "arm64 (Graviton) GPU types"),
     ("aws-batch", {"gpuready:instanceTypes": ["g5g.xlarge", "g6.xlarge"]}, "one AMI cannot boot both"),
     ("eks", {"gpuready:instanceTypes": ["g5g.xlarge"]}, "not x86_64 instances, which AL2023_x86_64_NVIDIA needs"),
-    ("eks", {"gpuready:instanceTypes": ["p6e-gb200.36xlarge"]}, "declare its GPU facts in the stack setting "
-                                                                 "gpuready:extraInstanceTypes"),
+    ("eks", {"gpuready:instanceTypes": ["p6e-gb200.36xlarge"]}, "not x86_64 instances, which AL2023_x86_64_NVIDIA"),
+    ("eks", {"gpuready:instanceTypes": ["p6e-gb200.36xlarge"], "gpuready:amiType": "AL2023_ARM_64_NVIDIA"},
+     "p6e-gb200.36xlarge is sold only inside UltraServers"),
 ])
 def test_types_gpuready_cannot_run_say_why(tmp_path, capsys, stack, changes, phrase):
     code, _ = _plan(tmp_path, stack, changes)

@@ -16,7 +16,7 @@ from tests.conftest import DATA
 
 GOLDEN = DATA / "golden"
 STACKS = ("aws-batch", "aws-batch-multinode", "aws-batch-reserved", "eks", "eks-capacity-block", "eks-karpenter-reserved",
-          "gke", "gke-reservation", "gke-flex-start", "aks", "aks-reservation")
+          "gke", "gke-reservation", "gke-flex-start", "aks", "aks-reservation", "eks-nvl72", "gke-nvl72", "aks-nvl72")
 
 
 def _plan(stack: str, capsys) -> dict:

@@ -1,7 +1,7 @@
 """The gpuready policy rules, grouped by what they protect."""
 
-from . import batch, capacity, kubernetes, queues, reservations, scaling, security
+from . import batch, capacity, kubernetes, nvl72, queues, reservations, scaling, security
 
-RULES = [*batch.RULES, *capacity.RULES, *kubernetes.RULES, *queues.RULES, *reservations.RULES, *scaling.RULES,
-         *security.RULES]
+RULES = [*batch.RULES, *capacity.RULES, *kubernetes.RULES, *nvl72.RULES, *queues.RULES, *reservations.RULES,
+         *scaling.RULES, *security.RULES]
 """Every rule, in the order reports list them."""

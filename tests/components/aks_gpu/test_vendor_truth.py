@@ -81,3 +81,18 @@ def test_admin_access_values_are_azure_values(render):
     assert set(cluster.inputs["aadProfile"]) <= {f._rest_name for f in aad._attr_to_rest_field.values()}
     assert {g.inputs["principalType"] for g in rendering.of_type("azure-native:authorization:RoleAssignment")} <= \
         _values(PrincipalType)
+
+
+def test_an_agent_pool_names_no_cpu_architecture_so_an_arm_size_needs_no_setting():
+    """What docs/platforms/nvl72.md says of ND GB200 v6 (Grace arm64): AKS's agent pool API has no architecture
+    field; the VM size decides it, and the stack sets only the size (the OS SKU is the same Ubuntu)."""
+    import re
+
+    import azure.mgmt.containerservice.models._models as source
+
+    text = open(source.__file__).read()
+    start = text.index("class ManagedClusterAgentPoolProfileProperties")
+    fields = set(re.findall(r"^    (\w+): ", text[start:text.index("\nclass ", start + 1)], re.M))
+    assert {"vm_size", "os_sku", "os_type", "gpu_profile"} <= fields
+    assert [f for f in fields if "arch" in f] == []
+    assert facts.OS_SKU in _values(models.OSSKU)

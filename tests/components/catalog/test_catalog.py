@@ -228,10 +228,10 @@ def test_price_per_gpu_grows_with_gpu_generation():
 
 @pytest.mark.parametrize("cloud,families", [
     ("aws", ["g4dn", "g5", "g5g", "g6", "g6e", "g7", "g7e", "p3", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200",
-             "p6-b300"]),
+             "p6-b300", "p6e-gb200"]),
     ("gcp", ["n1-standard-8:nvidia-tesla-t4", "n1-standard-8:nvidia-tesla-v100", "g2-", "a2-highgpu", "a2-ultragpu",
              "a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g", "a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g",
-             "a4-highgpu-8g"]),
+             "a4-highgpu-8g", "a4x-highgpu-4g", "a4x-maxgpu-4g-metal", "g4-standard-48", "g4-standard-384"]),
     ("azure", ["T4_v3", "ads_A100_v4", "ND96asr_v4", "ND96isr_H100_v5", "NC40ads_H100_v5", "NC80adis_H100_v5",
                "ND96isr_H200_v5", "A10_v5", "ND128isr_NDR_GB200_v6", "ND128isr_GB300_v6", "ds_xl_RTXPRO6000BSE_v6",
                "lds_xl_RTXPRO6000BSE_v6"]),
@@ -332,9 +332,22 @@ def test_aws_rows_missing_from_moto_are_real_ec2_types():
 
     ec2_types = set(botocore.session.get_session().get_service_model("ec2").shape_for("InstanceType").enum)
     missing = [r.name for r in catalog.rows() if r.cloud == "aws" and r.name not in _moto_instance_types()]
-    assert missing == ["p3.2xlarge", "p3.8xlarge", "p3.16xlarge"]
+    assert missing == ["p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p6e-gb200.36xlarge"]
     assert set(missing) <= ec2_types
-    assert all(r.spec_source == "aws-ec2-page" for r in catalog.rows() if r.name in missing)
+    assert all(r.spec_source == "aws-ec2-page" for r in catalog.rows() if r.name in missing[:3])
+    assert catalog.lookup("aws", "p6e-gb200.36xlarge").spec_source == "aws-p6e-gb200"
+
+
+@pytest.mark.parametrize("cloud,name,gpus,vcpus,memory", [
+    ("aws", "p6e-gb200.36xlarge", 4, 144, 960.0), ("gcp", "a4x-highgpu-4g", 4, 140, 884.0),
+    ("gcp", "a4x-maxgpu-4g-metal", 4, 144, 960.0), ("azure", "Standard_ND128isr_NDR_GB200_v6", 4, 128, 900.0),
+    ("azure", "Standard_ND128isr_GB300_v6", 4, 128, 864.0),
+])
+def test_nvl72_rack_members_are_four_gpu_grace_hosts(cloud, name, gpus, vcpus, memory):
+    """Each NVL72 member type is one tray of the rack: 4 GPUs of the rack's model, as each cloud's page says."""
+    row = catalog.lookup(cloud, name)
+    assert (row.gpus, row.vcpus, row.memory_gib) == (gpus, vcpus, memory)
+    assert row.gpu_model in ("GB200", "GB300") and row.price_usd_hour is None
 
 
 def test_every_ec2_gpu_type_in_moto_of_our_families_is_in_the_catalog():
@@ -399,7 +412,8 @@ def test_gpu_memory_is_the_same_gib_for_a_model_on_every_cloud():
     assert by_cloud == {("L4", "aws", 22.3515625), ("L4", "gcp", 22.3515625), ("H100", "aws", 80.0),
                         ("H100", "gcp", 80.0), ("H100", "azure", 80.0), ("H100", "azure", 87.54),
                         ("H200", "aws", 141.0), ("H200", "gcp", 141.0), ("H200", "azure", 141.0),
-                        ("RTX PRO Server 6000", "aws", 96.0), ("RTX PRO Server 6000", "azure", 96.0)}
+                        ("RTX PRO Server 6000", "aws", 96.0), ("RTX PRO Server 6000", "azure", 96.0),
+                        ("RTX PRO Server 6000", "gcp", 96.0)}
     assert catalog.gib_text(22.3515625) == "22.35 GiB" and catalog.gib_text(16.0) == "16 GiB"
 
 

@@ -70,3 +70,48 @@ def test_capacity_is_max_nodes_in_each_gpu_group():
     cap = check(args({"instance_types": ["g6.xlarge", "g6.12xlarge"], "max_size": 5}))
     assert (cap.max_gpus_per_node, cap.max_gpus, cap.node_image) == (4, 25, "eks/AL2023_x86_64_NVIDIA")
     assert [(g.suffix, g.instance_types) for g in cap.groups] == [("", ("g6.xlarge",)), ("-4x", ("g6.12xlarge",))]
+
+
+def _rack(**node_group):
+    """A node group of one P6e-GB200 UltraServer (u-p6e-gb200x72) as the eks-nvl72 reference stack has it."""
+    from gpuready_components.eks_gpu import CapacityReservationArgs
+
+    block = CapacityReservationArgs(kind="capacity-block", id="cr-0123456789abcdef0",
+                                    instance_type="p6e-gb200.36xlarge", count=18)
+    return {"instance_types": ["p6e-gb200.36xlarge"], "ami_type": "AL2023_ARM_64_NVIDIA", "capacity_type": "ON_DEMAND",
+            "max_size": 18, "reservation": block, **node_group}
+
+
+DRA = {"software": GpuSoftwareOptions(install="dra", compute_domains=True),
+       "cluster": ClusterArgs(version="1.34")}
+
+
+def test_an_ultraserver_capacity_block_on_the_arm_ami_passes():
+    cap = check(args(_rack(), **DRA))
+    assert (cap.max_gpus_per_node, cap.max_gpus, cap.gpu_models) == (4, 72, ("GB200",))
+
+
+@pytest.mark.parametrize("change, overrides, field, words", [
+    ({"reservation": None}, {}, "node_group.reservation", "sold only inside UltraServers (u-p6e-gb200x36 (9 "),
+    ({"reservation": "odcr"}, {}, "node_group.reservation.kind", "as EC2 Capacity Blocks for ML"),
+    ({"reservation": 10}, {}, "node_group.reservation.count", "holds whole UltraServers"),
+    ({"ami_type": "BOTTLEROCKET_ARM_64_NVIDIA"}, {"software": GpuSoftwareOptions()}, "node_group.ami_type",
+     "AL2023 ARM NVIDIA"),
+    ({}, {"autoscaler": "karpenter"}, "autoscaler.mode", "Karpenter and EKS Auto Mode do not support"),
+    ({"efa": True}, {}, "node_group.efa", "network cards 1, 3, ... 15"),
+])
+def test_a_rack_outside_an_ultraserver_block_is_refused(change, overrides, field, words):
+    import dataclasses
+
+    from gpuready_components.eks_gpu import AutoscalerArgs
+
+    node_group = _rack()
+    if change.get("reservation") == "odcr":
+        change = {"reservation": dataclasses.replace(node_group["reservation"], kind="odcr")}
+    elif isinstance(change.get("reservation"), int):
+        change = {"reservation": dataclasses.replace(node_group["reservation"], count=change["reservation"])}
+    if overrides.get("autoscaler"):
+        overrides = {"autoscaler": AutoscalerArgs(mode=overrides["autoscaler"])}
+    with pytest.raises(ConfigError) as error:
+        check(args({**node_group, **change}, **{**DRA, **overrides}))
+    assert error.value.field == field and words in str(error.value)

@@ -121,3 +121,16 @@ def test_gpu_instance_families_of_each_architecture():
         known = [info for name, info in types.items() if name.split(".")[0] == family]
         assert all(i["ProcessorInfo"]["SupportedArchitectures"] == ["arm64"] for i in known), family
     assert any(name.startswith("g5g.") for name in types)
+
+
+def test_ultraserver_facts_are_ec2s_and_ekss(eks):
+    """The UltraServer-only types are EC2 instance types, their AMI an EKS AMI type, and an UltraServer Capacity Block
+    is what DescribeCapacityBlockOfferings offers by UltraServer type and count (botocore's EC2 model)."""
+    ec2 = botocore.session.get_session().get_service_model("ec2")
+    assert set(facts.ULTRASERVERS) <= set(ec2.shape_for("InstanceType").enum)
+    assert facts.ULTRASERVER_AMI_TYPE in eks.shape_for("AMITypes").enum
+    offerings = ec2.operation_model("DescribeCapacityBlockOfferings").input_shape.members
+    assert {"UltraserverType", "UltraserverCount"} <= set(offerings)
+    _valid(ec2, "DescribeCapacityBlockOfferings", {"UltraserverType": "u-p6e-gb200x72", "UltraserverCount": 1,
+                                                   "CapacityDurationHours": 24})
+    assert all(count * 4 in (36, 72) for servers in facts.ULTRASERVERS.values() for count in servers.values())

@@ -224,3 +224,24 @@ def test_your_network_gets_cloud_nat_only_when_asked(render):
     assert nat.inputs["subnetworks"][0]["name"] == "projects/ml-project/regions/us-central1/subnetworks/gpu-nodes"
     rendering, _ = build(render, cluster=ClusterArgs(cloud_nat=False))
     assert not rendering.of_type(ROUTER_NAT) and rendering.of_type("gcp:compute/subnetwork:Subnetwork")
+
+
+def test_an_arm_a4x_pool_is_tolerated_by_the_nvidia_daemonsets_and_its_gpu_pods(render):
+    """GKE taints Arm nodes kubernetes.io/arch=arm64:NoSchedule itself: the A4X pool's taints (what smoke pods and
+    Kueue's flavor tolerate) and the DRA driver's kubelet plugin carry it; an x86 pool's do not."""
+    from gpuready_components.gke_gpu import ReservationArgs
+
+    rack = {"machine_type": "a4x-highgpu-4g", "max_nodes": 18, "node_locations": ["us-central1-a"],
+            "reservation": ReservationArgs(affinity="specific", name="gb200/reservationBlocks/b/reservationSubBlocks/s")}
+    software = GpuSoftwareOptions(install="dra", compute_domains=True)
+    rendering, gke = build(render, rack, software=software, cluster=ClusterArgs(kubernetes_version="1.34"))
+    arm = {"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}
+    assert arm in gke.gpu_node_taints
+    (dra,) = [r for r in rendering.resources if r.type == RELEASE and r.name.endswith("dra-driver")]
+    assert {"key": "kubernetes.io/arch", "operator": "Exists", "effect": "NoSchedule"} in \
+        dra.inputs["values"]["kubeletPlugin"]["tolerations"]
+    # GKE puts the taint on its own: the node pool does not set it
+    (pool,) = [r for r in rendering.resources if r.type == NODE_POOL and r.name == "ml-gpu"]
+    assert all(t["key"] != "kubernetes.io/arch" for t in pool.inputs["nodeConfig"]["taints"])
+    _, x86 = build(render)
+    assert arm not in x86.gpu_node_taints

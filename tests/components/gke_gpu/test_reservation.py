@@ -168,10 +168,12 @@ def _res(**changes):
      'none'),
     ({"reservation": _res(name=None)}, {},
      'node_pool.reservation.name = None: specific consumes the reservation named, by its name. Fix: give '
-     'the name `gcloud compute reservations list` shows, or projects/PROJECT/reservations/NAME'),
+     'the name `gcloud compute reservations list` shows, or projects/PROJECT/reservations/NAME '
+     '(NAME/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK for one sub-block)'),
     ({"reservation": _res(name="H100 Block")}, {},
      "node_pool.reservation.name = 'H100 Block': specific consumes the reservation named, by its name. "
-     'Fix: give the name `gcloud compute reservations list` shows, or projects/PROJECT/reservations/NAME'),
+     'Fix: give the name `gcloud compute reservations list` shows, or projects/PROJECT/reservations/NAME '
+     '(NAME/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK for one sub-block)'),
     ({"reservation": _res(affinity="any")}, {},
      "node_pool.reservation.name = 'h100-block': affinity any names no reservation. Fix: use affinity "
      'specific, or drop name'),
@@ -293,3 +295,30 @@ def test_spot_vms_consume_no_reservation_whatever_the_affinity(affinity, refused
         assert error.value.field == "node_pool.spot" and "consume no reservation" in str(error.value)
     else:
         check(args(pool), "ml-project")
+
+
+RACK = "gb200/reservationBlocks/block-1/reservationSubBlocks/sub-block-3"
+
+
+@pytest.mark.parametrize("name", [RACK, f"projects/owner-project/reservations/{RACK}"])
+def test_an_nvl72_pool_consumes_one_sub_block_of_at_most_one_domain(name):
+    from gpuready_components.gke_gpu import reservation
+
+    reservation.check_reservation(ReservationArgs(affinity="specific", name=name), machine_type="a4x-highgpu-4g",
+                                  node_locations=["us-central1-a"], location="us-central1", max_nodes=18, spot=False)
+
+
+@pytest.mark.parametrize("name, max_nodes, field, words", [
+    ("gb200", 18, "node_pool.reservation.name", "share NVLink only within one sub-block"),
+    ("gb200/reservationBlocks/block-1", 18, "node_pool.reservation.name", "reservationSubBlocks/SUB_BLOCK"),
+    (RACK, 19, "node_pool.max_nodes", "one NVL72 domain of 18"),
+])
+def test_an_nvl72_pool_beyond_one_sub_block_is_refused(name, max_nodes, field, words):
+    from gpuready_components.errors import ConfigError
+    from gpuready_components.gke_gpu import reservation
+
+    with pytest.raises(ConfigError) as error:
+        reservation.check_reservation(ReservationArgs(affinity="specific", name=name), machine_type="a4x-highgpu-4g",
+                                      node_locations=["us-central1-a"], location="us-central1", max_nodes=max_nodes,
+                                      spot=False)
+    assert error.value.field == field and words in str(error.value)

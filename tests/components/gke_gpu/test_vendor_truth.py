@@ -89,3 +89,26 @@ def test_cloud_nat_values_are_compute_api_values(render, compute):
     assert set(network.inputs) - {"project"} <= set(compute["Network"]["properties"])
     (router,) = rendering.of_type("gcp:compute/router:Router")
     assert set(router.inputs) - {"project"} <= set(compute["Router"]["properties"])
+
+
+def test_an_nvl72_pool_is_placed_by_a_1x72_workload_policy_compute_and_gke_take(render, schemas, compute):
+    """An A4X pool: a workload policy (HIGH_THROUGHPUT, accelerator topology 1x72) and the node pool's placement policy
+    naming it, type COMPACT; both spelled as Compute Engine's and GKE's discovery documents say. Other pools: none."""
+    from gpuready_components.gke_gpu import ClusterArgs, ReservationArgs
+
+    assert facts.NVL72_WORKLOAD_POLICY["type"] in _enum(compute, "ResourcePolicyWorkloadPolicy", "type")
+    assert "acceleratorTopology" in compute["ResourcePolicyWorkloadPolicy"]["properties"]
+    assert facts.NVL72_PLACEMENT_TYPE in _enum(schemas, "PlacementPolicy", "type")
+    assert "policyName" in schemas["PlacementPolicy"]["properties"]
+    rack = {"machine_type": "a4x-highgpu-4g", "max_nodes": 18, "node_locations": ["us-central1-a"],
+            "reservation": ReservationArgs(affinity="specific", name="gb200/reservationBlocks/b/reservationSubBlocks/s")}
+    rendering, _ = build(render, rack, software=GpuSoftwareOptions(install="dra", compute_domains=True),
+                         cluster=ClusterArgs(kubernetes_version="1.34"))
+    (policy,) = [r for r in rendering.resources if r.type == "gcp:compute/resourcePolicy:ResourcePolicy"]
+    assert (policy.name, policy.inputs["region"], policy.inputs["workloadPolicy"]) == \
+        ("ml-nvl72", "us-central1", {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"})
+    (pool,) = [r for r in rendering.resources if r.type == NODE_POOL and r.name == "ml-gpu"]
+    assert pool.inputs["placementPolicy"]["type"] == "COMPACT" and pool.inputs["placementPolicy"]["policyName"]
+    plain, _ = build(render)
+    assert not [r for r in plain.resources if r.type == "gcp:compute/resourcePolicy:ResourcePolicy"]
+    assert "placementPolicy" not in one(plain, NODE_POOL, "ml-gpu").inputs

@@ -227,7 +227,7 @@ def test_the_main_node_probes_runs_torchrun_streams_its_output_and_reports(torch
     report = nccl.find_report(out)
     assert report == {"version": 1, "nodes": 2, "world_size": 16, "hosts": RESULT["hosts"], "correct": True,
                       "bytes": 2**30, "algbw_gbps": 233.4, "busbw_gbps": 437.6, "transport": "efa",
-                      "nccl_version": "2.21.5", "error": None}
+                      "nccl_version": "2.21.5", "mnnvl_ranks": 0, "error": None}
     (call,) = calls()
     assert {k: call["options"][k] for k in ("nnodes", "nproc-per-node", "node-rank", "master-port")} == \
         {"nnodes": "2", "nproc-per-node": "8", "node-rank": "0", "master-port": "29500"}

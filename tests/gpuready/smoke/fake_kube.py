@@ -108,7 +108,8 @@ class FakeKube:
                 if path[-2] == "nodeclaims":
                     return self._send(*fake.delete_claim(path[-1]))
                 kind = {"jobs": "Job", "configmaps": "ConfigMap", "services": "Service", "jobsets": "JobSet",
-                        "workloads": "Workload", "resourceclaimtemplates": "ResourceClaimTemplate"}[path[-2]]
+                        "workloads": "Workload", "resourceclaimtemplates": "ResourceClaimTemplate",
+                        "computedomains": "ComputeDomain"}[path[-2]]
                 fake.deleted.append((kind, path[-1]))
                 gone = fake.objects.pop((kind, path[-1]), None)
                 if fake.kueue and gone:

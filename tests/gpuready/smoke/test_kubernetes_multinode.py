@@ -162,14 +162,14 @@ NCCL_REPORT = {"version": 1, "nodes": 2, "world_size": 2, "hosts": ["a", "b"], "
                "algbw_gbps": 1.0, "busbw_gbps": 1.0, "transport": "socket", "nccl_version": "2.21.5", "error": None}
 
 
-def _gang_logs(fake_smi, nodes=2):
+def _gang_logs(fake_smi, nodes=2, report=NCCL_REPORT):
     """What each node prints: its probe report (the H100 capture, whose serials and UUIDs are zeroed, given a UUID
     of its own: each node its own GPU), and on node 0 the NCCL report."""
     logs = []
     for i in range(nodes):
         fake_smi(H100, uuid=f"GPU-{i}aa1c0de-0000-4000-8000-00000000000{i}")
         logs.append(f"node {i}\n{core.report_line(core.probe(gpus_expected=1))}\n")
-    logs[0] += f"{nccl.REPORT_MARKER}{json.dumps(NCCL_REPORT)}\n"
+    logs[0] += f"{nccl.REPORT_MARKER}{json.dumps(report)}\n"
     return logs
 
 
@@ -305,3 +305,123 @@ def test_run_on_stack_takes_a_kubernetes_stack_with_several_nodes_here(kube, fak
                           nodes=2)
     assert result.verdict == "pass" and [n["index"] for n in result.job["nodes"]] == [0, 1]
     assert [kind for kind, _ in server.created] == ["ConfigMap", "Service", "Job"]
+
+
+CD = "nvidia.com/gpu.clique"
+"""``gpuComputeDomains``: a stack whose multi-node jobs get a ComputeDomain each (install dra, computeDomains), its
+nodes' NVLink domain named by this label."""
+
+
+def _domain_schema():
+    crd = yaml.safe_load((DATA / "helm-charts" / "dra-driver-nvidia-gpu-0.4.1" / "crds"
+                          / "resource.nvidia.com_computedomains.yaml").read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    return _strict(version["schema"]["openAPIV3Schema"])
+
+
+@pytest.mark.parametrize("jobset", [False, True])
+def test_a_compute_domain_stack_gives_the_gang_one_domain_created_first_and_deleted_with_it(kube, fake_smi,
+                                                                                            nccl_checks, jobset):
+    server, outputs = kube(logs=_gang_logs(fake_smi, report={**NCCL_REPORT, "mnnvl_ranks": 2}), jobset=jobset)
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=30, progress=io.StringIO())
+    assert result.verdict == "pass", result.checks
+    assert _verdicts(result)["nccl_nvlink"] == "pass" and "nccl_nvlink_bandwidth" in _verdicts(result)
+    name, kind = result.job["name"], ("JobSet" if jobset else "Job")
+    assert result.job["computeDomain"] == name
+    assert server.created == [("ConfigMap", name), ("Service", name), ("ComputeDomain", name), (kind, name)]
+    assert sorted(server.deleted) == sorted([("ConfigMap", name), ("Service", name), ("ComputeDomain", name),
+                                             (kind, name)])
+    assert server.objects == {}
+    domain = server.bodies[("ComputeDomain", name)]
+    jsonschema.validate({k: v for k, v in domain.items() if k != "metadata"} | {"metadata": {}}, _domain_schema())
+    assert domain["spec"] == {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": f"{name}-channel"}}}
+    body = server.bodies[(kind, name)]
+    template = body["spec"]["replicatedJobs"][0]["template"]["spec"]["template"] if jobset else \
+        body["spec"]["template"]
+    pod = template["spec"]
+    assert pod["resourceClaims"] == [{"name": "compute-domain-channel", "resourceClaimTemplateName":
+                                      f"{name}-channel"}]
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "compute-domain-channel"}]
+    (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "nvidia.com/gpu.clique"
+    assert term["labelSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+    if not jobset:
+        kubernetes_validate.validate(body, VERSIONS[-1], strict=True)
+
+
+def test_a_compute_domain_gang_whose_all_reduce_left_nvlink_fails(kube, fake_smi, nccl_checks):
+    server, outputs = kube(logs=_gang_logs(fake_smi, report={**NCCL_REPORT, "mnnvl_ranks": 0}))
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=30, progress=io.StringIO())
+    check = [c for c in result.checks if c.name == "nccl_nvlink"][0]
+    assert check.verdict == "fail" and result.verdict == "fail" and "ComputeDomain channel" in check.detail
+    assert server.objects == {}
+
+
+def test_a_stack_without_compute_domains_makes_none(kube, fake_smi, nccl_checks):
+    server, outputs = kube(logs=_gang_logs(fake_smi))
+    result = target.run(outputs, nodes=2, timeout=30, progress=io.StringIO())
+    assert "nccl_nvlink" not in _verdicts(result)
+    assert "computeDomain" not in result.job and "ComputeDomain" not in {k for k, _ in server.created}
+    assert "resourceClaims" not in server.bodies[("Job", result.job["name"])]["spec"]["template"]["spec"]
+
+
+def test_the_compute_domain_goes_at_timeout_and_on_failure(kube, fake_smi, nccl_checks):
+    server, outputs = kube(phases=("Pending",))
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=1.5, explain_after=0.5,
+                        progress=io.StringIO())
+    assert _verdicts(result)["job_finished"] == "fail"
+    assert server.objects == {} and ("ComputeDomain", result.job["name"]) in server.deleted
+    logs = _gang_logs(fake_smi)
+    server, outputs = kube(logs=[logs[0], "Traceback: NCCL error\n"], pod_phases={1: ("Pending", "Failed")})
+    result = target.run({**outputs, "gpuComputeDomains": CD}, nodes=2, timeout=30, progress=io.StringIO())
+    assert result.verdict == "fail" and server.objects == {}
+    assert ("ComputeDomain", result.job["name"]) in server.deleted
+
+
+def test_ctrl_c_deletes_the_compute_domain_too(kube, nccl_checks):
+    server, outputs = kube(phases=("Pending", "Running"))
+    proxy = FaultProxy(server.server.server_address[1], classify=kube_action, errors=KUBE_ERRORS)
+    proxy.plan = {"watch-pods": ["interrupt"]}
+    try:
+        result = target.run({**outputs, "gpuComputeDomains": CD,
+                             "kubeconfig": outputs["kubeconfig"].replace(server.url, proxy.url)},
+                            nodes=2, timeout=30, progress=io.StringIO())
+    finally:
+        proxy.close()
+    assert "interrupted" in [c for c in result.checks if c.name == "job_finished"][0].detail
+    assert server.objects == {} and {kind for kind, _ in server.deleted} == \
+        {"Job", "Service", "ConfigMap", "ComputeDomain"}
+
+
+def test_on_gke_the_gang_shares_one_reservation_sub_block(kube, fake_smi, nccl_checks):
+    """GKE labels each node's sub-block (an NVL72 domain on A4X) itself: the stack's output names that label."""
+    server, outputs = kube(logs=_gang_logs(fake_smi, report={**NCCL_REPORT, "mnnvl_ranks": 2}))
+    result = target.run({**outputs, "gpuComputeDomains": "cloud.google.com/gce-topology-subblock"}, nodes=2,
+                        timeout=30, progress=io.StringIO())
+    pod = server.bodies[("Job", result.job["name"])]["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "cloud.google.com/gce-topology-subblock" and result.verdict == "pass"
+
+
+def test_a_cluster_without_compute_domains_is_told_what_to_install():
+    """The ComputeDomain API answering 404 (no CRD: the DRA driver, or its ComputeDomains, not installed)."""
+    import kubernetes
+
+    from gpuready.smoke import compute_domains
+
+    class Custom:
+        def create_namespaced_custom_object(self, *args, **kw):
+            raise kubernetes.client.exceptions.ApiException(status=404, reason="Not Found")
+
+    class Calls:
+        def create(self, method, namespace, body, deadline):
+            method(namespace, body)
+
+    domain = {"metadata": {"name": "x"}}
+    with pytest.raises(UserError, match=r"serves no ComputeDomains \(resource.nvidia.com/v1beta1\).*"
+                                        r"gpuready:computeDomains: true"):
+        compute_domains.create(Custom(), Calls(), "ml", domain, 0.0, kubernetes.client)
+    Custom.create_namespaced_custom_object = lambda *a, **k: (_ for _ in ()).throw(
+        kubernetes.client.exceptions.ApiException(status=403))
+    with pytest.raises(kubernetes.client.exceptions.ApiException):
+        compute_domains.create(Custom(), Calls(), "ml", domain, 0.0, kubernetes.client)

@@ -370,26 +370,36 @@ def test_a_clouds_answer_is_told_apart_retried_refused_or_failed():
 
 class _Pods:
     """A node's pods as the Kubernetes client lists them, on a clock the test moves: a pod evicted leaves
-    ``leaves_after`` seconds later."""
+    ``leaves_after`` seconds later; ``answers`` gives a pod's eviction the API server's refusal (its HTTP status and
+    the message of its body, or None)."""
 
-    def __init__(self, leaves_after: float):
+    def __init__(self, leaves_after: float, names=("train-0",), answers=None):
         from types import SimpleNamespace
-        self.now, self.leaves_after, self.evicted_at = 0.0, leaves_after, None
+        self.now, self.leaves_after, self.names, self.answers = 100.0, leaves_after, list(names), answers or {}
+        self.evicted: dict[str, float] = {}
         self.api_client = SimpleNamespace(sanitize_for_serialization=lambda value: value)
         self.deadlines: list[float] = []
 
     def list_pod_for_all_namespaces(self, field_selector):
         assert field_selector == "spec.nodeName=gpu-1"  # this node's pods, not the cluster's
-        gone = self.evicted_at is not None and self.now >= self.evicted_at + self.leaves_after
-        return {"items": [] if gone else [{"metadata": {"name": "train-0", "namespace": "team-a"},
-                                           "status": {"phase": "Running"}}]}
+        return {"items": [{"metadata": {"name": name, "namespace": "team-a"}, "status": {"phase": "Running"}}
+                          for name in self.names
+                          if name not in self.evicted or self.now < self.evicted[name] + self.leaves_after]}
 
     def create_namespaced_pod_eviction(self, name, namespace, body):
+        from kubernetes.client.exceptions import ApiException
         # the Eviction API's object, which a PodDisruptionBudget guards (a pod deleted outright would not be)
         assert body == {"apiVersion": "policy/v1", "kind": "Eviction",
                         "metadata": {"name": name, "namespace": namespace}}
-        assert (name, namespace) == ("train-0", "team-a")
-        self.evicted_at = self.now
+        assert namespace == "team-a"
+        if name in self.answers:
+            status, message = self.answers[name]
+            error = ApiException(status=status)
+            error.body = json.dumps({"message": message}) if message else ""
+            if status == 404:  # gone already
+                self.names.remove(name)
+            raise error
+        self.evicted[name] = self.now
 
     def calls(self, call, *args, deadline, **kwargs):
         self.deadlines.append(deadline)
@@ -397,6 +407,19 @@ class _Pods:
 
     def sleep(self, seconds):
         self.now += seconds
+
+    def drain(self, timeout: float):
+        import io
+        from types import SimpleNamespace
+
+        from kubernetes.client.exceptions import ApiException
+
+        from gpuready.repair import drain
+        client = SimpleNamespace(exceptions=SimpleNamespace(ApiException=ApiException))  # what drain reads of calls
+        caller = type("Calls", (), {"client": client, "__call__": lambda _, *a, **k: self.calls(*a, **k)})()
+        progress = io.StringIO()
+        why = drain(self, caller, "gpu-1", timeout, progress, clock=lambda: self.now, sleep=self.sleep)
+        return why, progress.getvalue()
 
 
 @pytest.mark.parametrize("timeout, leaves_after, why", [
@@ -406,22 +429,41 @@ class _Pods:
     (2.0, 3.0, "1 pods still on it after 2 s (team-a/train-0)"),
 ])
 def test_a_drain_waits_its_timeout_for_the_pods_to_leave_and_not_longer(timeout, leaves_after, why):
-    import io
-    from types import SimpleNamespace
-
-    from kubernetes.client.exceptions import ApiException
-
-    from gpuready.repair import drain
     pods = _Pods(leaves_after)
-    pods.now = 100.0
-    client = SimpleNamespace(exceptions=SimpleNamespace(ApiException=ApiException))  # what drain reads of ``calls``
-    caller = type("Calls", (), {"client": client, "__call__": lambda self, *a, **k: pods.calls(*a, **k)})()
-    progress = io.StringIO()
-    assert drain(pods, caller, "gpu-1", timeout, progress, clock=lambda: pods.now, sleep=pods.sleep) == why
+    assert pods.drain(timeout) == (why, f"gpuready: draining gpu-1: evicting 1 pods (PodDisruptionBudgets "
+                                        f"respected, at most {timeout:g} s)\n")
     assert set(pods.deadlines) == {100.0 + timeout}  # every call bounded by the drain's own deadline
     assert pods.now <= 100.0 + timeout + 1e-9  # never waited past it
-    assert progress.getvalue() == f"gpuready: draining gpu-1: evicting 1 pods (PodDisruptionBudgets respected, at " \
-                                  f"most {timeout:g} s)\n"
+
+
+def test_a_pod_gone_before_its_eviction_is_passed_over_and_the_next_evicted():
+    pods = _Pods(1.0, names=("train-0", "train-1"), answers={"train-0": (404, None)})
+    assert pods.drain(10.0)[0] is None
+    assert list(pods.evicted) == ["train-1"]
+
+
+@pytest.mark.parametrize("message, said", [
+    (None, "a PodDisruptionBudget forbids it"),
+    ("Cannot evict pod as it would violate the pod's disruption budget.",
+     "Cannot evict pod as it would violate the pod's disruption budget."),
+])
+def test_an_eviction_a_budget_refuses_stops_the_drain_and_says_why(message, said):
+    pods = _Pods(1.0, names=("train-0", "train-1"), answers={"train-0": (429, message)})
+    assert pods.drain(30.0)[0] == f"the eviction of pod team-a/train-0 was refused for 30 s ({said})"
+    assert pods.evicted == {}  # the next pod is left where it is: the node is not repaired
+
+
+def test_an_eviction_refused_otherwise_is_raised():
+    from kubernetes.client.exceptions import ApiException
+    pods = _Pods(1.0, answers={"train-0": (403, "forbidden")})
+    with pytest.raises(ApiException):
+        pods.drain(30.0)
+
+
+def test_a_node_with_nothing_to_evict_is_drained_at_once_and_quietly():
+    pods = _Pods(1.0, names=())
+    assert pods.drain(30.0) == (None, "")
+    assert pods.now == 100.0
 
 
 def test_an_error_is_said_in_one_line_with_the_clouds_code_status_and_request():

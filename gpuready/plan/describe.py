@@ -384,7 +384,8 @@ def _helm_release(r: RenderedResource, rendering: Rendering) -> dict[str, Any]:
     release = kubernetes.HelmRelease(r.inputs)
     repo = (r.inputs.get("repositoryOpts") or {}).get("repo", "")
     facts: dict[str, Any] = {"chart": f"{release.chart} {release.version or 'UNPINNED'}",
-                             "repo": repo, "namespace": r.inputs.get("namespace")}
+                             **({"repo": repo} if repo else {}),  # an oci:// chart names its registry itself
+                             "namespace": r.inputs.get("namespace")}
     if r.inputs.get("description"):
         facts["description"] = r.inputs["description"]
     if release.dra_driver:

@@ -89,8 +89,9 @@ def test_bad_config_is_one_paragraph_and_exit_2(tmp_path, capsys, changes, expec
 
 def test_unknown_stack_lists_the_known_ones(capsys):
     assert main(["plan", "--stack", "nope"]) == 2
-    assert ("the project's stacks: aks, aks-reservation, aws-batch, aws-batch-multinode, aws-batch-reserved, eks, "
-            "eks-capacity-block, eks-karpenter-reserved, gke, gke-flex-start, gke-reservation") in capsys.readouterr().err
+    assert ("the project's stacks: aks, aks-nvl72, aks-reservation, aws-batch, aws-batch-multinode, "
+            "aws-batch-reserved, eks, eks-capacity-block, eks-karpenter-reserved, eks-nvl72, gke, gke-flex-start, "
+            "gke-nvl72, gke-reservation)") in capsys.readouterr().err
 
 
 def test_a_stack_name_whose_file_sits_here_outside_a_checkout_points_to_stack_file(tmp_path, monkeypatch, capsys):

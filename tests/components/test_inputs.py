@@ -214,7 +214,7 @@ def test_aks_takes_a_subnets_resource_id_not_its_name(render):
 def test_the_ids_ec2_makes_pass_and_other_resources_ids_do_not(moto_port, monkeypatch):  # noqa: F811
     """moto's EC2 (over HTTP) makes a VPC, a subnet and a security group; each id passes its own rule only."""
     endpoint = f"http://127.0.0.1:{moto_port}"
-    requests.post(f"{endpoint}/moto-api/reset", timeout=10)
+    requests.post(f"{endpoint}/moto-api/reset", timeout=120)  # a first reset loads every backend: slow under load
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.setenv(key, "testing")
     ec2 = boto3.client("ec2", region_name="us-east-1", endpoint_url=endpoint)

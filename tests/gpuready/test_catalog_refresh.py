@@ -86,7 +86,9 @@ def test_aws_diff_names_added_rows_and_price_moves(aws_fresh):
     moves = {m.name: m for m in diff.price_moves}
     assert (moves["p5.48xlarge"].old, moves["p5.48xlarge"].new, moves["p5.48xlarge"].percent) == (98.32, 55.04, -44.0)
     assert moves["p4d.24xlarge"].percent == -33.0
-    assert [r.name for r in diff.missing] == ["p3.2xlarge", "p3.8xlarge", "p3.16xlarge"]  # not in moto's data: kept
+    # not in moto's copy of EC2's data (EC2 lists them): kept, not dropped
+    assert [r.name for r in diff.missing] == ["p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p6e-gb200.36xlarge"]
+    assert "p6e-gb200.36xlarge" in {r.name for r in diff.rows}
     assert [r.name for r in diff.rows if r.name.startswith("p3.")] == ["p3.2xlarge", "p3.8xlarge", "p3.16xlarge"]
 
 

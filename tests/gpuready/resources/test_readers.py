@@ -252,7 +252,7 @@ def moto_endpoint(moto_port, monkeypatch):  # noqa: F811
     endpoint = f"http://127.0.0.1:{moto_port}"
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         monkeypatch.setenv(key, value)
-    requests.post(f"{endpoint}/moto-api/reset", timeout=10)
+    requests.post(f"{endpoint}/moto-api/reset", timeout=120)  # a first reset loads every backend: slow under load
     configure_moto(endpoint)
     return endpoint
 

@@ -26,7 +26,7 @@ def moto_port():
 def aws(moto_port, monkeypatch):
     """A fresh moto with the stack's queue; AWS settings point boto3 at it. Returns (endpoint, outputs)."""
     endpoint = f"http://127.0.0.1:{moto_port}"
-    requests.post(f"{endpoint}/moto-api/reset", timeout=10)
+    requests.post(f"{endpoint}/moto-api/reset", timeout=120)  # a first reset loads every backend: slow under load
     configure_moto(endpoint)
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                        "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():

@@ -173,7 +173,7 @@ class BatchWorld:
         self.server.stop()
 
     def case(self, step: str, fault: str, workdir: Path) -> Outcome:
-        requests.post(f"{self.endpoint}/moto-api/reset", timeout=10)
+        requests.post(f"{self.endpoint}/moto-api/reset", timeout=120)  # slow under load: not a time limit under test
         configure_moto(self.endpoint)
         outputs = build_queue(self.endpoint)
         self.waits, self.held = step in WAITS["batch"], {}

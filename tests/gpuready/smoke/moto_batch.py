@@ -63,7 +63,7 @@ def probe_definitions(endpoint: str, status: str = "ACTIVE") -> list[dict]:
 
 
 def configure_moto(endpoint: str) -> None:
-    requests.post(f"{endpoint}/moto-api/config", json={"batch": {"use_docker": False}}, timeout=10)
+    requests.post(f"{endpoint}/moto-api/config", json={"batch": {"use_docker": False}}, timeout=120)
 
 
 def build_multinode(endpoint: str, outputs: dict, instance_types=("g6.12xlarge",), max_vcpus: int = 96,

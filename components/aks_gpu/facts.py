@@ -9,6 +9,11 @@ from ..k8s_gpu.kubeconfig import CredentialPlugin
 from ..k8s_gpu.facts import (DRIVER_TOOLKIT, MIG_PARTITIONING, STARTUP_BURN_IN_TAINT, CapacityLabel, NodeFacts,
                               NodeImage, Taint)
 
+NO_TOPOLOGY = "AKS publishes no topology labels: no Topology (docs/queues/topology.md)"
+"""What ``gpuready plan`` says under the flavor of an AKS pool built for gangs across nodes (an NVL72 rack's): AKS
+documents no node label for a VM's place in Azure's network, so Kueue cannot place its gangs by topology; the rack's
+NVLink domain is ``nvidia.com/gpu.clique`` (GPU feature discovery), which the ComputeDomain's pods share."""
+
 TYPE_TOKEN = "gpuready:azure:AksGpuCluster"
 """Never change: renaming a type token replaces every cloud resource under it."""
 

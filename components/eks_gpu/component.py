@@ -190,12 +190,14 @@ class EksGpuCluster(GpuCluster):
 
     def _placement(self, args: EksGpuClusterArgs, group: Any) -> Any:
         """The topology of a GPU node group's gangs (docs/queues/topology.md): a multi-node group (EFA, the stack's
-        setting for NCCL across nodes, and more than one node) of types EC2 describes the topology of
+        setting for NCCL across nodes, or an UltraServer type, whose nodes share one NVLink domain
+        (:func:`facts.ultraserver_type`); and more than one node) of types EC2 describes the topology of
         (:func:`facts.placement`), whose nodes are all there when Kueue admits a job (``min_size`` = ``max_size``:
         Kueue's topology-aware scheduling counts only Ready nodes, so a group scaling from zero would keep its jobs
         from ever being admitted); ``None`` otherwise (a NodePool of Karpenter or Auto Mode has no EFA here)."""
         ng = args.node_group
-        if group is None or not self.capacity.efa_interfaces or ng.max_size < 2 \
+        if group is None or ng.max_size < 2 \
+                or not (self.capacity.efa_interfaces or facts.ultraserver_type(group.instance_types)) \
                 or not topology_visible(ng.min_size, ng.max_size, provisioning=False):
             return None
         return facts.placement(group.instance_types)

@@ -205,3 +205,16 @@ p6e-gb200.36xlarge, u-p6e-gb200x72 18; botocore's DescribeCapacityBlockOfferings
 self-managed node groups (Karpenter and EKS Auto Mode do not support DRA), a custom launch template for the Capacity
 Block, and recommends the AL2023 ARM NVIDIA AMI."""
 ULTRASERVER_AMI_TYPE = "AL2023_ARM_64_NVIDIA"
+ULTRASERVER_LABEL_SOURCE = "https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-topology.html"
+"""Where AWS documents a node label for an UltraServer (``topology.k8s.aws/ultraserver-id``, the instances of one
+NVLink domain): SageMaker HyperPod's topology-aware scheduling page, for the nodes HyperPod manages. The EKS user
+guide's topology labels for node groups (:data:`TOPOLOGY_SOURCE`) are the network layers only, so a Topology for an
+EKS node group has no UltraServer level: it places by :data:`NETWORK_LAYERS`, and the NVLink domain is the node
+group's Capacity Block itself (one UltraServer; ``nvidia.com/gpu.clique`` from GPU feature discovery names it)."""
+
+
+def ultraserver_type(instance_types: Sequence[str]) -> Optional[str]:
+    """The first of ``instance_types`` EC2 sells only inside UltraServers (:data:`ULTRASERVERS`), ``None`` if none: a
+    node group of it is built for gangs across nodes by nature (its nodes share one NVLink domain), with or without
+    EFA."""
+    return next((t for t in instance_types if t in ULTRASERVERS), None)

@@ -106,6 +106,9 @@ class QueuePool:
     ``gangLevel`` a gang asks for, the ``largestGangNodes`` one queue can run there, ``blockNodes`` and
     ``blockSource`` where the cloud states the size of one domain of that level, and the ``verdict``; ``None`` (left
     out of the JSON): not placed by a topology."""
+    placement: Optional[str] = None
+    """Without a topology, what the platform of a pool of it built for gangs across nodes says of placing them
+    (e.g. AKS: no topology labels); ``None`` (left out of the JSON): nothing said."""
 
 
 @dataclass(frozen=True)
@@ -155,8 +158,9 @@ class PlanResult:
         data = asdict(self)
         del data["secrets"]
         for pool in (data["queues"] or {}).get("pools", ()):
-            if pool["topology"] is None:
-                del pool["topology"]
+            for key in ("topology", "placement"):
+                if pool[key] is None:
+                    del pool[key]
         if data["policy"] is not None:
             del data["policy"]["settings"]  # the caps are what a reader needs of them
         return redact(data, self.secrets)
@@ -260,6 +264,16 @@ def _topology(items: Any, flavor: Any, admitted: Any) -> Optional[dict[str, Any]
             "verdict": tas.verdict(largest, gang, block)}
 
 
+def _placement(items: Any, flavor: Any, admitted: Any) -> tuple[Optional[dict[str, Any]], Optional[str]]:
+    """How Kueue places the gangs of GPU ``flavor``: its :func:`_topology`, and without one what the platform of one
+    of its pools says of it (the pools' ``placement_note``)."""
+    placed = _topology(items, flavor, admitted)
+    if placed is not None:
+        return placed, None
+    notes = [p.item.facts.placement_note for p in flavor.pools if getattr(p.item.facts, "placement_note", "")]
+    return None, ("; ".join(dict.fromkeys(notes)) or None)
+
+
 def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
     from ..resources.queues import KUEUE, PRICE_BASIS, gpu_pools, kubernetes_gpu_pools, kueue_admission, teams
     from ..resources.scaling import from_rendering
@@ -278,7 +292,7 @@ def _queues(rendering: Any, capacity: Capacity) -> Optional[Queues]:
     selected = {p.item.urn for f in flavors for p in f.pools}
     unselected = [p for p in kubernetes_gpu_pools(gpu_pools(items)) if p.item.urn not in selected] if kueue else []
     pools = [QueuePool(f.name, [p.pool_name for p in f.pools], f.gpus, _number(f.guaranteed), _number(f.cohort),
-                       _number(f.admissible), _number(f.unadmittable), _topology(items, f, admitted))
+                       _number(f.admissible), _number(f.unadmittable), *_placement(items, f, admitted))
              for f in flavors]
     return Queues(shown, total, capacity.max_gpus, total > capacity.max_gpus,
                   bool(kueue) and all(t.overcommit for t in kueue), PRICE_BASIS, pools,

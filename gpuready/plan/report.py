@@ -166,14 +166,15 @@ def _team_line(team: Any) -> str:
 
 def _pool_line(pool: Any) -> str:
     """One GPU flavor of the queues: its GPUs, how they are guaranteed, lent and admitted; with a topology, a second
-    line: the levels its gangs are placed by and whether the largest fits one domain."""
+    line: the levels its gangs are placed by and whether the largest fits one domain; without one, what its platform
+    says of placing them, if anything."""
     line = (f"  flavor {pool.flavor} ({', '.join(pool.pools)}): {_gpus(pool.gpus)} at full scale; "
             f"{_gpus(pool.guaranteed)} guaranteed to queues, {_gpus(pool.cohort)} of the cohort's own that any may "
             f"borrow; the queues admit at most {_gpus(pool.admissible)} at once; GPUs no queue can admit: "
             f"{pool.unadmittable:g}")
     placed = pool.topology
     if not placed:
-        return line
+        return f"{line}\n    placement: {pool.placement}" if pool.placement else line
     return (f"{line}\n    gangs placed by Topology {placed['name']}: {' > '.join(placed['levels'])}; a gang asks for "
             f"one {placed['gangLevel']} (preferred); {placed['verdict']}")
 

@@ -449,16 +449,20 @@ class EksNodeGroup(GpuPool):
 
     @property
     def multi_node(self) -> str:
-        """An EFA node group (its nodes carry the platform's EFA label: the stack's setting for NCCL across nodes) of
-        more than one node, of types whose nodes its platform labels with their place in the network (the facts'
-        ``placement``): a pool a Topology could place."""
+        """An EFA node group (its nodes carry the platform's EFA label: the stack's setting for NCCL across nodes) or
+        a node group of a type sold only inside UltraServers (the facts' ``ultraserver_type``: its nodes share one
+        NVLink domain), of more than one node, of types whose nodes its platform labels with their place in the
+        network (the facts' ``placement``): a pool a Topology could place."""
         efa = getattr(self.platform_facts, "EFA_NODE_LABELS", {})
+        ultraserver = getattr(self.platform_facts, "ultraserver_type", None)
         placement = getattr(self.platform_facts, "placement", None)
         nodes = int((self.props.get("scalingConfig") or {}).get("maxSize", 0))
-        if nodes > 1 and efa and all(self.node_labels.get(k) == v for k, v in efa.items()) \
-                and placement is not None and placement(self.instance_types) is not None:
+        if nodes < 2 or placement is None or placement(self.instance_types) is None:
+            return ""
+        if efa and all(self.node_labels.get(k) == v for k, v in efa.items()):
             return f"EFA, up to {nodes} nodes"
-        return ""
+        sold = ultraserver(self.instance_types) if ultraserver is not None else None
+        return f"{sold} UltraServer, one NVLink domain, up to {nodes} nodes" if sold else ""
 
     def capacity(self) -> Optional[PoolCapacity]:
         types = tuple(self.instance_types)

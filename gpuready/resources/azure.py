@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from gpuready_components import catalog
+from gpuready_components.k8s_gpu.compute_domain import needs_compute_domains
 from gpuready_components.k8s_gpu.facts import Taint
 
 from .base import (ON_DEMAND, RESERVED, SPOT, GpuPool, PoolCapacity, Reservation, Resource, Site, Source, dig, get,
@@ -124,6 +125,16 @@ class AksAgentPool(GpuPool):
     @property
     def own_volume(self) -> Optional[tuple[int, str]]:
         return int(self.props.get("osDiskSizeGB", 128)), "osDiskSizeGB"
+
+    @property
+    def placement_note(self) -> str:
+        """An NVL72 rack's pool (:func:`~gpuready_components.k8s_gpu.compute_domain.needs_compute_domains`) of more
+        than one node: AKS puts no topology label on its nodes (the facts' ``NO_TOPOLOGY``), so no Topology places
+        its gangs."""
+        nodes = int(self.props.get("maxCount", self.props.get("count", 0)))
+        if nodes > 1 and needs_compute_domains(tuple(r.gpu_model for r in self.gpu_rows)):
+            return self.platform_facts.NO_TOPOLOGY
+        return ""
 
     def capacity(self) -> Optional[PoolCapacity]:
         row = catalog.find("azure", self.props.get("vmSize", ""))

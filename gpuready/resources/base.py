@@ -225,6 +225,12 @@ class GpuPool(Resource):
         not say): the ``gpu-multinode-topology`` advisory reads it."""
         return ""
 
+    @property
+    def placement_note(self) -> str:
+        """What its platform says of placing the pool's gangs by topology where it makes no Topology for a pool built
+        for gangs across nodes ('' when it says nothing): ``gpuready plan`` prints it under the pool's flavor."""
+        return ""
+
     def source(self, linked: Sequence[Resource] = ()) -> Source:
         """Where its nodes come from. ``linked``: the readers of the resources its inputs name that say more (its
         launch templates, read from :attr:`LAUNCH_TEMPLATE_INPUT`); the default: on-demand."""

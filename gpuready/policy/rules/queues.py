@@ -206,7 +206,8 @@ def _check_multinode_topology(resources, config):
 
 gpu_multinode_topology = stack_rule(
     "gpu-multinode-topology",
-    "A multi-node GPU pool (one its platform builds for gangs across nodes: EFA on EKS, GKE's RDMA machine types) is "
+    "A multi-node GPU pool (one its platform builds for gangs across nodes: EFA or UltraServers on EKS, GKE's RDMA "
+    "machine types) is "
     "selected by a Kueue ResourceFlavor that names a Topology, so that Kueue places each gang in one network domain "
     "where it fits.",
     ADVISORY, _check_multinode_topology)

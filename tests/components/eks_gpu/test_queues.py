@@ -154,3 +154,31 @@ def test_no_topology_where_it_would_not_place_a_gang(render, node_group):
     assert not _topologies(rendering)
     assert all("topologyName" not in spec for spec in _flavors(rendering).values())
     assert "gangLevels" not in eks.outputs["teams"][0] and "gangLevels" not in eks.outputs["operatorsQueue"]
+
+
+def _ultraserver(min_size: int) -> dict:
+    """One u-p6e-gb200x72 UltraServer (18 p6e-gb200.36xlarge) on its Capacity Block, without EFA (refused there)."""
+    from gpuready_components.eks_gpu import CapacityReservationArgs
+
+    block = CapacityReservationArgs(kind="capacity-block", id="cr-0123456789abcdef0",
+                                    instance_type="p6e-gb200.36xlarge", count=18)
+    return {"instance_types": ["p6e-gb200.36xlarge"], "ami_type": "AL2023_ARM_64_NVIDIA", "capacity_type": "ON_DEMAND",
+            "min_size": min_size, "max_size": 18, "reservation": block}
+
+
+@pytest.mark.parametrize("min_size, placed", [(18, True), (0, False)])
+def test_an_ultraserver_group_is_multi_node_without_efa_and_placed_when_kept_at_its_size(render, min_size, placed):
+    from gpuready_components.eks_gpu import ClusterArgs
+
+    rendering, eks = build(render, _ultraserver(min_size), teams=(TeamArgs("training", 72),),
+                           software=GpuSoftwareOptions(install="dra", compute_domains=True),
+                           cluster=ClusterArgs(version="1.34"))
+    topologies = _topologies(rendering)
+    assert bool(topologies) is placed
+    if placed:
+        (topology,) = topologies.values()
+        assert [level["nodeLabel"] for level in topology["spec"]["levels"]][-2:] == [
+            "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"]
+        kueue_schemas.validate(topology)
+        assert kueue_schemas.cel_violations(topology) == []
+        assert _flavors(rendering)["gpu"]["topologyName"] == topology["metadata"]["name"]

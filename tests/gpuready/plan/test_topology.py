@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from gpuready.cli import main
+from tests.conftest import ROOT
 
 ADVISORY = "gpu-multinode-topology"
 TEAMS = [{"name": "research", "gpus": 16}, {"name": "inference", "gpus": 16}]
@@ -79,6 +80,34 @@ def test_an_efa_pool_scaling_from_zero_gets_no_topology_and_the_advisory_says_wh
 def test_a_pool_without_efa_is_no_multi_node_pool(tmp_path, capsys):
     text, plan = _plan(tmp_path, capsys, {**_eks(0), "gpuready:efa": False})
     assert not _advisories(plan) and "gangs placed by" not in text
+
+
+def _ultraserver(min_size: int, teams=TEAMS) -> dict:
+    """The eks-nvl72 reference stack's node group (one u-p6e-gb200x72 UltraServer, no EFA: refused on p6e-gb200) at
+    ``min_size`` of its 18 nodes."""
+    reference = yaml.safe_load((ROOT / "stacks" / "Pulumi.eks-nvl72.yaml").read_text())["config"]
+    config = {**reference, "gpuready:minSize": min_size, "gpuready:apiAllowedCidrs": ["10.0.0.0/8"]}
+    config.pop("gpuready:teams")
+    return {**config, **({"gpuready:teams": teams} if teams else {})}
+
+
+def test_an_ultraserver_group_kept_at_its_size_is_placed_by_ekss_network_layers_without_efa(tmp_path, capsys):
+    text, plan = _plan(tmp_path, capsys, _ultraserver(18, [{"name": "training", "gpus": 72}]))
+    (pool,) = plan["queues"]["pools"]
+    assert pool["topology"]["levels"] == ["topology.k8s.aws/network-node-layer-1",
+                                          "topology.k8s.aws/network-node-layer-2",
+                                          "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"]
+    assert pool["topology"]["largestGangNodes"] == 18
+    assert "gpuready:efa" not in _ultraserver(18) and not _advisories(plan) and "gangs placed by Topology gpu" in text
+
+
+@pytest.mark.parametrize("teams", [[{"name": "training", "gpus": 72}], None])
+def test_an_ultraserver_group_scaling_from_zero_is_told_it_is_multi_node(tmp_path, capsys, teams):
+    text, plan = _plan(tmp_path, capsys, _ultraserver(0, teams))
+    assert "gangs placed by" not in text
+    (advisory,) = _advisories(plan)
+    assert "is built for gangs across nodes (p6e-gb200.36xlarge UltraServer, one NVLink domain, up to 18 nodes)" \
+        in advisory["message"]
 
 
 def test_a_fixed_a4_pool_is_placed_by_block_subblock_and_host(tmp_path, capsys):

@@ -264,8 +264,8 @@ def cluster_queue(team: TeamArgs, flavors: Sequence[Flavor], teams: Sequence[Tea
                   channels: bool = False) -> dict[str, Any]:
     """The team's ClusterQueue among ``teams`` (default: it alone): in the Cohort, admitting workloads of its
     namespace, one flavor per pool it may use with its limits there (:func:`quotas`) and the cpu and memory (with
-    ``channels``, the IMEX channels: :func:`_resources`) those GPUs come with; it lends its idle quota and reclaims it by preemption; within the team, higher priority preempts
-    lower."""
+    ``channels``, the IMEX channels: :func:`_resources`) those GPUs come with; it lends its idle quota and reclaims
+    it by preemption; within the team, higher priority preempts lower."""
     mine = team_flavors(team, flavors)
     limits = quotas(teams or (team,), flavors).teams[team.name]
     entries = [{"name": f.name, "resources": _resources(f, limits[f.pool].nominal, limits[f.pool].borrowing,

@@ -111,7 +111,8 @@ DRA_COMPUTE_DOMAIN_CLASS = "compute-domain-default-channel.nvidia.com"
 """The DeviceClass of a ComputeDomain's IMEX channel (multi-node NVLink), with ``compute_domains`` on: the
 ResourceClaimTemplate the ComputeDomain controller makes for ``spec.channel.resourceClaimTemplate.name`` (driver
 v0.4.1, ``templates/compute-domain-workload-claim-template.tmpl.yaml``) asks for one device of it per pod (request
-``channel``, ``exactly.deviceClassName`` only: the API server defaults ``allocationMode: ExactCount``, ``count: 1``)."""
+``channel``, ``exactly.deviceClassName`` only: the API server defaults ``allocationMode: ExactCount``, ``count: 1``),
+with the driver's opaque ``config``, which Kueue 0.19.2 never reads (its DRA page: per-request config unsupported)."""
 IMEX_CHANNEL_RESOURCE = "gpuready.io/imex-channel"
 """The Kueue quota resource a ComputeDomain's channel claim is charged to (:data:`DRA_CHANNEL_KUEUE_MAPPINGS`): a
 label key, as Kueue 0.19.2 requires of a mapping's ``name`` (``pkg/config/validation.go``,

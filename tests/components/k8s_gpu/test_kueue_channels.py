@@ -100,6 +100,10 @@ def test_kueue_refuses_an_unmapped_class_and_charges_count_units_of_a_mapped_one
     source = KUEUE_CLAIMS.read_text()
     assert "DeviceClass %s is not mapped in DRA configuration for podset %s" in source
     assert "q = req.Exactly.Count" in source and "AllocationMode 'All' is not supported" in source
+    # The channel template's opaque ``config`` (its domain and channel mode) is the driver's: Kueue's docs call
+    # per-request config unsupported, and its code never reads it, so the request is charged as any other.
+    assert channel_template("gang", "research")["spec"]["spec"]["devices"]["config"]
+    assert "Devices.Config" not in source and "Devices.Constraints" not in source
 
 
 def _is_label_key(name: str) -> bool:

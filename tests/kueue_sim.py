@@ -20,6 +20,12 @@ gpuready's queues against. Written from Kueue's documentation and its cache (nev
   ``reclaimWithinCohort`` (``Never``, ``LowerPriority``, ``Any``: only when the preemptor fits within its nominal
   quota, only workloads of ClusterQueues that borrow), ``borrowWithinCohort``; as few victims as possible, preferring
   workloads of borrowing ClusterQueues, then the lowest priority, then the most recently admitted.
+- DRA, the ResourceClaimTemplate path ("Set Up Dynamic Resource Allocation"; ``pkg/dra/claims.go``,
+  tests/data/kueue-0.19.2-config): each ``ExactCount`` device request of a pod's claim is charged its ``count``
+  units of the resource the Configuration's ``resources.deviceClassMappings`` maps its DeviceClass to, per pod like
+  any request; a claim of a DeviceClass no mapping lists leaves the workload inadmissible (QuotaReserved False,
+  reason ``Inadmissible`` while the ``UnadmittedWorkloadsObservability`` gate is off, as it is by default), never
+  tried against a queue.
 - "Fair Sharing" page: with the Configuration's ``fairSharing``, a ClusterQueue's share is the largest, over
   resources, of what it borrows per 1000 of what its cohort can lend, divided by its ``fairSharing.weight``; pending
   workloads of the lowest share go first; preemption across queues follows ``preemptionStrategies``
@@ -111,6 +117,8 @@ class Workload:
     conditions: list[dict[str, Any]] = field(default_factory=list)
     evictions: int = 0
     message: str = ""
+    refused: str = ""
+    """Why Kueue refuses it before any queue sees it (a claim of an unmapped DeviceClass); empty: it does not."""
 
     @property
     def admitted(self) -> bool:
@@ -159,6 +167,9 @@ class Kueue:
             self.cluster_queues[node.name] = node
             if o["spec"].get("cohortName"):
                 self._join(node, o["spec"]["cohortName"])
+        self.device_classes = {c: m["name"] for m in ((config or {}).get("resources") or {}).get(
+            "deviceClassMappings") or () for c in m["deviceClassNames"]}
+        """DeviceClass -> the quota resource its claimed devices are charged to (``resources.deviceClassMappings``)."""
         fair = (config or {}).get("fairSharing")
         self.fair_sharing = fair is not None and fair.get("enable", True)
         self.strategies = list((fair or {}).get("preemptionStrategies") or
@@ -255,17 +266,33 @@ class Kueue:
 
     def submit(self, name: str, namespace: str, queue: str, requests: dict[str, Any], count: int = 1,
                priority_class: Optional[str] = None, priority: Optional[int] = None,
-               node_selector: Optional[dict[str, str]] = None) -> Workload:
+               node_selector: Optional[dict[str, str]] = None,
+               claims: Optional[dict[str, dict[str, int]]] = None) -> Workload:
         """A Workload of ``count`` pods each requesting ``requests`` (and with ``node_selector``), through
-        LocalQueue ``namespace/queue``, with ``priority`` or its WorkloadPriorityClass's; then a scheduling round."""
+        LocalQueue ``namespace/queue``, with ``priority`` or its WorkloadPriorityClass's; then a scheduling round.
+        ``claims``: the ResourceClaimTemplates each pod claims, by name -> their ``ExactCount`` device requests
+        (DeviceClass -> ``count``), charged as the module's docstring says."""
         if priority is None:
             priority = self.priorities[priority_class] if priority_class else 0
         pod_sets = [{"name": "main", "count": count, "template": {"spec": {**(
             {"nodeSelector": dict(node_selector)} if node_selector else {}), "containers": [
             {"name": "main", "image": "job",
-             "resources": {"requests": {r: str(v) for r, v in requests.items()}}}]}}}]
-        workload = self.add(name, namespace, queue, {r: quantity(v) * count for r, v in requests.items()},
+             "resources": {"requests": {r: str(v) for r, v in requests.items()}}}], **(
+            {"resourceClaims": [{"name": t, "resourceClaimTemplateName": t} for t in claims]} if claims else {})}}}]
+        per_pod = {r: quantity(v) for r, v in requests.items()}
+        refused = ""
+        for j, devices in enumerate((claims or {}).values()):
+            for device_class, n in devices.items():
+                if device_class not in self.device_classes:
+                    refused = refused or (
+                        f"spec.podSets[0].template.spec.resourceClaims[{j}].resourceClaimTemplateName: Not found: "
+                        f"\"DeviceClass {device_class} is not mapped in DRA configuration for podset main\"")
+                    continue
+                resource = self.device_classes[device_class]
+                per_pod[resource] = per_pod.get(resource, Fraction(0)) + n
+        workload = self.add(name, namespace, queue, {r: v * count for r, v in per_pod.items()},
                             priority, pod_sets, node_selector)
+        workload.refused = refused
         self.schedule()
         return workload
 
@@ -311,7 +338,7 @@ class Kueue:
         then by priority, then oldest (BestEffortFIFO)."""
         def key(w: Workload):
             cq, _ = self._queue(w)
-            if cq is None:
+            if cq is None or w.refused:
                 return (2, 0, 0, w.created)
             assignment = self.assign(w, cq)
             if self.fair_sharing and assignment and cq.parent is not None:
@@ -332,6 +359,9 @@ class Kueue:
         raise AssertionError(f"Kueue simulator: workloads preempt each other for ever: {self.events[-6:]}")
 
     def _attempt(self, workload: Workload) -> bool:
+        if workload.refused:
+            self._pending(workload, "Inadmissible", workload.refused)
+            return False
         cq, blocked = self._queue(workload)
         if cq is None:
             self._pending(workload, "Inadmissible", blocked)

@@ -104,7 +104,9 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on, ns]))
         after = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[release])
         namespaces = {}
-        for obj in kueue.objects(self.teams, self.flavors, self.overcommit):
+        # The queues cover every quota resource Kueue's Configuration maps a DeviceClass to (the channels').
+        channels = facts.IMEX_CHANNEL_RESOURCE in self.software.device_class_mappings
+        for obj in kueue.objects(self.teams, self.flavors, self.overcommit, channels):
             kind, meta = obj["kind"], obj["metadata"]
             if kind == "Namespace":
                 namespaces[meta["name"]] = k8s.core.v1.Namespace(f"{name}-team-{meta['name']}", metadata=meta,

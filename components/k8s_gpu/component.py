@@ -45,8 +45,10 @@ class K8sGpuSoftware(pulumi.ComponentResource):
         """The DeviceClass pods claim GPUs of (``install: dra``); None: pods ask for ``nvidia.com/gpu``."""
         self.compute_domains = args.options.compute_domains
         """Whether each multi-node job gets a ComputeDomain (``computeDomains``, with ``install: dra``)."""
-        self.device_class_mappings = facts.DRA_KUEUE_MAPPINGS if self.device_class else {}
-        """Kueue's quota resource -> the DeviceClasses charged to it (``install: dra``), for Kueue's Configuration."""
+        self.device_class_mappings = {**facts.DRA_KUEUE_MAPPINGS, **(
+            facts.DRA_CHANNEL_KUEUE_MAPPINGS if self.compute_domains else {})} if self.device_class else {}
+        """Kueue's quota resource -> the DeviceClasses charged to it (``install: dra``; with ``compute_domains`` the
+        ComputeDomains' channels too), for Kueue's Configuration."""
         k8s.core.v1.ServiceAccount(
             f"{name}-jobs",
             metadata={"name": self.job_service_account, "namespace": self.job_namespace,

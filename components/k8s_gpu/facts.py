@@ -108,7 +108,26 @@ the very resource every ClusterQueue already covers: a team's quota counts GPUs 
 (and a request of ``nvidia.com/gpu`` that the DeviceClass's ``extendedResourceName`` turns into a claim is charged to
 the same name). Kueue leaves a workload that claims an unmapped DeviceClass inadmissible."""
 DRA_COMPUTE_DOMAIN_CLASS = "compute-domain-default-channel.nvidia.com"
-"""The DeviceClass of a ComputeDomain's IMEX channel (multi-node NVLink), with ``compute_domains`` on."""
+"""The DeviceClass of a ComputeDomain's IMEX channel (multi-node NVLink), with ``compute_domains`` on: the
+ResourceClaimTemplate the ComputeDomain controller makes for ``spec.channel.resourceClaimTemplate.name`` (driver
+v0.4.1, ``templates/compute-domain-workload-claim-template.tmpl.yaml``) asks for one device of it per pod (request
+``channel``, ``exactly.deviceClassName`` only: the API server defaults ``allocationMode: ExactCount``, ``count: 1``),
+with the driver's opaque ``config``, which Kueue 0.19.2 never reads (its DRA page: per-request config unsupported)."""
+IMEX_CHANNEL_RESOURCE = "gpuready.io/imex-channel"
+"""The Kueue quota resource a ComputeDomain's channel claim is charged to (:data:`DRA_CHANNEL_KUEUE_MAPPINGS`): a
+label key, as Kueue 0.19.2 requires of a mapping's ``name`` (``pkg/config/validation.go``,
+``validateDeviceClassMappings``: ``IsLabelKey``, at most 253 characters), under gpuready's own prefix (not
+``kubernetes.io``/``k8s.io``, Kubernetes' own, nor ``nvidia.com``, whose ``nvidia.com/gpu`` is the GPUs')."""
+DRA_CHANNEL_KUEUE_MAPPINGS = MappingProxyType({IMEX_CHANNEL_RESOURCE: (DRA_COMPUTE_DOMAIN_CLASS,)})
+"""Kueue's ``resources.deviceClassMappings`` added with ``compute_domains``. Kueue 0.19.2 charges a
+ResourceClaimTemplate request ``count`` units of its DeviceClass's mapped name and leaves a workload whose claim names
+a DeviceClass no mapping lists inadmissible (``pkg/dra/claims.go`` ``GetResourceRequestsForResourceClaimTemplates``:
+"DeviceClass ... is not mapped in DRA configuration"; ``pkg/controller/core/workload_controller.go`` then unsets its
+quota reservation with reason ``Inadmissible``), so without this mapping no ComputeDomain gang is ever admitted. Its
+own resource, not ``nvidia.com/gpu``: charged there, each pod's channel would take a GPU's quota. Every ClusterQueue
+and the Cohort then cover it (a workload asking for a resource its ClusterQueue does not cover gets no flavor:
+"resource ... unavailable in ClusterQueue"), with one channel per GPU of quota (:func:`.kueue.cohort`), so a gang
+that fits the GPUs fits the channels: each of its pods claims one channel and at least one GPU."""
 HOST_DRIVER_ROOT = "/"
 """The DRA driver's ``nvidiaDriverRoot`` for a driver installed on the host at the usual paths (its values.yaml)."""
 

@@ -207,24 +207,38 @@ def quotas(teams: Sequence[TeamArgs], flavors: Sequence[Flavor]) -> Quotas:
     return Quotas(MappingProxyType(found), MappingProxyType(own), MappingProxyType(crowded))
 
 
-def _resources(f: Flavor, gpus: Any, borrow: Any = None, lend: Any = None) -> list[dict[str, Any]]:
-    """The quota of ``gpus`` GPUs of ``f`` and the cpu and memory they come with (limits likewise)."""
+def covered(channels: bool = False) -> list[str]:
+    """The ``coveredResources`` of every queue's one resource group: GPUs, cpu, memory, and with ``channels``
+    (``compute_domains``) the ComputeDomains' IMEX channels (:data:`facts.IMEX_CHANNEL_RESOURCE`). Kueue's CRD wants
+    each flavor to list the same resources (CEL: as many as ``coveredResources``), at most 64 of them."""
+    return [facts.GPU_RESOURCE, "cpu", "memory", *((facts.IMEX_CHANNEL_RESOURCE,) if channels else ())]
+
+
+def _resources(f: Flavor, gpus: Any, borrow: Any = None, lend: Any = None,
+               channels: bool = False) -> list[dict[str, Any]]:
+    """The quota of ``gpus`` GPUs of ``f`` and the cpu and memory they come with (limits likewise), in the order of
+    :func:`covered`; with ``channels`` one IMEX channel per GPU, limits likewise: a ComputeDomain gang's pods each
+    claim one channel and at least one GPU, and every queue's channel limits mirror its GPU limits, so no queue's
+    channels run out before its GPUs (:data:`facts.DRA_CHANNEL_KUEUE_MAPPINGS`)."""
     return [_quota(facts.GPU_RESOURCE, gpus, borrow, lend),
             _quota("cpu", _scaled(gpus, f.vcpus_per_gpu), _scaled(borrow, f.vcpus_per_gpu),
                    _scaled(lend, f.vcpus_per_gpu)),
             _quota("memory", _scaled(gpus, f.memory_gib_per_gpu, "Gi"), _scaled(borrow, f.memory_gib_per_gpu, "Gi"),
-                   _scaled(lend, f.memory_gib_per_gpu, "Gi"))]
+                   _scaled(lend, f.memory_gib_per_gpu, "Gi")),
+            *((_quota(facts.IMEX_CHANNEL_RESOURCE, gpus, borrow, lend),) if channels else ())]
 
 
-def cohort(overcommit: bool = False, flavors: Sequence[Flavor] = (), teams: Sequence[TeamArgs] = ()) -> dict[str, Any]:
+def cohort(overcommit: bool = False, flavors: Sequence[Flavor] = (), teams: Sequence[TeamArgs] = (),
+           channels: bool = False) -> dict[str, Any]:
     """The Cohort the teams' ClusterQueues lend and borrow in, holding what the teams' quotas leave of each pool
-    (:attr:`Quotas.cohort`, with its cpu and memory), which every member may borrow; with ``overcommit``
-    (``gpuready:overcommitQuotas``) annotated so that the policy pack and ``gpuready plan`` take quotas above the GPUs
-    as meant."""
+    (:attr:`Quotas.cohort`, with its cpu and memory, and with ``channels`` its IMEX channels), which every member may
+    borrow; with ``overcommit`` (``gpuready:overcommitQuotas``) annotated so that the policy pack and ``gpuready
+    plan`` take quotas above the GPUs as meant."""
     extra = {"annotations": {facts.OVERCOMMIT_ANNOTATION: "true"}} if overcommit else {}
     own = quotas(teams, flavors).cohort
-    spec = {"resourceGroups": [{"coveredResources": [facts.GPU_RESOURCE, "cpu", "memory"], "flavors": [
-        {"name": f.name, "resources": _resources(f, own[f.pool])} for f in flavors]}]} if flavors else {}
+    spec = {"resourceGroups": [{"coveredResources": covered(channels), "flavors": [
+        {"name": f.name, "resources": _resources(f, own[f.pool], channels=channels)} for f in flavors]}]} \
+        if flavors else {}
     return {"apiVersion": facts.KUEUE_API, "kind": "Cohort", "metadata": _meta(facts.COHORT, **extra), "spec": spec}
 
 
@@ -246,22 +260,23 @@ def _scaled(gpus: Optional[int], per_gpu: int, unit: str = "") -> Any:
     return f"{gpus * per_gpu}{unit}" if unit else gpus * per_gpu
 
 
-def cluster_queue(team: TeamArgs, flavors: Sequence[Flavor], teams: Sequence[TeamArgs] = ()) -> dict[str, Any]:
+def cluster_queue(team: TeamArgs, flavors: Sequence[Flavor], teams: Sequence[TeamArgs] = (),
+                  channels: bool = False) -> dict[str, Any]:
     """The team's ClusterQueue among ``teams`` (default: it alone): in the Cohort, admitting workloads of its
-    namespace, one flavor per pool it may use with its limits there (:func:`quotas`) and the cpu and memory those
-    GPUs come with; it lends its idle quota and reclaims it by preemption; within the team, higher priority preempts
-    lower."""
+    namespace, one flavor per pool it may use with its limits there (:func:`quotas`) and the cpu and memory (with
+    ``channels``, the IMEX channels: :func:`_resources`) those GPUs come with; it lends its idle quota and reclaims
+    it by preemption; within the team, higher priority preempts lower."""
     mine = team_flavors(team, flavors)
     limits = quotas(teams or (team,), flavors).teams[team.name]
     entries = [{"name": f.name, "resources": _resources(f, limits[f.pool].nominal, limits[f.pool].borrowing,
-                                                        limits[f.pool].lending)} for f in mine]
+                                                        limits[f.pool].lending, channels)} for f in mine]
     checks = [{"name": f.check, "onFlavors": [f.name]} for f in mine if f.provisioning is not None]
     return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": _meta(team.name), "spec": {
         "cohortName": facts.COHORT,
         # A pool whose nodes come only for a ProvisioningRequest: its workloads wait for them before admission.
         **({"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}),
         "namespaceSelector": {"matchLabels": {facts.TEAM_LABEL: team.name}},
-        "resourceGroups": [{"coveredResources": [facts.GPU_RESOURCE, "cpu", "memory"], "flavors": entries}],
+        "resourceGroups": [{"coveredResources": covered(channels), "flavors": entries}],
         # borrowWithinCohort is left out: Kueue allows it with classical preemption only, not with fair sharing.
         "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
         "fairSharing": {"weight": team.weight},
@@ -289,7 +304,7 @@ def operators_namespace() -> dict[str, Any]:
         "labels": {"app.kubernetes.io/managed-by": "gpuready", facts.TEAM_LABEL: facts.OPERATORS_QUEUE}}}
 
 
-def operators_cluster_queue(flavors: Sequence[Flavor]) -> dict[str, Any]:
+def operators_cluster_queue(flavors: Sequence[Flavor], channels: bool = False) -> dict[str, Any]:
     """The operators' ClusterQueue: in the teams' Cohort, marked ``gpuready.io/role: operators`` (the readers of the
     teams leave it out), a nominal quota of 0 on every pool's flavor and no borrowing limit, so all it runs is what
     the teams and the Cohort leave idle and it guarantees nothing; the admission checks of the pools with one.
@@ -301,9 +316,8 @@ def operators_cluster_queue(flavors: Sequence[Flavor]) -> dict[str, Any]:
     ``reclaimWithinCohort: LowerPriority`` then lets a check (:data:`facts.OPERATORS_PRIORITY_CLASS`) take back GPUs
     a team borrowed for a job of lower priority, never a team's guaranteed GPUs nor its high-priority jobs;
     ``withinClusterQueue: Never``: one check never evicts another. ``borrowWithinCohort`` is left out (classical
-    preemption only)."""
-    mine = [{"name": f.name, "resources": [_quota(facts.GPU_RESOURCE, 0, None, None), _quota("cpu", 0, None, None),
-                                           _quota("memory", "0Gi", None, None)]} for f in flavors]
+    preemption only). With ``channels``, the IMEX channels likewise (0, borrowed as its GPUs are)."""
+    mine = [{"name": f.name, "resources": _resources(f, 0, channels=channels)} for f in flavors]
     checks = [{"name": f.check, "onFlavors": [f.name]} for f in flavors if f.provisioning is not None]
     return {"apiVersion": facts.KUEUE_API, "kind": "ClusterQueue", "metadata": {
         "name": facts.OPERATORS_QUEUE, "labels": {"app.kubernetes.io/managed-by": "gpuready",
@@ -311,7 +325,7 @@ def operators_cluster_queue(flavors: Sequence[Flavor]) -> dict[str, Any]:
         "cohortName": facts.COHORT,
         **({"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}),
         "namespaceSelector": {"matchLabels": {facts.TEAM_LABEL: facts.OPERATORS_QUEUE}},
-        "resourceGroups": [{"coveredResources": [facts.GPU_RESOURCE, "cpu", "memory"], "flavors": mine}],
+        "resourceGroups": [{"coveredResources": covered(channels), "flavors": mine}],
         "preemption": {"reclaimWithinCohort": "LowerPriority", "withinClusterQueue": "Never"},
         "fairSharing": {"weight": facts.OPERATORS_WEIGHT},
     }}
@@ -325,10 +339,11 @@ def operators_local_queue() -> dict[str, Any]:
             "spec": {"clusterQueue": facts.OPERATORS_QUEUE}}
 
 
-def operators_queue(flavors: Sequence[Flavor]) -> list[dict[str, Any]]:
+def operators_queue(flavors: Sequence[Flavor], channels: bool = False) -> list[dict[str, Any]]:
     """The operators' queue, for the platform's own checks (``gpuready smoke``, ``sweep``, ``sweep --repair``
-    without ``--team``): its namespace, ClusterQueue and LocalQueue, in the order they can be created."""
-    return [operators_namespace(), operators_cluster_queue(flavors), operators_local_queue()]
+    without ``--team``): its namespace, ClusterQueue (covering the IMEX channels with ``channels``) and LocalQueue,
+    in the order they can be created."""
+    return [operators_namespace(), operators_cluster_queue(flavors, channels), operators_local_queue()]
 
 
 def gang_levels(flavors: Sequence[Flavor]) -> dict[str, list[str]]:
@@ -347,19 +362,21 @@ def operators_output(flavors: Sequence[Flavor] = ()) -> dict[str, Any]:
             "priorityClass": facts.OPERATORS_PRIORITY_CLASS, **({"gangLevels": levels} if levels else {})}
 
 
-def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False) -> list[dict[str, Any]]:
+def objects(teams: Sequence[TeamArgs], flavors: Sequence[Flavor], overcommit: bool = False,
+            channels: bool = False) -> list[dict[str, Any]]:
     """Every object the teams need, in the order they can be created: namespaces, the pools' Topologies,
     ResourceFlavors, the
     ProvisioningRequestConfigs and AdmissionChecks of pools with one, the Cohort (marked when ``overcommit``), the
-    WorkloadPriorityClasses, ClusterQueues, LocalQueues, then the operators' queue (:func:`operators_queue`). Empty
-    without teams."""
+    WorkloadPriorityClasses, ClusterQueues, LocalQueues, then the operators' queue (:func:`operators_queue`); with
+    ``channels`` (``compute_domains``, whose channel claims Kueue charges to :data:`facts.IMEX_CHANNEL_RESOURCE`)
+    every queue and the Cohort cover the channels too (:func:`covered`). Empty without teams."""
     if not teams:
         return []
     return [*(namespace(t) for t in teams), *topologies(flavors), *(resource_flavor(f) for f in flavors),
-            *(o for f in flavors for o in provisioning_objects(f)), cohort(overcommit, flavors, teams),
+            *(o for f in flavors for o in provisioning_objects(f)), cohort(overcommit, flavors, teams, channels),
             *priority_classes(),
-            *(cluster_queue(t, flavors, teams) for t in teams), *(local_queue(t) for t in teams),
-            *operators_queue(flavors)]
+            *(cluster_queue(t, flavors, teams, channels) for t in teams), *(local_queue(t) for t in teams),
+            *operators_queue(flavors, channels)]
 
 
 def _limits(spec: Mapping[str, Any]) -> dict[str, Limits]:

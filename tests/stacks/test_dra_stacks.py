@@ -92,3 +92,34 @@ def test_the_stacks_kueue_charges_gpu_claims_only_with_dra(install, mapped):
     config = yaml.safe_load(kueue.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
     mappings = (config.get("resources") or {}).get("deviceClassMappings")
     assert mappings == ([{"name": "nvidia.com/gpu", "deviceClassNames": ["gpu.nvidia.com"]}] if mapped else None)
+
+
+@pytest.mark.parametrize("domains", [True, False])
+def test_the_stacks_queues_admit_a_compute_domain_gang_only_with_its_channels_mapped_and_covered(domains):
+    """The eks stack's teams with ComputeDomains: Kueue's release maps the channels' DeviceClass too, every queue
+    and the Cohort cover what it maps, and the multi-node smoke's gang (GPUs and one channel a pod) is admitted to
+    the operators' queue by Kueue's arithmetic (tests/kueue_sim.py) over the objects the stack renders; without
+    ComputeDomains nothing but the GPUs is mapped or covered."""
+    from gpuready_components.k8s_gpu import facts
+    from tests.components.k8s_gpu.test_kueue_channels import gang_claims
+    from tests.gpuready.policy.helpers import render_stack
+    from tests.kueue_sim import Kueue
+
+    rendering = render_stack("eks", **{"gpuready:install": "dra", "gpuready:computeDomains": domains})
+    (release,) = [r for r in rendering.of_type("kubernetes:helm.sh/v3:Release") if r.name == "eks-kueue"]
+    config = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    mapped = [m["name"] for m in config["resources"]["deviceClassMappings"]]
+    assert mapped == [facts.GPU_RESOURCE, *([facts.IMEX_CHANNEL_RESOURCE] if domains else [])]
+    objects = [r.inputs for r in rendering.resources if r.type.startswith(f"kubernetes:{facts.KUEUE_API}:")]
+    queues = [o for o in objects if o["kind"] in ("ClusterQueue", "Cohort")]
+    assert len(queues) == 4
+    for queue in queues:
+        assert set(mapped) <= set(queue["spec"]["resourceGroups"][0]["coveredResources"]), queue["metadata"]["name"]
+        assert (facts.IMEX_CHANNEL_RESOURCE in queue["spec"]["resourceGroups"][0]["coveredResources"]) == domains
+    flavor = next(o for o in objects if o["kind"] == "ResourceFlavor")
+    gang = Kueue(objects, config).submit("gang", facts.OPERATORS_NAMESPACE, facts.OPERATORS_QUEUE, {}, count=2,
+                                         claims=gang_claims(1, namespace=facts.OPERATORS_NAMESPACE),
+                                         node_selector=flavor["spec"]["nodeLabels"])
+    assert gang.admitted == domains, gang.message
+    if not domains:
+        assert f"DeviceClass {facts.DRA_COMPUTE_DOMAIN_CLASS} is not mapped" in gang.message

@@ -76,6 +76,9 @@ MODULES = {
                                        "tests/components/k8s_gpu/test_kueue.py"),
     "components/teams.py": ("tests/components/test_teams.py", "tests/components/k8s_gpu/test_kueue.py"),
     "components/k8s_gpu/gpu_hours.py": ("tests/components/k8s_gpu/test_gpu_hours.py",),
+    "components/eks_gpu/reservation.py": ("tests/components/eks_gpu/test_reservation.py",
+                                          "tests/components/eks_gpu/test_auto_mode_reservation.py",
+                                          "tests/components/eks_gpu/test_karpenter.py"),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

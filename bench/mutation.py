@@ -81,6 +81,8 @@ MODULES = {
                                           "tests/components/eks_gpu/test_karpenter.py"),
     "components/aks_gpu/reservation.py": ("tests/components/aks_gpu/test_reservation.py",),
     "components/batch_gpu/reservation.py": ("tests/components/batch_gpu/test_reservation.py",),
+    "components/aws_reservations.py": ("tests/components/eks_gpu/test_reservation.py",
+                                       "tests/components/batch_gpu/test_reservation.py"),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 
@@ -344,3 +345,20 @@ def test_an_end_is_read_against_the_clock_it_is_given():
         reservation.check(res, **given, now=datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc))
     assert str(error.value) == ("node_group.reservation.end = '2030-01-01T00:00:00Z': the reservation has ended. Fix: "
                                 "name a current reservation, or remove node_group.reservation")
+
+
+@pytest.mark.parametrize("arn, refused", [
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/gpus", False),
+    ("arn:aws-cn:resource-groups:cn-north-1:123456789012:group/gpus", False),  # another partition
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/" + "g" * 128, False),  # the longest group name
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/" + "g" * 129, True),
+    ("arn:aws:resource-groups:us-east-1:12345678901:group/gpus", True),  # an account id of 11 digits
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/", True),
+    ("arn:aws:ec2:us-east-1:123456789012:group/gpus", True),  # not a resource group
+])
+def test_a_resource_group_arn_is_one_of_a_group_in_an_account(arn, refused):
+    with pytest.raises(ConfigError) if refused else contextlib.nullcontext() as error:
+        aws_reservations.check_names("node_group.reservation", None, arn)
+    if refused:
+        assert str(error.value) == (f"node_group.reservation.resource_group_arn = '{arn}': not a resource group ARN. "
+                                    "Fix: use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")

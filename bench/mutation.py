@@ -83,6 +83,7 @@ MODULES = {
     "components/batch_gpu/reservation.py": ("tests/components/batch_gpu/test_reservation.py",),
     "components/aws_reservations.py": ("tests/components/eks_gpu/test_reservation.py",
                                        "tests/components/batch_gpu/test_reservation.py"),
+    "components/gke_gpu/alerts.py": ("tests/components/gke_gpu/test_alerts.py",),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

@@ -84,6 +84,7 @@ MODULES = {
     "components/aws_reservations.py": ("tests/components/eks_gpu/test_reservation.py",
                                        "tests/components/batch_gpu/test_reservation.py"),
     "components/gke_gpu/alerts.py": ("tests/components/gke_gpu/test_alerts.py",),
+    "components/eks_gpu/repair.py": ("tests/components/eks_gpu/test_repair.py",),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""

@@ -5,12 +5,13 @@ in doubt or raised, and what an answer is read as. The pauses go to a recorder, 
 from __future__ import annotations
 
 import json
+import re
 import socket
 from typing import Optional
 
 import pytest
 
-from gpuready.repair.rest import Answer, Api, CloudError
+from gpuready.repair.rest import Answer, Api, CloudError, NodeRepairer
 from gpuready.smoke.retry import Backoff
 
 from .loopback import JsonHandler, serve
@@ -149,3 +150,28 @@ def test_a_refused_connection_never_reached_the_cloud_and_is_not_in_doubt():
     assert str(raised.value).startswith("POST x/reset: no answer (") and raised.value.status is None
     assert (raised.value.passing, raised.value.doubtful) == (True, False)
     assert paused == [1.0] and asked == []  # tried again, with nothing to ask: it was never sent
+
+
+def test_a_read_that_lists_sends_its_body_and_a_get_sends_none(server):
+    base, seen = server((200, {"managedInstances": []}))
+    api = _api(base, [])
+    assert api.read("POST", "groups/g/listManagedInstances", {"filter": "name = x"}).body == {"managedInstances": []}
+    api.read("GET", "groups/g")
+    (post, _, post_headers, body), (get, _, get_headers, nothing) = seen
+    assert (post, json.loads(body), post_headers["Content-Type"]) == ("POST", {"filter": "name = x"}, "application/json")
+    assert (get, nothing) == ("GET", b"") and "Content-Length" not in get_headers
+
+
+@pytest.mark.parametrize("provider, reason", [
+    ("", "its providerID (none) is not a Compute Engine instance (gce://...)"),
+    ("aws:///us-east-1a/i-0abc", "its providerID aws:///us-east-1a/i-0abc is not a Compute Engine instance (gce://...)"),
+])
+def test_a_node_of_no_machine_this_repairer_handles_is_skipped_saying_its_provider_id(provider, reason):
+    repairer = NodeRepairer(_api("http://127.0.0.1:9", []))
+    node = {"metadata": {"name": "gpu-1"}, "spec": {"providerID": provider} if provider else {}}
+    assert repairer.provider_id(node, re.compile(r"gce://(?P<path>.+)"), "a Compute Engine instance (gce://...)") == (
+        "gpu-1", None)
+    assert repairer.skipped(node) == reason and repairer.skipped({"metadata": {"name": "gpu-2"}}) == ""
+    name, found = repairer.provider_id({"metadata": {"name": "gpu-3"}, "spec": {"providerID": "gce://p/z/x"}},
+                                       re.compile(r"gce://(?P<path>.+)"), "a Compute Engine instance")
+    assert (name, found.group("path")) == ("gpu-3", "p/z/x") and repairer.skipped({"metadata": {"name": "gpu-3"}}) == ""

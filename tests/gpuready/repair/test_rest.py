@@ -4,7 +4,9 @@ in doubt or raised, and what an answer is read as. The pauses go to a recorder, 
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import socket
 from typing import Optional
@@ -147,7 +149,9 @@ def test_a_refused_connection_never_reached_the_cloud_and_is_not_in_doubt():
     with pytest.raises(CloudError) as raised:
         _api(f"http://127.0.0.1:{port}", paused, tries=2).act("POST", "x/reset",
                                                               took_effect=lambda: asked.append(1))
-    assert str(raised.value).startswith("POST x/reset: no answer (") and raised.value.status is None
+    said = f"[Errno {errno.ECONNREFUSED}] {os.strerror(errno.ECONNREFUSED)}"  # the system's own words
+    assert str(raised.value) == f"POST x/reset: no answer ({said})" and raised.value.status is None
+    assert raised.value.message == said
     assert (raised.value.passing, raised.value.doubtful) == (True, False)
     assert paused == [1.0] and asked == []  # tried again, with nothing to ask: it was never sent
 
@@ -175,3 +179,22 @@ def test_a_node_of_no_machine_this_repairer_handles_is_skipped_saying_its_provid
     name, found = repairer.provider_id({"metadata": {"name": "gpu-3"}, "spec": {"providerID": "gce://p/z/x"}},
                                        re.compile(r"gce://(?P<path>.+)"), "a Compute Engine instance")
     assert (name, found.group("path")) == ("gpu-3", "p/z/x") and repairer.skipped({"metadata": {"name": "gpu-3"}}) == ""
+
+
+def test_an_answer_cut_off_is_no_answer_in_doubt_said_in_the_networks_words():
+    class Hangs(JsonHandler):
+        def do_POST(self):
+            self.close_connection = True  # the request read, the connection closed without a word
+
+    running = serve(Hangs)
+    paused: list[float] = []
+    try:
+        with pytest.raises(CloudError) as raised:
+            _api(f"http://127.0.0.1:{running.server_address[1]}", paused, tries=1).act(
+                "POST", "x/recreate", {"instances": ["x"]}, took_effect=lambda: None)
+    finally:
+        running.shutdown()
+        running.server_close()
+    assert str(raised.value) == "POST x/recreate: no answer (Remote end closed connection without response)"
+    assert (raised.value.call, raised.value.status, raised.value.passing, raised.value.doubtful) == (
+        "POST x/recreate", None, True, True)

@@ -77,6 +77,17 @@ MODULES = {
                                        "tests/components/k8s_gpu/test_kueue.py"),
     "components/teams.py": ("tests/components/test_teams.py", "tests/components/k8s_gpu/test_kueue.py"),
     "components/k8s_gpu/gpu_hours.py": ("tests/components/k8s_gpu/test_gpu_hours.py",),
+    "components/eks_gpu/reservation.py": ("tests/components/eks_gpu/test_reservation.py",
+                                          "tests/components/eks_gpu/test_auto_mode_reservation.py",
+                                          "tests/components/eks_gpu/test_karpenter.py"),
+    "components/aks_gpu/reservation.py": ("tests/components/aks_gpu/test_reservation.py",),
+    "components/batch_gpu/reservation.py": ("tests/components/batch_gpu/test_reservation.py",),
+    "components/aws_reservations.py": ("tests/components/eks_gpu/test_reservation.py",
+                                       "tests/components/batch_gpu/test_reservation.py"),
+    "components/gke_gpu/alerts.py": ("tests/components/gke_gpu/test_alerts.py",),
+    "components/eks_gpu/repair.py": ("tests/components/eks_gpu/test_repair.py",),
+    "gpuready/repair/rest.py": ("tests/gpuready/repair/test_rest.py", "tests/gpuready/repair/test_gcp.py",
+                                "tests/gpuready/repair/test_azure.py"),
 }
 """Module -> the tests that exercise it, few enough that one mutant's run takes seconds (the whole suite takes
 minutes). The order is the order they run in when none is named."""
@@ -90,11 +101,17 @@ DESELECT = {
         "tests/platforms/test_gpu_vm.py::test_installed_like_a_builtin_the_component_package_serves_it"),
     # the provider's tests in its own process (the same tests run on the same server in a thread, which mutmut sees)
     "components/package.py": ("tests/provider/test_process.py::own_process",),
+    # Ctrl-C delivered by the fault proxy (``_thread.interrupt_main``): mutmut's fork server ignores SIGINT, and its
+    # children with it, so no KeyboardInterrupt is raised there
+    "gpuready/repair/rest.py": (
+        "tests/gpuready/repair/test_gcp.py::test_ctrl_c_while_a_recreate_waits_stops_it_and_nothing_is_sent_again",
+        "tests/gpuready/repair/test_azure.py::test_ctrl_c_while_a_redeploy_waits_stops_it_and_nothing_is_sent_again"),
 }
 """Tests that cannot run on a mutated copy: mutmut's switch between mutants is code its copy imports, so the probe's
 file no longer runs with the standard library alone (what that test checks, of the real file); a scan of the whole
 tree, which sees mutmut's own copy of the tests; and tests that start gpuready in a process of its own, where the
-mutated copy cannot find mutmut's configuration."""
+mutated copy cannot find mutmut's configuration; and tests that deliver Ctrl-C to themselves, which mutmut's children
+ignore."""
 
 MUTMUT = (
     "import sys\n"

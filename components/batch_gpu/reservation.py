@@ -23,7 +23,7 @@ import datetime
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from ..capacity import parse_time, reservation_entry, reservation_stamps
+from ..capacity import check_reservation_facts, reservation_entry, reservation_stamps
 from ..catalog import GpuInstanceType
 from ..aws_reservations import OPEN, PREFERENCES, RESERVATIONS_ONLY, TARGETED, check_names
 from ..errors import ConfigError
@@ -106,19 +106,7 @@ def check(res: BatchReservationArgs, *, capacity: Sequence[str], instance_types:
             raise ConfigError("max_vcpus", max_vcpus, f"the reservation (only: true) holds {res.count} instances of "
                               f"{row.vcpus} vCPUs, so the vCPUs past them never come",
                               f"set max_vcpus to {res.count * row.vcpus} or less")
-    for key, value in (("start", res.start), ("end", res.end)):
-        if value is not None:
-            try:
-                parse_time(value)
-            except ValueError:
-                raise ConfigError(f"{_FIELD}.{key}", value, "not an ISO date",
-                                  "write it like 2026-12-31 or 2026-12-31T11:30:00Z") from None
-    if res.start is not None and res.end is not None and parse_time(res.start) >= parse_time(res.end):
-        raise ConfigError(f"{_FIELD}.start", res.start, f"it is not before the end {res.end}",
-                          "copy start and end from `aws ec2 describe-capacity-reservations`")
-    if res.end is not None and parse_time(res.end) <= (now or datetime.datetime.now(datetime.timezone.utc)):
-        raise ConfigError(f"{_FIELD}.end", res.end, "the reservation has ended",
-                          "buy or name a current reservation, or remove reservation")
+    check_reservation_facts(_FIELD, count=None, start=res.start, end=res.end, now=now)
 
 
 def specification(res: BatchReservationArgs) -> dict[str, object]:

@@ -30,6 +30,8 @@ CAPACITY_BLOCK = "capacity-block"
 ODCR = "odcr"
 KINDS = (CAPACITY_BLOCK, ODCR)
 """The ``kind`` values of :class:`CapacityReservationArgs`."""
+_NAMED = {CAPACITY_BLOCK: "a Capacity Block", ODCR: "an ODCR"}
+"""Each kind as a refusal names it."""
 NODE_GROUP_CAPACITY_TYPE = {CAPACITY_BLOCK: "CAPACITY_BLOCK", ODCR: "ON_DEMAND"}
 """EKS ``capacityType`` of a node group on each kind (botocore EKS shape ``CapacityTypes``)."""
 MARKET_TYPE = {CAPACITY_BLOCK: "capacity-block"}
@@ -96,9 +98,11 @@ def check(res: CapacityReservationArgs, *, capacity_type: str, instance_types: S
         raise ConfigError("autoscaler.mode", mode, "a reservation is named in the managed node group's launch "
                           "template", f"use {' or '.join((*NODE_POOL_MODES, *managed_modes))}")
     if capacity_type == "SPOT" and not (pools and res.kind == ODCR and not res.only):
-        raise ConfigError("node_group.capacity_type", capacity_type, f"a {res.kind} reservation is not Spot capacity"
-                          + (" and a Capacity Block pool mixes no Spot" if pools else ""),
-                          "use ON_DEMAND (the reservation sets the node group's capacity type)")
+        raise ConfigError("node_group.capacity_type", capacity_type, f"{_NAMED[res.kind]} is not Spot capacity"
+                          + ((" and a Capacity Block pool mixes no Spot" if res.kind == CAPACITY_BLOCK else
+                              " and a reservations-only (only: true) pool admits no Spot") if pools else ""),
+                          "use ON_DEMAND (the reservation sets the node group's capacity type)"
+                          + (", or set only false (Spot past the reservation)" if pools and res.kind == ODCR else ""))
     if res.tags is not None:
         _check_tags(res, pools)
     if pools and res.resource_group_arn is not None:

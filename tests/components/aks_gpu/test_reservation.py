@@ -174,3 +174,67 @@ def test_an_end_is_read_against_the_clock():
 def test_the_scope_and_role_come_from_the_groups_id():
     assert reservation.scope(GROUP) == f"/subscriptions/{SUB}/resourceGroups/gpu-reservations"
     assert reservation.contributor_role(GROUP).startswith(f"/subscriptions/{SUB}/providers/")
+
+
+_ZONES = "the reservations are in zone(s) 1, 2: VMs elsewhere do not use them. Fix: set availability_zones to ['1', '2'] " \
+         "(or some of them)"
+_GROUP_ID = ("not a capacity reservation group's resource id. Fix: give /subscriptions/SUB/resourceGroups/RG/providers/"
+             "Microsoft.Compute/capacityReservationGroups/NAME (az capacity reservation group show --query id -o tsv)")
+
+
+@pytest.mark.parametrize("pool, line", [
+    ({**RESERVED, "spot": True}, "node_pool.spot = True: Spot VMs cannot use a capacity reservation group. Fix: set "
+                                 "spot false (Regular priority), or remove node_pool.reservation"),
+    ({"reservation": _group(only=True)}, "node_pool.reservation.only = True: Azure deploys a group's VMs past its "
+     "reserved count without the reservation's guarantee (overallocation), and no agent pool setting stops that. Fix: "
+     "set only false; cap max_count at the reserved count to stay within it"),
+    ({"reservation": _group(vm_size="Standard_NC40ads_H100_v5")}, "node_pool.vm_size = 'Standard_NC24ads_A100_v4': the "
+     "capacity reservation group holds Standard_NC40ads_H100_v5 only. Fix: set vm_size to Standard_NC40ads_H100_v5"),
+    ({"reservation": _group(count=0)}, "node_pool.reservation.count = 0: a capacity reservation holds 1 VM or more. "
+                                       "Fix: set the reserved VM count, or leave it out"),
+    ({"reservation": _group(zones=["4", "1", "0"])}, "node_pool.reservation.zones = ['4', '0']: not Azure availability "
+                                                     "zones. Fix: use 1, 2 and/or 3"),
+    ({"reservation": _group(zones=["1", "2"])}, f"node_pool.availability_zones = []: {_ZONES}"),
+    ({"availability_zones": ["1", "3"], "reservation": _group(zones=["1", "2"])},
+     f"node_pool.availability_zones = ['1', '3']: {_ZONES}"),
+    ({"availability_zones": ["3", "2"], "reservation": _group(zones=["1", "2"])},
+     f"node_pool.availability_zones = ['3', '2']: {_ZONES}"),
+    ({"reservation": _group(group_id="a100-eastus")}, f"node_pool.reservation.group_id = 'a100-eastus': {_GROUP_ID}"),
+    ({"reservation": _group(group_id=None)}, f"node_pool.reservation.group_id = None: {_GROUP_ID}"),
+    ({"reservation": _group(group_id=GROUP + "/x")}, f"node_pool.reservation.group_id = '{GROUP}/x': {_GROUP_ID}"),
+])
+def test_each_refusal_is_one_whole_line_naming_the_value_and_the_fix(pool, line):
+    with pytest.raises(ConfigError) as error:
+        check(args(pool))
+    assert str(error.value) == line
+
+
+@pytest.mark.parametrize("pool", [
+    {"reservation": _group(count=1, vm_size="Standard_NC24ads_A100_v4")},  # one VM reserved, the size as the pool's
+    {"availability_zones": ["2", "1"], "reservation": _group(zones=["1", "2"])},  # every zone of the reservation
+    {"availability_zones": ["2"], "reservation": _group(zones=["1", "2"])},  # some of them
+    {"availability_zones": ["3"], "reservation": _group(zones=["1", "2", "3"])},
+    {"availability_zones": ["1"], "reservation": _group(group_id=GROUP.upper())},  # Azure's ids are case-insensitive
+])
+def test_a_group_at_each_limit_is_accepted(pool):
+    check(args(pool))
+
+
+def test_the_reservation_is_told_as_given_with_a_zone_only_when_it_is_in_one():
+    assert reservation.output(_group()) == {"kind": "capacity-reservation-group", "target": GROUP, "only": False}
+    assert reservation.output(_group(zones=["1", "2"], count=2, start="2999-01-01", end="2999-02-01"), ["2"]) == {
+        "kind": "capacity-reservation-group", "target": GROUP, "only": False, "start": "2999-01-01",
+        "end": "2999-02-01", "count": 2, "nodeZones": ["2"]}
+    assert reservation.output(_group(zones=["3"]), ["3"]) == {
+        "kind": "capacity-reservation-group", "target": GROUP, "only": False, "zone": "3", "nodeZones": ["3"]}
+    assert reservation.output(_group(zones=["3"])) == {
+        "kind": "capacity-reservation-group", "target": GROUP, "only": False, "zone": "3", "nodeZones": []}
+
+
+def test_the_contributor_role_is_azures_built_in_one_in_the_groups_subscription():
+    assert reservation.contributor_role(GROUP) == (f"/subscriptions/{SUB}/providers/Microsoft.Authorization/"
+                                                   "roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c")
+    assert reservation.stamps(None) == {}
+    assert reservation.stamps(_group(count=2, start="2999-01-01T11:30:00Z", end="2999-02-01")) == {
+        "reservation-start.gpuready.io": "29990101t113000z", "reservation-end.gpuready.io": "29990201t000000z",
+        "reservation-count.gpuready.io": "2"}

@@ -5,6 +5,7 @@ environment that launches from it); what Batch does not support is refused with 
 from __future__ import annotations
 
 import contextlib
+import datetime
 
 import boto3
 import botocore.session
@@ -163,3 +164,95 @@ def test_a_reservation_must_start_before_it_ends_not_at_its_end(start, refused):
         check(args(reservation=res))
     if refused:
         assert error.value.field == "reservation.start" and "not before the end" in str(error.value)
+
+
+_PREFERENCE = ("open names no reservation and targeted names one. Fix: give id or resource_group_arn (targeted), or "
+               "neither (open)")
+_OPEN_ONLY = ("reservation.only = True: an open preference launches on-demand when no matching reservation has room. "
+              "Fix: target the reservation by id or resource_group_arn")
+_SPOT = "a reservation is on-demand capacity, not Spot. Fix: use ['on-demand']"
+
+
+@pytest.mark.parametrize("overrides, line", [
+    ({"reservation": BatchReservationArgs(kind="capacity-block", id=ID)},
+     "reservation.kind = 'capacity-block': AWS Batch ignores a launch template's instance market options (Batch user "
+     "guide, launch-templates), so a Capacity Block's market type never reaches the instances. Fix: use an ODCR (kind "
+     "odcr), or EKS (gpuready:platform eks) for a Capacity Block"),
+    ({"reservation": BatchReservationArgs(kind="reserved", id=ID)},
+     "reservation.kind = 'reserved': not a reservation kind Batch launches into. Fix: use odcr"),
+    ({"reservation": BatchReservationArgs(id=ID), "capacity": ["spot", "on-demand"]}, f"capacity = ['spot', 'on-demand']: {_SPOT}"),
+    ({"reservation": BatchReservationArgs(id=ID), "capacity": ["on-demand", "spot"]}, f"capacity = ['on-demand', 'spot']: {_SPOT}"),
+    ({"reservation": BatchReservationArgs(id=ID), "capacity": ["spot"]}, f"capacity = ['spot']: {_SPOT}"),
+    ({"reservation": BatchReservationArgs(id="cr-0123456789abcdef")},
+     "reservation.id = 'cr-0123456789abcdef': not a capacity reservation id (cr- and 17 hex digits). Fix: copy the id "
+     "from the EC2 console or `aws ec2 describe-capacity-reservations`"),
+    ({"reservation": BatchReservationArgs(id=ID, resource_group_arn=GROUP)},
+     f"reservation.id = '{ID}': an ODCR is targeted by an id or a resource group ARN, not both. Fix: keep one of id and "
+     "resource_group_arn"),
+    ({"reservation": BatchReservationArgs(resource_group_arn="gpus")},
+     "reservation.resource_group_arn = 'gpus': not a resource group ARN. Fix: use "
+     "arn:aws:resource-groups:REGION:ACCOUNT:group/NAME"),
+    ({"reservation": BatchReservationArgs(preference="closed")},
+     "reservation.preference = 'closed': not an ODCR preference. Fix: use open or targeted"),
+    ({"reservation": BatchReservationArgs(id=ID, preference="open")}, f"reservation.preference = 'open': {_PREFERENCE}"),
+    ({"reservation": BatchReservationArgs(resource_group_arn=GROUP, preference="open")},
+     f"reservation.preference = 'open': {_PREFERENCE}"),
+    ({"reservation": BatchReservationArgs(preference="targeted")}, f"reservation.preference = 'targeted': {_PREFERENCE}"),
+    ({"reservation": BatchReservationArgs(preference="open", only=True)}, _OPEN_ONLY),
+    ({"reservation": BatchReservationArgs(only=True)}, _OPEN_ONLY),
+    ({"reservation": BatchReservationArgs(id=ID, instance_type="p5.48xlarge")},
+     "instance_types = ['g6.xlarge', 'g6.12xlarge']: the reservation holds p5.48xlarge only. Fix: add p5.48xlarge to "
+     "instance_types"),
+    ({"reservation": BatchReservationArgs(id=ID, count=0)},
+     "reservation.count = 0: a reservation holds 1 instance or more. Fix: set the reserved instance count, or leave it "
+     "out"),
+    ({"reservation": BatchReservationArgs(id=ID, instance_type="g6.12xlarge", count=2, only=True), "max_vcpus": 97},
+     "max_vcpus = 97: the reservation (only: true) holds 2 instances of 48 vCPUs, so the vCPUs past them never come. "
+     "Fix: set max_vcpus to 96 or less"),
+    ({"reservation": BatchReservationArgs(id=ID, start="soon")},
+     "reservation.start = 'soon': not an ISO date. Fix: write it like 2026-12-31 or 2026-12-31T11:30:00Z"),
+    ({"reservation": BatchReservationArgs(id=ID, end="2020-01-01")},
+     "reservation.end = '2020-01-01': the reservation has ended. Fix: name a current reservation, or remove reservation"),
+])
+def test_each_refusal_is_one_whole_line_naming_the_value_and_the_fix(overrides, line):
+    with pytest.raises(ConfigError) as error:
+        check(args(**overrides))
+    assert str(error.value) == line
+
+
+@pytest.mark.parametrize("res, max_vcpus", [
+    (BatchReservationArgs(id=ID, instance_type="g6.12xlarge", count=2, only=True), 96),  # exactly the reserved vCPUs
+    (BatchReservationArgs(id=ID, instance_type="g6.12xlarge", count=1), 96),  # not only: on-demand past it
+    (BatchReservationArgs(resource_group_arn=GROUP, instance_type="g6.12xlarge", count=1, only=True), 48),
+    (BatchReservationArgs(id=ID, instance_type="g6.12xlarge", count=1, only=True, preference="targeted"), 48),
+    (BatchReservationArgs(preference="open", count=1), 64),
+])
+def test_a_reservation_at_each_limit_is_accepted(res, max_vcpus):
+    check(args(reservation=res, max_vcpus=max_vcpus))
+
+
+def test_the_output_and_the_description_tell_the_target():
+    res = BatchReservationArgs(resource_group_arn=GROUP, instance_type="g6.12xlarge", availability_zone="us-east-1a",
+                               count=2, start="2999-01-01", end="2999-02-01", only=True)
+    assert reservation.output(res, "gpu-g6", ["us-east-1a"]) == {
+        "pool": "gpu-g6", "kind": "odcr", "target": GROUP, "only": True, "start": "2999-01-01", "end": "2999-02-01",
+        "count": 2, "zone": "us-east-1a", "subnetZones": ["us-east-1a"]}
+    assert reservation.output(BatchReservationArgs(id=ID), "gpu") == {"pool": "gpu", "kind": "odcr", "target": ID,
+                                                                      "only": False}
+    assert [reservation.describe(r) for r in (BatchReservationArgs(id=ID), BatchReservationArgs(resource_group_arn=GROUP),
+                                              BatchReservationArgs())] == [f"odcr {ID}", f"odcr {GROUP}", "odcr open"]
+    assert reservation.stamps(None) == {}
+    assert reservation.stamps(res) == {"reservations-only.gpuready.io": "true",
+                                       "reservation-start.gpuready.io": "29990101t000000z",
+                                       "reservation-end.gpuready.io": "29990201t000000z",
+                                       "reservation-count.gpuready.io": "2"}
+
+
+def test_an_end_is_read_against_the_clock_it_is_given():
+    res = BatchReservationArgs(id=ID, end="2030-01-01T00:00:00Z")
+    given = dict(capacity=["on-demand"], instance_types=["g6.xlarge"], rows=[], max_vcpus=64)
+    reservation.check(res, **given, now=datetime.datetime(2029, 12, 31, 23, 59, 59, tzinfo=datetime.timezone.utc))
+    with pytest.raises(ConfigError) as error:
+        reservation.check(res, **given, now=datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc))
+    assert str(error.value) == ("reservation.end = '2030-01-01T00:00:00Z': the reservation has ended. Fix: name a "
+                                "current reservation, or remove reservation")

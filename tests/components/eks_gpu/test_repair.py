@@ -111,3 +111,17 @@ def test_limits_eks_would_refuse_are_refused_at_preview(render, given, key, says
     with pytest.raises(ConfigError) as error:
         build(render, {"repair": NodeRepairArgs(**given)})
     assert error.value.field == f"node_group.repair.{key}" and says in str(error.value)
+
+
+def test_the_repair_config_carries_each_limit_given_and_each_reasons_action_after_the_wait():
+    config = repair.node_repair_config(NodeRepairArgs(max_parallel=2, max_unhealthy_percent=35, wait_minutes=7))
+    assert {k: v for k, v in config.items() if k != "node_repair_config_overrides"} == {
+        "enabled": True, "max_parallel_nodes_repaired_count": 2, "max_unhealthy_node_threshold_percentage": 35}
+    overrides = config["node_repair_config_overrides"]
+    assert [o["node_unhealthy_reason"] for o in overrides] == list(repair.REASONS)
+    assert all(o["node_monitoring_condition"] == "AcceleratedHardwareReady" and o["min_repair_wait_time_mins"] == 7
+               for o in overrides)
+    actions = {o["node_unhealthy_reason"]: o["repair_action"] for o in overrides}
+    assert actions["NvidiaXID79Error"] == "Replace" and actions["NvidiaXID48Error"] == "Reboot"
+    assert actions == dict(repair.REASONS)
+    assert repair.node_repair_config(NodeRepairArgs(enabled=False, max_parallel=2)) == {"enabled": False}

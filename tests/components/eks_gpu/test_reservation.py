@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import datetime
+
 import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
-from gpuready_components.eks_gpu import CapacityReservationArgs
+from gpuready_components.eks_gpu import AutoscalerArgs, CapacityReservationArgs
 from gpuready_components import aws_reservations
+from gpuready_components.aws_network.capacity_blocks import BlockFacts, BlockPool
 from gpuready_components.eks_gpu import reservation
 from gpuready_components.eks_gpu.validation import check
 from gpuready_components.errors import ConfigError
@@ -169,3 +174,191 @@ def test_the_groups_carry_the_reservations_known_facts_as_tags_for_plan_and_poli
     value = EKS.shape_for("TagValue")
     assert all(len(v) <= value.metadata["max"] for v in tags.values())
     assert not any(k.endswith("gpuready.io") for k in one(rendering, NODE_GROUP, "ml-system").inputs["tags"])
+
+
+KARPENTER = {"autoscaler": AutoscalerArgs(mode="karpenter")}
+AUTO_MODE = {"autoscaler": AutoscalerArgs(mode="auto-mode")}
+ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/g"
+P5 = {"instance_types": ["p5.48xlarge"], "max_size": 2}
+_TYPE = "node_group.capacity_type = 'SPOT': "
+_ON_DEMAND = "Fix: use ON_DEMAND (the reservation sets the node group's capacity type)"
+_ONE_ID = ("a Capacity Block is launched into by its id alone. Fix: set id to the block's cr-... id (no "
+           "resource_group_arn, no preference)")
+_TAGS = ("tags select ODCRs instead of an id. Fix: give an ODCR's id or a non-empty map of its tags, not both (a "
+         "Capacity Block: its id)")
+_NEVER = "instances, so the nodes past them never come. Fix: set max_size to 1 or less"
+
+
+@pytest.mark.parametrize("node_group, overrides, line", [
+    ({"reservation": CapacityReservationArgs(kind="reserved", id=BLOCK_ID)}, {},
+     "node_group.reservation.kind = 'reserved': not a reservation kind. Fix: use capacity-block or odcr"),
+    ({"reservation": _block(), "capacity_type": "SPOT"}, {}, f"{_TYPE}a Capacity Block is not Spot capacity. {_ON_DEMAND}"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID), "capacity_type": "SPOT"}, {},
+     f"{_TYPE}an ODCR is not Spot capacity. {_ON_DEMAND}"),
+    ({"reservation": _block(), "capacity_type": "SPOT"}, KARPENTER,
+     f"{_TYPE}a Capacity Block is not Spot capacity and a Capacity Block pool mixes no Spot. {_ON_DEMAND}"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, only=True), "capacity_type": "SPOT"}, AUTO_MODE,
+     f"{_TYPE}an ODCR is not Spot capacity and a reservations-only (only: true) pool admits no Spot. {_ON_DEMAND}, or "
+     "set only false (Spot past the reservation)"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", tags={"team": "ml"})}, {},
+     "node_group.reservation.tags = {'team': 'ml'}: a launch template names a reservation by id or resource group, not "
+     "by tags. Fix: give id or resource_group_arn (or use autoscaler karpenter or auto-mode)"),
+    ({"reservation": _block(tags={"team": "ml"})}, KARPENTER, f"node_group.reservation.tags = {{'team': 'ml'}}: {_TAGS}"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, tags={"team": "ml"})}, KARPENTER,
+     f"node_group.reservation.tags = {{'team': 'ml'}}: {_TAGS}"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", tags={})}, AUTO_MODE, f"node_group.reservation.tags = {{}}: {_TAGS}"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", resource_group_arn=ARN)}, KARPENTER,
+     f"node_group.reservation.resource_group_arn = '{ARN}': Karpenter selects reservations by id or tags, not by "
+     "resource group. Fix: give id, or tags the group's reservations carry"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", resource_group_arn=ARN)}, AUTO_MODE,
+     f"node_group.reservation.resource_group_arn = '{ARN}': EKS Auto Mode selects reservations by id or tags, not by "
+     "resource group. Fix: give id, or tags the group's reservations carry"),
+    ({"reservation": _block(id="cr-0123456789abcdef")}, {},
+     "node_group.reservation.id = 'cr-0123456789abcdef': not a capacity reservation id (cr- and 17 hex digits). Fix: "
+     "copy the id from the EC2 console or `aws ec2 describe-capacity-reservations`"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", resource_group_arn="my-group")}, {},
+     "node_group.reservation.resource_group_arn = 'my-group': not a resource group ARN. Fix: use "
+     "arn:aws:resource-groups:REGION:ACCOUNT:group/NAME"),
+    ({"reservation": _block(id=None)}, {}, f"node_group.reservation.id = None: {_ONE_ID}"),
+    ({"reservation": _block(resource_group_arn=ARN)}, {}, f"node_group.reservation.id = '{BLOCK_ID}': {_ONE_ID}"),
+    ({"reservation": _block(preference="targeted")}, {}, f"node_group.reservation.id = '{BLOCK_ID}': {_ONE_ID}"),
+    ({"reservation": _block(), "instance_types": ["p5.48xlarge", "p5e.48xlarge"]}, {},
+     "node_group.instance_types = ['p5.48xlarge', 'p5e.48xlarge']: a Capacity Block reserves one instance type. Fix: "
+     "list only the block's instance type"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", preference="closed")}, {},
+     "node_group.reservation.preference = 'closed': not an ODCR preference. Fix: use open or targeted"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, resource_group_arn=ARN)}, {},
+     f"node_group.reservation.id = '{BLOCK_ID}': an ODCR is targeted by an id or a resource group ARN, not both. Fix: "
+     "keep one of id and resource_group_arn"),
+    *[({"reservation": CapacityReservationArgs(kind="odcr", preference="open", **named)}, mode,
+       "node_group.reservation.preference = 'open': open launches into any matching reservation, so it names none. "
+       "Fix: drop id/resource_group_arn, or use targeted")
+      for named, mode in (({"id": BLOCK_ID}, {}), ({"resource_group_arn": ARN}, {}), ({"tags": {"team": "ml"}}, KARPENTER))],
+    ({"reservation": CapacityReservationArgs(kind="odcr", preference="targeted")}, {},
+     "node_group.reservation.preference = 'targeted': targeted needs the reservation to target. Fix: set id (cr-...) "
+     "or resource_group_arn (Karpenter, Auto Mode: or tags), or use open"),
+    *[({"reservation": CapacityReservationArgs(kind="odcr", preference=preference)}, AUTO_MODE,
+       "node_group.reservation.preference = 'open': an Auto Mode NodeClass selects reservations by id or tags only "
+       "(without one, Auto Mode open-matches open ODCRs as on-demand capacity). Fix: give the ODCR's id or tags, or "
+       "drop the reservation") for preference in ("open", None)],
+    ({"reservation": _block(instance_type="p4d.24xlarge")}, {},
+     "node_group.instance_types = ['p5.48xlarge']: the reservation holds p4d.24xlarge only. Fix: use instance_types "
+     "[p4d.24xlarge]"),
+    ({"reservation": _block(count=0)}, {}, "node_group.reservation.count = 0: a reservation holds 1 instance or more. "
+                                           "Fix: set the reserved instance count, or leave it out"),
+    ({"reservation": _block(count=1)}, {}, f"node_group.max_size = 2: the Capacity Block holds 1 {_NEVER}"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, count=1, only=True)}, {},
+     f"node_group.max_size = 2: the reservation (only: true) holds 1 {_NEVER}"),
+    ({"reservation": CapacityReservationArgs(kind="odcr", only=True)}, KARPENTER,
+     "node_group.reservation.only = True: an open ODCR preference launches on-demand when no matching reservation has "
+     "room. Fix: target the reservation by id or resource_group_arn, or set only false"),
+    ({"reservation": _block(end="2020-01-01")}, {}, "node_group.reservation.end = '2020-01-01': the reservation has "
+                                                    "ended. Fix: name a current reservation, or remove "
+                                                    "node_group.reservation"),
+])
+def test_each_refusal_is_one_whole_line_naming_the_value_and_the_fix(node_group, overrides, line):
+    with pytest.raises(ConfigError) as error:
+        check(args({**P5, **node_group}, **overrides))
+    assert str(error.value) == line
+
+
+@pytest.mark.parametrize("node_group, overrides", [
+    ({"reservation": _block(count=2)}, {}),  # max_size equal to the block's count
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, count=2, only=True)}, {}),
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID, count=1)}, {}),  # may grow: not only
+    ({"reservation": _block(count=2, instance_type="p5.48xlarge")}, {}),
+    ({"reservation": CapacityReservationArgs(kind="odcr", id=BLOCK_ID), "capacity_type": "SPOT"}, KARPENTER),
+    ({"reservation": CapacityReservationArgs(kind="odcr", tags={"team": "ml"}), "capacity_type": "SPOT"}, AUTO_MODE),
+    ({"reservation": CapacityReservationArgs(kind="odcr", preference="open")}, KARPENTER),
+    ({"reservation": CapacityReservationArgs(kind="odcr", resource_group_arn=ARN, only=True)}, {}),
+    ({"reservation": CapacityReservationArgs(kind="odcr", preference="targeted", id=BLOCK_ID)}, {}),
+])
+def test_a_reservation_at_each_limit_is_accepted(node_group, overrides):
+    check(args({**P5, **node_group}, **overrides))
+
+
+def test_the_reservation_check_names_the_modes_that_can_launch_into_it():
+    with pytest.raises(ConfigError) as error:
+        reservation.check(_block(), capacity_type="ON_DEMAND", instance_types=["p5.48xlarge"], max_size=1,
+                          mode="none", managed_modes=("cluster-autoscaler",))
+    assert str(error.value) == ("autoscaler.mode = 'none': a reservation is named in the managed node group's launch "
+                                "template. Fix: use karpenter or auto-mode or cluster-autoscaler")
+
+
+def test_a_capacity_block_by_id_is_checked_at_preview_against_its_pool_and_nothing_else_is():
+    pool = reservation.block_pool(_block(), instance_types=["p5.48xlarge"], max_size=2, subnets_field="subnet_ids")
+    assert pool == BlockPool(block_id=BLOCK_ID, reservation=f"capacity-block {BLOCK_ID}", field="node_group.reservation",
+                             instance_types=("p5.48xlarge",), types_field="node_group.instance_types", max_size=2,
+                             max_field="node_group.max_size", subnets_field="subnet_ids")
+    assert reservation.block_pool(CapacityReservationArgs(kind="odcr", id=BLOCK_ID), instance_types=["p5.48xlarge"],
+                                  max_size=2, subnets_field="subnet_ids") is None
+    assert reservation.block_pool(_block(id=None), instance_types=["p5.48xlarge"], max_size=2,
+                                  subnets_field="subnet_ids") is None
+
+
+def test_the_output_tells_the_facts_given_else_those_read_and_whether_they_were_read():
+    read = BlockFacts(instance_type="p5.48xlarge", availability_zone="us-east-1b", count=4,
+                      start="2999-01-01T11:30:00Z", end="2999-01-15T11:30:00Z", state="scheduled")
+    # nothing given: what EC2 answered
+    assert reservation.output(_block(), ["us-east-1b"], read) == {
+        "kind": "capacity-block", "target": BLOCK_ID, "only": False, "start": "2999-01-01T11:30:00Z",
+        "end": "2999-01-15T11:30:00Z", "count": 4, "zone": "us-east-1b", "subnetZones": ["us-east-1b"],
+        "factsRead": True}
+    # given facts are shown before those read (preview refuses a disagreement: here they differ to tell which is shown)
+    given = _block(start="2999-01-01", end="2999-01-15", count=0, availability_zone="us-east-1a", only=True)
+    assert reservation.output(given, None, read) == {
+        "kind": "capacity-block", "target": BLOCK_ID, "only": True, "start": "2999-01-01", "end": "2999-01-15",
+        "count": 0, "zone": "us-east-1a", "factsRead": True}
+    # offline: EC2 answered the id alone
+    assert reservation.output(_block(count=2), [], BlockFacts()) == {
+        "kind": "capacity-block", "target": BLOCK_ID, "only": False, "count": 2, "subnetZones": [], "factsRead": False}
+    # an ODCR is not read
+    assert reservation.output(CapacityReservationArgs(kind="odcr", tags={"b": "2", "a": "1"})) == {
+        "kind": "odcr", "target": "tags a=1,b=2", "only": False}
+
+
+def test_the_target_the_preference_and_the_capacity_type_of_each_reservation():
+    group = CapacityReservationArgs(kind="odcr", resource_group_arn=ARN)
+    tagged = CapacityReservationArgs(kind="odcr", tags={"team": "ml"})
+    assert [reservation.target(r) for r in (_block(), group, tagged, CapacityReservationArgs(kind="odcr"),
+                                            CapacityReservationArgs(kind="odcr", tags={}))] == [
+        BLOCK_ID, ARN, "tags team=ml", "open", "open"]
+    assert [r.preference_of for r in (_block(), group, tagged, CapacityReservationArgs(kind="odcr"),
+                                      CapacityReservationArgs(kind="odcr", id=BLOCK_ID, preference="open"))] == [
+        "targeted", "targeted", "targeted", "open", "open"]
+    assert [reservation.preference(r) for r in (
+        _block(), _block(only=True), group, dataclasses.replace(group, only=True), CapacityReservationArgs(kind="odcr"),
+        CapacityReservationArgs(kind="odcr", id=BLOCK_ID, only=True))] == [
+        None, None, None, "capacity-reservations-only", "open", None]
+    assert reservation.capacity_type(_block(), "SPOT") == "CAPACITY_BLOCK"
+    assert reservation.capacity_type(group, "SPOT") == "ON_DEMAND"
+    assert reservation.capacity_type(None, "SPOT") == "SPOT"
+    assert reservation.stamps(None) == {}
+
+
+def test_an_end_is_read_against_the_clock_it_is_given():
+    res = _block(end="2030-01-01T00:00:00Z")
+    given = dict(capacity_type="ON_DEMAND", instance_types=["p5.48xlarge"], max_size=1, mode="cluster-autoscaler",
+                 managed_modes=("cluster-autoscaler",))
+    reservation.check(res, **given, now=datetime.datetime(2029, 12, 31, 23, 59, 59, tzinfo=datetime.timezone.utc))
+    with pytest.raises(ConfigError) as error:
+        reservation.check(res, **given, now=datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc))
+    assert str(error.value) == ("node_group.reservation.end = '2030-01-01T00:00:00Z': the reservation has ended. Fix: "
+                                "name a current reservation, or remove node_group.reservation")
+
+
+@pytest.mark.parametrize("arn, refused", [
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/gpus", False),
+    ("arn:aws-cn:resource-groups:cn-north-1:123456789012:group/gpus", False),  # another partition
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/" + "g" * 128, False),  # the longest group name
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/" + "g" * 129, True),
+    ("arn:aws:resource-groups:us-east-1:12345678901:group/gpus", True),  # an account id of 11 digits
+    ("arn:aws:resource-groups:us-east-1:123456789012:group/", True),
+    ("arn:aws:ec2:us-east-1:123456789012:group/gpus", True),  # not a resource group
+])
+def test_a_resource_group_arn_is_one_of_a_group_in_an_account(arn, refused):
+    with pytest.raises(ConfigError) if refused else contextlib.nullcontext() as error:
+        aws_reservations.check_names("node_group.reservation", None, arn)
+    if refused:
+        assert str(error.value) == (f"node_group.reservation.resource_group_arn = '{arn}': not a resource group ARN. "
+                                    "Fix: use arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")

@@ -123,3 +123,25 @@ def test_with_teams_managed_alerts_also_record_their_gpu_hours(render, promtool,
     assert done.returncode == 0, done.stdout + done.stderr
     without, _ = build(render, cluster=ClusterArgs(managed_dcgm=False), managed_alerts=True)
     assert [r.name for r in without.of_type(CUSTOM + "ClusterRules")] == ["ml-gpu-alerts"]
+
+
+def test_the_objects_are_named_labelled_and_timed_as_gpuready_manages_them():
+    assert alerts.pod_monitoring("gpu-operator", "gpu-operator") == {
+        "apiVersion": "monitoring.googleapis.com/v1", "kind": "PodMonitoring",
+        "metadata": {"name": "gpuready-dcgm-exporter", "namespace": "gpu-operator",
+                     "labels": {"app.kubernetes.io/managed-by": "gpuready"}},
+        "spec": {"selector": {"matchLabels": dict(health.EXPORTER_PODS["gpu-operator"])},
+                 "endpoints": [{"port": "metrics", "interval": "30s"}]}}
+    rules = alerts.cluster_rules()
+    assert {k: v for k, v in rules.items() if k != "spec"} == {
+        "apiVersion": "monitoring.googleapis.com/v1", "kind": "ClusterRules",
+        "metadata": {"name": "gpuready-gpu-health", "labels": {"app.kubernetes.io/managed-by": "gpuready"}}}
+    (group,) = rules["spec"]["groups"]
+    # evaluated every minute (the managed rule evaluator's group interval)
+    assert (group["name"], group["interval"]) == (health.RULE_GROUP, "1m")
+    teams = (TeamArgs("research", 2),)
+    hours = alerts.hours_rules(teams)
+    assert {k: v for k, v in hours.items() if k != "spec"} == {
+        "apiVersion": "monitoring.googleapis.com/v1", "kind": "ClusterRules",
+        "metadata": {"name": "gpuready-gpu-hours", "labels": {"app.kubernetes.io/managed-by": "gpuready"}}}
+    assert hours["spec"] == {"groups": [gpu_hours.group(teams, exporter_job="gpuready-dcgm-exporter")]}

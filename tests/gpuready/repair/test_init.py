@@ -493,3 +493,37 @@ def test_an_answer_without_an_error_part_is_no_throttling_and_no_crash():
     for response in ({}, {"ResponseMetadata": {"HTTPStatusCode": 400}}, "text"):
         error = type("E", (Exception,), {"response": response})()
         assert retryable(error) is False
+
+
+@pytest.mark.parametrize("meta, status, evicted", [
+    ({}, {"phase": "Running"}, True),
+    ({}, None, True),  # no status yet: a pod being made is evicted, not passed over
+    ({}, {"phase": "Pending"}, True),
+    ({}, {"phase": "Succeeded"}, False),
+    ({}, {"phase": "Failed"}, False),
+    ({"ownerReferences": [{"kind": "DaemonSet", "name": "dcgm-exporter"}]}, {"phase": "Running"}, False),
+    ({"ownerReferences": [{"kind": "ReplicaSet", "name": "web"}]}, {"phase": "Running"}, True),
+    ({"annotations": {"kubernetes.io/config.mirror": "abc"}}, {"phase": "Running"}, False),
+    ({"annotations": {"kubernetes.io/config.mirror": "abc"}, "labels": {"app": "x"}}, {"phase": "Running"}, False),
+    ({"labels": {"app.kubernetes.io/name": "gpuready-sweep"}}, {"phase": "Running"}, False),
+    ({"labels": {"app.kubernetes.io/name": "other"}}, {"phase": "Running"}, True),
+    ({"labels": {"gpuready-sweep": "app.kubernetes.io/name"}}, {"phase": "Running"}, True),
+    ({"annotations": {"other": "x"}, "labels": {"app.kubernetes.io/name": "gpuready-sweep"}}, {"phase": "Running"},
+     False),
+])
+def test_a_drain_evicts_what_kubectl_drain_would_and_leaves_the_rest(meta, status, evicted):
+    """DaemonSet pods come back at once, a mirror pod is the kubelet's own, the sweep's pods are the probe that
+    judged the node, and a finished pod holds nothing: none of them is evicted."""
+    pods = _Pods(1.0, names=())
+    listed = {"metadata": {"name": "p", "namespace": "team-a", **meta}, **({"status": status} if status else {})}
+    pods.list_pod_for_all_namespaces = lambda field_selector: {
+        "items": [] if pods.evicted else [listed]}
+    assert pods.drain(30.0)[0] is None
+    assert (list(pods.evicted) == ["p"]) is evicted
+
+
+def test_the_pods_a_drain_left_are_named_five_at_most():
+    names = [f"train-{i}" for i in range(7)]
+    pods = _Pods(60.0, names=names)
+    assert pods.drain(5.0)[0] == ("7 pods still on it after 5 s (team-a/train-0, team-a/train-1, team-a/train-2, "
+                                  "team-a/train-3, team-a/train-4)")

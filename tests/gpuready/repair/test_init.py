@@ -527,3 +527,83 @@ def test_the_pods_a_drain_left_are_named_five_at_most():
     pods = _Pods(60.0, names=names)
     assert pods.drain(5.0)[0] == ("7 pods still on it after 5 s (team-a/train-0, team-a/train-1, team-a/train-2, "
                                   "team-a/train-3, team-a/train-4)")
+
+
+def test_a_drain_looks_again_every_two_seconds_and_its_last_wait_ends_at_its_deadline():
+    pods = _Pods(60.0)
+    slept = []
+    pods.sleep = lambda seconds: (slept.append(seconds), setattr(pods, "now", pods.now + seconds))
+    assert pods.drain(4.5)[0] == "1 pods still on it after 4.5 s (team-a/train-0)"
+    assert slept == [2.0, 2.0, 0.5] and pods.now == 104.5
+
+
+class _Cloud:
+    """A cloud call answering from a script (a string: the answer; an exception: raised), on a clock the test moves,
+    with the machine's state read between tries (``under_way``: what it says after each try, None: nothing)."""
+
+    def __init__(self, *answers, under_way=()):
+        self.answers, self.under_ways, self.now, self.slept, self.calls = list(answers), list(under_way), 0.0, [], 0
+
+    def call(self, machine):
+        self.calls += 1
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def under_way(self, machine):
+        state = self.under_ways.pop(0) if self.under_ways else None
+        if isinstance(state, BaseException):
+            raise state
+        return state
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def ask(self, deadline=60.0):
+        from gpuready.repair import Machine, _ask
+        machine = Machine(node="gpu-1", pool="eks-gpu", id="i-1", where="instance i-1 of Auto Scaling group eks-gpu")
+        return _ask(self.call, machine, self, deadline, lambda: self.now, self.sleep)
+
+
+def test_asking_the_cloud_answers_at_once_without_a_word_of_retries():
+    assert _Cloud("accepted").ask() == ("requested", "accepted")
+
+
+def test_a_throttled_request_is_asked_again_after_its_pause_and_says_what_it_met():
+    cloud = _Cloud(_aws_error("Throttling", 400), "accepted")
+    assert cloud.ask() == ("requested", "accepted (after Throttling: m (HTTP 400, request -))")
+    assert cloud.slept == [0.5] and cloud.calls == 2
+
+
+@pytest.mark.parametrize("status, outcome", [(403, "refused"), (409, "refused"), (501, "failed")])
+def test_an_answer_that_is_no_passing_fault_is_said_as_a_refusal_or_a_failure(status, outcome):
+    cloud = _Cloud(_aws_error("Nope", status))
+    assert cloud.ask() == (outcome, f"Nope: m (HTTP {status}, request -)")
+    assert cloud.slept == []
+
+
+@pytest.mark.parametrize("deadline, tries", [(0.5, 1), (0.51, 2), (1.5, 2), (1.51, 3), (3.5, 3), (3.51, 4)])
+def test_retries_stop_when_the_next_pause_would_reach_the_deadline(deadline, tries):
+    """Pauses of 0.5, 1, 2 s after tries at 0, 0.5, 1.5 s: a retry is made only if its pause ends before the
+    deadline."""
+    cloud = _Cloud(*[_aws_error("Throttling", 400)] * 5)
+    outcome, answer = cloud.ask(deadline)
+    assert outcome == "failed" and cloud.calls == tries
+    assert answer == (f"Throttling: m (HTTP 400, request -), still after {tries} tries: the request may have "
+                      f"reached the cloud")
+
+
+def test_a_lost_answer_whose_request_took_effect_is_not_sent_again():
+    lost = ConnectionResetError("peer reset")
+    cloud = _Cloud(lost, "never sent", under_way=["instance i-1 is shutting-down"])
+    assert cloud.ask() == ("requested", "the answer was lost (ConnectionResetError: peer reset), but instance i-1 "
+                                        "is shutting-down: the request took effect")
+    assert cloud.calls == 1
+
+
+def test_a_state_that_cannot_be_read_is_no_reason_to_stop_asking():
+    cloud = _Cloud(ConnectionResetError("peer reset"), "accepted", under_way=[ConnectionResetError("again")])
+    assert cloud.ask() == ("requested", "accepted (after ConnectionResetError: peer reset)")
+    assert cloud.calls == 2

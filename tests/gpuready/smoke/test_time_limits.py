@@ -103,9 +103,14 @@ def test_a_batch_api_that_refuses_connections_is_held_to_the_timeout(aws, monkey
 def test_a_batch_api_that_never_answers_is_held_to_the_timeout(proxy, tmp_path, capsys, timeout):
     endpoint = proxy.url
     proxy.plan = {"*": ["always:hang"]}
+    before = time.monotonic()
     code, took = _smoke(_outputs(endpoint), tmp_path, timeout)
     assert code == 2 and "cannot reach the API or it did not answer" in capsys.readouterr().err
-    assert took <= timeout + HELD, f"--timeout {timeout} took {took:.1f} s"
+    # The work before the first call (reading the outputs, making the clients: 0.2 s here) is the machine's, which no
+    # timeout shortens: on a machine loaded to a tenth of a core it took 2.8 s. From the first call on, the run is
+    # held: it gives up within HELD of its deadline, or of its first call when that came after it.
+    first = proxy.when[0] - before
+    assert took <= max(timeout, first) + HELD, f"--timeout {timeout} took {took:.1f} s (first call at {first:.1f} s)"
 
 
 def _outputs(endpoint: str) -> dict:

@@ -607,3 +607,23 @@ def test_a_state_that_cannot_be_read_is_no_reason_to_stop_asking():
     cloud = _Cloud(ConnectionResetError("peer reset"), "accepted", under_way=[ConnectionResetError("again")])
     assert cloud.ask() == ("requested", "accepted (after ConnectionResetError: peer reset)")
     assert cloud.calls == 2
+
+
+@pytest.mark.parametrize("annotations", [
+    None, {}, {"team": "a", "cluster-autoscaler.kubernetes.io/scale-down-disabled": "true"}])
+def test_the_repair_stamp_is_added_beside_the_nodes_other_annotations_as_stable_json(annotations):
+    from types import SimpleNamespace
+
+    from gpuready.repair import annotate
+    node = {"metadata": {"name": "gpu-1", "resourceVersion": "7",
+                         **({"annotations": annotations} if annotations is not None else {})}}
+    patched = []
+    api = SimpleNamespace(api_client=SimpleNamespace(sanitize_for_serialization=lambda value: value),
+                          read_node=lambda name: node, patch_node=lambda name, body: patched.append((name, body)))
+    annotate(api, lambda call, *args, deadline: call(*args), "gpu-1",
+             {"time": "2026-11-29T00:00:00Z", "action": "replace", "outcome": "requested"}, deadline=60.0)
+    ((name, body),) = patched
+    assert name == "gpu-1" and body[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "7"}
+    assert body[1] == {"op": "add", "path": "/metadata/annotations", "value": {
+        **(annotations or {}),
+        ANNOTATION: '{"action": "replace", "outcome": "requested", "time": "2026-11-29T00:00:00Z"}'}}

@@ -51,14 +51,34 @@ def _refused_url() -> str:
     return f"http://127.0.0.1:{free_port()}"  # nothing listens there: every connection is refused
 
 
+@pytest.fixture
+def first_connection(monkeypatch) -> list[float]:
+    """When the run first connects (``time.monotonic``), filled in as it does: the work before it (reading the
+    outputs, making the clients: 0.2 s here) is the machine's, which no timeout shortens (3.4 s on a machine loaded
+    to a tenth of a core); from there on the run is held to its deadline."""
+    import urllib3.util.connection
+
+    seen: list[float] = []
+    connect = urllib3.util.connection.create_connection
+
+    def noted(*args, **kwargs):
+        seen.append(time.monotonic())
+        return connect(*args, **kwargs)
+    monkeypatch.setattr(urllib3.util.connection, "create_connection", noted)
+    return seen
+
+
 # --- Kubernetes ---------------------------------------------------------------------------------------------------
 
-def test_a_kubernetes_api_that_refuses_connections_is_held_to_the_timeout(fake_kube, tmp_path, capsys):
+def test_a_kubernetes_api_that_refuses_connections_is_held_to_the_timeout(fake_kube, tmp_path, capsys,
+                                                                          first_connection):
     server, outputs = fake_kube({"platform": "eks"})
     outputs["kubeconfig"] = outputs["kubeconfig"].replace(server.url, _refused_url())
+    before = time.monotonic()
     code, took = _smoke(outputs, tmp_path, 1)
     assert code == 2 and "cannot reach the API" in capsys.readouterr().err
-    assert took <= 1 + HELD, f"--timeout 1 took {took:.1f} s"
+    first = first_connection[0] - before
+    assert took <= max(1, first) + HELD, f"--timeout 1 took {took:.1f} s (first connection at {first:.1f} s)"
 
 
 @pytest.mark.parametrize("timeout", [1, 4])
@@ -92,11 +112,14 @@ def _seen(proxy: FaultProxy, named) -> list[float]:
 
 # --- AWS Batch ----------------------------------------------------------------------------------------------------
 
-def test_a_batch_api_that_refuses_connections_is_held_to_the_timeout(aws, monkeypatch, tmp_path, capsys):
+def test_a_batch_api_that_refuses_connections_is_held_to_the_timeout(aws, monkeypatch, tmp_path, capsys,
+                                                                     first_connection):
     monkeypatch.setenv("AWS_ENDPOINT_URL", _refused_url())
+    before = time.monotonic()
     code, took = _smoke(aws[1], tmp_path, 1)
     assert code == 2 and "cannot reach the API" in capsys.readouterr().err
-    assert took <= 1 + HELD, f"--timeout 1 took {took:.1f} s"
+    first = first_connection[0] - before
+    assert took <= max(1, first) + HELD, f"--timeout 1 took {took:.1f} s (first connection at {first:.1f} s)"
 
 
 @pytest.mark.parametrize("timeout", [1, 10])

@@ -627,3 +627,276 @@ def test_the_repair_stamp_is_added_beside_the_nodes_other_annotations_as_stable_
     assert body[1] == {"op": "add", "path": "/metadata/annotations", "value": {
         **(annotations or {}),
         ANNOTATION: '{"action": "replace", "outcome": "requested", "time": "2026-11-29T00:00:00Z"}'}}
+
+
+# --- one node's repair, step by step: quarantine, drain, stamp, ask, stamp again ------------------------------------
+
+class _Node:
+    """One node on an API server as the repair's Kubernetes calls see it: read, JSON-patched (each stamp of
+    ANNOTATION kept, parsed), its pods listed and evicted (an evicted pod is gone after the next pause), on a clock
+    the test moves; every call's deadline kept by the call's name. ``refuse``: call name -> the exceptions its next
+    calls raise, in turn (None: answered)."""
+
+    def __init__(self, pods=(), refuse=None):
+        from types import SimpleNamespace
+
+        from kubernetes.client.exceptions import ApiException
+        self.now, self.pods, self.evicted, self.gone, self.refuse = 1000.0, list(pods), set(), set(), refuse or {}
+        self.node = {"metadata": {"name": "gpu-1", "resourceVersion": "1", "annotations": {"team": "a"}},
+                     "spec": {}}
+        self.deadlines: dict[str, set[float]] = {}
+        self.stamps: list[dict] = []
+        self.api_client = SimpleNamespace(sanitize_for_serialization=lambda value: value)
+        self.client = SimpleNamespace(exceptions=SimpleNamespace(ApiException=ApiException))
+
+    def __call__(self, call, *args, deadline, **kwargs):
+        self.deadlines.setdefault(call.__name__, set()).add(deadline)
+        refusals = self.refuse.get(call.__name__) or []
+        error = refusals.pop(0) if refusals else None
+        if error is not None:
+            raise error
+        return call(*args, **kwargs)
+
+    def read_node(self, name):
+        import copy
+        return copy.deepcopy(self.node)
+
+    def patch_node(self, name, body):
+        test, *ops = body
+        assert test == {"op": "test", "path": "/metadata/resourceVersion", "value": self.node["metadata"][
+            "resourceVersion"]}
+        for op in ops:
+            parent, key = op["path"].strip("/").split("/")
+            self.node[parent][key] = op["value"]
+            if key == "annotations" and ANNOTATION in op["value"]:
+                self.stamps.append(json.loads(op["value"][ANNOTATION]))
+        self.node["metadata"]["resourceVersion"] = str(int(self.node["metadata"]["resourceVersion"]) + 1)
+
+    def list_pod_for_all_namespaces(self, field_selector):
+        return {"items": [{"metadata": {"name": name, "namespace": "team-a"}, "status": {"phase": "Running"}}
+                          for name in self.pods if name not in self.gone]}
+
+    def create_namespaced_pod_eviction(self, name, namespace, body):
+        self.evicted.add(name)
+
+    def sleep(self, seconds):
+        self.now += seconds
+        self.gone |= self.evicted
+
+
+class _Machines:
+    """A repairer whose cloud answers each reboot or replace with ``answer`` (an exception: raised); ``drains``:
+    None where it has no ``drains`` (the core drains), else what its ``drains`` says."""
+
+    def __init__(self, answer="accepted", drains=None):
+        self.answer, self.asked = answer, []
+        if drains is not None:
+            self.drains = lambda machine: drains
+
+    def _ask(self, action, machine):
+        self.asked.append((action, machine.id))
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+    def reboot(self, machine):
+        return self._ask("reboot", machine)
+
+    def replace(self, machine):
+        return self._ask("replace", machine)
+
+    def under_way(self, machine):
+        return None
+
+
+def _act_on(kube, machines, action="replace", detail="row remapping failed", drain_timeout=120.0):
+    """``_act`` on gpu-1 (its machine i-1): the audit it fills, and what it printed."""
+    import io
+
+    from gpuready.repair import Audit, Machine, _act
+    from gpuready.smoke.sweep import SweepRow
+    machine = Machine(node="gpu-1", pool="eks-gpu", id="i-1", where="instance i-1 of Auto Scaling group eks-gpu")
+    audit = Audit("2026-11-29T03:00:00Z", "gpu-1", "i-1", machine.where, action, "no spare rows", "not repaired",
+                  pool="eks-gpu")
+    progress = io.StringIO()
+    _act(audit, machine, SweepRow("gpu-1", detail=detail), machines, kube, kube,
+         Limits(apply=True, drain_timeout=drain_timeout), progress, lambda: kube.now, kube.sleep)
+    return audit, progress.getvalue()
+
+
+def test_a_repair_quarantines_drains_stamps_asks_and_stamps_the_answer_in_that_order(capsys):
+    kube = _Node(pods=["train-0"])
+    audit, said = _act_on(kube, _Machines())
+    assert (audit.outcome, audit.answer) == ("requested", "accepted")
+    taint = kube.node["spec"]["taints"]
+    assert [t["key"] for t in taint] == [TAINT["key"]] and kube.gone == {"train-0"}
+    assert kube.stamps == [
+        {"action": "replace", "time": "2026-11-29T03:00:00Z", "machine": "i-1", "outcome": "pending", "answer": ""},
+        {"action": "replace", "time": "2026-11-29T03:00:00Z", "machine": "i-1", "outcome": "requested",
+         "answer": "accepted"}]
+    assert kube.node["metadata"]["annotations"]["team"] == "a"
+    assert said.startswith("gpuready: draining gpu-1: evicting 1 pods") and capsys.readouterr().out == ""
+    # the node's reads and patches are bounded by READ_GRACE from when they start, the drain by its own timeout
+    from gpuready.repair import READ_GRACE
+    assert kube.deadlines["read_node"] == kube.deadlines["patch_node"] == {1000.0 + READ_GRACE, 1002.0 + READ_GRACE}
+    assert kube.deadlines["list_pod_for_all_namespaces"] == {1000.0 + 120.0}
+
+
+def test_a_platform_that_drains_by_itself_is_not_drained_by_the_core():
+    kube = _Node(pods=["train-0"])
+    audit, said = _act_on(kube, _Machines(drains=True))
+    assert audit.outcome == "requested" and kube.gone == set() and said == ""
+    assert "list_pod_for_all_namespaces" not in kube.deadlines
+
+
+def test_a_node_that_does_not_drain_in_time_is_left_quarantined_and_its_machine_not_asked():
+    kube = _Node(pods=["train-0"])
+    kube.create_namespaced_pod_eviction = lambda name, namespace, body: None  # accepted; the pod never leaves
+    machines = _Machines()
+    audit, _ = _act_on(kube, machines, drain_timeout=5.0)
+    assert (audit.outcome, audit.answer) == (
+        "not repaired", "not drained: 1 pods still on it after 5 s (team-a/train-0); it stays quarantined")
+    assert machines.asked == [] and kube.stamps == [] and kube.node["spec"]["taints"]
+
+
+def test_a_node_that_cannot_be_prepared_is_never_asked_about_and_says_why():
+    from kubernetes.client.exceptions import ApiException
+    forbidden = ApiException(status=403, reason="Forbidden")
+    forbidden.body = json.dumps({"message": "nodes \"gpu-1\" is forbidden"})
+    kube, machines = _Node(refuse={"patch_node": [forbidden]}), _Machines()
+    audit, _ = _act_on(kube, machines)
+    assert (audit.outcome, audit.answer) == (
+        "not repaired", "not asked: the node could not be prepared (ApiException: nodes \"gpu-1\" is forbidden)")
+    assert machines.asked == []
+
+
+def test_an_answer_the_node_cannot_record_stands_and_says_its_record_is_pending():
+    kube = _Node(refuse={"patch_node": [None, None, ConnectionResetError("peer reset")]})
+    audit, _ = _act_on(kube, _Machines(answer="operation-42"), action="reboot")
+    assert (audit.outcome, audit.answer) == (
+        "requested", f"operation-42 (the node's {ANNOTATION} still says pending: ConnectionResetError: peer reset)")
+    assert [s["outcome"] for s in kube.stamps] == ["pending"]
+
+
+def test_a_long_answer_is_recorded_on_the_node_in_its_first_500_characters():
+    kube = _Node()
+    audit, _ = _act_on(kube, _Machines(answer="x" * 499 + "yz"))
+    assert audit.answer == "x" * 499 + "yz" and kube.stamps[-1]["answer"] == "x" * 499 + "y"
+
+
+def test_ctrl_c_while_asking_is_said_interrupted_and_the_pending_stamp_stays():
+    from gpuready.repair import Audit, Machine, _act
+    from gpuready.smoke.sweep import SweepRow
+    kube = _Node()
+    audit = Audit("2026-11-29T03:00:00Z", "gpu-1", "i-1", "", "replace", "no spare rows", "not repaired")
+    with pytest.raises(KeyboardInterrupt):
+        _act(audit, Machine(node="gpu-1", pool="eks-gpu", id="i-1", where=""), SweepRow("gpu-1"),
+             _Machines(answer=KeyboardInterrupt()), kube, kube, Limits(apply=True), None, lambda: kube.now, kube.sleep)
+    assert (audit.outcome, audit.answer) == ("interrupted", f"the request may have reached the cloud; the node "
+                                             f"carries {ANNOTATION}, so no sweep repairs it again within the hour")
+    assert [s["outcome"] for s in kube.stamps] == ["pending"]
+
+
+# --- the audit line, the rows acted on, the pool's share, the stamp's clock -----------------------------------------
+
+@pytest.mark.parametrize("where, why, text", [
+    ("instance i-1", "no spare rows", "t node gpu-1 not repaired (instance i-1): held; it failed no spare rows"),
+    ("", "no spare rows", "t node gpu-1 not repaired: held; it failed no spare rows"),
+    ("instance i-1", "", "t node gpu-1 not repaired (instance i-1): held"),
+])
+def test_an_audit_line_names_the_machine_and_the_failure_only_where_known(where, why, text):
+    from gpuready.repair import Audit
+    assert Audit("t", "gpu-1", "i-1", where, "replace", why, "not repaired", answer="held").text() == text
+    would = Audit("t", "gpu-1", "i-1", where, "replace", "no spare rows", "would").text()
+    assert would == ("t would replace node gpu-1 (instance i-1): no spare rows" if where else
+                     "t would replace node gpu-1: no spare rows")
+
+
+@pytest.mark.parametrize("verdict, checks, detail, acted_on", [
+    ("fail", ["remap"], "", True),
+    ("fail", [], "advertises no allocatable nvidia.com/gpu: the device plugin is not running there", True),
+    ("fail", [], "advertises no allocatable GPU: no ResourceSlice lists a GPU of it", True),
+    ("fail", [], "the probe's pod never started (ImagePullBackOff)", False),  # the node's GPUs are not the cause
+    ("fail", [], "Advertises no allocatable", False),
+    ("warn", ["clocks"], "", False),
+])
+def test_repair_acts_on_a_failed_probe_or_a_node_without_gpus_and_nothing_else(verdict, checks, detail, acted_on):
+    from gpuready.repair import failing
+    from gpuready.smoke.sweep import SweepRow
+    assert failing(SweepRow("gpu-1", verdict=verdict, detail=detail, checks=checks)) is acted_on
+
+
+class _Pool:
+    """A repairer that knows one pool's size (an exception: raised when it is read)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def pool_size(self, machine):
+        if isinstance(self.size, BaseException):
+            raise self.size
+        return self.size
+
+
+def _too_broad_in(size, members, failing, max_unhealthy):
+    """Why a pool of ``size`` machines (``members`` of them nodes the sweep saw, the first ``failing`` failing) is
+    not repaired under ``--max-unhealthy``, or None."""
+    from gpuready.repair import Machine, _too_broad
+    machines = {f"gpu-{i}": Machine(f"gpu-{i}", "eks-gpu", f"i-{i}", "") for i in range(members)}
+    return _too_broad("eks-gpu", machines["gpu-0"], machines, {f"gpu-{i}" for i in range(failing)}, {},
+                      _Pool(size), Limits(max_unhealthy=max_unhealthy), lambda read: read())
+
+
+@pytest.mark.parametrize("size, members, failing, max_unhealthy, share", [
+    (10, 1, 1, 10, None),  # one of ten: 10%, the pool's size counts its machines the sweep did not see
+    (10, 1, 1, 9, "1 of the 10 machines of eks-gpu are failing or under repair (10% > --max-unhealthy 9%)"),
+    (1, 1, 1, 99, "1 of the 1 machines of eks-gpu are failing or under repair (100% > --max-unhealthy 99%)"),
+    (1, 1, 1, 100, None),
+    # a pool that reads smaller than the nodes seen in it (it is shrinking): counted by its nodes
+    (1, 4, 1, 25, None),
+    (0, 4, 2, 49, "2 of the 4 machines of eks-gpu are failing or under repair (50% > --max-unhealthy 49%)"),
+])
+def test_the_unhealthy_share_counts_the_pool_by_its_size_or_its_nodes_whichever_is_more(size, members, failing,
+                                                                                        max_unhealthy, share):
+    why = _too_broad_in(size, members, failing, max_unhealthy)
+    if share is None:
+        assert why is None
+    else:
+        assert why == f"{share}: a cause that broad (a driver, an image, a zone) is not one bad GPU, and repairing " \
+                      "the machines would not cure it; nothing repaired there"
+
+
+def test_a_pool_whose_size_cannot_be_read_is_not_repaired_and_says_why():
+    why = _too_broad_in(ConnectionResetError("peer reset"), 1, 1, 100)
+    assert why == "the size of eks-gpu could not be read (ConnectionResetError: peer reset), so the unhealthy " \
+                  "share cannot be held"
+
+
+@pytest.mark.parametrize("answer, said", [("op-1", "requested: op-1"), ("", "requested: no answer recorded"),
+                                          (None, "requested: no answer recorded")])
+def test_a_held_node_says_when_it_was_asked_about_and_what_the_cloud_answered(answer, said):
+    now = datetime(2026, 11, 28, 12, 30, 0, tzinfo=timezone.utc)
+    stamp = {"action": "reboot", "time": "2026-11-28T12:00:00Z", "outcome": "requested",
+             **({"answer": answer} if answer is not None else {})}
+    assert _recent({ANNOTATION: json.dumps(stamp)}, now) == (
+        f"already asked to reboot it at 2026-11-28T12:00:00Z (30 min ago; {said}): not again within the hour")
+
+
+def test_an_unreadable_stamp_is_quoted_in_its_first_80_characters_with_how_to_remove_it():
+    raw = "{" + "x" * 100
+    why = _recent({ANNOTATION: raw}, datetime(2026, 11, 28, tzinfo=timezone.utc))
+    assert why == f"it carries an unreadable {ANNOTATION} ({raw[:80]!r}): remove it (`kubectl annotate node NODE " \
+                  f"{ANNOTATION}-`) to let gpuready repair the node"
+
+
+def test_the_stamps_time_is_utc_whatever_the_machines_zone(monkeypatch):
+    import time
+
+    from gpuready.repair import _stamp
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert _stamp(datetime(2026, 11, 29, 12, 0, tzinfo=timezone(timedelta(hours=2)))) == "2026-11-29T10:00:00Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()

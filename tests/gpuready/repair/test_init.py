@@ -637,13 +637,14 @@ class _Node:
     the test moves; every call's deadline kept by the call's name. ``refuse``: call name -> the exceptions its next
     calls raise, in turn (None: answered)."""
 
-    def __init__(self, pods=(), refuse=None):
+    def __init__(self, pods=(), refuse=None, names=("gpu-1",), annotations=None):
         from types import SimpleNamespace
 
         from kubernetes.client.exceptions import ApiException
         self.now, self.pods, self.evicted, self.gone, self.refuse = 1000.0, list(pods), set(), set(), refuse or {}
-        self.node = {"metadata": {"name": "gpu-1", "resourceVersion": "1", "annotations": {"team": "a"}},
-                     "spec": {}}
+        self.nodes = {name: {"metadata": {"name": name, "resourceVersion": "1", "annotations": {
+            "team": "a", **(annotations or {}).get(name, {})}}, "spec": {}} for name in names}
+        self.node = self.nodes[names[0]]
         self.deadlines: dict[str, set[float]] = {}
         self.stamps: list[dict] = []
         self.api_client = SimpleNamespace(sanitize_for_serialization=lambda value: value)
@@ -659,18 +660,19 @@ class _Node:
 
     def read_node(self, name):
         import copy
-        return copy.deepcopy(self.node)
+        return copy.deepcopy(self.nodes[name])
 
     def patch_node(self, name, body):
+        node = self.nodes[name]
         test, *ops = body
-        assert test == {"op": "test", "path": "/metadata/resourceVersion", "value": self.node["metadata"][
+        assert test == {"op": "test", "path": "/metadata/resourceVersion", "value": node["metadata"][
             "resourceVersion"]}
         for op in ops:
             parent, key = op["path"].strip("/").split("/")
-            self.node[parent][key] = op["value"]
+            node[parent][key] = op["value"]
             if key == "annotations" and ANNOTATION in op["value"]:
                 self.stamps.append(json.loads(op["value"][ANNOTATION]))
-        self.node["metadata"]["resourceVersion"] = str(int(self.node["metadata"]["resourceVersion"]) + 1)
+        node["metadata"]["resourceVersion"] = str(int(node["metadata"]["resourceVersion"]) + 1)
 
     def list_pod_for_all_namespaces(self, field_selector):
         return {"items": [{"metadata": {"name": name, "namespace": "team-a"}, "status": {"phase": "Running"}}
@@ -900,3 +902,213 @@ def test_the_stamps_time_is_utc_whatever_the_machines_zone(monkeypatch):
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+# --- the decisions over a sweep's rows, on fakes: which node, within which limit, said how ---------------------------
+
+NOW = datetime(2026, 11, 29, 3, 0, 0, tzinfo=timezone.utc)
+
+
+class _Fleet:
+    """A repairer whose machines i-N stand behind nodes gpu-N: ``pools``, node -> its pool (a node left out has no
+    machine); ``sizes``, pool -> its size (else the nodes in it); ``under``, node -> what is under way on its machine;
+    ``answers``, node -> the cloud's answer to its repair; ``broken``, node -> what asking for its machine raises. An
+    exception in ``under`` or ``answers`` is raised. Every state read and repair asked is kept."""
+
+    def __init__(self, pools, sizes=None, under=None, answers=None, broken=None):
+        self.pools, self.sizes, self.under = pools, sizes or {}, under or {}
+        self.answers, self.broken = answers or {}, broken or {}
+        self.read: list[str] = []
+        self.asked: list[tuple[str, str]] = []
+
+    def machine(self, node):
+        from gpuready.repair import Machine
+        name = node["metadata"]["name"]
+        if name in self.broken:
+            raise self.broken[name]
+        pool = self.pools.get(name)
+        number = name.split("-")[1]
+        return Machine(name, pool, f"i-{number}", f"instance i-{number} of {pool}") if pool else None
+
+    def pool_size(self, machine):
+        return self.sizes.get(machine.pool, sum(1 for pool in self.pools.values() if pool == machine.pool))
+
+    def under_way(self, machine):
+        self.read.append(machine.node)
+        state = self.under.get(machine.node)
+        if isinstance(state, BaseException):
+            raise state
+        return state
+
+    def _ask(self, action, machine):
+        self.asked.append((action, machine.node))
+        answer = self.answers.get(machine.node, f"{action} of {machine.id} accepted")
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def reboot(self, machine):
+        return self._ask("reboot", machine)
+
+    def replace(self, machine):
+        return self._ask("replace", machine)
+
+
+def _row(name, failure="remap"):
+    """A sweep row of node ``name``: its probe failing with no spare rows left (``remap``: replace), an uncorrected
+    ECC error (``ecc``: reboot), slow (``slow``: nothing cures it), or passing (None)."""
+    from gpuready.probe import Check
+    from gpuready.smoke.sweep import SweepRow
+    checks = {"remap": [Check("gpu0.row_remap_failure", "fail", measured="Yes")],
+              "ecc": [Check("gpu0.ecc_uncorrected", "fail", measured=3)],
+              "slow": [Check("gpu0.bf16_matmul_tflops", "fail", measured=310.0)], None: []}[failure]
+    return SweepRow(name, verdict="fail" if failure else "pass", detail=f"probe {failure or 'passed'}", checks=checks)
+
+
+def _decided(rows, fleet, limits=Limits(apply=True, max_unhealthy=100), kube=None):
+    """``repair`` on ``rows`` with ``fleet``: the audit entries, what it printed, and the cluster."""
+    import io
+
+    from gpuready.repair import repair
+    from gpuready.smoke.sweep import SweepResult
+    kube = kube or _Node(names=tuple(r.node for r in rows))
+    result, progress = SweepResult("kubernetes", rows=list(rows)), io.StringIO()
+    repair(result, fleet, kube, kube, limits, progress=progress, clock=lambda: kube.now, now=lambda: NOW,
+           sleep=kube.sleep)
+    return result.repairs, progress.getvalue(), kube
+
+
+def test_each_failing_node_gets_one_audit_entry_in_node_order_and_a_line_each():
+    fleet = _Fleet({"gpu-1": "eks-gpu", "gpu-2": "eks-gpu", "gpu-3": "eks-gpu"})
+    repairs, said, _ = _decided([_row("gpu-3", "ecc"), _row("gpu-2", None), _row("gpu-1")], fleet,
+                                Limits(apply=True, max_repairs=2, max_unhealthy=100))
+    assert [{k: e[k] for k in ("time", "node", "machine", "where", "action", "outcome", "answer", "pool")}
+            for e in repairs] == [
+        {"time": "2026-11-29T03:00:00Z", "node": "gpu-1", "machine": "i-1", "where": "instance i-1 of eks-gpu",
+         "action": "replace", "outcome": "requested", "answer": "replace of i-1 accepted", "pool": "eks-gpu"},
+        {"time": "2026-11-29T03:00:00Z", "node": "gpu-3", "machine": "i-3", "where": "instance i-3 of eks-gpu",
+         "action": "reboot", "outcome": "requested", "answer": "reboot of i-3 accepted", "pool": "eks-gpu"}]
+    assert repairs[0]["why"].startswith("gpu0.row_remap_failure (")
+    assert said == "".join(f"gpuready: repair: {e['text']}\n" for e in repairs)
+    assert fleet.asked == [("replace", "gpu-1"), ("reboot", "gpu-3")]
+
+
+def test_nothing_is_read_or_said_when_no_node_failed():
+    fleet = _Fleet({"gpu-1": "eks-gpu"})
+    assert _decided([_row("gpu-1", None)], fleet)[:2] == ([], "")
+    assert fleet.read == []
+
+
+@pytest.mark.parametrize("max_repairs", [1, 2])
+def test_a_dry_run_counts_what_it_would_repair_against_max_repairs(max_repairs):
+    fleet = _Fleet({"gpu-1": "eks-gpu", "gpu-2": "eks-gpu"})
+    repairs, _, kube = _decided([_row("gpu-1"), _row("gpu-2")], fleet,
+                                Limits(max_repairs=max_repairs, max_unhealthy=100))
+    assert [e["outcome"] for e in repairs] == ["would", "would" if max_repairs == 2 else "not repaired"]
+    if max_repairs == 1:
+        assert repairs[1]["answer"] == "--max-repairs 1 reached (0 under way before this sweep): a later sweep " \
+                                       "repairs it"
+    assert fleet.asked == [] and kube.stamps == [] and "patch_node" not in kube.deadlines
+
+
+def test_a_refusal_did_nothing_so_the_next_node_may_be_repaired():
+    fleet = _Fleet({"gpu-1": "eks-gpu", "gpu-2": "eks-gpu"}, answers={"gpu-1": _Status(403)})
+    repairs, _, _ = _decided([_row("gpu-1"), _row("gpu-2")], fleet, Limits(apply=True, max_unhealthy=100))
+    assert [e["outcome"] for e in repairs] == ["refused", "requested"]
+
+
+def test_a_node_whose_machine_cannot_be_told_is_left_alone_and_says_why():
+    from kubernetes.client.exceptions import ApiException
+    fleet = _Fleet({"gpu-1": "eks-gpu", "gpu-2": "eks-gpu"}, broken={"gpu-1": ValueError("providerID garbled")})
+    forbidden = ApiException(status=403, reason="Forbidden")
+    forbidden.body = json.dumps({"message": "nodes \"gpu-2\" is forbidden"})
+    kube = _Node(names=("gpu-1", "gpu-2"), refuse={"read_node": [None, forbidden]})
+    repairs, _, _ = _decided([_row("gpu-1"), _row("gpu-2")], fleet, kube=kube)
+    assert [(e["machine"], e["outcome"], e["answer"]) for e in repairs] == [
+        ("", "not repaired", "its machine could not be told (ValueError: providerID garbled)"),
+        ("", "not repaired", "its machine could not be told (ApiException: nodes \"gpu-2\" is forbidden)")]
+    assert fleet.asked == []
+
+
+def test_a_node_of_no_pool_gpuready_repairs_says_so_in_the_repairers_words_where_it_has_them():
+    fleet = _Fleet({})
+    repairs, _, _ = _decided([_row("gpu-1")], fleet)
+    assert repairs[0]["answer"] == "no machine of a pool gpuready repairs is behind it (its providerID names none, " \
+                                   "or its platform repairs it by itself)"
+    fleet.skipped = lambda node: f"{node['metadata']['name']} is a node of a pool AKS repairs itself"
+    repairs, _, _ = _decided([_row("gpu-1")], fleet)
+    assert repairs[0]["answer"] == "gpu-1 is a node of a pool AKS repairs itself"
+
+
+def test_a_node_no_repair_cures_says_what_failed_and_nothing_is_asked():
+    fleet = _Fleet({"gpu-1": "eks-gpu"})
+    (entry,), _, _ = _decided([_row("gpu-1", "slow")], fleet)
+    assert (entry["action"], entry["outcome"], entry["why"], entry["answer"]) == (
+        "", "not repaired", "probe slow", "no reboot or replacement cures what failed (gpu0.bf16_matmul_tflops)")
+    assert fleet.asked == []
+
+
+def test_only_the_machines_of_a_failing_nodes_pool_are_read_and_one_under_way_is_never_repaired():
+    fleet = _Fleet({"gpu-1": "a", "gpu-2": "a", "gpu-3": "b"},
+                   under={"gpu-1": "instance i-1 is stopping", "gpu-3": AssertionError("pool b is not read")})
+    repairs, _, _ = _decided([_row("gpu-1"), _row("gpu-2", None), _row("gpu-3", None)], fleet,
+                             Limits(apply=True, max_repairs=5, max_unhealthy=100))
+    assert sorted(fleet.read) == ["gpu-1", "gpu-2"]
+    assert [(e["outcome"], e["answer"]) for e in repairs] == [
+        ("not repaired", "instance i-1 is stopping: never repaired while something is under way")]
+
+
+def test_a_machine_whose_state_cannot_be_read_is_never_repaired():
+    fleet = _Fleet({"gpu-1": "a"}, under={"gpu-1": ValueError("DescribeInstances denied")})
+    (entry,), _, _ = _decided([_row("gpu-1")], fleet)
+    assert entry["answer"] == "its state could not be read (ValueError: DescribeInstances denied): never repaired " \
+                              "while something is under way"
+    assert fleet.asked == []
+
+
+def _asked(minutes_ago):
+    return {ANNOTATION: json.dumps({"action": "replace", "time": (NOW - timedelta(minutes=minutes_ago)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"), "outcome": "requested", "answer": "accepted"})}
+
+
+@pytest.mark.parametrize("minutes_ago, max_repairs, repaired", [(30, 1, False), (30, 2, True), (60, 1, True)])
+def test_a_node_asked_about_within_the_hour_whose_machine_left_its_pool_counts_as_under_way(minutes_ago, max_repairs,
+                                                                                           repaired):
+    """gpu-0 was replaced 30 minutes ago: its machine is gone from the pool (no machine behind the node), its
+    replacement still coming; it counts against --max-repairs for the hour."""
+    fleet = _Fleet({"gpu-1": "eks-gpu"})
+    kube = _Node(names=("gpu-0", "gpu-1"), annotations={"gpu-0": _asked(minutes_ago)})
+    repairs, _, _ = _decided([_row("gpu-0", None), _row("gpu-1")], fleet,
+                             Limits(apply=True, max_repairs=max_repairs, max_unhealthy=100), kube=kube)
+    assert [e["outcome"] for e in repairs] == ["requested" if repaired else "not repaired"]
+    if not repaired:
+        assert repairs[0]["answer"].startswith("--max-repairs 1 reached (1 under way before this sweep)")
+
+
+def test_a_node_whose_machine_cannot_be_told_does_not_count_as_under_way_by_its_stamp():
+    fleet = _Fleet({"gpu-1": "eks-gpu"}, broken={"gpu-0": ValueError("providerID garbled")})
+    kube = _Node(names=("gpu-0", "gpu-1"), annotations={"gpu-0": _asked(30)})
+    repairs, _, _ = _decided([_row("gpu-0", None), _row("gpu-1")], fleet, kube=kube)
+    assert [e["outcome"] for e in repairs] == ["requested"]
+
+
+def test_a_node_asked_about_within_the_hour_is_held_before_anything_else_is_said_of_it():
+    fleet = _Fleet({}, broken={"gpu-1": ValueError("providerID garbled")})
+    kube = _Node(names=("gpu-1",), annotations={"gpu-1": _asked(30)})
+    (entry,), _, _ = _decided([_row("gpu-1")], fleet, kube=kube)
+    assert entry["answer"].startswith("already asked to replace it at ")
+
+
+def test_ctrl_c_while_asking_says_the_nodes_audit_line_then_stops():
+    import io
+
+    from gpuready.repair import repair
+    from gpuready.smoke.sweep import SweepResult
+    fleet = _Fleet({"gpu-1": "eks-gpu", "gpu-2": "eks-gpu"}, answers={"gpu-1": KeyboardInterrupt()})
+    kube = _Node(names=("gpu-1", "gpu-2"))
+    result, progress = SweepResult("kubernetes", rows=[_row("gpu-1"), _row("gpu-2")]), io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        repair(result, fleet, kube, kube, Limits(apply=True, max_repairs=2, max_unhealthy=100), progress=progress,
+               clock=lambda: kube.now, now=lambda: NOW, sleep=kube.sleep)
+    assert [e["outcome"] for e in result.repairs] == ["interrupted"] and fleet.asked == [("replace", "gpu-1")]
+    assert progress.getvalue().endswith(f"gpuready: repair: {result.repairs[0]['text']}\n")

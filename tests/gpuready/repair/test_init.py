@@ -286,6 +286,53 @@ def test_a_platform_without_repair_refuses_it_in_one_line_before_the_sweep():
     assert str(refused.value) == "--repair: gpuready repairs no node on platform eks-unrepaired: drop --repair"
 
 
+@pytest.mark.parametrize("credentials", [True, False])
+def test_the_platforms_repairer_gets_the_outputs_the_login_and_the_endpoints_and_repairs_the_sweeps_result(
+        credentials):
+    """``after_sweep``: the login asked before the sweep; after it, the repairer made from the outputs, the sweep's
+    Kubernetes client, the login's and the caller's keywords, and ``repair`` run on the sweep's own result, client,
+    progress and clock."""
+    import io
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from gpuready.smoke.sweep import SweepResult
+    from gpuready_components import platforms
+
+    made, logins = [], []
+    fleet = _Fleet({"gpu-1": "eks-gpu"})
+
+    def repairer(outputs, api_client=None, **keywords):
+        made.append((outputs, api_client, keywords))
+        return fleet
+    module = SimpleNamespace(repairer=repairer)
+    if credentials:
+        module.credentials = lambda: logins.append("asked") or {"token": "t-1"}
+    platforms.register(replace(platforms.require("eks"), name="eks-fake-repair", repair=lambda: module))
+    try:
+        outputs = {"platform": "eks-fake-repair"}
+        then = after_sweep(Limits(apply=True, max_unhealthy=100), endpoint="http://127.0.0.1:1")(outputs)
+        assert logins == (["asked"] if credentials else []) and made == []  # asked before the sweep; nothing made
+        kube = _Node(names=("gpu-1",))
+        target = SimpleNamespace(result=SweepResult("kubernetes", rows=[_row("gpu-1")]), core_api=kube, calls=kube,
+                                 progress=io.StringIO(), clock=lambda: kube.now)
+        if credentials:
+            target.api = "the sweep's ApiClient"
+        then(target)
+    finally:
+        platforms.unregister("eks-fake-repair")
+    assert made == [(outputs, "the sweep's ApiClient" if credentials else None,
+                     {"endpoint": "http://127.0.0.1:1", **({"token": "t-1"} if credentials else {})})]
+    assert fleet.asked == [("replace", "gpu-1")] and [e["outcome"] for e in target.result.repairs] == ["requested"]
+    assert target.progress.getvalue().endswith(f"gpuready: repair: {target.result.repairs[0]['text']}\n")
+    assert kube.deadlines["read_node"] == {1000.0 + 30.0}  # on the sweep's clock
+
+
+def test_outputs_of_no_known_platform_are_left_to_the_sweep_to_refuse():
+    then = after_sweep(Limits())({"platform": "nimbus"})
+    assert then(object()) is None
+
+
 # --- the limits at their boundaries, on both sides ------------------------------------------------------------------
 
 @pytest.mark.parametrize("max_unhealthy, repaired", [(39, False), (40, True)])

@@ -1082,6 +1082,7 @@ def test_a_node_of_no_pool_gpuready_repairs_says_so_in_the_repairers_words_where
     repairs, _, _ = _decided([_row("gpu-1")], fleet)
     assert repairs[0]["answer"] == "no machine of a pool gpuready repairs is behind it (its providerID names none, " \
                                    "or its platform repairs it by itself)"
+    assert (repairs[0]["machine"], repairs[0]["where"], repairs[0]["pool"]) == ("", "", "")
     fleet.skipped = lambda node: f"{node['metadata']['name']} is a node of a pool AKS repairs itself"
     repairs, _, _ = _decided([_row("gpu-1")], fleet)
     assert repairs[0]["answer"] == "gpu-1 is a node of a pool AKS repairs itself"
@@ -1159,3 +1160,54 @@ def test_ctrl_c_while_asking_says_the_nodes_audit_line_then_stops():
                clock=lambda: kube.now, now=lambda: NOW, sleep=kube.sleep)
     assert [e["outcome"] for e in result.repairs] == ["interrupted"] and fleet.asked == [("replace", "gpu-1")]
     assert progress.getvalue().endswith(f"gpuready: repair: {result.repairs[0]['text']}\n")
+
+
+class _Flaky(_Fleet):
+    """A fleet whose cloud drops the connection on the first ``drops`` reads of each kind (machine, state, size)."""
+
+    def __init__(self, drops, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.drops = {"machine": drops, "under_way": drops, "pool_size": drops}
+
+    def _dropped(self, kind):
+        if self.drops[kind]:
+            self.drops[kind] -= 1
+            raise ConnectionResetError(f"{kind}: peer reset")
+
+    def machine(self, node):
+        self._dropped("machine")
+        return super().machine(node)
+
+    def under_way(self, machine):
+        self._dropped("under_way")
+        return super().under_way(machine)
+
+    def pool_size(self, machine):
+        self._dropped("pool_size")
+        return super().pool_size(machine)
+
+
+def test_each_read_of_the_cloud_is_retried_after_its_pauses_on_a_passing_fault():
+    """Two dropped connections on each read: tried again after 0.5 and 1 s, on the sweep's clock."""
+    fleet = _Flaky(2, {"gpu-1": "eks-gpu"})
+    (entry,), _, kube = _decided([_row("gpu-1")], fleet)
+    assert entry["outcome"] == "requested" and fleet.drops == {"machine": 0, "under_way": 0, "pool_size": 0}
+    assert kube.now == 1000.0 + 3 * (0.5 + 1.0)
+
+
+def test_a_read_that_keeps_failing_is_given_up_within_its_grace():
+    """Pauses of 0.5, 1, 2, 4 then 5 s: the ninth try, at 27.5 s, is the last before READ_GRACE (30 s)."""
+    from gpuready.repair import READ_GRACE
+    fleet = _Flaky(100, {"gpu-1": "eks-gpu"})
+    (entry,), _, kube = _decided([_row("gpu-1")], fleet)
+    assert entry["answer"] == "its machine could not be told (ConnectionResetError: machine: peer reset)"
+    assert READ_GRACE == 30.0 and kube.now == 1027.5 and fleet.drops["machine"] == 100 - 9
+
+
+def test_the_drain_of_a_repair_is_said_where_the_audit_is():
+    fleet = _Fleet({"gpu-1": "eks-gpu"})
+    kube = _Node(names=("gpu-1",), pods=["train-0"])
+    (entry,), said, _ = _decided([_row("gpu-1")], fleet, kube=kube)
+    assert entry["outcome"] == "requested"
+    assert said.splitlines()[0] == "gpuready: draining gpu-1: evicting 1 pods (PodDisruptionBudgets respected, at " \
+                                   "most 300 s)"

@@ -308,17 +308,20 @@ def test_an_nvl72_pool_consumes_one_sub_block_of_at_most_one_domain(name):
                                   node_locations=["us-central1-a"], location="us-central1", max_nodes=18, spot=False)
 
 
-@pytest.mark.parametrize("name, max_nodes, field, words", [
-    ("gb200", 18, "node_pool.reservation.name", "share NVLink only within one sub-block"),
-    ("gb200/reservationBlocks/block-1", 18, "node_pool.reservation.name", "reservationSubBlocks/SUB_BLOCK"),
-    (RACK, 19, "node_pool.max_nodes", "one NVL72 domain of 18"),
+@pytest.mark.parametrize("name, max_nodes, line", [
+    ("gb200", 18, "node_pool.reservation.name = 'gb200': a4x-highgpu-4g nodes share NVLink only within one sub-block "
+     "of the reservation (one NVL72 domain of 18 VMs). Fix: name the sub-block: "
+     "gb200/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK (`gcloud compute reservations sub-blocks list`)"),
+    ("gb200/reservationBlocks/block-1", 18, "node_pool.reservation.name = 'gb200/reservationBlocks/block-1': specific "
+     "consumes the reservation named, by its name. Fix: give the name `gcloud compute reservations list` shows, or "
+     "projects/PROJECT/reservations/NAME (NAME/reservationBlocks/BLOCK/reservationSubBlocks/SUB_BLOCK for one "
+     "sub-block)"),
+    (RACK, 19, "node_pool.max_nodes = 19: a sub-block is one NVL72 domain of 18 a4x-highgpu-4g VMs. Fix: set "
+     "max_nodes to 18 or less (a pool per sub-block for more)"),
 ])
-def test_an_nvl72_pool_beyond_one_sub_block_is_refused(name, max_nodes, field, words):
-    from gpuready_components.errors import ConfigError
-    from gpuready_components.gke_gpu import reservation
-
+def test_an_nvl72_pool_beyond_one_sub_block_is_refused_in_one_line_with_its_fix(name, max_nodes, line):
     with pytest.raises(ConfigError) as error:
         reservation.check_reservation(ReservationArgs(affinity="specific", name=name), machine_type="a4x-highgpu-4g",
                                       node_locations=["us-central1-a"], location="us-central1", max_nodes=max_nodes,
                                       spot=False)
-    assert error.value.field == field and words in str(error.value)
+    assert str(error.value) == line

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from gpuready.cli import main
+from gpuready.probe import Check
 from gpuready.repair import ANNOTATION, ONCE, Limits, _recent, after_sweep
 from gpuready.smoke import sweep
 from gpuready.smoke.sweep_kubernetes import TAINT
@@ -733,29 +734,55 @@ class _Node:
         self.gone |= self.evicted
 
 
-class _Machines:
-    """A repairer whose cloud answers each reboot or replace with ``answer`` (an exception: raised); ``drains``:
-    None where it has no ``drains`` (the core drains), else what its ``drains`` says."""
+class _Fleet:
+    """A repairer whose machines i-N stand behind nodes gpu-N: ``pools``, node -> its pool (a node left out has no
+    machine); ``sizes``, pool -> its size (else the nodes in it); ``under``, node -> what is under way on its machine;
+    ``answers``, node -> the cloud's answer to its repair; ``broken``, node -> what asking for its machine raises. An
+    exception in ``sizes``, ``under`` or ``answers`` is raised. ``drains``: None where it has no ``drains`` (the core
+    drains), else what its ``drains`` says. Every state read and repair asked is kept."""
 
-    def __init__(self, answer="accepted", drains=None):
-        self.answer, self.asked = answer, []
+    def __init__(self, pools, sizes=None, under=None, answers=None, broken=None, drains=None):
+        self.pools, self.sizes, self.under = pools, sizes or {}, under or {}
+        self.answers, self.broken = answers or {}, broken or {}
+        self.read: list[str] = []
+        self.asked: list[tuple[str, str]] = []
         if drains is not None:
             self.drains = lambda machine: drains
 
+    def machine(self, node):
+        from gpuready.repair import Machine
+        name = node["metadata"]["name"]
+        if name in self.broken:
+            raise self.broken[name]
+        pool = self.pools.get(name)
+        number = name.split("-")[1]
+        return Machine(name, pool, f"i-{number}", f"instance i-{number} of {pool}") if pool else None
+
+    def pool_size(self, machine):
+        size = self.sizes.get(machine.pool, sum(1 for pool in self.pools.values() if pool == machine.pool))
+        if isinstance(size, BaseException):
+            raise size
+        return size
+
+    def under_way(self, machine):
+        self.read.append(machine.node)
+        state = self.under.get(machine.node)
+        if isinstance(state, BaseException):
+            raise state
+        return state
+
     def _ask(self, action, machine):
-        self.asked.append((action, machine.id))
-        if isinstance(self.answer, BaseException):
-            raise self.answer
-        return self.answer
+        self.asked.append((action, machine.node))
+        answer = self.answers.get(machine.node, f"{action} of {machine.id} accepted")
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
 
     def reboot(self, machine):
         return self._ask("reboot", machine)
 
     def replace(self, machine):
         return self._ask("replace", machine)
-
-    def under_way(self, machine):
-        return None
 
 
 def _act_on(kube, machines, action="replace", detail="row remapping failed", drain_timeout=120.0):
@@ -775,14 +802,14 @@ def _act_on(kube, machines, action="replace", detail="row remapping failed", dra
 
 def test_a_repair_quarantines_drains_stamps_asks_and_stamps_the_answer_in_that_order(capsys):
     kube = _Node(pods=["train-0"])
-    audit, said = _act_on(kube, _Machines())
-    assert (audit.outcome, audit.answer) == ("requested", "accepted")
+    audit, said = _act_on(kube, _Fleet({}))
+    assert (audit.outcome, audit.answer) == ("requested", "replace of i-1 accepted")
     taint = kube.node["spec"]["taints"]
     assert [t["key"] for t in taint] == [TAINT["key"]] and kube.gone == {"train-0"}
     assert kube.stamps == [
         {"action": "replace", "time": "2026-11-29T03:00:00Z", "machine": "i-1", "outcome": "pending", "answer": ""},
         {"action": "replace", "time": "2026-11-29T03:00:00Z", "machine": "i-1", "outcome": "requested",
-         "answer": "accepted"}]
+         "answer": "replace of i-1 accepted"}]
     assert kube.node["metadata"]["annotations"]["team"] == "a"
     assert said.startswith("gpuready: draining gpu-1: evicting 1 pods") and capsys.readouterr().out == ""
     # the node's reads and patches are bounded by READ_GRACE from when they start, the drain by its own timeout
@@ -793,7 +820,7 @@ def test_a_repair_quarantines_drains_stamps_asks_and_stamps_the_answer_in_that_o
 
 def test_a_platform_that_drains_by_itself_is_not_drained_by_the_core():
     kube = _Node(pods=["train-0"])
-    audit, said = _act_on(kube, _Machines(drains=True))
+    audit, said = _act_on(kube, _Fleet({}, drains=True))
     assert audit.outcome == "requested" and kube.gone == set() and said == ""
     assert "list_pod_for_all_namespaces" not in kube.deadlines
 
@@ -801,7 +828,7 @@ def test_a_platform_that_drains_by_itself_is_not_drained_by_the_core():
 def test_a_node_that_does_not_drain_in_time_is_left_quarantined_and_its_machine_not_asked():
     kube = _Node(pods=["train-0"])
     kube.create_namespaced_pod_eviction = lambda name, namespace, body: None  # accepted; the pod never leaves
-    machines = _Machines()
+    machines = _Fleet({})
     audit, _ = _act_on(kube, machines, drain_timeout=5.0)
     assert (audit.outcome, audit.answer) == (
         "not repaired", "not drained: 1 pods still on it after 5 s (team-a/train-0); it stays quarantined")
@@ -812,7 +839,7 @@ def test_a_node_that_cannot_be_prepared_is_never_asked_about_and_says_why():
     from kubernetes.client.exceptions import ApiException
     forbidden = ApiException(status=403, reason="Forbidden")
     forbidden.body = json.dumps({"message": "nodes \"gpu-1\" is forbidden"})
-    kube, machines = _Node(refuse={"patch_node": [forbidden]}), _Machines()
+    kube, machines = _Node(refuse={"patch_node": [forbidden]}), _Fleet({})
     audit, _ = _act_on(kube, machines)
     assert (audit.outcome, audit.answer) == (
         "not repaired", "not asked: the node could not be prepared (ApiException: nodes \"gpu-1\" is forbidden)")
@@ -821,7 +848,7 @@ def test_a_node_that_cannot_be_prepared_is_never_asked_about_and_says_why():
 
 def test_an_answer_the_node_cannot_record_stands_and_says_its_record_is_pending():
     kube = _Node(refuse={"patch_node": [None, None, ConnectionResetError("peer reset")]})
-    audit, _ = _act_on(kube, _Machines(answer="operation-42"), action="reboot")
+    audit, _ = _act_on(kube, _Fleet({}, answers={"gpu-1": "operation-42"}), action="reboot")
     assert (audit.outcome, audit.answer) == (
         "requested", f"operation-42 (the node's {ANNOTATION} still says pending: ConnectionResetError: peer reset)")
     assert [s["outcome"] for s in kube.stamps] == ["pending"]
@@ -829,7 +856,7 @@ def test_an_answer_the_node_cannot_record_stands_and_says_its_record_is_pending(
 
 def test_a_long_answer_is_recorded_on_the_node_in_its_first_500_characters():
     kube = _Node()
-    audit, _ = _act_on(kube, _Machines(answer="x" * 499 + "yz"))
+    audit, _ = _act_on(kube, _Fleet({}, answers={"gpu-1": "x" * 499 + "yz"}))
     assert audit.answer == "x" * 499 + "yz" and kube.stamps[-1]["answer"] == "x" * 499 + "y"
 
 
@@ -840,7 +867,7 @@ def test_ctrl_c_while_asking_is_said_interrupted_and_the_pending_stamp_stays():
     audit = Audit("2026-11-29T03:00:00Z", "gpu-1", "i-1", "", "replace", "no spare rows", "not repaired")
     with pytest.raises(KeyboardInterrupt):
         _act(audit, Machine(node="gpu-1", pool="eks-gpu", id="i-1", where=""), SweepRow("gpu-1"),
-             _Machines(answer=KeyboardInterrupt()), kube, kube, Limits(apply=True), None, lambda: kube.now, kube.sleep)
+             _Fleet({}, answers={"gpu-1": KeyboardInterrupt()}), kube, kube, Limits(apply=True), None, lambda: kube.now, kube.sleep)
     assert (audit.outcome, audit.answer) == ("interrupted", f"the request may have reached the cloud; the node "
                                              f"carries {ANNOTATION}, so no sweep repairs it again within the hour")
     assert [s["outcome"] for s in kube.stamps] == ["pending"]
@@ -862,29 +889,17 @@ def test_an_audit_line_names_the_machine_and_the_failure_only_where_known(where,
 
 
 @pytest.mark.parametrize("verdict, checks, detail, acted_on", [
-    ("fail", ["remap"], "", True),
+    ("fail", [Check("gpu0.row_remap_failure", "fail", measured="Yes")], "", True),
     ("fail", [], "advertises no allocatable nvidia.com/gpu: the device plugin is not running there", True),
     ("fail", [], "advertises no allocatable GPU: no ResourceSlice lists a GPU of it", True),
     ("fail", [], "the probe's pod never started (ImagePullBackOff)", False),  # the node's GPUs are not the cause
     ("fail", [], "Advertises no allocatable", False),
-    ("warn", ["clocks"], "", False),
+    ("warn", [Check("gpu0.clocks", "warn")], "", False),
 ])
 def test_repair_acts_on_a_failed_probe_or_a_node_without_gpus_and_nothing_else(verdict, checks, detail, acted_on):
     from gpuready.repair import failing
     from gpuready.smoke.sweep import SweepRow
     assert failing(SweepRow("gpu-1", verdict=verdict, detail=detail, checks=checks)) is acted_on
-
-
-class _Pool:
-    """A repairer that knows one pool's size (an exception: raised when it is read)."""
-
-    def __init__(self, size):
-        self.size = size
-
-    def pool_size(self, machine):
-        if isinstance(self.size, BaseException):
-            raise self.size
-        return self.size
 
 
 def _too_broad_in(size, members, failing, max_unhealthy):
@@ -893,7 +908,7 @@ def _too_broad_in(size, members, failing, max_unhealthy):
     from gpuready.repair import Machine, _too_broad
     machines = {f"gpu-{i}": Machine(f"gpu-{i}", "eks-gpu", f"i-{i}", "") for i in range(members)}
     return _too_broad("eks-gpu", machines["gpu-0"], machines, {f"gpu-{i}" for i in range(failing)}, {},
-                      _Pool(size), Limits(max_unhealthy=max_unhealthy), lambda read: read())
+                      _Fleet({}, sizes={"eks-gpu": size}), Limits(max_unhealthy=max_unhealthy), lambda read: read())
 
 
 @pytest.mark.parametrize("size, members, failing, max_unhealthy, share", [
@@ -956,55 +971,9 @@ def test_the_stamps_time_is_utc_whatever_the_machines_zone(monkeypatch):
 NOW = datetime(2026, 11, 29, 3, 0, 0, tzinfo=timezone.utc)
 
 
-class _Fleet:
-    """A repairer whose machines i-N stand behind nodes gpu-N: ``pools``, node -> its pool (a node left out has no
-    machine); ``sizes``, pool -> its size (else the nodes in it); ``under``, node -> what is under way on its machine;
-    ``answers``, node -> the cloud's answer to its repair; ``broken``, node -> what asking for its machine raises. An
-    exception in ``under`` or ``answers`` is raised. Every state read and repair asked is kept."""
-
-    def __init__(self, pools, sizes=None, under=None, answers=None, broken=None):
-        self.pools, self.sizes, self.under = pools, sizes or {}, under or {}
-        self.answers, self.broken = answers or {}, broken or {}
-        self.read: list[str] = []
-        self.asked: list[tuple[str, str]] = []
-
-    def machine(self, node):
-        from gpuready.repair import Machine
-        name = node["metadata"]["name"]
-        if name in self.broken:
-            raise self.broken[name]
-        pool = self.pools.get(name)
-        number = name.split("-")[1]
-        return Machine(name, pool, f"i-{number}", f"instance i-{number} of {pool}") if pool else None
-
-    def pool_size(self, machine):
-        return self.sizes.get(machine.pool, sum(1 for pool in self.pools.values() if pool == machine.pool))
-
-    def under_way(self, machine):
-        self.read.append(machine.node)
-        state = self.under.get(machine.node)
-        if isinstance(state, BaseException):
-            raise state
-        return state
-
-    def _ask(self, action, machine):
-        self.asked.append((action, machine.node))
-        answer = self.answers.get(machine.node, f"{action} of {machine.id} accepted")
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer
-
-    def reboot(self, machine):
-        return self._ask("reboot", machine)
-
-    def replace(self, machine):
-        return self._ask("replace", machine)
-
-
 def _row(name, failure="remap"):
     """A sweep row of node ``name``: its probe failing with no spare rows left (``remap``: replace), an uncorrected
     ECC error (``ecc``: reboot), slow (``slow``: nothing cures it), or passing (None)."""
-    from gpuready.probe import Check
     from gpuready.smoke.sweep import SweepRow
     checks = {"remap": [Check("gpu0.row_remap_failure", "fail", measured="Yes")],
               "ecc": [Check("gpu0.ecc_uncorrected", "fail", measured=3)],

@@ -153,7 +153,7 @@ def _node(name, gpus="0"):
 
 def test_the_sweep_reads_gpus_from_resource_slices_claims_them_and_deletes_the_templates(kube, fake_smi):
     fake_smi(H100, row=0)
-    healthy = f"starting probe\n{core.report_line(core.probe(gpus_expected=1))}\n"
+    healthy = _report_logs()
     stage = {"nodes": [_node("gpu-a"), _node("gpu-b"), _node("gpu-c")],
              "resourceslices": [_slice("gpu-a", 8), _slice("gpu-b", 4)]}
     server, outputs = kube(stages=[stage], node_logs={"gpu-a": healthy, "gpu-b": healthy})
